@@ -1,0 +1,427 @@
+/*
+ * sdpa.h - scaled-dot-product attention (flash attention) backends for Level Zero.
+ *
+ * This is the one header a framework needs. It describes
+ *
+ *   1. the backend ABI: a plugin (libsdpa_ze.so, libsdpa_ref.so, or your own)
+ *      exports one function, sdpa_backend_negotiate(), that hands out a
+ *      versioned table of function pointers (sdpa_backend_iface_t);
+ *   2. the front loader (libsdpa.so): sdpa_backend_open() picks a backend by
+ *      name or path, honouring the SDPA_BACKEND environment variable, dlopens
+ *      it and negotiates the ABI version.
+ *
+ * A framework may use the front loader, or dlopen a backend itself and call
+ * its sdpa_backend_negotiate() directly; both paths give the same table.
+ *
+ * Object model. A *context* is bound to the caller's Level Zero context and
+ * device (and optionally a command list). A *primitive* is one attention
+ * problem (shapes, dtypes, strides, mask, scale, ...). Creating a primitive is
+ * expensive (it may build a Level Zero module; modules are cached per
+ * context); executing it is cheap and asynchronous: it appends kernel launches
+ * to a command list and returns.
+ *
+ * Conventions.
+ *   - Every function returns an sdpa_status_t. On failure the backend's
+ *     last_error() returns one sentence naming the offending field and value.
+ *     Messages are per thread: they describe the most recent failed call made
+ *     on the calling thread through that backend.
+ *   - Every descriptor passed by pointer starts with struct_size and
+ *     struct_version. Set struct_size = sizeof(the struct) and struct_version to
+ *     the matching SDPA_*_VERSION constant. A backend refuses sizes it does not
+ *     know with SDPA_ERROR_INVALID_STRUCT; structs only grow at the end.
+ *   - Tensors are described by dtype, four dims and four strides counted in
+ *     elements (not bytes), in the order [batch, heads, sequence, head_dim].
+ *     Any strides are accepted (transposed K is just strides[2] == 1), as long
+ *     as they are non-negative. Offsets are 64-bit throughout.
+ *   - Nothing in this header allocates. Handles are opaque. There is no global
+ *     mutable state: two contexts never share anything.
+ *
+ * Environment variables (read when a primitive or backend is created):
+ *   SDPA_BACKEND          front loader: "ze" (default), "ref", or a path to a
+ *                         plugin exporting sdpa_backend_negotiate.
+ *   SDPA_PLUGIN_DIR       front loader: directory searched first for
+ *                         libsdpa_<name>.so (default: the install's plugin dir).
+ *   SDPA_CONFIG           ze backend: forward kernel configuration override,
+ *                         8 integers "unroll_m_kq,unroll_n_kq,unroll_m_vs,
+ *                         unroll_n_vs,wg_m_kq,wg_n_kq,wg_m_vs,wg_n_vs".
+ *   QUANTIZED_SDPA_CONFIG ze backend: the same override for quantized K/V.
+ *   BWD_SDPA_CONFIG       ze backend: backward override, 12 integers
+ *                         "unroll_m_BcBr,unroll_n_BcBr,unroll_m_DBc,
+ *                         unroll_n_DBc,unroll_m_DBr,unroll_n_DBr,wg_m_BcBr,
+ *                         wg_n_BcBr,wg_m_DBc,wg_n_DBc,wg_m_DBr,wg_n_DBr".
+ *   A malformed or inconsistent override makes primitive creation fail with
+ *   SDPA_ERROR_INVALID_CONFIG and a message that quotes it.
+ */
+#ifndef SDPA_H
+#define SDPA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <level_zero/ze_api.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------- */
+/* Versions                                                                  */
+/* ------------------------------------------------------------------------- */
+
+/* An ABI version packs major (16 bits) and minor (16 bits). A minor bump only
+ * appends members to sdpa_backend_iface_t and to descriptors; a major bump
+ * changes existing members and needs a new negotiation. */
+#define SDPA_MAKE_VERSION(major, minor) ((((uint32_t)(major)) << 16) | ((uint32_t)(minor) & 0xffffu))
+#define SDPA_VERSION_MAJOR(version) ((uint32_t)(version) >> 16)
+#define SDPA_VERSION_MINOR(version) ((uint32_t)(version) & 0xffffu)
+
+/* The ABI this header describes. */
+#define SDPA_ABI_VERSION SDPA_MAKE_VERSION(1, 0)
+
+/* Versions of the descriptors (struct_version fields). */
+#define SDPA_CONTEXT_DESC_VERSION 1u
+#define SDPA_PROBLEM_DESC_VERSION 1u
+#define SDPA_EXEC_ARGS_VERSION 1u
+#define SDPA_FEATURES_VERSION 1u
+
+/* The name of the one symbol a backend plugin exports. */
+#define SDPA_BACKEND_ENTRY_POINT "sdpa_backend_negotiate"
+
+/* ------------------------------------------------------------------------- */
+/* Status codes                                                              */
+/* ------------------------------------------------------------------------- */
+
+typedef enum sdpa_status {
+    SDPA_SUCCESS = 0,
+    /* A NULL pointer, an out-of-range enum, or values that contradict each
+     * other (mismatched dims, a mask that does not broadcast, ...). */
+    SDPA_ERROR_INVALID_ARGUMENT = 1,
+    /* struct_size or struct_version of a descriptor is not one this backend
+     * knows (too small, or a version from the future). */
+    SDPA_ERROR_INVALID_STRUCT = 2,
+    /* A valid request this backend or device cannot serve (for example a
+     * device pointer handed to the host reference backend, or a feature the
+     * device lacks). */
+    SDPA_ERROR_UNSUPPORTED = 3,
+    /* SDPA_CONFIG, QUANTIZED_SDPA_CONFIG or BWD_SDPA_CONFIG is malformed or
+     * violates the kernel's constraints. */
+    SDPA_ERROR_INVALID_CONFIG = 4,
+    SDPA_ERROR_OUT_OF_HOST_MEMORY = 5,
+    SDPA_ERROR_OUT_OF_DEVICE_MEMORY = 6,
+    /* Building a Level Zero module failed; the message carries the build log. */
+    SDPA_ERROR_BUILD_FAILED = 7,
+    /* Another Level Zero call failed; the message names it and its result. */
+    SDPA_ERROR_DEVICE = 8,
+    /* Front loader: the backend library could not be loaded (dlopen error). */
+    SDPA_ERROR_BACKEND_NOT_FOUND = 9,
+    /* Front loader: the library does not export sdpa_backend_negotiate. */
+    SDPA_ERROR_SYMBOL_NOT_FOUND = 10,
+    /* Negotiation: the two sides speak different ABI majors, or the table the
+     * backend returned is smaller than its version promises. */
+    SDPA_ERROR_ABI_VERSION = 11,
+    /* Caller-supplied scratch is smaller than SDPA_QUERY_SCRATCH_BYTES. */
+    SDPA_ERROR_INSUFFICIENT_SCRATCH = 12,
+} sdpa_status_t;
+
+/* ------------------------------------------------------------------------- */
+/* Tensors                                                                   */
+/* ------------------------------------------------------------------------- */
+
+typedef enum sdpa_dtype {
+    SDPA_DTYPE_UNDEF = 0, /* absent tensor / "use the default" */
+    SDPA_DTYPE_F32 = 1,
+    SDPA_DTYPE_F16 = 2,   /* IEEE binary16 */
+    SDPA_DTYPE_BF16 = 3,  /* bfloat16: the high half of an f32 */
+    SDPA_DTYPE_S8 = 4,
+    SDPA_DTYPE_U8 = 5,
+    /* 4-bit integers, two per byte: element 2i is the low nibble of byte i and
+     * element 2i+1 the high nibble. Strides count elements; the innermost
+     * stride must be 1 and every other stride even. */
+    SDPA_DTYPE_S4 = 6,
+    SDPA_DTYPE_U4 = 7,
+    SDPA_DTYPE_S32 = 8, /* zero points only */
+} sdpa_dtype_t;
+
+/* A strided 4D tensor. Index order is [batch, heads, sequence, head_dim];
+ * element (i0,i1,i2,i3) lives at base + sum(i_n * strides[n]) elements. */
+typedef struct sdpa_tensor_desc {
+    sdpa_dtype_t dtype;
+    int64_t dims[4];
+    int64_t strides[4];
+} sdpa_tensor_desc_t;
+
+/* ------------------------------------------------------------------------- */
+/* Problem description                                                       */
+/* ------------------------------------------------------------------------- */
+
+typedef enum sdpa_prop_kind {
+    SDPA_FORWARD_INFERENCE = 0,
+    SDPA_FORWARD_TRAINING = 1, /* also writes the log-sum-exp workspace */
+    SDPA_BACKWARD = 2,         /* consumes the workspace, O and dO */
+} sdpa_prop_kind_t;
+
+typedef enum sdpa_mask_kind {
+    SDPA_MASK_NONE = 0,
+    /* Additive mask tensor, dims [B or 1, Hq or 1, Sq or 1, Sk], dtype f32,
+     * f16 or bf16; a dim of 1 broadcasts. */
+    SDPA_MASK_BUFFER = 1,
+    /* Query i sees keys j <= i. */
+    SDPA_MASK_CAUSAL_TOP_LEFT = 2,
+    /* Query i sees keys j <= i + (Sk - Sq): the last query sees every key. */
+    SDPA_MASK_CAUSAL_BOTTOM_RIGHT = 3,
+} sdpa_mask_kind_t;
+
+typedef enum sdpa_scale_kind {
+    SDPA_SCALE_NONE = 0,   /* scores are not scaled */
+    SDPA_SCALE_HOST = 1,   /* sdpa_exec_args_t.scale, a host float */
+    SDPA_SCALE_DEVICE = 2, /* one element of scale_dtype at exec_args.scale_ptr */
+} sdpa_scale_kind_t;
+
+typedef enum sdpa_softmax_kind {
+    /* A row whose keys are all masked gives NaN, as exp(-inf - -inf) does. */
+    SDPA_SOFTMAX_ACCURATE = 0,
+    /* A row whose keys are all masked gives 0 (and a -inf log-sum-exp). */
+    SDPA_SOFTMAX_INF_AS_ZERO = 1,
+} sdpa_softmax_kind_t;
+
+typedef enum sdpa_quant_kind {
+    SDPA_QUANT_NONE = 0,
+    SDPA_QUANT_PER_TENSOR = 1, /* one value for the whole tensor */
+    SDPA_QUANT_PER_GROUP = 2,  /* one value per group_size head_dim elements of each token */
+} sdpa_quant_kind_t;
+
+/* Dequantization of an integer K or V: x = (q - zero_point) * scale. */
+typedef struct sdpa_quant_desc {
+    sdpa_quant_kind_t scales;
+    sdpa_dtype_t scales_dtype;      /* f32, f16 or bf16 */
+    sdpa_quant_kind_t zero_points;
+    sdpa_dtype_t zero_points_dtype; /* s8, u8, s4, u4 or s32 */
+    /* PER_GROUP: head_dim elements per group, a power of two dividing D.
+     * Scales/zero points are dense [B, Hkv, Sk, D / group_size]. */
+    int64_t group_size;
+} sdpa_quant_desc_t;
+
+/* Dropout on the attention probabilities: a probability p, an int64 seed and
+ * an optional int64 offset, each a host scalar or a device pointer. Kept
+ * values are scaled by 1/(1-p). The keep decision for element (b, h, i, j)
+ * comes from Philox4x32-10 (see the README for the exact counter layout), so
+ * backward regenerates the mask forward used. */
+typedef struct sdpa_dropout_desc {
+    uint32_t enabled;
+    uint32_t host_scalars;    /* 1: values in exec args; 0: device pointers */
+    uint32_t with_offset;     /* 0: offset is 0 */
+    uint32_t with_mask_output; /* forward writes uint8 keep mask [B,Hq,Sq,Sk] */
+} sdpa_dropout_desc_t;
+
+typedef struct sdpa_problem_desc {
+    uint32_t struct_size;    /* sizeof(sdpa_problem_desc_t) */
+    uint32_t struct_version; /* SDPA_PROBLEM_DESC_VERSION */
+    sdpa_prop_kind_t prop_kind;
+
+    /* q: [B, Hq, Sq, D]; k: [B, Hkv, Sk, D]; v: [B, Hkv, Sk, D];
+     * dst (O): [B, Hq, Sq, D]. Hq must be a multiple of Hkv (GQA/MQA).
+     * q and dst share one dtype (f32, f16, bf16); k and v may differ. */
+    sdpa_tensor_desc_t q, k, v, dst;
+
+    sdpa_mask_kind_t mask_kind;
+    sdpa_tensor_desc_t mask; /* SDPA_MASK_BUFFER only */
+
+    sdpa_scale_kind_t scale_kind;
+    sdpa_dtype_t scale_dtype; /* SDPA_SCALE_DEVICE: f32, f16 or bf16 */
+    uint32_t invert_scale;    /* 1: scores are divided by the scale */
+
+    sdpa_softmax_kind_t softmax_kind;
+
+    /* Accumulation types of Q.K^T and P.V: SDPA_DTYPE_F32 (or UNDEF, the
+     * default) or SDPA_DTYPE_F16 (faster on some GPUs, less accurate). */
+    sdpa_dtype_t kq_acc_dtype, vs_acc_dtype;
+
+    sdpa_quant_desc_t k_quant, v_quant;
+    sdpa_dropout_desc_t dropout;
+
+    /* Backward only (prop_kind == SDPA_BACKWARD). diff_dst has dst's shape;
+     * diff_q, diff_k, diff_v have q's, k's and v's shapes and q's dtype.
+     * ds (dtype UNDEF: not requested) is [B, Hq, Sq, Sk]. */
+    sdpa_tensor_desc_t diff_dst, diff_q, diff_k, diff_v, ds;
+    /* 1: bit-identical results from run to run (no floating-point atomics). */
+    uint32_t deterministic;
+} sdpa_problem_desc_t;
+
+/* ------------------------------------------------------------------------- */
+/* Execution arguments                                                       */
+/* ------------------------------------------------------------------------- */
+
+/* Device (or shared/host USM) pointers for one execution. Members a problem
+ * does not use are ignored. The log-sum-exp workspace is f32 [B, Hq, Sq],
+ * dense, natural log, scale included; see SDPA_QUERY_WORKSPACE_BYTES. */
+typedef struct sdpa_exec_args {
+    uint32_t struct_size;    /* sizeof(sdpa_exec_args_t) */
+    uint32_t struct_version; /* SDPA_EXEC_ARGS_VERSION */
+
+    const void *q, *k, *v;
+    void *dst;
+    const void *mask;
+    void *workspace; /* training forward writes it, backward reads it */
+
+    float scale;           /* SDPA_SCALE_HOST */
+    const void *scale_ptr; /* SDPA_SCALE_DEVICE */
+
+    const void *k_scales, *k_zero_points, *v_scales, *v_zero_points;
+
+    /* Dropout, host scalars (host_scalars = 1) ... */
+    float dropout_p;
+    int64_t dropout_seed, dropout_offset;
+    /* ... or device pointers to one f32 / int64 / int64 (host_scalars = 0). */
+    const void *dropout_p_ptr, *dropout_seed_ptr, *dropout_offset_ptr;
+    void *dropout_mask; /* with_mask_output: uint8 [B, Hq, Sq, Sk], dense */
+
+    /* Backward. */
+    const void *diff_dst;
+    void *diff_q, *diff_k, *diff_v, *ds;
+
+    /* Optional caller-owned scratch (device memory of at least
+     * SDPA_QUERY_SCRATCH_BYTES). NULL: the context's own, grown on demand. */
+    void *scratch;
+    size_t scratch_size;
+
+    /* Optional: append to this command list instead of the context's. */
+    ze_command_list_handle_t command_list;
+    /* Optional: the launches wait for these events and the last one signals
+     * signal_event. The ref backend waits on the host. */
+    ze_event_handle_t signal_event;
+    uint32_t num_wait_events;
+    ze_event_handle_t *wait_events;
+} sdpa_exec_args_t;
+
+/* ------------------------------------------------------------------------- */
+/* Contexts, primitives, queries                                             */
+/* ------------------------------------------------------------------------- */
+
+typedef struct sdpa_context sdpa_context_t;
+typedef struct sdpa_primitive sdpa_primitive_t;
+
+typedef struct sdpa_context_desc {
+    uint32_t struct_size;    /* sizeof(sdpa_context_desc_t) */
+    uint32_t struct_version; /* SDPA_CONTEXT_DESC_VERSION */
+    ze_context_handle_t ze_context; /* required by "ze"; ignored by "ref" */
+    ze_device_handle_t ze_device;   /* required by "ze"; ignored by "ref" */
+    /* Optional default command list (immediate or regular) for launches.
+     * NULL: the context creates an in-order synchronous immediate list. */
+    ze_command_list_handle_t command_list;
+    uint32_t flags; /* reserved, must be 0 */
+} sdpa_context_desc_t;
+
+/* What a context's device and backend can do. */
+typedef struct sdpa_features {
+    uint32_t struct_size;    /* sizeof(sdpa_features_t) */
+    uint32_t struct_version; /* SDPA_FEATURES_VERSION */
+    char device_name[256];
+    uint32_t max_head_size;    /* largest D */
+    uint32_t subgroup_size;    /* sub-group size the kernels use (0: host) */
+    uint32_t has_f16, has_bf16;
+    uint32_t has_backward, has_deterministic_backward;
+    uint32_t has_quantized_kv, has_dropout;
+} sdpa_features_t;
+
+typedef enum sdpa_query {
+    /* size_t: bytes of the log-sum-exp workspace (0 for inference). */
+    SDPA_QUERY_WORKSPACE_BYTES = 1,
+    /* size_t: bytes of scratch one execution needs (0 if none). */
+    SDPA_QUERY_SCRATCH_BYTES = 2,
+    /* char[]: the chosen kernel configuration, e.g. "fwd d128 sg16 cfg=...". */
+    SDPA_QUERY_CONFIG_STRING = 3,
+    /* uint64_t, on a context: modules this context has built so far (a
+     * second primitive with the same kernels builds none). */
+    SDPA_QUERY_MODULES_BUILT = 4,
+} sdpa_query_t;
+
+/* ------------------------------------------------------------------------- */
+/* The backend interface                                                     */
+/* ------------------------------------------------------------------------- */
+
+/* A table of functions, handed out by sdpa_backend_negotiate. Read a member
+ * only if its offset is below struct_size: a backend built against an older
+ * minor version has a shorter table. Members are never reordered or removed
+ * within a major version; new ones are appended. */
+typedef struct sdpa_backend_iface {
+    uint32_t abi_version; /* SDPA_ABI_VERSION the backend implements */
+    uint32_t struct_size; /* sizeof(sdpa_backend_iface_t) in that version */
+    const char *name;     /* "ze", "ref", ... */
+
+    /* One sentence about the most recent failure on the calling thread, or ""
+     * if there was none. The string stays valid until the next call made on
+     * this thread. */
+    const char *(*last_error)(void);
+
+    /* Creates a context bound to desc->ze_context and desc->ze_device. */
+    sdpa_status_t (*context_create)(const sdpa_context_desc_t *desc, sdpa_context_t **out);
+    /* Waits for nothing: the caller must have finished using the context's
+     * primitives. Frees the module cache and scratch. NULL is ignored. */
+    void (*context_destroy)(sdpa_context_t *ctx);
+    /* Fills out (whose struct_size/struct_version the caller sets). */
+    sdpa_status_t (*context_get_features)(sdpa_context_t *ctx, sdpa_features_t *out);
+    /* Context-wide queries (SDPA_QUERY_MODULES_BUILT). */
+    sdpa_status_t (*context_query)(sdpa_context_t *ctx, sdpa_query_t what, void *out,
+                                   size_t out_size);
+
+    /* Validates desc, chooses a kernel configuration, builds or reuses the
+     * modules. desc is copied; the caller may free it afterwards. */
+    sdpa_status_t (*primitive_create)(sdpa_context_t *ctx, const sdpa_problem_desc_t *desc,
+                                      sdpa_primitive_t **out);
+    /* NULL is ignored. The caller must have finished executing it. */
+    void (*primitive_destroy)(sdpa_primitive_t *prim);
+    /* Answers SDPA_QUERY_WORKSPACE_BYTES, _SCRATCH_BYTES (size_t) and
+     * _CONFIG_STRING (char[out_size], always NUL-terminated). */
+    sdpa_status_t (*primitive_query)(sdpa_primitive_t *prim, sdpa_query_t what, void *out,
+                                     size_t out_size);
+    /* Appends the launches for one execution and returns; the results are
+     * ready once the command list has executed (or signal_event is
+     * signalled). Safe to call from several threads at once. */
+    sdpa_status_t (*primitive_execute)(sdpa_primitive_t *prim, const sdpa_exec_args_t *args);
+} sdpa_backend_iface_t;
+
+/* The entry point every backend plugin exports (SDPA_BACKEND_ENTRY_POINT).
+ *
+ * The caller passes in *abi_version the version it speaks (SDPA_ABI_VERSION).
+ * If the backend implements that major version it stores its table in *iface,
+ * sets *abi_version to its own version (same major, any minor) and returns
+ * SDPA_SUCCESS. Otherwise it sets *abi_version to the version it does speak,
+ * leaves *iface NULL and returns SDPA_ERROR_ABI_VERSION. The table is static:
+ * it outlives every context and is never freed. */
+typedef sdpa_status_t (*sdpa_backend_negotiate_fn)(uint32_t *abi_version,
+                                                   const sdpa_backend_iface_t **iface);
+
+/* ------------------------------------------------------------------------- */
+/* The front loader (libsdpa)                                                */
+/* ------------------------------------------------------------------------- */
+
+typedef struct sdpa_backend sdpa_backend_t;
+
+/* Opens a backend. name may be NULL (use $SDPA_BACKEND, else "ze"), a short
+ * name ("ze", "ref": libsdpa_<name>.so searched in $SDPA_PLUGIN_DIR, then the
+ * install's plugin directory, then the dynamic linker's path), or a path
+ * containing '/'. Negotiates SDPA_ABI_VERSION. On failure *out is NULL and
+ * sdpa_loader_last_error() explains. */
+sdpa_status_t sdpa_backend_open(const char *name, sdpa_backend_t **out);
+
+/* The negotiated table; valid until sdpa_backend_close. */
+const sdpa_backend_iface_t *sdpa_backend_get_iface(const sdpa_backend_t *backend);
+
+/* The path the backend was loaded from. */
+const char *sdpa_backend_path(const sdpa_backend_t *backend);
+
+/* Unloads the backend. Every context it created must be destroyed first.
+ * NULL is ignored. */
+void sdpa_backend_close(sdpa_backend_t *backend);
+
+/* The front loader's message about its most recent failure on this thread. */
+const char *sdpa_loader_last_error(void);
+
+/* A short constant name for a status ("SDPA_ERROR_INVALID_ARGUMENT"). */
+const char *sdpa_status_name(sdpa_status_t status);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SDPA_H */

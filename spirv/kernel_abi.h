@@ -1,0 +1,104 @@
+/*
+ * kernel_abi.h - what the host and the attention kernels agree on besides the
+ * specialization constants: kernel names, argument order, work-group
+ * geometry and local-memory size. Included by OpenCL C and by host C, so both
+ * sides use the same enum and the same formulas.
+ *
+ * Conventions shared by every kernel:
+ *   - Tensor pointers are untyped (global void *); the element type is a
+ *     specialization constant (sdpa_dtype_t codes).
+ *   - Strides are int64 kernel arguments counted in elements, four per tensor
+ *     in [batch, head, sequence, head_dim] order. For 4-bit types they count
+ *     nibbles: element e lives in byte e / 2, low nibble when e is even.
+ *   - A broadcast dimension of the mask has stride 0 (the host zeroes it), so
+ *     the kernel never needs the mask's dims.
+ *   - Pointers a problem does not use are NULL; the kernel must not read them.
+ */
+#ifndef SDPA_SPIRV_KERNEL_ABI_H
+#define SDPA_SPIRV_KERNEL_ABI_H
+
+/* ------------------------------------------------------------------------- */
+/* Forward: sdpa_fwd.cl, kernel "sdpa_fwd", variants sdpa_fwd.<d_max>.<sg>  */
+/* ------------------------------------------------------------------------- */
+/*
+ * Tiles (all from the 8-integer forward configuration):
+ *   BK = UNROLL_M_KQ * WG_M_KQ  keys per iteration of the key loop
+ *   BQ = UNROLL_N_KQ * WG_N_KQ  queries per work-group (== UNROLL_N_VS * WG_N_VS)
+ *   BD = UNROLL_M_VS * WG_M_VS  head-dim rows of O per work-group (>= D)
+ *
+ * Work-group geometry (sg = SUBGROUP_SIZE of the variant):
+ *   local size  = { sg, WG_M_KQ * WG_N_KQ, 1 }
+ *   group count = { ceil(rows / BQ), heads, B }
+ * where normally rows = Sq and heads = Hq; with Q1_GQA_BATCH (Sq == 1 and
+ * KV_GROUP_SIZE > 1) one work-group serves all the query heads that share a
+ * K/V head: rows = KV_GROUP_SIZE and heads = Hkv, and row r of K/V head g is
+ * query head g * KV_GROUP_SIZE + r.
+ *
+ * The log-sum-exp workspace (IS_TRAINING) is f32 [B, Hq, Sq], dense:
+ * ws[(b * Hq + h) * Sq + i] = max_j(s_ij) + log(sum_j exp(s_ij - max)), where
+ * s_ij are the scaled and masked scores, in natural-log units.
+ */
+#define SDPA_FWD_SOURCE "sdpa_fwd"
+#define SDPA_FWD_KERNEL "sdpa_fwd"
+
+enum sdpa_fwd_arg {
+    SDPA_FWD_ARG_K = 0,     /* const global void *: K [B, Hkv, Sk, D] */
+    SDPA_FWD_ARG_Q,         /* const global void *: Q [B, Hq, Sq, D] */
+    SDPA_FWD_ARG_V,         /* const global void *: V [B, Hkv, Sk, D] */
+    SDPA_FWD_ARG_WS,        /* global float *: log-sum-exp (IS_TRAINING), else NULL */
+    SDPA_FWD_ARG_A,         /* global void *: O [B, Hq, Sq, D] */
+    SDPA_FWD_ARG_SCALE_PTR, /* const global void *: one SCALE_DT element (device scale) */
+    SDPA_FWD_ARG_SCALE,     /* float: host scale (WITH_HOST_SCALE) */
+    SDPA_FWD_ARG_INV_SCALE, /* float: 1 / host scale */
+    SDPA_FWD_ARG_D,         /* int: head size */
+    SDPA_FWD_ARG_SK,        /* int: keys */
+    SDPA_FWD_ARG_SQ,        /* int: queries */
+    SDPA_FWD_ARG_K_SCALES,  /* const global void *: K scales (KEY_SCALES) */
+    SDPA_FWD_ARG_K_ZP,      /* const global void *: K zero points (KEY_ZERO_POINTS) */
+    SDPA_FWD_ARG_V_SCALES,  /* const global void *: V scales */
+    SDPA_FWD_ARG_V_ZP,      /* const global void *: V zero points */
+    SDPA_FWD_ARG_MSK,       /* const global void *: mask buffer (MASK_KIND == BUFFER) */
+    SDPA_FWD_ARG_K_S0,      /* long x4: K strides */
+    SDPA_FWD_ARG_K_S1,
+    SDPA_FWD_ARG_K_S2,
+    SDPA_FWD_ARG_K_S3,
+    SDPA_FWD_ARG_Q_S0, /* long x4: Q strides */
+    SDPA_FWD_ARG_Q_S1,
+    SDPA_FWD_ARG_Q_S2,
+    SDPA_FWD_ARG_Q_S3,
+    SDPA_FWD_ARG_V_S0, /* long x4: V strides */
+    SDPA_FWD_ARG_V_S1,
+    SDPA_FWD_ARG_V_S2,
+    SDPA_FWD_ARG_V_S3,
+    SDPA_FWD_ARG_A_S0, /* long x4: O strides */
+    SDPA_FWD_ARG_A_S1,
+    SDPA_FWD_ARG_A_S2,
+    SDPA_FWD_ARG_A_S3,
+    SDPA_FWD_ARG_MSK_S0, /* long x4: mask strides, 0 on broadcast dims */
+    SDPA_FWD_ARG_MSK_S1,
+    SDPA_FWD_ARG_MSK_S2,
+    SDPA_FWD_ARG_MSK_S3,
+    SDPA_FWD_ARG_REMAINDER_K,        /* int: Sk % BK != 0 */
+    SDPA_FWD_ARG_DROPOUT_MASK,       /* global uchar *: keep mask (DROPOUT_OUTPUT_MASK) */
+    SDPA_FWD_ARG_DROPOUT_SEED,       /* long (DROPOUT_HOST_SCALARS) */
+    SDPA_FWD_ARG_DROPOUT_OFFSET,     /* long (DROPOUT_HOST_SCALARS && DROPOUT_OFFSET) */
+    SDPA_FWD_ARG_DROPOUT_P,          /* float (DROPOUT_HOST_SCALARS) */
+    SDPA_FWD_ARG_DROPOUT_SEED_PTR,   /* const global long * (device scalars) */
+    SDPA_FWD_ARG_DROPOUT_OFFSET_PTR, /* const global long * */
+    SDPA_FWD_ARG_DROPOUT_P_PTR,      /* const global float * */
+    SDPA_FWD_ARG_SLM,                /* local float *: SDPA_FWD_SLM_BYTES */
+    SDPA_FWD_ARG_COUNT
+};
+
+/* Local memory the forward kernel needs, in bytes. */
+#define SDPA_FWD_SLM_FLOATS(d_max, bq, bk, wg_m_kq)                                                \
+    ((d_max) * (bq) + (bk) * (bq) + 2 * (wg_m_kq) * (bq) + 4 * (bq))
+#define SDPA_FWD_SLM_BYTES(d_max, bq, bk, wg_m_kq) (4 * SDPA_FWD_SLM_FLOATS(d_max, bq, bk, wg_m_kq))
+
+/* Private-array capacity of a variant: a sub-group's S tile
+ * (UNROLL_M_KQ x UNROLL_N_KQ) and O tile (UNROLL_M_VS x UNROLL_N_VS) are spread
+ * over its sg lanes; each lane holds at most this many elements. */
+#define SDPA_FWD_MAX_S_PER_LANE(d_max) 64
+#define SDPA_FWD_MAX_O_PER_LANE(d_max) 64
+
+#endif /* SDPA_SPIRV_KERNEL_ABI_H */

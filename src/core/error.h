@@ -1,0 +1,27 @@
+/*
+ * error.h - the failure message every sdpa_status_t comes with.
+ *
+ * Each library that links the core (libsdpa, each backend) has its own copy
+ * of this state, one message per thread: the most recent failure on that
+ * thread. Messages are one sentence that names the offending field and value.
+ */
+#ifndef SDPA_CORE_ERROR_H
+#define SDPA_CORE_ERROR_H
+
+#include "sdpa.h"
+
+/* Formats the message, stores it for the calling thread and returns status,
+ * so that failures read `return sdpa_fail(SDPA_ERROR_..., "q.dims[3] = %lld ...", ...);`. */
+sdpa_status_t sdpa_fail(sdpa_status_t status, const char *format, ...)
+        __attribute__((format(printf, 2, 3)));
+
+/* The calling thread's most recent message, or "" (never NULL). */
+const char *sdpa_error_message(void);
+
+/* Forgets the calling thread's message (a successful call may do this). */
+void sdpa_error_clear(void);
+
+/* "SDPA_ERROR_INVALID_ARGUMENT", ... */
+const char *sdpa_status_string(sdpa_status_t status);
+
+#endif /* SDPA_CORE_ERROR_H */
