@@ -17,6 +17,28 @@
 #ifndef SDPA_SPIRV_KERNEL_ABI_H
 #define SDPA_SPIRV_KERNEL_ABI_H
 
+/* Codes the dtype, mask and quantization specialization constants hold: the
+ * values of sdpa_dtype_t, sdpa_mask_kind_t and sdpa_quant_kind_t in sdpa.h
+ * (kernels cannot include sdpa.h; the host static-asserts they agree). */
+#define SDPA_DT_UNDEF 0
+#define SDPA_DT_F32 1
+#define SDPA_DT_F16 2
+#define SDPA_DT_BF16 3
+#define SDPA_DT_S8 4
+#define SDPA_DT_U8 5
+#define SDPA_DT_S4 6
+#define SDPA_DT_U4 7
+#define SDPA_DT_S32 8
+
+#define SDPA_MASK_KIND_NONE 0
+#define SDPA_MASK_KIND_BUFFER 1
+#define SDPA_MASK_KIND_TOP_LEFT 2
+#define SDPA_MASK_KIND_BOTTOM_RIGHT 3
+
+#define SDPA_QUANT_KIND_NONE 0
+#define SDPA_QUANT_KIND_PER_TENSOR 1
+#define SDPA_QUANT_KIND_PER_GROUP 2
+
 /* ------------------------------------------------------------------------- */
 /* Forward: sdpa_fwd.cl, kernel "sdpa_fwd", variants sdpa_fwd.<d_max>.<sg>  */
 /* ------------------------------------------------------------------------- */
