@@ -241,7 +241,9 @@ typedef struct sdpa_problem_desc {
 
     /* Backward only (prop_kind == SDPA_BACKWARD). diff_dst has dst's shape;
      * diff_q, diff_k, diff_v have q's, k's and v's shapes and q's dtype.
-     * ds (dtype UNDEF: not requested) is [B, Hq, Sq, Sk]. */
+     * ds (dtype UNDEF: not requested) is [B, Hq, Sq, Sk], dtype f32, f16 or
+     * bf16: the gradient of the loss with respect to the softmax input (the
+     * scaled, masked scores s_ij), i.e. dS_ij = P_ij * (dP_ij - D_i). */
     sdpa_tensor_desc_t diff_dst, diff_q, diff_k, diff_v, ds;
     /* 1: bit-identical results from run to run (no floating-point atomics). */
     uint32_t deterministic;

@@ -39,6 +39,22 @@
 #define SDPA_QUANT_KIND_PER_TENSOR 1
 #define SDPA_QUANT_KIND_PER_GROUP 2
 
+/* Dropout (host reference and kernels must agree bit for bit).
+ *
+ * Element (b, h, i, j) of the attention probabilities [B, Hq, Sq, Sk] has the
+ * linear index n = ((b * Hq + h) * Sq + i) * Sk + j. Its random word is word
+ * n % 4 of Philox4x32-10(counter, key) with
+ *     c = offset + n / 4          (uint64 arithmetic, wrapping)
+ *     counter = { lo32(c), hi32(c), 0, 0 }
+ *     key     = { lo32(seed), hi32(seed) }
+ * The element is kept iff (word >> 8) * 2^-24 >= p, and a kept probability is
+ * multiplied by 1 / (1 - p). The keep mask output stores 1 (kept) or 0. */
+#define SDPA_PHILOX_M0 0xD2511F53u
+#define SDPA_PHILOX_M1 0xCD9E8D57u
+#define SDPA_PHILOX_W0 0x9E3779B9u
+#define SDPA_PHILOX_W1 0xBB67AE85u
+#define SDPA_PHILOX_ROUNDS 10
+
 /* ------------------------------------------------------------------------- */
 /* Forward: sdpa_fwd.cl, kernel "sdpa_fwd", variants sdpa_fwd.<d_max>.<sg>  */
 /* ------------------------------------------------------------------------- */
@@ -112,15 +128,22 @@ enum sdpa_fwd_arg {
     SDPA_FWD_ARG_COUNT
 };
 
-/* Local memory the forward kernel needs, in bytes. */
+/* Local memory the forward kernel needs: Q^T and the O accumulator
+ * (d_max x bq each), the K and V tiles as f32 (bk x d_max each), S / P
+ * (bk x bq), the running max and sum and the tile maxima of each of the
+ * wg_m_kq sub-groups that split a key tile (3 x wg_m_kq x bq), and per-query
+ * alpha and 1 / sum (2 x bq). */
 #define SDPA_FWD_SLM_FLOATS(d_max, bq, bk, wg_m_kq)                                                \
-    ((d_max) * (bq) + (bk) * (bq) + 2 * (wg_m_kq) * (bq) + 4 * (bq))
+    (2 * (d_max) * (bq) + 2 * (bk) * (d_max) + (bk) * (bq) + 3 * (wg_m_kq) * (bq) + 2 * (bq))
 #define SDPA_FWD_SLM_BYTES(d_max, bq, bk, wg_m_kq) (4 * SDPA_FWD_SLM_FLOATS(d_max, bq, bk, wg_m_kq))
 
-/* Private-array capacity of a variant: a sub-group's S tile
- * (UNROLL_M_KQ x UNROLL_N_KQ) and O tile (UNROLL_M_VS x UNROLL_N_VS) are spread
- * over its sg lanes; each lane holds at most this many elements. */
-#define SDPA_FWD_MAX_S_PER_LANE(d_max) 64
-#define SDPA_FWD_MAX_O_PER_LANE(d_max) 64
+/* Private-array capacity of a variant, per lane (the host rejects configs
+ * that exceed it):
+ *   S tile:  UNROLL_M_KQ * (UNROLL_N_KQ / sg) <= SDPA_FWD_MAX_S_PER_LANE
+ *   O tile:  UNROLL_N_VS * (UNROLL_M_VS / sg) <= SDPA_FWD_MAX_O_PER_LANE
+ *   queries: UNROLL_N_KQ / sg                 <= SDPA_FWD_MAX_Q_PER_LANE */
+#define SDPA_FWD_MAX_S_PER_LANE(d_max) 128
+#define SDPA_FWD_MAX_O_PER_LANE(d_max) (2 * (d_max))
+#define SDPA_FWD_MAX_Q_PER_LANE(d_max) 8
 
 #endif /* SDPA_SPIRV_KERNEL_ABI_H */

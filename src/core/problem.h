@@ -3,6 +3,23 @@
  *
  * Both backends call this first, so "ze" and "ref" accept and refuse exactly
  * the same problems with the same messages.
+ *
+ * Descriptor sizes and versions (every struct that starts with struct_size
+ * and struct_version). A struct_version is accepted if it is between 1 and
+ * the version this code was built with; 0 and versions from the future are
+ * refused. struct_size must be at least the size of version 1 of the struct
+ * and at most the size this code knows: a larger size with a known version
+ * contradicts the version (each version has one layout), and we never guess
+ * at members we do not know. Both refusals are SDPA_ERROR_INVALID_STRUCT.
+ * Members beyond the caller's struct_size read as zero.
+ *
+ * Status codes. SDPA_ERROR_INVALID_ARGUMENT: a NULL pointer, an out-of-range
+ * enum or boolean, a missing required tensor, or values that contradict each
+ * other or the rules of sdpa.h (mismatched dims, a mask that does not
+ * broadcast, quantization parameters on a float K). SDPA_ERROR_UNSUPPORTED: a
+ * well-formed request outside what the backends implement (an integer Q, a
+ * head size above SDPA_MAX_HEAD_SIZE, bf16 accumulation, quantized K/V in
+ * backward, a dimension above INT32_MAX).
  */
 #ifndef SDPA_CORE_PROBLEM_H
 #define SDPA_CORE_PROBLEM_H
@@ -33,22 +50,61 @@ typedef struct sdpa_shape {
  * types replaced by F32). On failure returns the status and sets a message
  * that names the field and its value, e.g.
  * "k.dims[1] = 3 (K/V heads) does not divide q.dims[1] = 32 (query heads)".
- * out and shape may not be NULL. */
+ * out and shape may not be NULL (SDPA_ERROR_INVALID_ARGUMENT if they are).
+ *
+ * Rules beyond what sdpa.h states: diff_dst has dst's dims and dtype; a
+ * mask tensor (mask.dtype not UNDEF) with a mask_kind other than BUFFER,
+ * and dropout.with_offset or with_mask_output without dropout.enabled, are
+ * refused, since the caller evidently expected them to take effect; backward
+ * tensors given with a forward prop_kind are ignored (one descriptor may
+ * serve both directions).
+ *
+ * The copy is normalized so that equal problems compare equal with memcmp
+ * (useful as a cache key): padding bytes are zero, the mask tensor is
+ * zeroed unless mask_kind is BUFFER, scale_dtype unless scale_kind is
+ * DEVICE, invert_scale without a scale, group_size unless a quantization is
+ * PER_GROUP, the dtypes of absent scales and zero points,
+ * dropout.host_scalars without dropout, and the backward tensors and
+ * deterministic outside BACKWARD (ds too when its dtype is UNDEF). */
 sdpa_status_t sdpa_problem_check(const sdpa_problem_desc_t *desc, sdpa_problem_desc_t *out,
                                  sdpa_shape_t *shape);
 
 /* Checks an execution's arguments against a checked problem: struct_size and
  * struct_version, and every pointer the problem needs is non-NULL (naming the
- * member, e.g. "args->k_scales is NULL but k_quant.scales = PER_GROUP"). Copies
- * them into *out as a current-version struct. */
-sdpa_status_t sdpa_exec_args_check(const sdpa_problem_desc_t *problem,
-                                   const sdpa_exec_args_t *args, sdpa_exec_args_t *out);
+ * member, e.g. "args->k_scales is NULL but k_quant.scales = PER_GROUP"), a
+ * host dropout probability in [0, 1), and wait_events non-NULL when
+ * num_wait_events > 0. Values behind device pointers are not read. Copies
+ * the arguments into *out as a current-version struct. problem must be the
+ * output of sdpa_problem_check. */
+sdpa_status_t sdpa_exec_args_check(const sdpa_problem_desc_t *problem, const sdpa_exec_args_t *args,
+                                   sdpa_exec_args_t *out);
+
+/* Checks the struct_size / struct_version pair of a descriptor named what
+ * ("desc", "args", "out", ...) by the rule at the top of this file: version in
+ * 1..known_version, size in v1_size..known_size. Returns SDPA_SUCCESS or
+ * SDPA_ERROR_INVALID_STRUCT with a message. */
+sdpa_status_t sdpa_struct_check(const char *what, uint32_t struct_size, uint32_t struct_version,
+                                uint32_t known_version, size_t v1_size, size_t known_size);
 
 /* Bits per element of dtype (4 for S4/U4), 0 for UNDEF or unknown values. */
 int sdpa_dtype_bits(sdpa_dtype_t dtype);
 
+/* 1 for F32, F16 and BF16; 0 otherwise. */
+int sdpa_dtype_is_float(sdpa_dtype_t dtype);
+
+/* 1 for S8, U8, S4 and U4 (the quantized K/V types); 0 otherwise. */
+int sdpa_dtype_is_quantized(sdpa_dtype_t dtype);
+
 /* "f32", "f16", ... or "invalid". */
 const char *sdpa_dtype_name(sdpa_dtype_t dtype);
+
+/* Short names of the enums ("FORWARD_TRAINING", "CAUSAL_TOP_LEFT",
+ * "DEVICE", "INF_AS_ZERO", "PER_GROUP"), or "invalid". */
+const char *sdpa_prop_kind_name(sdpa_prop_kind_t kind);
+const char *sdpa_mask_kind_name(sdpa_mask_kind_t kind);
+const char *sdpa_scale_kind_name(sdpa_scale_kind_t kind);
+const char *sdpa_softmax_kind_name(sdpa_softmax_kind_t kind);
+const char *sdpa_quant_kind_name(sdpa_quant_kind_t kind);
 
 /* Bytes of the forward log-sum-exp workspace: f32 [B, Hq, Sq]; 0 unless
  * prop_kind is FORWARD_TRAINING or BACKWARD. */
