@@ -1,0 +1,201 @@
+/*
+ * ref.h - the host reference backend ("ref"): the sdpa.h ABI computed on the
+ * host in double precision, the oracle the tests compare every other backend
+ * against.
+ *
+ * It executes synchronously on the calling thread (and worker threads it
+ * joins before returning): primitive_execute waits for args->wait_events on
+ * the host, computes, signals args->signal_event and returns. It appends
+ * nothing to any command list, so ordering with device work goes through
+ * those events. All pointers must be host-accessible: plain host memory when
+ * the context has no ze_context, or host/shared USM (device USM is refused).
+ *
+ * Numerics: inputs are decoded exactly (f16/bf16, dequantized integers),
+ * every sum accumulates in double whatever kq_acc_dtype / vs_acc_dtype ask
+ * (an F16 request is accepted and computed in double), and each output is
+ * rounded once, to nearest even. Results are deterministic: work is split
+ * so that every output element has one owner summing in a fixed order.
+ * Backward recomputes P in double from Q, K, the scale and the mask; it does
+ * not read the workspace or O (both must still be passed, as the ABI says).
+ */
+#ifndef SDPA_REF_H
+#define SDPA_REF_H
+
+#include <stdint.h>
+
+#include "problem.h"
+#include "sdpa.h"
+
+#define REF_EXPORT __attribute__((visibility("default")))
+
+/* The entry point (sdpa.h); the only symbol the module exports. */
+REF_EXPORT sdpa_status_t sdpa_backend_negotiate(uint32_t *abi_version,
+                                                const sdpa_backend_iface_t **iface);
+
+struct sdpa_context {
+    ze_context_handle_t ze_context; /* NULL: plain host memory, no events */
+    ze_device_handle_t ze_device;
+};
+
+struct sdpa_primitive {
+    sdpa_context_t *ctx;
+    sdpa_problem_desc_t problem; /* checked and normalized */
+    sdpa_shape_t shape;
+};
+
+/* ref_context.c */
+sdpa_status_t ref_context_create(const sdpa_context_desc_t *desc, sdpa_context_t **out);
+void ref_context_destroy(sdpa_context_t *ctx);
+sdpa_status_t ref_context_get_features(sdpa_context_t *ctx, sdpa_features_t *out);
+sdpa_status_t ref_context_query(sdpa_context_t *ctx, sdpa_query_t what, void *out, size_t out_size);
+
+/* ref_primitive.c */
+sdpa_status_t ref_primitive_create(sdpa_context_t *ctx, const sdpa_problem_desc_t *desc,
+                                   sdpa_primitive_t **out);
+void ref_primitive_destroy(sdpa_primitive_t *prim);
+sdpa_status_t ref_primitive_query(sdpa_primitive_t *prim, sdpa_query_t what, void *out,
+                                  size_t out_size);
+sdpa_status_t ref_primitive_execute(sdpa_primitive_t *prim, const sdpa_exec_args_t *args);
+
+/* ref_memory.c: with a ze_context, refuses device USM among the pointers the
+ * problem uses (SDPA_ERROR_UNSUPPORTED naming the member); without one,
+ * refuses events (SDPA_ERROR_INVALID_ARGUMENT). */
+sdpa_status_t ref_check_memory(const sdpa_context_t *ctx, const sdpa_problem_desc_t *problem,
+                               const sdpa_exec_args_t *args);
+/* Waits on the host for args->wait_events. */
+sdpa_status_t ref_wait_events(const sdpa_context_t *ctx, const sdpa_exec_args_t *args);
+/* Signals args->signal_event from the host, if any. */
+sdpa_status_t ref_signal_event(const sdpa_context_t *ctx, const sdpa_exec_args_t *args);
+
+/* ------------------------------------------------------------------------- */
+/* One execution                                                             */
+/* ------------------------------------------------------------------------- */
+
+/* Everything a forward or backward pass reads, with the scalars behind
+ * device pointers already fetched. */
+typedef struct ref_exec {
+    const sdpa_problem_desc_t *problem;
+    const sdpa_shape_t *shape;
+    const sdpa_exec_args_t *args;
+    double score_scale; /* s_ij = score_scale * q_i.k_j + mask_ij */
+    int dropout;        /* dropout enabled */
+    float dropout_p;
+    uint64_t dropout_seed, dropout_offset;
+} ref_exec_t;
+
+/* Fills x from a checked problem and arguments, reading the device scale and
+ * dropout scalars on the host. */
+void ref_exec_init(ref_exec_t *x, const sdpa_problem_desc_t *problem, const sdpa_shape_t *shape,
+                   const sdpa_exec_args_t *args);
+
+/* ref_forward.c / ref_backward.c: compute everything the problem asks for.
+ * Fail only with SDPA_ERROR_OUT_OF_HOST_MEMORY. */
+sdpa_status_t ref_forward(const ref_exec_t *x);
+sdpa_status_t ref_backward(const ref_exec_t *x);
+
+/* ------------------------------------------------------------------------- */
+/* Elements (ref_convert.c)                                                  */
+/* ------------------------------------------------------------------------- */
+
+/* Element idx of base as double, exactly: f16/bf16 decoded, integers (4-bit:
+ * nibble idx, low nibble of byte idx/2 when even) as their value. */
+double ref_load(const void *base, int64_t idx, sdpa_dtype_t dtype);
+
+/* Stores value at element idx of base (f32, f16 or bf16), rounded once to
+ * nearest even from double; NaN stays NaN, overflow gives infinity. */
+void ref_store(void *base, int64_t idx, sdpa_dtype_t dtype, double value);
+
+/* Offset in elements of (i0, i1, i2, i3) in tensor t. */
+static inline int64_t ref_offset(const sdpa_tensor_desc_t *t, int64_t i0, int64_t i1, int64_t i2,
+                                 int64_t i3)
+{
+    return i0 * t->strides[0] + i1 * t->strides[1] + i2 * t->strides[2] + i3 * t->strides[3];
+}
+
+/* ------------------------------------------------------------------------- */
+/* K and V of one head (ref_dequant.c)                                       */
+/* ------------------------------------------------------------------------- */
+
+/* A head's K or V as dense doubles in the two panel layouts the blocked
+ * products stream through (groups of REF_PANEL consecutive keys or dims
+ * stored together, zero-padded at the end):
+ *   key panels [ceil(Sk/4)][D][4]: (j, d) at ((j / 4) * D + d) * 4 + j % 4
+ *   dim panels [ceil(D/4)][Sk][4]: (j, d) at ((d / 4) * Sk + j) * 4 + d % 4 */
+#define REF_PANEL 4
+
+typedef struct ref_head {
+    double *key_panels; /* or NULL if not needed */
+    double *dim_panels; /* or NULL if not needed */
+} ref_head_t;
+
+/* Doubles in each layout. */
+static inline size_t ref_key_panels_size(int64_t sk, int64_t dims)
+{
+    return (size_t)((sk + REF_PANEL - 1) / REF_PANEL) * REF_PANEL * (size_t)dims;
+}
+static inline size_t ref_dim_panels_size(int64_t sk, int64_t dims)
+{
+    return (size_t)((dims + REF_PANEL - 1) / REF_PANEL) * REF_PANEL * (size_t)sk;
+}
+
+/* Reads K (which = 'k') or V ('v') of batch b, K/V head h into the non-NULL
+ * layouts of out, dequantized as (q - zero_point) * scale for integer types. */
+void ref_load_head(const ref_exec_t *x, char which, int64_t b, int64_t h, ref_head_t *out);
+
+/* ------------------------------------------------------------------------- */
+/* Blocked products (ref_blocked.c)                                          */
+/* ------------------------------------------------------------------------- */
+
+/* Queries processed together: row blocks are REF_ROWS rows (unused rows
+ * zero), so every K or V element loaded feeds REF_ROWS multiply-adds. */
+#define REF_ROWS 4
+
+/* out[r][j] = sum_d x[r][d] * m[j][d] for r < REF_ROWS, j < n, with m in key
+ * panels (sk keys); x is REF_ROWS x dims, out REF_ROWS x sk. */
+void ref_rows_times_keys(const double *x, int64_t dims, const double *key_panels, int64_t sk,
+                         int64_t n, double *out);
+
+/* out[r][d] = sum_{j<n} w[r][j] * m[j][d], with m in dim panels (sk keys);
+ * w is REF_ROWS x sk, out REF_ROWS x dims. */
+void ref_weights_times_dims(const double *w, int64_t sk, int64_t n, const double *dim_panels,
+                            int64_t dims, double *out);
+
+/* acc[j][d] += sum_r w[r][j] * x[r][d] for j < n; w is REF_ROWS x sk, x
+ * REF_ROWS x dims, acc sk x dims (row-major). */
+void ref_accumulate_outer(const double *w, int64_t sk, int64_t n, const double *x, int64_t dims,
+                          double *acc);
+
+/* ------------------------------------------------------------------------- */
+/* Scores and probabilities of a block of queries (ref_attention.c)          */
+/* ------------------------------------------------------------------------- */
+
+/* The probabilities of queries i0 .. i0 + rows - 1 (rows <= REF_ROWS) of
+ * head (b, h): p[r][j] = softmax_j(s_ij) with s_ij = score_scale * q_i.k_j +
+ * mask, from K in key panels and the query rows q (REF_ROWS x D, rows
+ * beyond rows zero). p is REF_ROWS x Sk; rows beyond rows are zeroed. lse[r]
+ * gets the log-sum-exp (natural log, scale included): NaN for a fully masked
+ * row with ACCURATE softmax, whose p is NaN too; -inf with INF_AS_ZERO, whose
+ * p is zero. Returns n: every p[r][j] with j >= n is 0 (keys no row sees). */
+int64_t ref_probabilities(const ref_exec_t *x, const double *k_panels, int64_t b, int64_t h,
+                          int64_t i0, int rows, const double *q, double *p, double *lse);
+
+/* Dropout of query i of head (b, h): keep[j] = 1 for kept elements, and the
+ * factor kept values are multiplied by (1 / (1 - p)); without dropout every
+ * keep[j] is 1 and the factor 1. */
+double ref_dropout_row(const ref_exec_t *x, int64_t b, int64_t h, int64_t i, uint8_t *keep);
+
+/* ------------------------------------------------------------------------- */
+/* Threads (ref_parallel.c)                                                  */
+/* ------------------------------------------------------------------------- */
+
+/* How many workers ref_parallel_run will use for items work items (at least
+ * 1): the online CPUs, at most items. */
+int ref_worker_count(int64_t items);
+
+/* Calls task(context, item, worker) for every item in 0..items-1 on workers
+ * 0..workers-1 (worker 0 is the calling thread) and returns when all are
+ * done. If a thread cannot be started its share runs on the others. */
+void ref_parallel_run(int workers, int64_t items,
+                      void (*task)(void *context, int64_t item, int worker), void *context);
+
+#endif /* SDPA_REF_H */

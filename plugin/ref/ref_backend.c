@@ -1,0 +1,40 @@
+/* ref_backend.c - the ref backend's table and the ABI negotiation. */
+#include "error.h"
+#include "ref.h"
+
+static const char *ref_last_error(void)
+{
+    return sdpa_error_message();
+}
+
+static const sdpa_backend_iface_t ref_iface = {
+        .abi_version = SDPA_ABI_VERSION,
+        .struct_size = sizeof(sdpa_backend_iface_t),
+        .name = "ref",
+        .last_error = ref_last_error,
+        .context_create = ref_context_create,
+        .context_destroy = ref_context_destroy,
+        .context_get_features = ref_context_get_features,
+        .context_query = ref_context_query,
+        .primitive_create = ref_primitive_create,
+        .primitive_destroy = ref_primitive_destroy,
+        .primitive_query = ref_primitive_query,
+        .primitive_execute = ref_primitive_execute,
+};
+
+sdpa_status_t sdpa_backend_negotiate(uint32_t *abi_version, const sdpa_backend_iface_t **iface)
+{
+    if (abi_version == NULL || iface == NULL)
+        return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "%s is NULL",
+                         abi_version == NULL ? "abi_version" : "iface");
+    *iface = NULL;
+    uint32_t wanted = *abi_version;
+    *abi_version = SDPA_ABI_VERSION;
+    if (SDPA_VERSION_MAJOR(wanted) != SDPA_VERSION_MAJOR(SDPA_ABI_VERSION))
+        return sdpa_fail(
+                SDPA_ERROR_ABI_VERSION, "ABI %u.%u requested; the ref backend speaks %u.%u",
+                SDPA_VERSION_MAJOR(wanted), SDPA_VERSION_MINOR(wanted),
+                SDPA_VERSION_MAJOR(SDPA_ABI_VERSION), SDPA_VERSION_MINOR(SDPA_ABI_VERSION));
+    *iface = &ref_iface;
+    return SDPA_SUCCESS;
+}

@@ -1,0 +1,193 @@
+/* ref_backward.c - analytic gradients in double.
+ *
+ * With s_ij = c * q_i.k_j + mask_ij (c the effective scale), P = softmax(s),
+ * Z the dropout keep mask scaled by 1 / (1 - p) (all ones without dropout)
+ * and O = (P o Z) V:
+ *   dV_j = sum_i (P o Z)_ij dO_i      dP_ij = Z_ij (dO_i . V_j)
+ *   D_i  = sum_j P_ij dP_ij  (= dO_i . O_i)
+ *   dS_ij = P_ij (dP_ij - D_i)
+ *   dQ_i = c sum_j dS_ij K_j          dK_j = c sum_i dS_ij Q_i
+ * P is recomputed in double from Q, K, the scale and the mask (the workspace
+ * is not read), and D_i comes from P, so the result is the exact gradient of
+ * the forward function rather than of a rounded O. Query heads that share a
+ * K/V head (GQA) add into the same dK, dV. Each work item owns one K/V head
+ * and sums in a fixed order, so results are deterministic. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "ref.h"
+
+typedef struct bwd_worker {
+    double *k_keys, *k_dims, *v_keys; /* K in key and dim panels, V in key panels */
+    double *dk, *dv;                  /* [Sk][D] accumulators */
+    double *p, *dp;                   /* REF_ROWS x Sk: P then P o Z; dP then dS */
+    uint8_t *keep;                    /* REF_ROWS x Sk */
+    double *q, *dout, *dq;            /* REF_ROWS x D; q is pre-multiplied by c */
+} bwd_worker_t;
+
+typedef struct bwd_job {
+    const ref_exec_t *x;
+    bwd_worker_t *workers;
+} bwd_job_t;
+
+/* Adds the contributions of queries i0 .. i0 + rows - 1 of head h to w->dk
+ * and w->dv and writes their dQ (and dS). */
+static void backward_rows(const ref_exec_t *x, bwd_worker_t *w, int64_t b, int64_t h, int64_t i0,
+                          int rows)
+{
+    const sdpa_problem_desc_t *p = x->problem;
+    const sdpa_exec_args_t *a = x->args;
+    const int64_t sk = x->shape->k_len, dims = x->shape->head_size;
+    const double c = x->score_scale;
+
+    memset(w->q, 0, REF_ROWS * (size_t)dims * sizeof(double));
+    memset(w->dout, 0, REF_ROWS * (size_t)dims * sizeof(double));
+    for (int r = 0; r < rows; r++) {
+        for (int64_t d = 0; d < dims; d++) {
+            w->q[r * dims + d] = ref_load(a->q, ref_offset(&p->q, b, h, i0 + r, d), p->q.dtype);
+            w->dout[r * dims + d] = ref_load(a->diff_dst, ref_offset(&p->diff_dst, b, h, i0 + r, d),
+                                             p->diff_dst.dtype);
+        }
+    }
+    double lse[REF_ROWS];
+    const int64_t n = ref_probabilities(x, w->k_keys, b, h, i0, rows, w->q, w->p, lse);
+
+    /* dP = Z o (dO V^T); D_i = sum_j P_ij dP_ij; dS = P o (dP - D_i);
+     * then p becomes P o Z for dV. Rows beyond rows stay zero. */
+    ref_rows_times_keys(w->dout, dims, w->v_keys, sk, n, w->dp);
+    for (int r = 0; r < REF_ROWS; r++) {
+        double *pr = w->p + r * sk, *dpr = w->dp + r * sk;
+        if (r >= rows) {
+            memset(dpr, 0, (size_t)n * sizeof(double));
+            continue;
+        }
+        uint8_t *keep = w->keep + r * sk;
+        const double factor = ref_dropout_row(x, b, h, i0 + r, keep);
+        double row_dot = 0.0;
+        for (int64_t j = 0; j < n; j++) {
+            dpr[j] = keep[j] ? dpr[j] * factor : 0.0;
+            if (pr[j] != 0.0)
+                row_dot += pr[j] * dpr[j];
+        }
+        for (int64_t j = 0; j < n; j++) {
+            const double pj = pr[j];
+            dpr[j] = pj == 0.0 ? 0.0 : pj * (dpr[j] - row_dot);
+            pr[j] = keep[j] ? pj * factor : 0.0;
+        }
+    }
+    for (int64_t e = 0; e < REF_ROWS * dims; e++)
+        w->q[e] *= c;
+    ref_weights_times_dims(w->dp, sk, n, w->k_dims, dims, w->dq);
+    ref_accumulate_outer(w->dp, sk, n, w->q, dims, w->dk);
+    ref_accumulate_outer(w->p, sk, n, w->dout, dims, w->dv);
+
+    for (int r = 0; r < rows; r++) {
+        const int64_t i = i0 + r;
+        for (int64_t d = 0; d < dims; d++)
+            ref_store(a->diff_q, ref_offset(&p->diff_q, b, h, i, d), p->diff_q.dtype,
+                      c * w->dq[r * dims + d]);
+        if (p->ds.dtype != SDPA_DTYPE_UNDEF) {
+            for (int64_t j = 0; j < sk; j++)
+                ref_store(a->ds, ref_offset(&p->ds, b, h, i, j), p->ds.dtype,
+                          j < n ? w->dp[r * sk + j] : 0.0);
+        }
+    }
+}
+
+/* Item = (b, K/V head): every query head of its group, every query. */
+static void backward_item(void *context, int64_t item, int worker)
+{
+    bwd_job_t *job = context;
+    const ref_exec_t *x = job->x;
+    const sdpa_problem_desc_t *p = x->problem;
+    const sdpa_shape_t *s = x->shape;
+    bwd_worker_t *w = &job->workers[worker];
+    const int64_t kv_h = item % s->kv_heads, b = item / s->kv_heads;
+    const int64_t sk = s->k_len, dims = s->head_size;
+
+    ref_head_t k = {.key_panels = w->k_keys, .dim_panels = w->k_dims};
+    ref_head_t v = {.key_panels = w->v_keys, .dim_panels = NULL};
+    ref_load_head(x, 'k', b, kv_h, &k);
+    ref_load_head(x, 'v', b, kv_h, &v);
+    memset(w->dk, 0, (size_t)(sk * dims) * sizeof(double));
+    memset(w->dv, 0, (size_t)(sk * dims) * sizeof(double));
+
+    for (int64_t g = 0; g < s->kv_group_size; g++) {
+        const int64_t h = kv_h * s->kv_group_size + g;
+        for (int64_t i = 0; i < s->q_len; i += REF_ROWS)
+            backward_rows(x, w, b, h, i, s->q_len - i < REF_ROWS ? (int)(s->q_len - i) : REF_ROWS);
+    }
+    for (int64_t j = 0; j < sk; j++) {
+        for (int64_t d = 0; d < dims; d++) {
+            ref_store(x->args->diff_k, ref_offset(&p->diff_k, b, kv_h, j, d), p->diff_k.dtype,
+                      w->dk[j * dims + d]);
+            ref_store(x->args->diff_v, ref_offset(&p->diff_v, b, kv_h, j, d), p->diff_v.dtype,
+                      w->dv[j * dims + d]);
+        }
+    }
+}
+
+static void free_workers(bwd_worker_t *workers, int count)
+{
+    for (int n = 0; n < count; n++) {
+        bwd_worker_t *w = &workers[n];
+        free(w->k_keys);
+        free(w->k_dims);
+        free(w->v_keys);
+        free(w->dk);
+        free(w->dv);
+        free(w->p);
+        free(w->dp);
+        free(w->keep);
+        free(w->q);
+        free(w->dout);
+        free(w->dq);
+    }
+    free(workers);
+}
+
+sdpa_status_t ref_backward(const ref_exec_t *x)
+{
+    const sdpa_shape_t *s = x->shape;
+    const size_t sk = (size_t)s->k_len, dims = (size_t)s->head_size;
+    const size_t head = sk * dims * sizeof(double);
+    const size_t key_panels = ref_key_panels_size(s->k_len, s->head_size) * sizeof(double);
+    const size_t dim_panels = ref_dim_panels_size(s->k_len, s->head_size) * sizeof(double);
+    bwd_job_t job = {.x = x};
+    const int64_t items = s->batch * s->kv_heads;
+    const int count = ref_worker_count(items);
+
+    job.workers = calloc((size_t)count, sizeof(*job.workers));
+    if (job.workers == NULL)
+        goto out_of_memory;
+    for (int n = 0; n < count; n++) {
+        bwd_worker_t *w = &job.workers[n];
+        w->k_keys = malloc(key_panels);
+        w->k_dims = malloc(dim_panels);
+        w->v_keys = malloc(key_panels);
+        w->dk = malloc(head);
+        w->dv = malloc(head);
+        w->p = malloc(REF_ROWS * sk * sizeof(double));
+        w->dp = malloc(REF_ROWS * sk * sizeof(double));
+        w->keep = malloc(REF_ROWS * sk);
+        w->q = malloc(REF_ROWS * dims * sizeof(double));
+        w->dout = malloc(REF_ROWS * dims * sizeof(double));
+        w->dq = malloc(REF_ROWS * dims * sizeof(double));
+        if (!w->k_keys || !w->k_dims || !w->v_keys || !w->dk || !w->dv || !w->p || !w->dp ||
+            !w->keep || !w->q || !w->dout || !w->dq)
+            goto out_of_memory;
+    }
+    ref_parallel_run(count, items, backward_item, &job);
+    free_workers(job.workers, count);
+    return SDPA_SUCCESS;
+
+out_of_memory:
+    if (job.workers != NULL)
+        free_workers(job.workers, count);
+    return sdpa_fail(SDPA_ERROR_OUT_OF_HOST_MEMORY,
+                     "ref backward: cannot allocate %zu bytes of host memory per worker",
+                     2 * key_panels + dim_panels + 2 * head +
+                             REF_ROWS *
+                                     (sk * (2 * sizeof(double) + 1) + 3 * dims * sizeof(double)));
+}
