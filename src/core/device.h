@@ -1,0 +1,99 @@
+/*
+ * device.h - what the core needs to know about a Level Zero device.
+ *
+ * The ze backend queries the device once (zeDeviceGetProperties,
+ * zeDeviceGetComputeProperties, zeDeviceGetModuleProperties) and hands the
+ * structs to sdpa_device_info_from_ze(); everything downstream (configuration
+ * tables, constraint checks, plans) reads only sdpa_device_info_t, so it can be
+ * tested with hand-built structs and no device.
+ */
+#ifndef SDPA_CORE_DEVICE_H
+#define SDPA_CORE_DEVICE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <level_zero/ze_api.h>
+
+/* The families the configuration tables distinguish. */
+typedef enum sdpa_device_class {
+    SDPA_DEVICE_CLASS_UNKNOWN_GPU = 0, /* a GPU we cannot place: generic configurations */
+    SDPA_DEVICE_CLASS_CPU,             /* ZE_DEVICE_TYPE_CPU, e.g. our tests/ze_cpu driver */
+    SDPA_DEVICE_CLASS_XE_LP,           /* Gen12 integrated (TGL, RKL, ADL, RPL) and DG1 */
+    SDPA_DEVICE_CLASS_XE_HPG,          /* Arc A-series / Flex (DG2), MTL and ARL (Xe-LPG) */
+    SDPA_DEVICE_CLASS_XE_HPC,          /* Data Center GPU Max (PVC) */
+    SDPA_DEVICE_CLASS_XE2,             /* Lunar Lake, Battlemage */
+    SDPA_DEVICE_CLASS_XE3,             /* Panther Lake and later */
+    SDPA_DEVICE_CLASS_COUNT
+} sdpa_device_class_t;
+
+#define SDPA_DEVICE_MAX_SUBGROUP_SIZES 8
+
+typedef struct sdpa_device_info {
+    sdpa_device_class_t device_class;
+    int integrated; /* 1: shares memory with the host (ZE_DEVICE_PROPERTY_FLAG_INTEGRATED) */
+    uint32_t vendor_id, device_id;
+
+    /* Sub-group sizes the device supports, as reported. */
+    uint32_t num_subgroup_sizes;
+    uint32_t subgroup_sizes[SDPA_DEVICE_MAX_SUBGROUP_SIZES];
+
+    uint32_t max_group_size;        /* work-items per work-group */
+    uint32_t max_group_size_xyz[3]; /* per dimension */
+    uint32_t max_group_count_xyz[3];
+    uint64_t slm_bytes;       /* shared local memory per work-group */
+    uint64_t max_alloc_bytes; /* largest single allocation */
+
+    int has_fp16; /* ZE_DEVICE_MODULE_FLAG_FP16 */
+    /* bf16 is only stored, never computed in: the kernels widen it to f32 with
+     * an integer shift, which every device can do, so this is always 1. */
+    int has_bf16;
+    /* f32 atomic add on global memory: 1 if the caller chained a
+     * ze_float_atomic_ext_properties_t to the module properties and it reports
+     * ZE_DEVICE_FP_ATOMIC_EXT_FLAG_GLOBAL_ADD, else 0 (unknown: kernels must
+     * fall back to a compare-and-swap loop). */
+    int has_f32_atomic_add;
+
+    char name[ZE_MAX_DEVICE_NAME];
+} sdpa_device_info_t;
+
+/* Fills *out from the three property structs of one device (none may be
+ * NULL; their pNext chains are only read, for ze_float_atomic_ext_properties_t
+ * on module). A CPU device (type ZE_DEVICE_TYPE_CPU) is SDPA_DEVICE_CLASS_CPU
+ * whatever its vendor. An Intel GPU (vendor 0x8086) is classified from its
+ * PCI device id (ranges from Intel's published id lists, see device.c), and if
+ * the id is not in the list, from words in its name ("Arc(TM) A", "Data Center
+ * GPU Max", ...); any other GPU is SDPA_DEVICE_CLASS_UNKNOWN_GPU.
+ *
+ * Limits of the heuristic: ids of products released after the list was
+ * written fall back to the name, and a name that matches no rule gives
+ * UNKNOWN_GPU (generic, slower configurations, never a wrong result). The
+ * Level Zero 1.4 headers have no IP-version query, which would be exact. */
+void sdpa_device_info_from_ze(const ze_device_properties_t *props,
+                              const ze_device_compute_properties_t *compute,
+                              const ze_device_module_properties_t *module, sdpa_device_info_t *out);
+
+/* The class an Intel GPU with this PCI device id and name belongs to, by the
+ * rules above (exposed for tests). name may be NULL. */
+sdpa_device_class_t sdpa_device_class_of_intel_gpu(uint32_t device_id, const char *name);
+
+/* "cpu", "xe_lp", "xe_hpg", "xe_hpc", "xe2", "xe3", "unknown_gpu", or
+ * "invalid". */
+const char *sdpa_device_class_name(sdpa_device_class_t device_class);
+
+/* 1 if device reports sub-group size size. */
+int sdpa_device_supports_subgroup(const sdpa_device_info_t *device, uint32_t size);
+
+/* The sub-group size the attention kernels use on device, the first of a
+ * preference list the device supports, 0 if none (it cannot run them):
+ *   Xe-LP, Xe-HPG: 8, 16, 32. Their EUs are 8 lanes wide for f32, oneDNN
+ *     runs its attention kernels there at its minimum sub-group size, 8, and
+ *     the Xe-HPG rows of the tables assume it (many have 8-wide tiles).
+ *   everything else (CPU, Xe-HPC, Xe2, Xe3, unknown): 16, 8, 32. 16 is the
+ *     native width of Xe-HPC and later (and their minimum), and the CPU
+ *     tables are written for it.
+ * The SPIR-V variants exist for fixed sizes (spirv/Makefile.am), so the
+ * backend must still find the variant for the answer. */
+uint32_t sdpa_device_subgroup_size(const sdpa_device_info_t *device);
+
+#endif /* SDPA_CORE_DEVICE_H */
