@@ -1,0 +1,257 @@
+/* config_check.c - the rules a kernel configuration must follow. */
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "config_check.h"
+#include "config_env.h"
+#include "error.h"
+#include "kernel_abi.h"
+#include "kernel_abi_bwd.h"
+
+_Static_assert(SDPA_CONFIG_VALUE_MAX == 1024, "the range rule's message says 1..1024");
+
+/* The configuration under check and its name; its text is formatted only
+ * when a rule fails (choosing checks many rows that pass or are skipped). */
+typedef struct checked_config {
+    const char *source;
+    const sdpa_fwd_config_t *fwd; /* one of fwd, bwd */
+    const sdpa_bwd_config_t *bwd;
+    char text[128];
+} checked_config_t;
+
+static const char *config_text(checked_config_t *cc)
+{
+    if (cc->fwd)
+        return sdpa_fwd_config_format(cc->fwd, cc->text, sizeof(cc->text));
+    return sdpa_bwd_config_format(cc->bwd, cc->text, sizeof(cc->text));
+}
+
+/* Fails with "<source> <config> breaks the rule <rule>: <details>". */
+#define BREAKS(rule, details_format, ...)                                                          \
+    sdpa_fail(SDPA_ERROR_INVALID_CONFIG, "%s %s breaks the rule %s: " details_format, cc->source,  \
+              config_text(cc), rule, __VA_ARGS__)
+
+static const char *const fwd_names[SDPA_FWD_CONFIG_INTS] = {
+        "unroll_m_kq", "unroll_n_kq", "unroll_m_vs", "unroll_n_vs",
+        "wg_m_kq",     "wg_n_kq",     "wg_m_vs",     "wg_n_vs"};
+
+static const char *const bwd_names[SDPA_BWD_CONFIG_INTS] = {
+        "unroll_m_BcBr", "unroll_n_BcBr", "unroll_m_DBc", "unroll_n_DBc",
+        "unroll_m_DBr",  "unroll_n_DBr",  "wg_m_BcBr",    "wg_n_BcBr",
+        "wg_m_DBc",      "wg_n_DBc",      "wg_m_DBr",     "wg_n_DBr"};
+
+/* Index of the first value outside 1..SDPA_CONFIG_VALUE_MAX, or -1. */
+static int first_out_of_range(const int *values, int count)
+{
+    for (int i = 0; i < count; i++)
+        if (values[i] < 1 || values[i] > SDPA_CONFIG_VALUE_MAX)
+            return i;
+    return -1;
+}
+
+/* Checks that a work-group of n_sg sub-groups fits the device: local size
+ * {sg, n_sg, 1}. */
+static sdpa_status_t check_group_size(checked_config_t *cc, const char *rule, const char *product,
+                                      const sdpa_kernel_target_t *t, int64_t n_sg)
+{
+    const sdpa_device_info_t *dev = t->device;
+    int64_t items = (int64_t)t->subgroup_size * n_sg;
+    if (items > dev->max_group_size)
+        return BREAKS(rule, "sub-group %" PRIu32 " * %s = %" PRId64 " > %" PRIu32 " on %s",
+                      t->subgroup_size, product, items, dev->max_group_size, dev->name);
+    if (t->subgroup_size > dev->max_group_size_xyz[0] || n_sg > dev->max_group_size_xyz[1])
+        return BREAKS(rule,
+                      "local size {%" PRIu32 ", %" PRId64 ", 1} exceeds {%" PRIu32 ", %" PRIu32
+                      ", %" PRIu32 "} on %s",
+                      t->subgroup_size, n_sg, dev->max_group_size_xyz[0],
+                      dev->max_group_size_xyz[1], dev->max_group_size_xyz[2], dev->name);
+    return SDPA_SUCCESS;
+}
+
+/* Checks that an axis that runs along the lanes of a sub-group holds whole
+ * sub-groups. */
+static sdpa_status_t check_lane_axis(checked_config_t *cc, const char *name, const char *why,
+                                     int value, const sdpa_kernel_target_t *t)
+{
+    if (value % (int64_t)t->subgroup_size == 0)
+        return SDPA_SUCCESS;
+    char rule[128];
+    snprintf(rule, sizeof(rule), "%s %% sub-group size == 0 (%s)", name, why);
+    return BREAKS(rule, "%d %% %" PRIu32 " = %" PRId64, value, t->subgroup_size,
+                  value % (int64_t)t->subgroup_size);
+}
+
+/* Checks that a lane's share of a tile fits the kernel's private arrays.
+ * formula names the share, e.g. "unroll_m_kq * (unroll_n_kq / sub-group)". */
+static sdpa_status_t check_per_lane(checked_config_t *cc, const char *formula, int64_t share,
+                                    int64_t max)
+{
+    if (share <= max)
+        return SDPA_SUCCESS;
+    char rule[160];
+    snprintf(rule, sizeof(rule), "%s <= %" PRId64 " (private memory per lane)", formula, max);
+    return BREAKS(rule, "%" PRId64 " > %" PRId64, share, max);
+}
+
+sdpa_status_t sdpa_fwd_config_check(const sdpa_fwd_config_t *c, const sdpa_kernel_target_t *t,
+                                    const char *source)
+{
+    checked_config_t checked = {source, c, NULL, ""}, *cc = &checked;
+    int values[SDPA_FWD_CONFIG_INTS];
+    sdpa_fwd_config_to_ints(c, values);
+    sdpa_status_t status;
+
+    int bad = first_out_of_range(values, SDPA_FWD_CONFIG_INTS);
+    if (bad >= 0)
+        return BREAKS("every value is in 1..1024", "%s = %d", fwd_names[bad], values[bad]);
+
+    int64_t bq_kq = (int64_t)c->unroll_n_kq * c->wg_n_kq;
+    int64_t bq_vs = (int64_t)c->unroll_n_vs * c->wg_n_vs;
+    if (bq_kq != bq_vs)
+        return BREAKS("unroll_n_kq * wg_n_kq == unroll_n_vs * wg_n_vs (S and O cover the same "
+                      "queries)",
+                      "%" PRId64 " != %" PRId64, bq_kq, bq_vs);
+    if (c->unroll_n_kq % c->unroll_n_vs != 0)
+        return BREAKS("unroll_n_kq % unroll_n_vs == 0", "%d %% %d = %d", c->unroll_n_kq,
+                      c->unroll_n_vs, c->unroll_n_kq % c->unroll_n_vs);
+    int64_t bd = (int64_t)c->unroll_m_vs * c->wg_m_vs;
+    if (bd < t->head_size)
+        return BREAKS("unroll_m_vs * wg_m_vs >= head size", "%d * %d = %" PRId64 " < %" PRId64,
+                      c->unroll_m_vs, c->wg_m_vs, bd, t->head_size);
+
+    /* sdpa_fwd.cl: both grids index the same sub-groups, S has its lanes
+     * along queries and O along the head dimension. */
+    int64_t sg_kq = (int64_t)c->wg_m_kq * c->wg_n_kq;
+    int64_t sg_vs = (int64_t)c->wg_m_vs * c->wg_n_vs;
+    if (sg_kq != sg_vs)
+        return BREAKS("wg_m_kq * wg_n_kq == wg_m_vs * wg_n_vs (both grids are the work-group's "
+                      "sub-groups)",
+                      "%" PRId64 " != %" PRId64, sg_kq, sg_vs);
+    status = check_lane_axis(cc, "unroll_n_kq", "lanes run along the queries of S", c->unroll_n_kq,
+                             t);
+    if (status != SDPA_SUCCESS)
+        return status;
+    status = check_lane_axis(cc, "unroll_m_vs", "lanes run along the head dimension of O",
+                             c->unroll_m_vs, t);
+    if (status != SDPA_SUCCESS)
+        return status;
+    int64_t q_vectors = c->unroll_n_kq / (int64_t)t->subgroup_size;
+    int64_t d_vectors = c->unroll_m_vs / (int64_t)t->subgroup_size;
+    status = check_per_lane(cc, "unroll_m_kq * (unroll_n_kq / sub-group)",
+                            c->unroll_m_kq * q_vectors, SDPA_FWD_MAX_S_PER_LANE(t->d_max));
+    if (status != SDPA_SUCCESS)
+        return status;
+    status = check_per_lane(cc, "unroll_n_vs * (unroll_m_vs / sub-group)",
+                            c->unroll_n_vs * d_vectors, SDPA_FWD_MAX_O_PER_LANE(t->d_max));
+    if (status != SDPA_SUCCESS)
+        return status;
+    status = check_per_lane(cc, "unroll_n_kq / sub-group", q_vectors,
+                            SDPA_FWD_MAX_Q_PER_LANE(t->d_max));
+    if (status != SDPA_SUCCESS)
+        return status;
+
+    if (!t->device)
+        return SDPA_SUCCESS;
+    status = check_group_size(cc, "sub-group * wg_m_kq * wg_n_kq <= work-group limit",
+                              "wg_m_kq * wg_n_kq", t, sg_kq);
+    if (status != SDPA_SUCCESS)
+        return status;
+    int64_t bk = (int64_t)c->unroll_m_kq * c->wg_m_kq;
+    int64_t slm = SDPA_FWD_SLM_BYTES((int64_t)t->d_max, bq_kq, bk, (int64_t)c->wg_m_kq);
+    if (slm > (int64_t)t->device->slm_bytes)
+        return BREAKS("local memory <= the device's",
+                      "SDPA_FWD_SLM_BYTES(d_max %d, BQ %" PRId64 ", BK %" PRId64
+                      ", wg_m_kq %d) = %" PRId64 " > %" PRIu64 " bytes on %s",
+                      t->d_max, bq_kq, bk, c->wg_m_kq, slm, t->device->slm_bytes, t->device->name);
+    return SDPA_SUCCESS;
+}
+
+sdpa_status_t sdpa_bwd_config_check(const sdpa_bwd_config_t *c, const sdpa_kernel_target_t *t,
+                                    const char *source)
+{
+    checked_config_t checked = {source, NULL, c, ""}, *cc = &checked;
+    int values[SDPA_BWD_CONFIG_INTS];
+    sdpa_bwd_config_to_ints(c, values);
+    sdpa_status_t status;
+
+    int bad = first_out_of_range(values, SDPA_BWD_CONFIG_INTS);
+    if (bad >= 0)
+        return BREAKS("every value is in 1..1024", "%s = %d", bwd_names[bad], values[bad]);
+
+    int64_t sg_bcbr = (int64_t)c->wg_m_bcbr * c->wg_n_bcbr;
+    int64_t sg_dbc = (int64_t)c->wg_m_dbc * c->wg_n_dbc;
+    int64_t sg_dbr = (int64_t)c->wg_m_dbr * c->wg_n_dbr;
+
+    int64_t bc = (int64_t)c->unroll_m_bcbr * c->wg_m_bcbr;
+    int64_t bc_dbc = (int64_t)c->unroll_n_dbc * c->wg_n_dbc;
+    if (bc != bc_dbc)
+        return BREAKS("unroll_m_BcBr * wg_m_BcBr == unroll_n_DBc * wg_n_DBc (S and dK/dV cover "
+                      "the same keys)",
+                      "%" PRId64 " != %" PRId64, bc, bc_dbc);
+    if (sg_dbc > sg_bcbr)
+        return BREAKS("wg_m_DBc * wg_n_DBc <= wg_m_BcBr * wg_n_BcBr",
+                      "%" PRId64 " > %" PRId64 " sub-groups", sg_dbc, sg_bcbr);
+    int64_t d_dbc = (int64_t)c->unroll_m_dbc * c->wg_m_dbc;
+    if (d_dbc < t->head_size)
+        return BREAKS("unroll_m_DBc * wg_m_DBc >= head size", "%d * %d = %" PRId64 " < %" PRId64,
+                      c->unroll_m_dbc, c->wg_m_dbc, d_dbc, t->head_size);
+    int64_t br = (int64_t)c->unroll_n_bcbr * c->wg_n_bcbr;
+    int64_t br_dbr = (int64_t)c->unroll_n_dbr * c->wg_n_dbr;
+    if (br != br_dbr)
+        return BREAKS("unroll_n_BcBr * wg_n_BcBr == unroll_n_DBr * wg_n_DBr (S and dQ cover the "
+                      "same queries)",
+                      "%" PRId64 " != %" PRId64, br, br_dbr);
+    if (sg_dbr > sg_bcbr)
+        return BREAKS("wg_m_DBr * wg_n_DBr <= wg_m_BcBr * wg_n_BcBr",
+                      "%" PRId64 " > %" PRId64 " sub-groups", sg_dbr, sg_bcbr);
+    int64_t d_dbr = (int64_t)c->unroll_m_dbr * c->wg_m_dbr;
+    if (d_dbr < t->head_size)
+        return BREAKS("unroll_m_DBr * wg_m_DBr >= head size", "%d * %d = %" PRId64 " < %" PRId64,
+                      c->unroll_m_dbr, c->wg_m_dbr, d_dbr, t->head_size);
+
+    /* kernel_abi_bwd.h: lanes run along keys in S and dK/dV, along queries
+     * in dQ; private arrays per lane. */
+    status = check_lane_axis(cc, "unroll_m_BcBr", "lanes run along the keys of S", c->unroll_m_bcbr,
+                             t);
+    if (status != SDPA_SUCCESS)
+        return status;
+    status = check_lane_axis(cc, "unroll_n_DBc", "lanes run along the keys of dK/dV",
+                             c->unroll_n_dbc, t);
+    if (status != SDPA_SUCCESS)
+        return status;
+    status = check_lane_axis(cc, "unroll_n_DBr", "lanes run along the queries of dQ",
+                             c->unroll_n_dbr, t);
+    if (status != SDPA_SUCCESS)
+        return status;
+    int64_t sg = t->subgroup_size;
+    status = check_per_lane(cc, "unroll_m_BcBr * unroll_n_BcBr / sub-group",
+                            (int64_t)c->unroll_m_bcbr * c->unroll_n_bcbr / sg,
+                            SDPA_BWD_MAX_S_PER_LANE(t->d_max));
+    if (status != SDPA_SUCCESS)
+        return status;
+    status = check_per_lane(cc, "unroll_m_DBc * unroll_n_DBc / sub-group",
+                            (int64_t)c->unroll_m_dbc * c->unroll_n_dbc / sg,
+                            SDPA_BWD_MAX_DKV_PER_LANE(t->d_max));
+    if (status != SDPA_SUCCESS)
+        return status;
+    status = check_per_lane(cc, "unroll_m_DBr * unroll_n_DBr / sub-group",
+                            (int64_t)c->unroll_m_dbr * c->unroll_n_dbr / sg,
+                            SDPA_BWD_MAX_DQ_PER_LANE(t->d_max));
+    if (status != SDPA_SUCCESS)
+        return status;
+
+    if (!t->device)
+        return SDPA_SUCCESS;
+    /* The rules above make BcBr the largest sub-group grid of the pass. */
+    status = check_group_size(cc, "sub-group * wg_m_BcBr * wg_n_BcBr <= work-group limit",
+                              "wg_m_BcBr * wg_n_BcBr", t, sg_bcbr);
+    if (status != SDPA_SUCCESS)
+        return status;
+    int64_t slm = SDPA_BWD_SLM_BYTES((int64_t)t->d_max, bc, br);
+    if (slm > (int64_t)t->device->slm_bytes)
+        return BREAKS("local memory <= the device's",
+                      "SDPA_BWD_SLM_BYTES(d_max %d, Bc %" PRId64 ", Br %" PRId64 ") = %" PRId64
+                      " > %" PRIu64 " bytes on %s",
+                      t->d_max, bc, br, slm, t->device->slm_bytes, t->device->name);
+    return SDPA_SUCCESS;
+}

@@ -1,0 +1,138 @@
+/* config_choose.c - override, table, fallback: the configuration to run. */
+#include <stdio.h>
+#include <string.h>
+
+#include "config_choose.h"
+#include "config_env.h"
+#include "error.h"
+
+int sdpa_head_size_bucket(int64_t head_size)
+{
+    static const int buckets[] = {32, 64, 128, 256, 512};
+    if (head_size < 1)
+        return 0;
+    for (size_t i = 0; i < sizeof(buckets) / sizeof(buckets[0]); i++)
+        if (head_size <= buckets[i])
+            return buckets[i];
+    return 0;
+}
+
+/* Describes a table row as the source of a configuration. */
+static void describe_row(const sdpa_config_criteria_t *criteria, int is_fallback, char *buf,
+                         size_t size)
+{
+    char what[80];
+    if (is_fallback)
+        snprintf(what, sizeof(what), "h%d", criteria->head_size);
+    else
+        sdpa_config_criteria_format(criteria, what, sizeof(what));
+    snprintf(buf, size, "%s: %s", is_fallback ? "fallback" : "table", what);
+}
+
+/* The last check's failure, reported as the device's inability. */
+static sdpa_status_t as_unsupported(sdpa_status_t status)
+{
+    if (status != SDPA_ERROR_INVALID_CONFIG)
+        return status;
+    char message[1024];
+    snprintf(message, sizeof(message), "%s", sdpa_error_message());
+    return sdpa_fail(SDPA_ERROR_UNSUPPORTED, "%s", message);
+}
+
+static void set_source(sdpa_config_source_t *source, const char *text, int from_env,
+                       int skipped_rows)
+{
+    if (!source)
+        return;
+    snprintf(source->text, sizeof(source->text), "%s", text);
+    source->from_env = from_env;
+    source->skipped_rows = skipped_rows;
+}
+
+sdpa_status_t sdpa_fwd_config_choose(const sdpa_config_query_t *query, int quantized,
+                                     const sdpa_kernel_target_t *target, sdpa_fwd_config_t *out,
+                                     sdpa_config_source_t *source)
+{
+    sdpa_fwd_config_t config;
+    int found;
+    const char *var;
+    sdpa_status_t status = sdpa_fwd_config_from_env(quantized, &config, &found, &var);
+    if (status != SDPA_SUCCESS)
+        return status;
+    if (found) {
+        status = sdpa_fwd_config_check(&config, target, var);
+        if (status != SDPA_SUCCESS)
+            return status;
+        *out = config;
+        set_source(source, var, 1, 0);
+        return SDPA_SUCCESS;
+    }
+
+    const sdpa_fwd_config_row_t *rows[SDPA_CONFIG_MAX_CANDIDATES];
+    size_t n = sdpa_fwd_config_candidates(query, rows, SDPA_CONFIG_MAX_CANDIDATES);
+    if (n > SDPA_CONFIG_MAX_CANDIDATES)
+        n = SDPA_CONFIG_MAX_CANDIDATES;
+    status = sdpa_fail(SDPA_ERROR_UNSUPPORTED, "head size %lld: no configuration serves it",
+                       (long long)query->head_size);
+    for (size_t i = 0; i < n; i++) {
+        int is_fallback = 0;
+        for (size_t j = 0; j < sdpa_fwd_config_fallbacks_size; j++)
+            is_fallback |= rows[i] == &sdpa_fwd_config_fallbacks[j];
+        /* Only the fallback's failure is reported; name the others cheaply. */
+        char what[96] = "table row";
+        if (is_fallback)
+            describe_row(&rows[i]->criteria, is_fallback, what, sizeof(what));
+        status = sdpa_fwd_config_check(&rows[i]->config, target, what);
+        if (status == SDPA_SUCCESS) {
+            describe_row(&rows[i]->criteria, is_fallback, what, sizeof(what));
+            *out = rows[i]->config;
+            set_source(source, what, 0, (int)i);
+            return SDPA_SUCCESS;
+        }
+    }
+    /* Not even the fallback fits: the device, not the problem, is at fault. */
+    return as_unsupported(status);
+}
+
+sdpa_status_t sdpa_bwd_config_choose(const sdpa_config_query_t *query,
+                                     const sdpa_kernel_target_t *target, sdpa_bwd_config_t *out,
+                                     sdpa_config_source_t *source)
+{
+    sdpa_bwd_config_t config;
+    int found;
+    sdpa_status_t status = sdpa_bwd_config_from_env(&config, &found);
+    if (status != SDPA_SUCCESS)
+        return status;
+    if (found) {
+        status = sdpa_bwd_config_check(&config, target, "BWD_SDPA_CONFIG");
+        if (status != SDPA_SUCCESS)
+            return status;
+        *out = config;
+        set_source(source, "BWD_SDPA_CONFIG", 1, 0);
+        return SDPA_SUCCESS;
+    }
+
+    const sdpa_bwd_config_row_t *rows[SDPA_CONFIG_MAX_CANDIDATES];
+    size_t n = sdpa_bwd_config_candidates(query, rows, SDPA_CONFIG_MAX_CANDIDATES);
+    if (n > SDPA_CONFIG_MAX_CANDIDATES)
+        n = SDPA_CONFIG_MAX_CANDIDATES;
+    status = sdpa_fail(SDPA_ERROR_UNSUPPORTED, "head size %lld: no configuration serves it",
+                       (long long)query->head_size);
+    for (size_t i = 0; i < n; i++) {
+        int is_fallback = 0;
+        for (size_t j = 0; j < sdpa_bwd_config_fallbacks_size; j++)
+            is_fallback |= rows[i] == &sdpa_bwd_config_fallbacks[j];
+        /* Only the fallback's failure is reported; name the others cheaply. */
+        char what[96] = "table row";
+        if (is_fallback)
+            describe_row(&rows[i]->criteria, is_fallback, what, sizeof(what));
+        status = sdpa_bwd_config_check(&rows[i]->config, target, what);
+        if (status == SDPA_SUCCESS) {
+            describe_row(&rows[i]->criteria, is_fallback, what, sizeof(what));
+            *out = rows[i]->config;
+            set_source(source, what, 0, (int)i);
+            return SDPA_SUCCESS;
+        }
+    }
+    return as_unsupported(status);
+}
