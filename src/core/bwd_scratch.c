@@ -1,0 +1,123 @@
+/* bwd_scratch.c - scratch regions and zero fills of a backward execution. */
+#include <string.h>
+
+#include "bwd_scratch.h"
+#include "error.h"
+#include "kernel_abi_bwd.h"
+#include "tensor_layout.h"
+
+_Static_assert(SDPA_BWD_STRIDES_COUNT == SDPA_BWD_STRIDE_COUNT,
+               "the strides region must hold kernel_abi_bwd.h's strides buffer");
+
+sdpa_bwd_mode_t sdpa_bwd_mode_of(const sdpa_problem_desc_t *problem)
+{
+    return problem->deterministic ? SDPA_BWD_MODE_DETERMINISTIC : SDPA_BWD_MODE_ATOMIC;
+}
+
+/* a * b, or UINT64_MAX if that overflows. */
+static uint64_t mul_sat(uint64_t a, uint64_t b)
+{
+    uint64_t r;
+    return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
+/* Appends a region of count elements of element_size bytes at the next
+ * aligned offset; returns 0 on size_t overflow. */
+static int append_region(size_t *end, sdpa_scratch_region_t *region, uint64_t count,
+                         size_t element_size)
+{
+    size_t bytes, offset;
+    if (count > SIZE_MAX || __builtin_mul_overflow((size_t)count, element_size, &bytes) ||
+        __builtin_add_overflow(*end, (size_t)SDPA_BWD_SCRATCH_ALIGNMENT - 1, &offset))
+        return 0;
+    offset -= offset % SDPA_BWD_SCRATCH_ALIGNMENT;
+    if (__builtin_add_overflow(offset, bytes, end))
+        return 0;
+    *region = (sdpa_scratch_region_t){offset, bytes};
+    return 1;
+}
+
+/* An f32 output the kernel may add into directly: no conversion, and a
+ * fill of its elements clears exactly it. */
+static int f32_dense(const sdpa_tensor_desc_t *t)
+{
+    return t->dtype == SDPA_DTYPE_F32 && sdpa_tensor_is_dense(t);
+}
+
+static void add_fill(sdpa_bwd_scratch_t *s, sdpa_bwd_buffer_t buffer, size_t offset, size_t bytes)
+{
+    s->fills[s->num_fills++] = (sdpa_zero_fill_t){buffer, offset, bytes};
+}
+
+sdpa_status_t sdpa_bwd_scratch_plan(const sdpa_problem_desc_t *problem, const sdpa_shape_t *shape,
+                                    sdpa_bwd_mode_t mode, sdpa_bwd_scratch_t *out)
+{
+    if (problem->prop_kind != SDPA_BACKWARD)
+        return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
+                         "prop_kind = %d: only BACKWARD problems have a backward scratch",
+                         (int)problem->prop_kind);
+
+    sdpa_bwd_scratch_t s;
+    memset(&s, 0, sizeof(s));
+    s.mode = mode;
+
+    uint64_t d = (uint64_t)shape->head_size, k_len = (uint64_t)shape->k_len;
+    uint64_t q_rows = mul_sat(mul_sat((uint64_t)shape->batch, (uint64_t)shape->q_heads),
+                              (uint64_t)shape->q_len);
+    uint64_t q_elems = mul_sat(q_rows, d);
+    uint64_t kv_elems =
+            mul_sat(mul_sat(mul_sat((uint64_t)shape->batch, (uint64_t)shape->kv_heads), k_len), d);
+    uint64_t partial_elems =
+            mul_sat(mul_sat(mul_sat((uint64_t)shape->batch, (uint64_t)shape->q_heads), k_len), d);
+    int gqa = shape->kv_group_size > 1;
+    size_t end = 0;
+    int ok = 1;
+
+    if (mode == SDPA_BWD_MODE_ATOMIC) {
+        s.dq_f32_scratch = !f32_dense(&problem->diff_q);
+        s.dkv_atomic = gqa;
+        s.dkv_f32_scratch = gqa && !(f32_dense(&problem->diff_k) && f32_dense(&problem->diff_v));
+        if (s.dq_f32_scratch)
+            ok &= append_region(&end, &s.dq, q_elems, sizeof(float));
+        if (s.dkv_f32_scratch) {
+            ok &= append_region(&end, &s.dk, kv_elems, sizeof(float));
+            ok &= append_region(&end, &s.dv, kv_elems, sizeof(float));
+        }
+    } else {
+        s.dkv_partials = gqa;
+        s.dkv_f32_scratch = gqa;
+        if (gqa) {
+            ok &= append_region(&end, &s.dk, partial_elems, sizeof(float));
+            ok &= append_region(&end, &s.dv, partial_elems, sizeof(float));
+        }
+    }
+    ok &= append_region(&end, &s.d_i, q_rows, sizeof(float));
+    ok &= append_region(&end, &s.strides, SDPA_BWD_STRIDES_COUNT, sizeof(int64_t));
+    /* Fills of the caller's buffers cover their elements as f32. */
+    ok &= q_elems <= SIZE_MAX / sizeof(float) && kv_elems <= SIZE_MAX / sizeof(float);
+    if (!ok)
+        return sdpa_fail(SDPA_ERROR_UNSUPPORTED,
+                         "backward scratch for B = %lld, Hq = %lld, Sq = %lld, Sk = %lld, D = "
+                         "%lld would exceed the address space",
+                         (long long)shape->batch, (long long)shape->q_heads,
+                         (long long)shape->q_len, (long long)shape->k_len,
+                         (long long)shape->head_size);
+    s.total_bytes = end;
+
+    /* Atomic sums start from zero. */
+    if (mode == SDPA_BWD_MODE_ATOMIC) {
+        if (s.dq_f32_scratch)
+            add_fill(&s, SDPA_BWD_BUFFER_SCRATCH, s.dq.offset, s.dq.bytes);
+        else
+            add_fill(&s, SDPA_BWD_BUFFER_DIFF_Q, 0, (size_t)q_elems * sizeof(float));
+        if (s.dkv_atomic && s.dkv_f32_scratch) {
+            add_fill(&s, SDPA_BWD_BUFFER_SCRATCH, s.dk.offset, s.dk.bytes);
+            add_fill(&s, SDPA_BWD_BUFFER_SCRATCH, s.dv.offset, s.dv.bytes);
+        } else if (s.dkv_atomic) {
+            add_fill(&s, SDPA_BWD_BUFFER_DIFF_K, 0, (size_t)kv_elems * sizeof(float));
+            add_fill(&s, SDPA_BWD_BUFFER_DIFF_V, 0, (size_t)kv_elems * sizeof(float));
+        }
+    }
+    *out = s;
+    return SDPA_SUCCESS;
+}

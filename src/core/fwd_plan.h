@@ -1,0 +1,93 @@
+/*
+ * fwd_plan.h - everything about a forward launch that is fixed when the
+ * primitive is created: SPIR-V variant, configuration, specialization
+ * constants, geometry and the scalar kernel arguments that depend only on
+ * the problem.
+ *
+ * The ze backend builds (or finds) the module from variant + constants +
+ * build_flags, sets the arguments listed here once per execution (they are
+ * stateful per kernel), adds the pointers and the scale/dropout values of
+ * the execution, and launches group_count groups of local_size.
+ */
+#ifndef SDPA_CORE_FWD_PLAN_H
+#define SDPA_CORE_FWD_PLAN_H
+
+#include <stdint.h>
+
+#include "kernel_config.h"
+#include "config_choose.h"
+#include "device.h"
+#include "kernel_abi.h"
+#include "problem.h"
+#include "sdpa.h"
+#include "spec_values.h"
+
+/* Stride arguments SDPA_FWD_ARG_K_S0 .. SDPA_FWD_ARG_MSK_S3. */
+#define SDPA_FWD_STRIDE_ARGS (SDPA_FWD_ARG_MSK_S3 - SDPA_FWD_ARG_K_S0 + 1)
+
+/* Our kernels multiply with FMA (no systolic-array path), so configuration
+ * queries carry SDPA_CONFIG_FMA. */
+#define SDPA_KERNELS_USE_FMA 1
+
+/* Build flag for buffers of 4 GiB or more (stateless addressing). */
+#define SDPA_ZE_FLAG_LARGE_BUFFERS "-ze-opt-greater-than-4GB-buffer-required"
+
+typedef struct sdpa_fwd_plan {
+    /* The SPIR-V variant: sdpa_spirv_find(SDPA_FWD_SOURCE, d_max, subgroup_size). */
+    int d_max;
+    uint32_t subgroup_size;
+    sdpa_fwd_config_t config;
+    /* Every forward constant of spec_constants.def. Call
+     * sdpa_spec_values_ze(&plan->constants) for ze_module_constants_t after
+     * the plan has reached its final address. */
+    sdpa_spec_values_t constants;
+    /* zeModuleCreate build flags: "" or SDPA_ZE_FLAG_LARGE_BUFFERS. Static
+     * storage. */
+    const char *build_flags;
+
+    /* zeKernelSetGroupSize and the ze_group_count_t of the launch. */
+    uint32_t local_size[3];
+    uint32_t group_count[3];
+    /* Size of the SDPA_FWD_ARG_SLM argument (zeKernelSetArgumentValue with a
+     * NULL value). */
+    uint32_t slm_bytes;
+
+    /* SDPA_FWD_ARG_D, _SK, _SQ, _REMAINDER_K (int). */
+    int32_t head_size, k_len, q_len, remainder_k;
+    /* SDPA_FWD_ARG_K_S0 + i for i < SDPA_FWD_STRIDE_ARGS (long): K, Q, V,
+     * O and mask strides in elements; the mask's are 0 on broadcast dims and
+     * all 0 without a mask buffer. */
+    int64_t strides[SDPA_FWD_STRIDE_ARGS];
+
+    /* Byte alignment the constants assume of the q, k, v and dst base
+     * pointers (Q_ALIGN, ...): the backend must refuse an execution whose
+     * pointers are less aligned. */
+    uint32_t q_align, k_align, v_align, dst_align;
+
+    /* SDPA_QUERY_CONFIG_STRING, e.g.
+     * "fwd d128 sg16 cfg=16,16,32,16,4,2,4,2 (table: cpu h128 fma f32)". */
+    char config_string[192];
+    sdpa_config_source_t source;
+} sdpa_fwd_plan_t;
+
+/* The table query for a forward problem on device: head size, Sk, and the
+ * props THIN_Q (at most 16 queries, where Sq == 1 counts the KV_GROUP_SIZE
+ * query heads one work-group serves), QUANTIZED, INTEGRATED, FMA, F32 (Q is
+ * f32) and F16_ACC. */
+void sdpa_fwd_config_query_for(const sdpa_problem_desc_t *problem, const sdpa_shape_t *shape,
+                               const sdpa_device_info_t *device, sdpa_config_query_t *out);
+
+/* Plans the forward pass of problem (the output of sdpa_problem_check, with
+ * its shape; prop_kind FORWARD_INFERENCE or FORWARD_TRAINING) on device.
+ * Chooses the variant (the smallest head-size bucket >= D and
+ * sdpa_device_subgroup_size), the configuration (sdpa_fwd_config_choose),
+ * derives the constants and launch values. Returns SDPA_SUCCESS,
+ * SDPA_ERROR_INVALID_CONFIG (a bad override), SDPA_ERROR_UNSUPPORTED (the
+ * device cannot serve the problem: no usable sub-group size, f16
+ * accumulation without fp16, too many work-groups) or
+ * SDPA_ERROR_INVALID_ARGUMENT (a backward problem). *out is fully written on
+ * success. */
+sdpa_status_t sdpa_fwd_plan_make(const sdpa_problem_desc_t *problem, const sdpa_shape_t *shape,
+                                 const sdpa_device_info_t *device, sdpa_fwd_plan_t *out);
+
+#endif /* SDPA_CORE_FWD_PLAN_H */

@@ -1,0 +1,87 @@
+/* tensor_layout.c - alignment, density and extent of strided tensors. */
+#include "tensor_layout.h"
+#include "problem.h"
+
+/* The axis whose elements are adjacent in memory (a row), or -1. */
+static int contiguous_axis(const sdpa_tensor_desc_t *t)
+{
+    if (t->dims[3] > 1 && t->strides[3] == 1)
+        return 3;
+    if (t->dims[2] > 1 && t->strides[2] == 1)
+        return 2;
+    return -1;
+}
+
+int sdpa_tensor_row_alignment(const sdpa_tensor_desc_t *t)
+{
+    int bits = sdpa_dtype_bits(t->dtype);
+    int inner = contiguous_axis(t);
+    int alignment = SDPA_MAX_ROW_ALIGNMENT;
+    for (int axis = 0; axis < 4; axis++) {
+        if (axis == inner || t->dims[axis] <= 1)
+            continue;
+        int64_t stride_bits;
+        if (__builtin_mul_overflow(t->strides[axis], (int64_t)bits, &stride_bits) ||
+            stride_bits % 8 != 0)
+            return 1;
+        int64_t bytes = stride_bits / 8;
+        if (bytes == 0)
+            continue; /* a broadcast axis starts every row at the same place */
+        while (bytes % alignment != 0)
+            alignment /= 2;
+    }
+    return alignment;
+}
+
+int64_t sdpa_tensor_elements(const sdpa_tensor_desc_t *t)
+{
+    int64_t n = 1;
+    for (int axis = 0; axis < 4; axis++)
+        n *= t->dims[axis];
+    return n;
+}
+
+int sdpa_tensor_is_dense(const sdpa_tensor_desc_t *t)
+{
+    /* Axes of size > 1 sorted by stride must each step over exactly the
+     * elements of the axes inside it. */
+    int order[4], n = 0;
+    for (int axis = 0; axis < 4; axis++)
+        if (t->dims[axis] > 1)
+            order[n++] = axis;
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && t->strides[order[j]] < t->strides[order[j - 1]]; j--) {
+            int swap = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = swap;
+        }
+    int64_t expected = 1;
+    for (int i = 0; i < n; i++) {
+        if (t->strides[order[i]] != expected)
+            return 0;
+        expected *= t->dims[order[i]];
+    }
+    return 1;
+}
+
+uint64_t sdpa_tensor_span_bytes(const sdpa_tensor_desc_t *t)
+{
+    int bits = sdpa_dtype_bits(t->dtype);
+    if (bits == 0)
+        return 0;
+    uint64_t last = 0; /* offset of the last element, in elements */
+    for (int axis = 0; axis < 4; axis++) {
+        if (t->dims[axis] <= 0 || t->strides[axis] < 0)
+            return 0;
+        uint64_t step;
+        if (__builtin_mul_overflow((uint64_t)(t->dims[axis] - 1), (uint64_t)t->strides[axis],
+                                   &step) ||
+            __builtin_add_overflow(last, step, &last))
+            return UINT64_MAX;
+    }
+    uint64_t span_bits;
+    if (last == UINT64_MAX || __builtin_mul_overflow(last + 1, (uint64_t)bits, &span_bits) ||
+        span_bits > UINT64_MAX - 7)
+        return UINT64_MAX;
+    return (span_bits + 7) / 8;
+}
