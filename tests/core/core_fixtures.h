@@ -1,0 +1,40 @@
+/*
+ * core_fixtures.h - devices and problems for the core's unit tests, built by
+ * hand (no device, no sdpa_problem_check).
+ */
+#ifndef SDPA_TESTS_CORE_FIXTURES_H
+#define SDPA_TESTS_CORE_FIXTURES_H
+
+#include <stdint.h>
+
+#include "device.h"
+#include "problem.h"
+#include "sdpa.h"
+
+/* Our CPU driver as measured (sub-groups 4..64, 8192 work-items, 256 KiB
+ * local memory, fp16). */
+void fixture_cpu_device(sdpa_device_info_t *out);
+
+/* A plausible GPU of class c: Xe-LP 512 work-items and 64 KiB local memory,
+ * Xe-HPG 1024 / 64 KiB, Xe-HPC, Xe2 and Xe3 1024 / 128 KiB, an unknown GPU
+ * 512 / 64 KiB; sub-groups 8, 16, 32 (16, 32 from Xe-HPC on). */
+void fixture_gpu_device(sdpa_device_class_t c, sdpa_device_info_t *out);
+
+/* A dense [d0, d1, d2, d3] tensor of dtype. */
+sdpa_tensor_desc_t fixture_tensor(sdpa_dtype_t dtype, int64_t d0, int64_t d1, int64_t d2,
+                                  int64_t d3);
+
+/* A forward inference problem with dense Q/K/V/O of dtype, no mask, host
+ * scale, and its shape, as sdpa_problem_check would return them. */
+void fixture_problem(sdpa_dtype_t dtype, int64_t batch, int64_t q_heads, int64_t kv_heads,
+                     int64_t q_len, int64_t k_len, int64_t head_size, sdpa_problem_desc_t *problem,
+                     sdpa_shape_t *shape);
+
+/* Turns a forward fixture into a backward problem: dense gradients of
+ * dtype (same shapes as q, k, v, dst). */
+void fixture_make_backward(sdpa_problem_desc_t *problem, sdpa_dtype_t grad_dtype);
+
+/* Sets or clears an environment variable (NULL clears). */
+void fixture_setenv(const char *name, const char *value);
+
+#endif /* SDPA_TESTS_CORE_FIXTURES_H */

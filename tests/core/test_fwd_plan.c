@@ -1,0 +1,578 @@
+/* test_fwd_plan.c - variant, configuration, specialization constants and
+ * launch geometry of forward problems. */
+#include <check.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core_fixtures.h"
+#include "error.h"
+#include "fwd_plan.h"
+
+static sdpa_device_info_t cpu;
+
+static void setup(void)
+{
+    fixture_cpu_device(&cpu);
+    fixture_setenv("SDPA_CONFIG", NULL);
+    fixture_setenv("QUANTIZED_SDPA_CONFIG", NULL);
+}
+
+static int get_int(const sdpa_fwd_plan_t *plan, sdpa_spec_id_t id)
+{
+    return sdpa_spec_values_get_int(&plan->constants, id);
+}
+
+static int get_bool(const sdpa_fwd_plan_t *plan, sdpa_spec_id_t id)
+{
+    return sdpa_spec_values_get_bool(&plan->constants, id);
+}
+
+static void plan_ok(const sdpa_problem_desc_t *p, const sdpa_shape_t *s,
+                    const sdpa_device_info_t *dev, sdpa_fwd_plan_t *plan)
+{
+    sdpa_status_t status = sdpa_fwd_plan_make(p, s, dev, plan);
+    ck_assert_msg(status == SDPA_SUCCESS, "%s: %s", sdpa_status_string(status),
+                  sdpa_error_message());
+}
+
+/* Backward-only constants; every other attention constant is forward's. */
+static int is_backward_only(uint32_t id)
+{
+    return id == SDPA_SC_BLOCK_K || id == SDPA_SC_BLOCK_DK || id == SDPA_SC_BLOCK_DV ||
+           (id >= SDPA_SC_UNROLL_M_BCBR && id <= SDPA_SC_WG_N_DBR) ||
+           (id >= SDPA_SC_WITH_DS && id <= SDPA_SC_DETERMINISTIC);
+}
+
+START_TEST(basic_f16_problem)
+{
+    sdpa_problem_desc_t p;
+    sdpa_shape_t s;
+    fixture_problem(SDPA_DTYPE_F16, 2, 8, 8, 100, 300, 64, &p, &s);
+    sdpa_fwd_plan_t plan;
+    plan_ok(&p, &s, &cpu, &plan);
+
+    ck_assert_int_eq(plan.d_max, 64);
+    ck_assert_uint_eq(plan.subgroup_size, 16);
+    ck_assert_str_eq(plan.config_string,
+                     "fwd d64 sg16 cfg=16,16,16,16,4,2,4,2 (table: cpu h64 fma)");
+    ck_assert_str_eq(plan.build_flags, "");
+    /* BQ = 32, BK = 64. */
+    ck_assert_uint_eq(plan.local_size[0], 16);
+    ck_assert_uint_eq(plan.local_size[1], 8);
+    ck_assert_uint_eq(plan.local_size[2], 1);
+    ck_assert_uint_eq(plan.group_count[0], 4); /* ceil(100 / 32) */
+    ck_assert_uint_eq(plan.group_count[1], 8);
+    ck_assert_uint_eq(plan.group_count[2], 2);
+    ck_assert_uint_eq(plan.slm_bytes, SDPA_FWD_SLM_BYTES(64, 32, 64, 4));
+    ck_assert_int_eq(plan.head_size, 64);
+    ck_assert_int_eq(plan.k_len, 300);
+    ck_assert_int_eq(plan.q_len, 100);
+    ck_assert_int_eq(plan.remainder_k, 1); /* 300 % 64 */
+
+    /* Strides: K, Q, V, O, then the (absent) mask. */
+    static const int64_t expected[SDPA_FWD_STRIDE_ARGS] = {8 * 300 * 64,
+                                                           300 * 64,
+                                                           64,
+                                                           1,
+                                                           8 * 100 * 64,
+                                                           100 * 64,
+                                                           64,
+                                                           1,
+                                                           8 * 300 * 64,
+                                                           300 * 64,
+                                                           64,
+                                                           1,
+                                                           8 * 100 * 64,
+                                                           100 * 64,
+                                                           64,
+                                                           1,
+                                                           0,
+                                                           0,
+                                                           0,
+                                                           0};
+    ck_assert_mem_eq(plan.strides, expected, sizeof(expected));
+
+    /* Every forward constant is set, no backward one. */
+    for (size_t i = 0; i < sdpa_spec_constant_count; i++) {
+        uint32_t id = sdpa_spec_constant_table[i].id;
+        if (id < SDPA_SPEC_FIRST_ATTENTION_ID)
+            continue;
+        int set = sdpa_spec_values_find(&plan.constants, (sdpa_spec_id_t)id) != NULL;
+        ck_assert_msg(set == !is_backward_only(id), "%s: set = %d",
+                      sdpa_spec_constant_table[i].name, set);
+    }
+
+    ck_assert_int_eq(get_int(&plan, SDPA_SC_QRY_DT), SDPA_DTYPE_F16);
+    ck_assert_int_eq(get_int(&plan, SDPA_SC_KEY_DT), SDPA_DTYPE_F16);
+    ck_assert_int_eq(get_int(&plan, SDPA_SC_VAL_DT), SDPA_DTYPE_F16);
+    ck_assert_int_eq(get_int(&plan, SDPA_SC_DST_DT), SDPA_DTYPE_F16);
+    ck_assert_int_eq(get_int(&plan, SDPA_SC_MSK_DT), SDPA_DTYPE_UNDEF);
+    ck_assert_int_eq(get_int(&plan, SDPA_SC_SCALE_DT), SDPA_DTYPE_F32);
+    ck_assert_int_eq(get_int(&plan, SDPA_SC_KEY_SCALES_DT), 0);
+    ck_assert_int_eq(get_int(&plan, SDPA_SC_KV_GROUP_SIZE), 1);
+    ck_assert(!get_bool(&plan, SDPA_SC_TRANSPOSE_K));
+    ck_assert(get_bool(&plan, SDPA_SC_D_FULL));
+    ck_assert_int_eq(get_int(&plan, SDPA_SC_Q_ALIGN), 128);
+    ck_assert_int_eq(get_int(&plan, SDPA_SC_K_ALIGN), 128);
+    ck_assert_int_eq(get_int(&plan, SDPA_SC_V_ALIGN), 128);
+    ck_assert_int_eq(get_int(&plan, SDPA_SC_A_ALIGN), 128);
+    ck_assert_uint_eq(plan.q_align, 128);
+    ck_assert(!get_bool(&plan, SDPA_SC_Q1_GQA_BATCH));
+    ck_assert(get_bool(&plan, SDPA_SC_WITH_ATTN_SCALE));
+    ck_assert(get_bool(&plan, SDPA_SC_WITH_HOST_SCALE));
+    ck_assert(!get_bool(&plan, SDPA_SC_INVERT_SCALE));
+    ck_assert_int_eq(get_int(&plan, SDPA_SC_MASK_KIND), SDPA_MASK_NONE);
+    ck_assert(!get_bool(&plan, SDPA_SC_BROADCAST_MASK_Q));
+    ck_assert(!get_bool(&plan, SDPA_SC_SOFTMAX_INF_AS_ZERO));
+    ck_assert(!get_bool(&plan, SDPA_SC_KQ_F16_ACC));
+    ck_assert(!get_bool(&plan, SDPA_SC_VS_F16_ACC));
+    ck_assert(!get_bool(&plan, SDPA_SC_IS_TRAINING));
+    ck_assert(get_bool(&plan, SDPA_SC_REMAINDER_Q)); /* 100 % 32 */
+    ck_assert(get_bool(&plan, SDPA_SC_BLOCK_Q));
+    ck_assert(get_bool(&plan, SDPA_SC_BLOCK_A));
+    ck_assert_int_eq(get_int(&plan, SDPA_SC_UNROLL_M_KQ), 16);
+    ck_assert_int_eq(get_int(&plan, SDPA_SC_WG_M_KQ), 4);
+    ck_assert_int_eq(get_int(&plan, SDPA_SC_WG_N_KQ), 2);
+    ck_assert_int_eq(get_int(&plan, SDPA_SC_WG_N_VS), 2);
+    ck_assert_int_eq(get_int(&plan, SDPA_SC_KEY_SCALES), SDPA_QUANT_NONE);
+    ck_assert_int_eq(get_int(&plan, SDPA_SC_KEY_GROUP_SIZE), 1);
+    ck_assert(!get_bool(&plan, SDPA_SC_WITH_DROPOUT));
+    ck_assert(!get_bool(&plan, SDPA_SC_DROPOUT_OUTPUT_MASK));
+
+    /* The constants survive the copy into the caller's struct. */
+    ze_module_constants_t mc = sdpa_spec_values_ze(&plan.constants);
+    ck_assert_uint_eq(mc.numConstants, plan.constants.count);
+    ck_assert_ptr_eq(mc.pConstantValues[0], &plan.constants.slots[0]);
+}
+END_TEST
+
+START_TEST(no_remainders_when_tiles_divide)
+{
+    sdpa_problem_desc_t p;
+    sdpa_shape_t s;
+    fixture_problem(SDPA_DTYPE_BF16, 1, 4, 4, 128, 256, 64, &p, &s);
+    sdpa_fwd_plan_t plan;
+    plan_ok(&p, &s, &cpu, &plan);
+    ck_assert(!get_bool(&plan, SDPA_SC_REMAINDER_Q));
+    ck_assert_int_eq(plan.remainder_k, 0);
+    ck_assert_uint_eq(plan.group_count[0], 4);
+    ck_assert_int_eq(get_int(&plan, SDPA_SC_QRY_DT), SDPA_DTYPE_BF16);
+}
+END_TEST
+
+START_TEST(q1_gqa_decode_batches_query_heads)
+{
+    /* Sq = 1, 32 query heads over 8 K/V heads: 4 queries per work-group. */
+    sdpa_problem_desc_t p;
+    sdpa_shape_t s;
+    fixture_problem(SDPA_DTYPE_F16, 3, 32, 8, 1, 1000, 128, &p, &s);
+    sdpa_fwd_plan_t plan;
+    plan_ok(&p, &s, &cpu, &plan);
+    ck_assert(get_bool(&plan, SDPA_SC_Q1_GQA_BATCH));
+    ck_assert_int_eq(get_int(&plan, SDPA_SC_KV_GROUP_SIZE), 4);
+    ck_assert_str_eq(plan.config_string,
+                     "fwd d128 sg16 cfg=16,16,32,16,4,1,4,1 (table: cpu h128 thin fma)");
+    ck_assert_uint_eq(plan.group_count[0], 1); /* ceil(4 / 16) */
+    ck_assert_uint_eq(plan.group_count[1], 8); /* K/V heads */
+    ck_assert_uint_eq(plan.group_count[2], 3);
+    ck_assert_uint_eq(plan.local_size[1], 4);
+    ck_assert(get_bool(&plan, SDPA_SC_REMAINDER_Q)); /* 4 of 16 rows */
+    ck_assert_int_eq(plan.q_len, 1);
+
+    /* 32 query heads per K/V head are no longer thin. */
+    fixture_problem(SDPA_DTYPE_F16, 1, 32, 1, 1, 1000, 128, &p, &s);
+    plan_ok(&p, &s, &cpu, &plan);
+    ck_assert_str_eq(plan.config_string,
+                     "fwd d128 sg16 cfg=16,16,32,16,4,2,4,2 (table: cpu h128 fma)");
+    ck_assert_uint_eq(plan.group_count[0], 1); /* ceil(32 / 32) */
+    ck_assert_uint_eq(plan.group_count[1], 1);
+    ck_assert(!get_bool(&plan, SDPA_SC_REMAINDER_Q));
+
+    /* Sq = 1 without GQA: one query per work-group, one group per head. */
+    fixture_problem(SDPA_DTYPE_F16, 2, 16, 16, 1, 1000, 128, &p, &s);
+    plan_ok(&p, &s, &cpu, &plan);
+    ck_assert(!get_bool(&plan, SDPA_SC_Q1_GQA_BATCH));
+    ck_assert_uint_eq(plan.group_count[0], 1);
+    ck_assert_uint_eq(plan.group_count[1], 16);
+    ck_assert(get_bool(&plan, SDPA_SC_REMAINDER_Q));
+
+    /* GQA with Sq > 1 keeps one group row per query head. */
+    fixture_problem(SDPA_DTYPE_F16, 2, 16, 4, 64, 1000, 128, &p, &s);
+    plan_ok(&p, &s, &cpu, &plan);
+    ck_assert(!get_bool(&plan, SDPA_SC_Q1_GQA_BATCH));
+    ck_assert_int_eq(get_int(&plan, SDPA_SC_KV_GROUP_SIZE), 4);
+    ck_assert_uint_eq(plan.group_count[0], 2);
+    ck_assert_uint_eq(plan.group_count[1], 16);
+}
+END_TEST
+
+START_TEST(mask_strides_and_broadcast)
+{
+    sdpa_problem_desc_t p;
+    sdpa_shape_t s;
+    fixture_problem(SDPA_DTYPE_F16, 2, 4, 4, 50, 70, 32, &p, &s);
+    sdpa_fwd_plan_t plan;
+    const int m = SDPA_FWD_ARG_MSK_S0 - SDPA_FWD_ARG_K_S0;
+
+    /* [1, 1, 1, Sk]: one row for everything. */
+    p.mask_kind = SDPA_MASK_BUFFER;
+    p.mask = fixture_tensor(SDPA_DTYPE_BF16, 1, 1, 1, 70);
+    plan_ok(&p, &s, &cpu, &plan);
+    ck_assert(get_bool(&plan, SDPA_SC_BROADCAST_MASK_Q));
+    ck_assert_int_eq(get_int(&plan, SDPA_SC_MASK_KIND), SDPA_MASK_BUFFER);
+    ck_assert_int_eq(get_int(&plan, SDPA_SC_MSK_DT), SDPA_DTYPE_BF16);
+    ck_assert_int_eq(plan.strides[m + 0], 0);
+    ck_assert_int_eq(plan.strides[m + 1], 0);
+    ck_assert_int_eq(plan.strides[m + 2], 0);
+    ck_assert_int_eq(plan.strides[m + 3], 1);
+
+    /* [B, 1, Sq, Sk]: heads broadcast. */
+    p.mask = fixture_tensor(SDPA_DTYPE_F32, 2, 1, 50, 70);
+    plan_ok(&p, &s, &cpu, &plan);
+    ck_assert(!get_bool(&plan, SDPA_SC_BROADCAST_MASK_Q));
+    ck_assert_int_eq(plan.strides[m + 0], 50 * 70);
+    ck_assert_int_eq(plan.strides[m + 1], 0);
+    ck_assert_int_eq(plan.strides[m + 2], 70);
+    ck_assert_int_eq(plan.strides[m + 3], 1);
+
+    /* [B, Hq, Sq, Sk] with padded rows. */
+    p.mask = fixture_tensor(SDPA_DTYPE_F16, 2, 4, 50, 70);
+    p.mask.strides[2] = 72;
+    plan_ok(&p, &s, &cpu, &plan);
+    ck_assert_int_eq(plan.strides[m + 1], 50 * 70);
+    ck_assert_int_eq(plan.strides[m + 2], 72);
+
+    /* Causal: no buffer, no mask strides. */
+    p.mask_kind = SDPA_MASK_CAUSAL_BOTTOM_RIGHT;
+    memset(&p.mask, 0, sizeof(p.mask));
+    plan_ok(&p, &s, &cpu, &plan);
+    ck_assert_int_eq(get_int(&plan, SDPA_SC_MASK_KIND), SDPA_MASK_CAUSAL_BOTTOM_RIGHT);
+    ck_assert_int_eq(get_int(&plan, SDPA_SC_MSK_DT), SDPA_DTYPE_UNDEF);
+    ck_assert(!get_bool(&plan, SDPA_SC_BROADCAST_MASK_Q));
+    for (int i = 0; i < 4; i++)
+        ck_assert_int_eq(plan.strides[m + i], 0);
+}
+END_TEST
+
+START_TEST(transposed_k_and_alignments)
+{
+    sdpa_problem_desc_t p;
+    sdpa_shape_t s;
+    fixture_problem(SDPA_DTYPE_F16, 1, 2, 2, 40, 300, 40, &p, &s);
+    /* K stored [B, H, D, S]. */
+    p.k.strides[0] = 2 * 40 * 300;
+    p.k.strides[1] = 40 * 300;
+    p.k.strides[2] = 1;
+    p.k.strides[3] = 300;
+    sdpa_fwd_plan_t plan;
+    plan_ok(&p, &s, &cpu, &plan);
+    ck_assert(get_bool(&plan, SDPA_SC_TRANSPOSE_K));
+    ck_assert_int_eq(get_int(&plan, SDPA_SC_K_ALIGN), 8);  /* 600-byte rows */
+    ck_assert_int_eq(get_int(&plan, SDPA_SC_Q_ALIGN), 16); /* 80-byte rows */
+    ck_assert_int_eq(plan.strides[SDPA_FWD_ARG_K_S2 - SDPA_FWD_ARG_K_S0], 1);
+    ck_assert_int_eq(plan.strides[SDPA_FWD_ARG_K_S3 - SDPA_FWD_ARG_K_S0], 300);
+    /* D = 40 in the 64 bucket: not full, so no block I/O. */
+    ck_assert_int_eq(plan.d_max, 64);
+    ck_assert(!get_bool(&plan, SDPA_SC_D_FULL));
+    ck_assert(!get_bool(&plan, SDPA_SC_BLOCK_Q));
+    ck_assert(!get_bool(&plan, SDPA_SC_BLOCK_A));
+
+    /* Odd D = 33 in f16 misaligns rows; D = 64 with a 2-byte row stride too. */
+    fixture_problem(SDPA_DTYPE_F16, 1, 2, 2, 40, 300, 64, &p, &s);
+    p.q.strides[2] = 65;
+    p.q.strides[1] = 65 * 40;
+    p.q.strides[0] = 2 * 65 * 40;
+    plan_ok(&p, &s, &cpu, &plan);
+    ck_assert_int_eq(get_int(&plan, SDPA_SC_Q_ALIGN), 2);
+    ck_assert(get_bool(&plan, SDPA_SC_D_FULL));
+    ck_assert(!get_bool(&plan, SDPA_SC_BLOCK_Q)); /* rows not 4-byte aligned */
+    ck_assert(get_bool(&plan, SDPA_SC_BLOCK_A));
+    ck_assert_uint_eq(plan.q_align, 2);
+}
+END_TEST
+
+START_TEST(scale_softmax_training_and_accumulation)
+{
+    sdpa_problem_desc_t p;
+    sdpa_shape_t s;
+    fixture_problem(SDPA_DTYPE_F16, 1, 2, 2, 16, 16, 32, &p, &s);
+    sdpa_fwd_plan_t plan;
+
+    p.scale_kind = SDPA_SCALE_DEVICE;
+    p.scale_dtype = SDPA_DTYPE_BF16;
+    p.invert_scale = 1;
+    p.softmax_kind = SDPA_SOFTMAX_INF_AS_ZERO;
+    p.prop_kind = SDPA_FORWARD_TRAINING;
+    p.kq_acc_dtype = SDPA_DTYPE_F16;
+    plan_ok(&p, &s, &cpu, &plan);
+    ck_assert(get_bool(&plan, SDPA_SC_WITH_ATTN_SCALE));
+    ck_assert(!get_bool(&plan, SDPA_SC_WITH_HOST_SCALE));
+    ck_assert(get_bool(&plan, SDPA_SC_INVERT_SCALE));
+    ck_assert_int_eq(get_int(&plan, SDPA_SC_SCALE_DT), SDPA_DTYPE_BF16);
+    ck_assert(get_bool(&plan, SDPA_SC_SOFTMAX_INF_AS_ZERO));
+    ck_assert(get_bool(&plan, SDPA_SC_IS_TRAINING));
+    ck_assert(get_bool(&plan, SDPA_SC_KQ_F16_ACC));
+    ck_assert(!get_bool(&plan, SDPA_SC_VS_F16_ACC));
+
+    p.scale_kind = SDPA_SCALE_NONE;
+    p.scale_dtype = SDPA_DTYPE_UNDEF;
+    p.invert_scale = 0;
+    p.kq_acc_dtype = SDPA_DTYPE_F32;
+    p.vs_acc_dtype = SDPA_DTYPE_F16;
+    plan_ok(&p, &s, &cpu, &plan);
+    ck_assert(!get_bool(&plan, SDPA_SC_WITH_ATTN_SCALE));
+    ck_assert(!get_bool(&plan, SDPA_SC_WITH_HOST_SCALE));
+    ck_assert(!get_bool(&plan, SDPA_SC_INVERT_SCALE));
+    ck_assert(!get_bool(&plan, SDPA_SC_KQ_F16_ACC));
+    ck_assert(get_bool(&plan, SDPA_SC_VS_F16_ACC));
+
+    /* f16 accumulation needs fp16 arithmetic. */
+    sdpa_device_info_t no_fp16 = cpu;
+    no_fp16.has_fp16 = 0;
+    ck_assert_int_eq(sdpa_fwd_plan_make(&p, &s, &no_fp16, &plan), SDPA_ERROR_UNSUPPORTED);
+    ck_assert_ptr_nonnull(strstr(sdpa_error_message(), "has no fp16"));
+}
+END_TEST
+
+START_TEST(quantized_kv)
+{
+    sdpa_problem_desc_t p;
+    sdpa_shape_t s;
+    fixture_problem(SDPA_DTYPE_F16, 1, 8, 2, 1, 4096, 128, &p, &s);
+    p.k.dtype = SDPA_DTYPE_U4;
+    p.v.dtype = SDPA_DTYPE_S8;
+    p.k_quant = (sdpa_quant_desc_t){SDPA_QUANT_PER_GROUP, SDPA_DTYPE_F16, SDPA_QUANT_PER_TENSOR,
+                                    SDPA_DTYPE_U8, 32};
+    p.v_quant = (sdpa_quant_desc_t){SDPA_QUANT_PER_TENSOR, SDPA_DTYPE_F32, SDPA_QUANT_NONE,
+                                    SDPA_DTYPE_UNDEF, 0};
+    sdpa_fwd_plan_t plan;
+    plan_ok(&p, &s, &cpu, &plan);
+    ck_assert_int_eq(get_int(&plan, SDPA_SC_KEY_DT), SDPA_DTYPE_U4);
+    ck_assert_int_eq(get_int(&plan, SDPA_SC_VAL_DT), SDPA_DTYPE_S8);
+    ck_assert_int_eq(get_int(&plan, SDPA_SC_KEY_SCALES), SDPA_QUANT_PER_GROUP);
+    ck_assert_int_eq(get_int(&plan, SDPA_SC_KEY_ZERO_POINTS), SDPA_QUANT_PER_TENSOR);
+    ck_assert_int_eq(get_int(&plan, SDPA_SC_VAL_SCALES), SDPA_QUANT_PER_TENSOR);
+    ck_assert_int_eq(get_int(&plan, SDPA_SC_VAL_ZERO_POINTS), SDPA_QUANT_NONE);
+    ck_assert_int_eq(get_int(&plan, SDPA_SC_KEY_SCALES_DT), SDPA_DTYPE_F16);
+    ck_assert_int_eq(get_int(&plan, SDPA_SC_KEY_ZP_DT), SDPA_DTYPE_U8);
+    ck_assert_int_eq(get_int(&plan, SDPA_SC_VAL_SCALES_DT), SDPA_DTYPE_F32);
+    ck_assert_int_eq(get_int(&plan, SDPA_SC_VAL_ZP_DT), SDPA_DTYPE_UNDEF);
+    ck_assert_int_eq(get_int(&plan, SDPA_SC_KEY_GROUP_SIZE), 32);
+    ck_assert_int_eq(get_int(&plan, SDPA_SC_VAL_GROUP_SIZE), 1);
+    ck_assert_int_eq(get_int(&plan, SDPA_SC_K_ALIGN), 64); /* 128 nibbles a row */
+    ck_assert_str_eq(plan.config_string,
+                     "fwd d128 sg16 cfg=16,16,32,16,4,1,4,1 (table: cpu h128 thin quant fma)");
+
+    /* Only QUANTIZED_SDPA_CONFIG applies to quantized K/V. */
+    fixture_setenv("SDPA_CONFIG", "16,16,16,16,8,1,8,1");
+    plan_ok(&p, &s, &cpu, &plan);
+    ck_assert_int_eq(plan.source.from_env, 0);
+    fixture_setenv("QUANTIZED_SDPA_CONFIG", "16,16,16,16,8,1,8,1");
+    plan_ok(&p, &s, &cpu, &plan);
+    ck_assert_str_eq(plan.config_string,
+                     "fwd d128 sg16 cfg=16,16,16,16,8,1,8,1 (QUANTIZED_SDPA_CONFIG)");
+}
+END_TEST
+
+START_TEST(dropout_flags)
+{
+    sdpa_problem_desc_t p;
+    sdpa_shape_t s;
+    fixture_problem(SDPA_DTYPE_F32, 1, 2, 2, 16, 16, 32, &p, &s);
+    p.prop_kind = SDPA_FORWARD_TRAINING;
+    p.dropout = (sdpa_dropout_desc_t){1, 1, 0, 1};
+    sdpa_fwd_plan_t plan;
+    plan_ok(&p, &s, &cpu, &plan);
+    ck_assert(get_bool(&plan, SDPA_SC_WITH_DROPOUT));
+    ck_assert(get_bool(&plan, SDPA_SC_DROPOUT_HOST_SCALARS));
+    ck_assert(!get_bool(&plan, SDPA_SC_DROPOUT_OFFSET));
+    ck_assert(get_bool(&plan, SDPA_SC_DROPOUT_OUTPUT_MASK));
+    ck_assert_str_eq(plan.config_string,
+                     "fwd d32 sg16 cfg=16,16,16,16,2,1,2,1 (table: cpu h32 thin fma f32)");
+    p.dropout = (sdpa_dropout_desc_t){1, 0, 1, 0};
+    plan_ok(&p, &s, &cpu, &plan);
+    ck_assert(!get_bool(&plan, SDPA_SC_DROPOUT_HOST_SCALARS));
+    ck_assert(get_bool(&plan, SDPA_SC_DROPOUT_OFFSET));
+    ck_assert(!get_bool(&plan, SDPA_SC_DROPOUT_OUTPUT_MASK));
+}
+END_TEST
+
+START_TEST(env_override_reaches_the_plan)
+{
+    sdpa_problem_desc_t p;
+    sdpa_shape_t s;
+    fixture_problem(SDPA_DTYPE_F16, 1, 2, 2, 100, 100, 128, &p, &s);
+    sdpa_fwd_plan_t plan;
+    fixture_setenv("SDPA_CONFIG", "16,16,16,16,8,2,8,2");
+    plan_ok(&p, &s, &cpu, &plan);
+    ck_assert_str_eq(plan.config_string, "fwd d128 sg16 cfg=16,16,16,16,8,2,8,2 (SDPA_CONFIG)");
+    ck_assert_int_eq(get_int(&plan, SDPA_SC_WG_M_KQ), 8);
+    ck_assert_uint_eq(plan.local_size[1], 16);
+
+    fixture_setenv("SDPA_CONFIG", "16,16,16,16,8,2,8");
+    ck_assert_int_eq(sdpa_fwd_plan_make(&p, &s, &cpu, &plan), SDPA_ERROR_INVALID_CONFIG);
+    ck_assert_ptr_nonnull(strstr(sdpa_error_message(), "SDPA_CONFIG = \"16,16,16,16,8,2,8\""));
+    fixture_setenv("SDPA_CONFIG", "16,16,16,16,4,2,4,2");
+    ck_assert_int_eq(sdpa_fwd_plan_make(&p, &s, &cpu, &plan), SDPA_ERROR_INVALID_CONFIG);
+    ck_assert_ptr_nonnull(strstr(sdpa_error_message(), "16 * 4 = 64 < 128"));
+}
+END_TEST
+
+START_TEST(refusals)
+{
+    sdpa_problem_desc_t p;
+    sdpa_shape_t s;
+    sdpa_fwd_plan_t plan;
+    fixture_problem(SDPA_DTYPE_F16, 1, 2, 2, 16, 16, 32, &p, &s);
+
+    fixture_make_backward(&p, SDPA_DTYPE_F16);
+    ck_assert_int_eq(sdpa_fwd_plan_make(&p, &s, &cpu, &plan), SDPA_ERROR_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(sdpa_error_message(), "prop_kind = 2"));
+    p.prop_kind = SDPA_FORWARD_INFERENCE;
+
+    sdpa_device_info_t odd = cpu;
+    odd.num_subgroup_sizes = 1;
+    odd.subgroup_sizes[0] = 64;
+    ck_assert_int_eq(sdpa_fwd_plan_make(&p, &s, &odd, &plan), SDPA_ERROR_UNSUPPORTED);
+    ck_assert_ptr_nonnull(strstr(sdpa_error_message(), "sub-group sizes"));
+
+    s.head_size = 513;
+    ck_assert_int_eq(sdpa_fwd_plan_make(&p, &s, &cpu, &plan), SDPA_ERROR_UNSUPPORTED);
+    ck_assert_ptr_nonnull(strstr(sdpa_error_message(), "head size 513"));
+
+    /* More work-groups than the device launches in one dimension. */
+    fixture_problem(SDPA_DTYPE_F16, 70000, 2, 2, 16, 16, 32, &p, &s);
+    sdpa_device_info_t small = cpu;
+    small.max_group_count_xyz[2] = 65535;
+    ck_assert_int_eq(sdpa_fwd_plan_make(&p, &s, &small, &plan), SDPA_ERROR_UNSUPPORTED);
+    ck_assert_ptr_nonnull(strstr(sdpa_error_message(), "group count z = 70000 exceeds"));
+}
+END_TEST
+
+START_TEST(large_buffers_need_the_build_flag)
+{
+    sdpa_problem_desc_t p;
+    sdpa_shape_t s;
+    sdpa_fwd_plan_t plan;
+    /* Q and O of 2^31 f16 elements: 4 GiB. */
+    fixture_problem(SDPA_DTYPE_F16, 1, 64, 64, 65536, 1024, 512, &p, &s);
+    plan_ok(&p, &s, &cpu, &plan);
+    ck_assert_str_eq(plan.build_flags, SDPA_ZE_FLAG_LARGE_BUFFERS);
+    /* One element less is fine. */
+    fixture_problem(SDPA_DTYPE_F16, 1, 64, 64, 65535, 1024, 512, &p, &s);
+    plan_ok(&p, &s, &cpu, &plan);
+    ck_assert_str_eq(plan.build_flags, "");
+    /* The dropout keep mask counts: 2^16 x 2^16 bytes. */
+    fixture_problem(SDPA_DTYPE_F16, 1, 1, 1, 65536, 65536, 64, &p, &s);
+    p.prop_kind = SDPA_FORWARD_TRAINING;
+    p.dropout = (sdpa_dropout_desc_t){1, 1, 0, 1};
+    plan_ok(&p, &s, &cpu, &plan);
+    ck_assert_str_eq(plan.build_flags, SDPA_ZE_FLAG_LARGE_BUFFERS);
+}
+END_TEST
+
+START_TEST(same_problem_same_constants)
+{
+    sdpa_problem_desc_t p;
+    sdpa_shape_t s;
+    sdpa_fwd_plan_t a, b;
+    fixture_problem(SDPA_DTYPE_F16, 2, 8, 8, 100, 300, 64, &p, &s);
+    plan_ok(&p, &s, &cpu, &a);
+    /* Another batch and length with the same tiles and remainders: the
+     * module can be shared. */
+    fixture_problem(SDPA_DTYPE_F16, 4, 8, 8, 36, 700, 64, &p, &s);
+    plan_ok(&p, &s, &cpu, &b);
+    ck_assert(sdpa_spec_values_equal(&a.constants, &b.constants));
+    ck_assert_uint_eq(sdpa_spec_values_hash(&a.constants), sdpa_spec_values_hash(&b.constants));
+    /* Another dtype cannot. */
+    fixture_problem(SDPA_DTYPE_BF16, 2, 8, 8, 100, 300, 64, &p, &s);
+    plan_ok(&p, &s, &cpu, &b);
+    ck_assert(!sdpa_spec_values_equal(&a.constants, &b.constants));
+}
+END_TEST
+
+START_TEST(gpu_plans)
+{
+    sdpa_problem_desc_t p;
+    sdpa_shape_t s;
+    sdpa_fwd_plan_t plan;
+
+    /* Xe2, D = 64: oneDNN's FMA row fits (BQ 64, 16 sub-groups). */
+    sdpa_device_info_t bmg;
+    fixture_gpu_device(SDPA_DEVICE_CLASS_XE2, &bmg);
+    fixture_problem(SDPA_DTYPE_F16, 1, 16, 16, 2048, 2000, 64, &p, &s);
+    plan_ok(&p, &s, &bmg, &plan);
+    ck_assert_str_eq(plan.config_string,
+                     "fwd d64 sg16 cfg=16,16,16,16,4,4,4,4 (table: xe2 h64 fma)");
+    ck_assert_uint_eq(plan.local_size[1], 16);
+    ck_assert_uint_eq(plan.group_count[0], 32); /* 2048 / 64 */
+    ck_assert_uint_le(plan.slm_bytes, bmg.slm_bytes);
+
+    /* Xe-HPC, D = 128: oneDNN's rows need more local memory than the device
+     * has with K and V staged as f32, so the fallback serves. */
+    sdpa_device_info_t pvc;
+    fixture_gpu_device(SDPA_DEVICE_CLASS_XE_HPC, &pvc);
+    fixture_problem(SDPA_DTYPE_F16, 1, 16, 16, 2048, 2000, 128, &p, &s);
+    plan_ok(&p, &s, &pvc, &plan);
+    ck_assert_str_eq(plan.config_string, "fwd d128 sg16 cfg=8,16,32,16,4,1,4,1 (fallback: h128)");
+    ck_assert_int_gt(plan.source.skipped_rows, 0);
+    ck_assert_uint_le(plan.slm_bytes, pvc.slm_bytes);
+
+    /* An integrated Xe-LP has no rows of its own: Xe-HPG's, at sub-group 8. */
+    sdpa_device_info_t tgl;
+    fixture_gpu_device(SDPA_DEVICE_CLASS_XE_LP, &tgl);
+    fixture_problem(SDPA_DTYPE_F32, 1, 16, 16, 100, 100, 32, &p, &s);
+    plan_ok(&p, &s, &tgl, &plan);
+    ck_assert_str_eq(plan.config_string,
+                     "fwd d32 sg8 cfg=32,16,32,16,4,2,4,2 (table: xe_hpg h32 fma f32)");
+    ck_assert_uint_eq(plan.local_size[0], 8);
+    ck_assert_uint_eq(plan.local_size[1], 8);
+}
+END_TEST
+
+START_TEST(checked_problem_plans)
+{
+    /* The output of sdpa_problem_check plans as the hand-built one does. */
+    sdpa_problem_desc_t desc, checked, hand;
+    sdpa_shape_t shape, hand_shape;
+    fixture_problem(SDPA_DTYPE_F16, 2, 8, 2, 77, 300, 96, &desc, &hand_shape);
+    desc.mask_kind = SDPA_MASK_CAUSAL_TOP_LEFT;
+    hand = desc;
+    sdpa_status_t status = sdpa_problem_check(&desc, &checked, &shape);
+    ck_assert_msg(status == SDPA_SUCCESS, "%s", sdpa_error_message());
+    ck_assert_mem_eq(&shape, &hand_shape, sizeof(shape));
+    sdpa_fwd_plan_t a, b;
+    plan_ok(&checked, &shape, &cpu, &a);
+    plan_ok(&hand, &hand_shape, &cpu, &b);
+    ck_assert(sdpa_spec_values_equal(&a.constants, &b.constants));
+    ck_assert_str_eq(a.config_string, b.config_string);
+    ck_assert_mem_eq(a.strides, b.strides, sizeof(a.strides));
+}
+END_TEST
+
+int main(void)
+{
+    Suite *suite = suite_create("fwd_plan");
+    TCase *tc = tcase_create("fwd_plan");
+    tcase_add_checked_fixture(tc, setup, NULL);
+    tcase_add_test(tc, basic_f16_problem);
+    tcase_add_test(tc, no_remainders_when_tiles_divide);
+    tcase_add_test(tc, q1_gqa_decode_batches_query_heads);
+    tcase_add_test(tc, mask_strides_and_broadcast);
+    tcase_add_test(tc, transposed_k_and_alignments);
+    tcase_add_test(tc, scale_softmax_training_and_accumulation);
+    tcase_add_test(tc, quantized_kv);
+    tcase_add_test(tc, dropout_flags);
+    tcase_add_test(tc, env_override_reaches_the_plan);
+    tcase_add_test(tc, refusals);
+    tcase_add_test(tc, large_buffers_need_the_build_flag);
+    tcase_add_test(tc, same_problem_same_constants);
+    tcase_add_test(tc, gpu_plans);
+    tcase_add_test(tc, checked_problem_plans);
+    suite_add_tcase(suite, tc);
+    SRunner *runner = srunner_create(suite);
+    srunner_run_all(runner, CK_NORMAL);
+    int failed = srunner_ntests_failed(runner);
+    srunner_free(runner);
+    return failed ? 1 : 0;
+}
