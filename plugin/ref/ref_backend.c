@@ -1,4 +1,5 @@
 /* ref_backend.c - the ref backend's table and the ABI negotiation. */
+#include "backend_api.h"
 #include "error.h"
 #include "ref.h"
 
@@ -24,17 +25,5 @@ static const sdpa_backend_iface_t ref_iface = {
 
 sdpa_status_t sdpa_backend_negotiate(uint32_t *abi_version, const sdpa_backend_iface_t **iface)
 {
-    if (abi_version == NULL || iface == NULL)
-        return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "%s is NULL",
-                         abi_version == NULL ? "abi_version" : "iface");
-    *iface = NULL;
-    uint32_t wanted = *abi_version;
-    *abi_version = SDPA_ABI_VERSION;
-    if (SDPA_VERSION_MAJOR(wanted) != SDPA_VERSION_MAJOR(SDPA_ABI_VERSION))
-        return sdpa_fail(
-                SDPA_ERROR_ABI_VERSION, "ABI %u.%u requested; the ref backend speaks %u.%u",
-                SDPA_VERSION_MAJOR(wanted), SDPA_VERSION_MINOR(wanted),
-                SDPA_VERSION_MAJOR(SDPA_ABI_VERSION), SDPA_VERSION_MINOR(SDPA_ABI_VERSION));
-    *iface = &ref_iface;
-    return SDPA_SUCCESS;
+    return sdpa_backend_negotiate_table(&ref_iface, abi_version, iface);
 }

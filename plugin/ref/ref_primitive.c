@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend_api.h"
 #include "error.h"
 #include "ref.h"
 
@@ -35,39 +36,16 @@ void ref_primitive_destroy(sdpa_primitive_t *prim)
     free(prim);
 }
 
-static sdpa_status_t answer_size(size_t value, const char *query, void *out, size_t out_size)
-{
-    if (out_size < sizeof(size_t))
-        return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "out_size = %zu: %s needs %zu bytes",
-                         out_size, query, sizeof(size_t));
-    memcpy(out, &value, sizeof(value));
-    return SDPA_SUCCESS;
-}
-
 sdpa_status_t ref_primitive_query(sdpa_primitive_t *prim, sdpa_query_t what, void *out,
                                   size_t out_size)
 {
-    if (prim == NULL || out == NULL)
-        return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "%s is NULL", prim == NULL ? "prim" : "out");
-    switch (what) {
-    case SDPA_QUERY_WORKSPACE_BYTES:
-        return answer_size(sdpa_workspace_bytes(&prim->problem, &prim->shape),
-                           "SDPA_QUERY_WORKSPACE_BYTES", out, out_size);
-    case SDPA_QUERY_SCRATCH_BYTES:
-        return answer_size(0, "SDPA_QUERY_SCRATCH_BYTES", out, out_size);
-    case SDPA_QUERY_CONFIG_STRING:
-        if (out_size == 0)
-            return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
-                             "out_size = 0: SDPA_QUERY_CONFIG_STRING needs room for a string");
-        snprintf(out, out_size, "ref %s d%lld host double",
+    char config[64] = "";
+    if (prim != NULL)
+        snprintf(config, sizeof(config), "ref %s d%lld host double",
                  prim->problem.prop_kind == SDPA_BACKWARD ? "bwd" : "fwd",
                  (long long)prim->shape.head_size);
-        return SDPA_SUCCESS;
-    case SDPA_QUERY_MODULES_BUILT:
-        return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
-                         "what = SDPA_QUERY_MODULES_BUILT: a context query, not a primitive one");
-    }
-    return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "what = %d: not a valid sdpa_query_t", (int)what);
+    size_t workspace = prim ? sdpa_workspace_bytes(&prim->problem, &prim->shape) : 0;
+    return sdpa_primitive_query_answer(prim, what, out, out_size, workspace, 0, config);
 }
 
 sdpa_status_t ref_primitive_execute(sdpa_primitive_t *prim, const sdpa_exec_args_t *args)

@@ -1,0 +1,112 @@
+/* backend_api.c - entry-point checks shared by every backend. */
+#include <stdio.h>
+#include <string.h>
+
+#include "backend_api.h"
+#include "error.h"
+#include "problem.h"
+
+sdpa_status_t sdpa_backend_negotiate_table(const sdpa_backend_iface_t *table, uint32_t *abi_version,
+                                           const sdpa_backend_iface_t **iface)
+{
+    if (abi_version == NULL || iface == NULL)
+        return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "%s is NULL",
+                         abi_version == NULL ? "abi_version" : "iface");
+    *iface = NULL;
+    uint32_t wanted = *abi_version;
+    *abi_version = table->abi_version;
+    if (SDPA_VERSION_MAJOR(wanted) != SDPA_VERSION_MAJOR(table->abi_version))
+        return sdpa_fail(SDPA_ERROR_ABI_VERSION, "ABI %u.%u requested; the %s backend speaks %u.%u",
+                         SDPA_VERSION_MAJOR(wanted), SDPA_VERSION_MINOR(wanted), table->name,
+                         SDPA_VERSION_MAJOR(table->abi_version),
+                         SDPA_VERSION_MINOR(table->abi_version));
+    *iface = table;
+    return SDPA_SUCCESS;
+}
+
+sdpa_status_t sdpa_context_desc_check(const sdpa_context_desc_t *desc, sdpa_context_t **out)
+{
+    if (out == NULL)
+        return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "out is NULL");
+    *out = NULL;
+    if (desc == NULL)
+        return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "desc is NULL");
+    sdpa_status_t status =
+            sdpa_struct_check("desc", desc->struct_size, desc->struct_version,
+                              SDPA_CONTEXT_DESC_VERSION, sizeof(*desc), sizeof(*desc));
+    if (status != SDPA_SUCCESS)
+        return status;
+    if (desc->flags != 0)
+        return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "desc->flags = %u: reserved, must be 0",
+                         desc->flags);
+    return SDPA_SUCCESS;
+}
+
+sdpa_status_t sdpa_features_begin(const sdpa_context_t *ctx, const sdpa_features_t *out,
+                                  sdpa_features_t *features)
+{
+    if (ctx == NULL || out == NULL)
+        return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "%s is NULL", ctx == NULL ? "ctx" : "out");
+    sdpa_status_t status = sdpa_struct_check("out", out->struct_size, out->struct_version,
+                                             SDPA_FEATURES_VERSION, sizeof(*out), sizeof(*out));
+    if (status != SDPA_SUCCESS)
+        return status;
+    memset(features, 0, sizeof(*features));
+    features->struct_size = out->struct_size;
+    features->struct_version = out->struct_version;
+    return SDPA_SUCCESS;
+}
+
+void sdpa_features_store(const sdpa_features_t *features, sdpa_features_t *out)
+{
+    memcpy(out, features, out->struct_size);
+}
+
+sdpa_status_t sdpa_context_query_answer(const sdpa_context_t *ctx, sdpa_query_t what, void *out,
+                                        size_t out_size, uint64_t modules_built)
+{
+    if (ctx == NULL || out == NULL)
+        return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "%s is NULL", ctx == NULL ? "ctx" : "out");
+    if (what != SDPA_QUERY_MODULES_BUILT)
+        return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
+                         "what = %d: contexts answer only SDPA_QUERY_MODULES_BUILT (4)", (int)what);
+    if (out_size < sizeof(uint64_t))
+        return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
+                         "out_size = %zu: SDPA_QUERY_MODULES_BUILT needs %zu bytes", out_size,
+                         sizeof(uint64_t));
+    memcpy(out, &modules_built, sizeof(modules_built));
+    return SDPA_SUCCESS;
+}
+
+static sdpa_status_t answer_size(size_t value, const char *query, void *out, size_t out_size)
+{
+    if (out_size < sizeof(size_t))
+        return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "out_size = %zu: %s needs %zu bytes",
+                         out_size, query, sizeof(size_t));
+    memcpy(out, &value, sizeof(value));
+    return SDPA_SUCCESS;
+}
+
+sdpa_status_t sdpa_primitive_query_answer(const sdpa_primitive_t *prim, sdpa_query_t what,
+                                          void *out, size_t out_size, size_t workspace_bytes,
+                                          size_t scratch_bytes, const char *config_string)
+{
+    if (prim == NULL || out == NULL)
+        return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "%s is NULL", prim == NULL ? "prim" : "out");
+    switch (what) {
+    case SDPA_QUERY_WORKSPACE_BYTES:
+        return answer_size(workspace_bytes, "SDPA_QUERY_WORKSPACE_BYTES", out, out_size);
+    case SDPA_QUERY_SCRATCH_BYTES:
+        return answer_size(scratch_bytes, "SDPA_QUERY_SCRATCH_BYTES", out, out_size);
+    case SDPA_QUERY_CONFIG_STRING:
+        if (out_size == 0)
+            return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
+                             "out_size = 0: SDPA_QUERY_CONFIG_STRING needs room for a string");
+        snprintf(out, out_size, "%s", config_string);
+        return SDPA_SUCCESS;
+    case SDPA_QUERY_MODULES_BUILT:
+        return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
+                         "what = SDPA_QUERY_MODULES_BUILT: a context query, not a primitive one");
+    }
+    return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "what = %d: not a valid sdpa_query_t", (int)what);
+}
