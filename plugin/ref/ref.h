@@ -23,6 +23,7 @@
 
 #include <stdint.h>
 
+#include "element.h"
 #include "problem.h"
 #include "sdpa.h"
 
@@ -92,18 +93,6 @@ void ref_exec_init(ref_exec_t *x, const sdpa_problem_desc_t *problem, const sdpa
  * Fail only with SDPA_ERROR_OUT_OF_HOST_MEMORY. */
 sdpa_status_t ref_forward(const ref_exec_t *x);
 sdpa_status_t ref_backward(const ref_exec_t *x);
-
-/* ------------------------------------------------------------------------- */
-/* Elements (ref_convert.c)                                                  */
-/* ------------------------------------------------------------------------- */
-
-/* Element idx of base as double, exactly: f16/bf16 decoded, integers (4-bit:
- * nibble idx, low nibble of byte idx/2 when even) as their value. */
-double ref_load(const void *base, int64_t idx, sdpa_dtype_t dtype);
-
-/* Stores value at element idx of base (f32, f16 or bf16), rounded once to
- * nearest even from double; NaN stays NaN, overflow gives infinity. */
-void ref_store(void *base, int64_t idx, sdpa_dtype_t dtype, double value);
 
 /* Offset in elements of (i0, i1, i2, i3) in tensor t. */
 static inline int64_t ref_offset(const sdpa_tensor_desc_t *t, int64_t i0, int64_t i1, int64_t i2,

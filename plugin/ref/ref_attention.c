@@ -33,7 +33,7 @@ static void add_mask(const ref_exec_t *x, int64_t b, int64_t h, int64_t i, int64
     int64_t base = ref_offset(m, m->dims[0] == 1 ? 0 : b, m->dims[1] == 1 ? 0 : h,
                               m->dims[2] == 1 ? 0 : i, 0);
     for (int64_t j = 0; j < visible; j++)
-        s[j] += ref_load(x->args->mask, base + j * m->strides[3], m->dtype);
+        s[j] += sdpa_element_load(x->args->mask, base + j * m->strides[3], m->dtype);
 }
 
 /* Turns the scores s[0..Sk) of one query into probabilities; returns the

@@ -45,8 +45,8 @@ static void backward_rows(const ref_exec_t *x, bwd_worker_t *w, int64_t b, int64
     memset(w->dout, 0, REF_ROWS * (size_t)dims * sizeof(double));
     for (int r = 0; r < rows; r++) {
         for (int64_t d = 0; d < dims; d++) {
-            w->q[r * dims + d] = ref_load(a->q, ref_offset(&p->q, b, h, i0 + r, d), p->q.dtype);
-            w->dout[r * dims + d] = ref_load(a->diff_dst, ref_offset(&p->diff_dst, b, h, i0 + r, d),
+            w->q[r * dims + d] = sdpa_element_load(a->q, ref_offset(&p->q, b, h, i0 + r, d), p->q.dtype);
+            w->dout[r * dims + d] = sdpa_element_load(a->diff_dst, ref_offset(&p->diff_dst, b, h, i0 + r, d),
                                              p->diff_dst.dtype);
         }
     }
@@ -85,11 +85,11 @@ static void backward_rows(const ref_exec_t *x, bwd_worker_t *w, int64_t b, int64
     for (int r = 0; r < rows; r++) {
         const int64_t i = i0 + r;
         for (int64_t d = 0; d < dims; d++)
-            ref_store(a->diff_q, ref_offset(&p->diff_q, b, h, i, d), p->diff_q.dtype,
+            sdpa_element_store(a->diff_q, ref_offset(&p->diff_q, b, h, i, d), p->diff_q.dtype,
                       c * w->dq[r * dims + d]);
         if (p->ds.dtype != SDPA_DTYPE_UNDEF) {
             for (int64_t j = 0; j < sk; j++)
-                ref_store(a->ds, ref_offset(&p->ds, b, h, i, j), p->ds.dtype,
+                sdpa_element_store(a->ds, ref_offset(&p->ds, b, h, i, j), p->ds.dtype,
                           j < n ? w->dp[r * sk + j] : 0.0);
         }
     }
@@ -120,9 +120,9 @@ static void backward_item(void *context, int64_t item, int worker)
     }
     for (int64_t j = 0; j < sk; j++) {
         for (int64_t d = 0; d < dims; d++) {
-            ref_store(x->args->diff_k, ref_offset(&p->diff_k, b, kv_h, j, d), p->diff_k.dtype,
+            sdpa_element_store(x->args->diff_k, ref_offset(&p->diff_k, b, kv_h, j, d), p->diff_k.dtype,
                       w->dk[j * dims + d]);
-            ref_store(x->args->diff_v, ref_offset(&p->diff_v, b, kv_h, j, d), p->diff_v.dtype,
+            sdpa_element_store(x->args->diff_v, ref_offset(&p->diff_v, b, kv_h, j, d), p->diff_v.dtype,
                       w->dv[j * dims + d]);
         }
     }

@@ -36,15 +36,15 @@ void ref_load_head(const ref_exec_t *x, char which, int64_t b, int64_t h, ref_he
 
     for (int64_t j = 0; j < sk; j++) {
         for (int64_t d = 0; d < dims; d++) {
-            double value = ref_load(data, ref_offset(t, b, h, j, d), t->dtype);
+            double value = sdpa_element_load(data, ref_offset(t, b, h, j, d), t->dtype);
             if (quantized) {
                 double zero_point = 0.0;
                 if (quant->zero_points != SDPA_QUANT_NONE)
-                    zero_point = ref_load(
+                    zero_point = sdpa_element_load(
                             zero_points,
                             quant_index(quant->zero_points, s, quant->group_size, b, h, j, d),
                             quant->zero_points_dtype);
-                double scale = ref_load(
+                double scale = sdpa_element_load(
                         scales, quant_index(quant->scales, s, quant->group_size, b, h, j, d),
                         quant->scales_dtype);
                 value = (value - zero_point) * scale;

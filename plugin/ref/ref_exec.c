@@ -13,7 +13,7 @@ static double score_scale(const sdpa_problem_desc_t *p, const sdpa_exec_args_t *
         scale = a->scale;
         break;
     case SDPA_SCALE_DEVICE:
-        scale = ref_load(a->scale_ptr, 0, p->scale_dtype);
+        scale = sdpa_element_load(a->scale_ptr, 0, p->scale_dtype);
         break;
     default:
         return 1.0;

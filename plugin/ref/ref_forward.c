@@ -37,7 +37,7 @@ static void forward_rows(const ref_exec_t *x, fwd_worker_t *w, int64_t b, int64_
     memset(w->q, 0, REF_ROWS * (size_t)dims * sizeof(double));
     for (int r = 0; r < rows; r++)
         for (int64_t d = 0; d < dims; d++)
-            w->q[r * dims + d] = ref_load(a->q, ref_offset(&p->q, b, h, i0 + r, d), p->q.dtype);
+            w->q[r * dims + d] = sdpa_element_load(a->q, ref_offset(&p->q, b, h, i0 + r, d), p->q.dtype);
     double lse[REF_ROWS];
     const int64_t n = ref_probabilities(x, w->k_panels, b, h, i0, rows, w->q, w->p, lse);
 
@@ -56,7 +56,7 @@ static void forward_rows(const ref_exec_t *x, fwd_worker_t *w, int64_t b, int64_
     for (int r = 0; r < rows; r++) {
         const int64_t i = i0 + r, row = (b * s->q_heads + h) * s->q_len + i;
         for (int64_t d = 0; d < dims; d++)
-            ref_store(a->dst, ref_offset(&p->dst, b, h, i, d), p->dst.dtype, w->o[r * dims + d]);
+            sdpa_element_store(a->dst, ref_offset(&p->dst, b, h, i, d), p->dst.dtype, w->o[r * dims + d]);
         if (p->prop_kind == SDPA_FORWARD_TRAINING)
             ((float *)a->workspace)[row] = (float)lse[r];
         if (p->dropout.enabled && p->dropout.with_mask_output)

@@ -1,9 +1,9 @@
-/* ref_convert.c - reading any dtype as double and rounding double to the
+/* element.c - reading any dtype as double and rounding double to the
  * output dtypes, the way the kernels read and write them. */
 #include <math.h>
 #include <string.h>
 
-#include "ref.h"
+#include "element.h"
 
 /* binary16: 1 sign, 5 exponent (bias 15), 10 mantissa bits. */
 static double f16_to_double(uint16_t bits)
@@ -75,7 +75,7 @@ static unsigned nibble(const void *base, int64_t idx)
     return (idx & 1) ? (unsigned)(byte >> 4) : (unsigned)(byte & 0xf);
 }
 
-double ref_load(const void *base, int64_t idx, sdpa_dtype_t dtype)
+double sdpa_element_load(const void *base, int64_t idx, sdpa_dtype_t dtype)
 {
     switch (dtype) {
     case SDPA_DTYPE_F32:
@@ -102,7 +102,7 @@ double ref_load(const void *base, int64_t idx, sdpa_dtype_t dtype)
     return NAN;
 }
 
-void ref_store(void *base, int64_t idx, sdpa_dtype_t dtype, double value)
+void sdpa_element_store(void *base, int64_t idx, sdpa_dtype_t dtype, double value)
 {
     switch (dtype) {
     case SDPA_DTYPE_F32:
