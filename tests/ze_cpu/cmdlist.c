@@ -1,0 +1,442 @@
+/*
+ * cmdlist.c - command lists: every append is validated, then recorded with
+ * a snapshot of what Level Zero says is captured at append time (kernel
+ * arguments, group size, fill pattern, wait lists).
+ *
+ * Regular lists keep the recording until reset and are replayed by queues.
+ * A synchronous immediate list replays each append at once on the
+ * caller's thread; an asynchronous one moves each append's recording to
+ * its own worker.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ze_cpu.h"
+
+typedef struct cpu_ze_command_list list_t;
+
+static ze_result_t create_list(struct cpu_ze_context *context, list_t **out)
+{
+    list_t *list = calloc(1, sizeof *list);
+    if (list == NULL)
+        return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+    list->context = context;
+    atomic_init(&list->executions, 0);
+    *out = list;
+    return ZE_RESULT_SUCCESS;
+}
+
+static void publish_list(list_t *list, ze_command_list_handle_t *phCommandList)
+{
+    list->magic = CPU_ZE_MAGIC_LIST;
+    atomic_fetch_add(&list->context->children, 1);
+    *phCommandList = (ze_command_list_handle_t)list;
+}
+
+CPU_ZE_ENTRY(zeCommandListCreate, ze_context_handle_t hContext, ze_device_handle_t hDevice,
+             const ze_command_list_desc_t *desc, ze_command_list_handle_t *phCommandList)
+{
+    CPU_ZE_CHECK_HANDLE(hContext, CPU_ZE_MAGIC_CONTEXT);
+    CPU_ZE_CHECK_DEVICE(hDevice);
+    CPU_ZE_CHECK_POINTER(desc);
+    CPU_ZE_CHECK_POINTER(phCommandList);
+    CPU_ZE_CHECK_STYPE(desc, ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC);
+    if (desc->flags & ~(ze_command_list_flags_t)0x7)
+        return cpu_ze_fail(ZE_RESULT_ERROR_INVALID_ENUMERATION, "zeCommandListCreate: flags = 0x%x",
+                           desc->flags);
+    if (desc->commandQueueGroupOrdinal != 0)
+        return cpu_ze_fail(ZE_RESULT_ERROR_INVALID_ARGUMENT,
+                           "zeCommandListCreate: commandQueueGroupOrdinal = %u, the device has "
+                           "one group",
+                           desc->commandQueueGroupOrdinal);
+    list_t *list;
+    ze_result_t result = create_list((struct cpu_ze_context *)hContext, &list);
+    if (result != ZE_RESULT_SUCCESS)
+        return result;
+    publish_list(list, phCommandList);
+    return ZE_RESULT_SUCCESS;
+}
+
+/* ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS: each append completes before it
+ * returns. DEFAULT and ASYNCHRONOUS: appends run in order on a worker. */
+CPU_ZE_ENTRY(zeCommandListCreateImmediate, ze_context_handle_t hContext, ze_device_handle_t hDevice,
+             const ze_command_queue_desc_t *altdesc, ze_command_list_handle_t *phCommandList)
+{
+    CPU_ZE_CHECK_HANDLE(hContext, CPU_ZE_MAGIC_CONTEXT);
+    CPU_ZE_CHECK_DEVICE(hDevice);
+    CPU_ZE_CHECK_POINTER(phCommandList);
+    ze_result_t result = cpu_ze_check_queue_desc(altdesc, "zeCommandListCreateImmediate");
+    if (result != ZE_RESULT_SUCCESS)
+        return result;
+    struct cpu_ze_context *context = (struct cpu_ze_context *)hContext;
+    list_t *list;
+    result = create_list(context, &list);
+    if (result != ZE_RESULT_SUCCESS)
+        return result;
+    list->immediate = true;
+    list->synchronous = altdesc->mode == ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS;
+    if (list->synchronous) {
+        cl_int err;
+        list->sync_queue =
+                clCreateCommandQueueWithProperties(context->cl, cpu_ze.engine.device, NULL, &err);
+        if (list->sync_queue == NULL)
+            result = cpu_ze_fail(ZE_RESULT_ERROR_UNKNOWN, "clCreateCommandQueueWithProperties: %s",
+                                 cpu_ze_cl_error_name(err));
+    } else {
+        list->exec = calloc(1, sizeof *list->exec);
+        result = list->exec ? cpu_ze_executor_init(list->exec, context)
+                            : ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+        if (result != ZE_RESULT_SUCCESS) {
+            free(list->exec);
+            list->exec = NULL;
+        }
+    }
+    if (result != ZE_RESULT_SUCCESS) {
+        free(list);
+        return result;
+    }
+    publish_list(list, phCommandList);
+    return ZE_RESULT_SUCCESS;
+}
+
+/* Waits a moment for executions that are finishing; false if the list is
+ * still in use after that. */
+static bool wait_idle(list_t *list)
+{
+    if (list->exec != NULL)
+        return cpu_ze_executor_wait(list->exec, CPU_ZE_IN_USE_GRACE_NS) != ZE_RESULT_NOT_READY;
+    return cpu_ze_counter_wait_zero(&list->executions, CPU_ZE_IN_USE_GRACE_NS);
+}
+
+CPU_ZE_ENTRY(zeCommandListDestroy, ze_command_list_handle_t hCommandList)
+{
+    CPU_ZE_CHECK_HANDLE(hCommandList, CPU_ZE_MAGIC_LIST);
+    list_t *list = (list_t *)hCommandList;
+    if (!wait_idle(list))
+        return cpu_ze_fail(ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE,
+                           "zeCommandListDestroy: the list is still executing");
+    list->magic = 0;
+    if (list->exec != NULL) {
+        cpu_ze_executor_fini(list->exec);
+        free(list->exec);
+    }
+    if (list->sync_queue != NULL)
+        clReleaseCommandQueue(list->sync_queue);
+    cpu_ze_recording_free(&list->rec);
+    atomic_fetch_sub(&list->context->children, 1);
+    free(list);
+    return ZE_RESULT_SUCCESS;
+}
+
+CPU_ZE_ENTRY(zeCommandListClose, ze_command_list_handle_t hCommandList)
+{
+    CPU_ZE_CHECK_HANDLE(hCommandList, CPU_ZE_MAGIC_LIST);
+    list_t *list = (list_t *)hCommandList;
+    if (!list->immediate)
+        list->closed = true;
+    return ZE_RESULT_SUCCESS;
+}
+
+CPU_ZE_ENTRY(zeCommandListReset, ze_command_list_handle_t hCommandList)
+{
+    CPU_ZE_CHECK_HANDLE(hCommandList, CPU_ZE_MAGIC_LIST);
+    list_t *list = (list_t *)hCommandList;
+    if (!wait_idle(list))
+        return cpu_ze_fail(ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE,
+                           "zeCommandListReset: the list is still executing");
+    cpu_ze_recording_clear(&list->rec);
+    list->closed = false;
+    return ZE_RESULT_SUCCESS;
+}
+
+/* --- Appending ----------------------------------------------------------------------- */
+
+static ze_result_t check_appendable(list_t *list, const char *caller)
+{
+    if (list->immediate)
+        return ZE_RESULT_SUCCESS;
+    if (list->closed)
+        return cpu_ze_fail(ZE_RESULT_ERROR_INVALID_ARGUMENT, "%s: the command list is closed",
+                           caller);
+    if (atomic_load(&list->executions) > 0)
+        return cpu_ze_fail(ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE,
+                           "%s: the command list is executing", caller);
+    return ZE_RESULT_SUCCESS;
+}
+
+static ze_result_t check_events(ze_event_handle_t signal, uint32_t num_waits,
+                                ze_event_handle_t *waits, const char *caller)
+{
+    if (signal != NULL)
+        CPU_ZE_CHECK_HANDLE(signal, CPU_ZE_MAGIC_EVENT);
+    if (num_waits > 0 && waits == NULL)
+        return cpu_ze_fail(ZE_RESULT_ERROR_INVALID_SIZE,
+                           "%s: numWaitEvents = %u, phWaitEvents = NULL", caller, num_waits);
+    for (uint32_t i = 0; i < num_waits; i++)
+        CPU_ZE_CHECK_HANDLE(waits[i], CPU_ZE_MAGIC_EVENT);
+    return ZE_RESULT_SUCCESS;
+}
+
+/* Records a command of kind with its events (already validated) and
+ * extra_bytes of arena space for the caller to fill; NULL if out of memory
+ * (the recording is left as it was). */
+static cpu_ze_command_t *record(list_t *list, cpu_ze_command_kind_t kind, ze_event_handle_t signal,
+                                uint32_t num_waits, ze_event_handle_t *waits, size_t extra_bytes,
+                                size_t *extra_offset)
+{
+    cpu_ze_recording_t *rec = &list->rec;
+    size_t arena_mark = rec->arena_used, waits_offset = 0;
+    if (num_waits > 0) {
+        void *copy = cpu_ze_recording_reserve(rec, num_waits * sizeof(struct cpu_ze_event *),
+                                              &waits_offset);
+        if (copy == NULL)
+            return NULL;
+        memcpy(copy, waits, num_waits * sizeof(struct cpu_ze_event *));
+    }
+    if (extra_bytes > 0 && cpu_ze_recording_reserve(rec, extra_bytes, extra_offset) == NULL) {
+        rec->arena_used = arena_mark;
+        return NULL;
+    }
+    cpu_ze_command_t *cmd = cpu_ze_recording_push(rec);
+    if (cmd == NULL) {
+        rec->arena_used = arena_mark;
+        return NULL;
+    }
+    cmd->kind = kind;
+    cmd->num_waits = num_waits;
+    cmd->waits_offset = waits_offset;
+    cmd->signal = (struct cpu_ze_event *)signal;
+    return cmd;
+}
+
+/* Immediate lists run what was just recorded; regular lists keep it. */
+static ze_result_t submit(list_t *list)
+{
+    if (!list->immediate)
+        return ZE_RESULT_SUCCESS;
+    if (list->synchronous) {
+        ze_result_t result = cpu_ze_replay(&list->rec, list->sync_queue);
+        cpu_ze_recording_clear(&list->rec);
+        return result;
+    }
+    cpu_ze_job_t *job = calloc(1, sizeof *job);
+    cpu_ze_recording_t *owned = malloc(sizeof *owned);
+    if (job == NULL || owned == NULL) {
+        free(job);
+        free(owned);
+        cpu_ze_recording_clear(&list->rec);
+        return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+    }
+    *owned = list->rec; /* the worker frees it after running it */
+    memset(&list->rec, 0, sizeof list->rec);
+    job->owned = owned;
+    cpu_ze_executor_submit(list->exec, job);
+    return ZE_RESULT_SUCCESS;
+}
+
+#define CHECK_APPEND(list, signal, num_waits, waits)                                               \
+    do {                                                                                           \
+        ze_result_t r_ = check_appendable(list, __func__);                                         \
+        if (r_ == ZE_RESULT_SUCCESS)                                                               \
+            r_ = check_events(signal, num_waits, waits, __func__);                                 \
+        if (r_ != ZE_RESULT_SUCCESS)                                                               \
+            return r_;                                                                             \
+    } while (0)
+
+CPU_ZE_ENTRY(zeCommandListAppendLaunchKernel, ze_command_list_handle_t hCommandList,
+             ze_kernel_handle_t hKernel, const ze_group_count_t *pLaunchFuncArgs,
+             ze_event_handle_t hSignalEvent, uint32_t numWaitEvents,
+             ze_event_handle_t *phWaitEvents)
+{
+    CPU_ZE_CHECK_HANDLE(hCommandList, CPU_ZE_MAGIC_LIST);
+    CPU_ZE_CHECK_HANDLE(hKernel, CPU_ZE_MAGIC_KERNEL);
+    CPU_ZE_CHECK_POINTER(pLaunchFuncArgs);
+    list_t *list = (list_t *)hCommandList;
+    struct cpu_ze_kernel *kernel = (struct cpu_ze_kernel *)hKernel;
+    CHECK_APPEND(list, hSignalEvent, numWaitEvents, phWaitEvents);
+    if (kernel->module->context != list->context)
+        return cpu_ze_fail(ZE_RESULT_ERROR_INVALID_ARGUMENT,
+                           "zeCommandListAppendLaunchKernel: the kernel belongs to another "
+                           "context");
+    for (uint32_t i = 0; i < kernel->num_args; i++)
+        if (!kernel->arg_is_set[i])
+            return cpu_ze_fail(ZE_RESULT_ERROR_INVALID_ARGUMENT,
+                               "zeCommandListAppendLaunchKernel: %s: argument %u was never set",
+                               kernel->info->name, i);
+
+    size_t values_offset = 0;
+    cpu_ze_command_t *cmd = record(list, CPU_ZE_CMD_LAUNCH, hSignalEvent, numWaitEvents,
+                                   phWaitEvents, kernel->values_size, &values_offset);
+    if (cmd == NULL)
+        return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+    memcpy(list->rec.arena + values_offset, kernel->values, kernel->values_size);
+    atomic_fetch_add(&kernel->refs, 1);
+    cmd->u.launch.kernel = kernel;
+    cmd->u.launch.values_offset = values_offset;
+    cmd->u.launch.groups[0] = pLaunchFuncArgs->groupCountX;
+    cmd->u.launch.groups[1] = pLaunchFuncArgs->groupCountY;
+    cmd->u.launch.groups[2] = pLaunchFuncArgs->groupCountZ;
+    memcpy(cmd->u.launch.group_size, kernel->group_size, sizeof kernel->group_size);
+    return submit(list);
+}
+
+/* The source is read when the copy executes, as on a GPU. */
+CPU_ZE_ENTRY(zeCommandListAppendMemoryCopy, ze_command_list_handle_t hCommandList, void *dstptr,
+             const void *srcptr, size_t size, ze_event_handle_t hSignalEvent,
+             uint32_t numWaitEvents, ze_event_handle_t *phWaitEvents)
+{
+    CPU_ZE_CHECK_HANDLE(hCommandList, CPU_ZE_MAGIC_LIST);
+    CPU_ZE_CHECK_POINTER(dstptr);
+    CPU_ZE_CHECK_POINTER(srcptr);
+    list_t *list = (list_t *)hCommandList;
+    CHECK_APPEND(list, hSignalEvent, numWaitEvents, phWaitEvents);
+    uintptr_t dst = (uintptr_t)dstptr, src = (uintptr_t)srcptr;
+    if (size > 0 && dst < src + size && src < dst + size)
+        return cpu_ze_fail(ZE_RESULT_ERROR_OVERLAPPING_REGIONS,
+                           "zeCommandListAppendMemoryCopy: %p and %p overlap (%zu bytes)", dstptr,
+                           srcptr, size);
+    cpu_ze_command_t *cmd =
+            record(list, CPU_ZE_CMD_COPY, hSignalEvent, numWaitEvents, phWaitEvents, 0, NULL);
+    if (cmd == NULL)
+        return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+    cmd->u.copy.dst = dstptr;
+    cmd->u.copy.src = srcptr;
+    cmd->u.copy.size = size;
+    return submit(list);
+}
+
+/* The pattern (a power of two up to 128 bytes) is copied at append time; a
+ * size that is not a multiple of it ends with a partial pattern. */
+CPU_ZE_ENTRY(zeCommandListAppendMemoryFill, ze_command_list_handle_t hCommandList, void *ptr,
+             const void *pattern, size_t pattern_size, size_t size, ze_event_handle_t hSignalEvent,
+             uint32_t numWaitEvents, ze_event_handle_t *phWaitEvents)
+{
+    CPU_ZE_CHECK_HANDLE(hCommandList, CPU_ZE_MAGIC_LIST);
+    CPU_ZE_CHECK_POINTER(ptr);
+    CPU_ZE_CHECK_POINTER(pattern);
+    list_t *list = (list_t *)hCommandList;
+    CHECK_APPEND(list, hSignalEvent, numWaitEvents, phWaitEvents);
+    if (pattern_size == 0 || pattern_size > 128 || (pattern_size & (pattern_size - 1)) != 0)
+        return cpu_ze_fail(ZE_RESULT_ERROR_INVALID_SIZE,
+                           "zeCommandListAppendMemoryFill: pattern_size = %zu (a power of two "
+                           "up to 128)",
+                           pattern_size);
+    size_t pattern_offset = 0;
+    cpu_ze_command_t *cmd = record(list, CPU_ZE_CMD_FILL, hSignalEvent, numWaitEvents, phWaitEvents,
+                                   pattern_size, &pattern_offset);
+    if (cmd == NULL)
+        return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+    memcpy(list->rec.arena + pattern_offset, pattern, pattern_size);
+    cmd->u.fill.dst = ptr;
+    cmd->u.fill.size = size;
+    cmd->u.fill.pattern_offset = pattern_offset;
+    cmd->u.fill.pattern_size = pattern_size;
+    return submit(list);
+}
+
+static ze_result_t append_barrier(list_t *list, ze_event_handle_t signal, uint32_t num_waits,
+                                  ze_event_handle_t *waits)
+{
+    cpu_ze_command_t *cmd = record(list, CPU_ZE_CMD_BARRIER, signal, num_waits, waits, 0, NULL);
+    if (cmd == NULL)
+        return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+    return submit(list);
+}
+
+CPU_ZE_ENTRY(zeCommandListAppendBarrier, ze_command_list_handle_t hCommandList,
+             ze_event_handle_t hSignalEvent, uint32_t numWaitEvents,
+             ze_event_handle_t *phWaitEvents)
+{
+    CPU_ZE_CHECK_HANDLE(hCommandList, CPU_ZE_MAGIC_LIST);
+    list_t *list = (list_t *)hCommandList;
+    CHECK_APPEND(list, hSignalEvent, numWaitEvents, phWaitEvents);
+    return append_barrier(list, hSignalEvent, numWaitEvents, phWaitEvents);
+}
+
+/* Execution is in order and memory coherent: a ranges barrier is a barrier. */
+CPU_ZE_ENTRY(zeCommandListAppendMemoryRangesBarrier, ze_command_list_handle_t hCommandList,
+             uint32_t numRanges, const size_t *pRangeSizes, const void **pRanges,
+             ze_event_handle_t hSignalEvent, uint32_t numWaitEvents,
+             ze_event_handle_t *phWaitEvents)
+{
+    CPU_ZE_CHECK_HANDLE(hCommandList, CPU_ZE_MAGIC_LIST);
+    if (numRanges > 0) {
+        CPU_ZE_CHECK_POINTER(pRangeSizes);
+        CPU_ZE_CHECK_POINTER(pRanges);
+    }
+    list_t *list = (list_t *)hCommandList;
+    CHECK_APPEND(list, hSignalEvent, numWaitEvents, phWaitEvents);
+    return append_barrier(list, hSignalEvent, numWaitEvents, phWaitEvents);
+}
+
+CPU_ZE_ENTRY(zeCommandListAppendSignalEvent, ze_command_list_handle_t hCommandList,
+             ze_event_handle_t hEvent)
+{
+    CPU_ZE_CHECK_HANDLE(hCommandList, CPU_ZE_MAGIC_LIST);
+    CPU_ZE_CHECK_HANDLE(hEvent, CPU_ZE_MAGIC_EVENT);
+    list_t *list = (list_t *)hCommandList;
+    CHECK_APPEND(list, hEvent, 0, NULL);
+    return append_barrier(list, hEvent, 0, NULL);
+}
+
+CPU_ZE_ENTRY(zeCommandListAppendWaitOnEvents, ze_command_list_handle_t hCommandList,
+             uint32_t numEvents, ze_event_handle_t *phEvents)
+{
+    CPU_ZE_CHECK_HANDLE(hCommandList, CPU_ZE_MAGIC_LIST);
+    CPU_ZE_CHECK_POINTER(phEvents);
+    list_t *list = (list_t *)hCommandList;
+    CHECK_APPEND(list, NULL, numEvents, phEvents);
+    return append_barrier(list, NULL, numEvents, phEvents);
+}
+
+CPU_ZE_ENTRY(zeCommandListAppendEventReset, ze_command_list_handle_t hCommandList,
+             ze_event_handle_t hEvent)
+{
+    CPU_ZE_CHECK_HANDLE(hCommandList, CPU_ZE_MAGIC_LIST);
+    CPU_ZE_CHECK_HANDLE(hEvent, CPU_ZE_MAGIC_EVENT);
+    list_t *list = (list_t *)hCommandList;
+    CHECK_APPEND(list, NULL, 0, NULL);
+    cpu_ze_command_t *cmd = record(list, CPU_ZE_CMD_EVENT_RESET, NULL, 0, NULL, 0, NULL);
+    if (cmd == NULL)
+        return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+    cmd->u.reset = (struct cpu_ze_event *)hEvent;
+    return submit(list);
+}
+
+/* Writes the device clock (host monotonic ns) once earlier work is done. */
+CPU_ZE_ENTRY(zeCommandListAppendWriteGlobalTimestamp, ze_command_list_handle_t hCommandList,
+             uint64_t *dstptr, ze_event_handle_t hSignalEvent, uint32_t numWaitEvents,
+             ze_event_handle_t *phWaitEvents)
+{
+    CPU_ZE_CHECK_HANDLE(hCommandList, CPU_ZE_MAGIC_LIST);
+    CPU_ZE_CHECK_POINTER(dstptr);
+    list_t *list = (list_t *)hCommandList;
+    CHECK_APPEND(list, hSignalEvent, numWaitEvents, phWaitEvents);
+    cpu_ze_command_t *cmd =
+            record(list, CPU_ZE_CMD_TIMESTAMP, hSignalEvent, numWaitEvents, phWaitEvents, 0, NULL);
+    if (cmd == NULL)
+        return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+    cmd->u.timestamp_dst = dstptr;
+    return submit(list);
+}
+
+/* Memory is host memory: prefetch and advice are accepted hints. */
+CPU_ZE_ENTRY(zeCommandListAppendMemoryPrefetch, ze_command_list_handle_t hCommandList,
+             const void *ptr, size_t size)
+{
+    CPU_ZE_CHECK_HANDLE(hCommandList, CPU_ZE_MAGIC_LIST);
+    CPU_ZE_CHECK_POINTER(ptr);
+    return check_appendable((list_t *)hCommandList, __func__);
+}
+
+CPU_ZE_ENTRY(zeCommandListAppendMemAdvise, ze_command_list_handle_t hCommandList,
+             ze_device_handle_t hDevice, const void *ptr, size_t size, ze_memory_advice_t advice)
+{
+    CPU_ZE_CHECK_HANDLE(hCommandList, CPU_ZE_MAGIC_LIST);
+    CPU_ZE_CHECK_DEVICE(hDevice);
+    CPU_ZE_CHECK_POINTER(ptr);
+    if ((unsigned)advice > ZE_MEMORY_ADVICE_BIAS_UNCACHED)
+        return cpu_ze_fail(ZE_RESULT_ERROR_INVALID_ENUMERATION,
+                           "zeCommandListAppendMemAdvise: advice = %d", (int)advice);
+    return check_appendable((list_t *)hCommandList, __func__);
+}

@@ -1,0 +1,104 @@
+/*
+ * context.c - a Level Zero context is an OpenCL context on the one device:
+ * USM allocations, programs and queues of one context never mix with
+ * another's, as in Level Zero.
+ */
+#include <stdlib.h>
+
+#include "ze_cpu.h"
+
+static ze_result_t create_context(ze_driver_handle_t hDriver, const ze_context_desc_t *desc,
+                                  ze_context_handle_t *phContext)
+{
+    ze_result_t r = cpu_ze_check_driver(hDriver);
+    if (r != ZE_RESULT_SUCCESS)
+        return r;
+    CPU_ZE_CHECK_POINTER(desc);
+    CPU_ZE_CHECK_POINTER(phContext);
+    CPU_ZE_CHECK_STYPE(desc, ZE_STRUCTURE_TYPE_CONTEXT_DESC);
+    if (desc->flags & ~(ze_context_flags_t)ZE_CONTEXT_FLAG_TBD)
+        return cpu_ze_fail(ZE_RESULT_ERROR_INVALID_ENUMERATION, "zeContextCreate: flags = 0x%x",
+                           desc->flags);
+
+    struct cpu_ze_context *context = calloc(1, sizeof *context);
+    if (context == NULL)
+        return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+    cl_int err;
+    context->cl = clCreateContext(NULL, 1, &cpu_ze.engine.device, NULL, NULL, &err);
+    if (context->cl == NULL) {
+        free(context);
+        return cpu_ze_fail(cpu_ze_result_from_cl(err), "clCreateContext: %s",
+                           cpu_ze_cl_error_name(err));
+    }
+    atomic_init(&context->children, 0);
+    context->magic = CPU_ZE_MAGIC_CONTEXT;
+    *phContext = (ze_context_handle_t)context;
+    return ZE_RESULT_SUCCESS;
+}
+
+CPU_ZE_ENTRY(zeContextCreate, ze_driver_handle_t hDriver, const ze_context_desc_t *desc,
+             ze_context_handle_t *phContext)
+{
+    return create_context(hDriver, desc, phContext);
+}
+
+/* The device list may name only our device (or be empty: all devices). */
+CPU_ZE_ENTRY(zeContextCreateEx, ze_driver_handle_t hDriver, const ze_context_desc_t *desc,
+             uint32_t numDevices, ze_device_handle_t *phDevices, ze_context_handle_t *phContext)
+{
+    if (numDevices > 0 && phDevices == NULL)
+        return cpu_ze_fail(ZE_RESULT_ERROR_INVALID_NULL_POINTER,
+                           "zeContextCreateEx: numDevices = %u and phDevices = NULL", numDevices);
+    for (uint32_t i = 0; i < numDevices; i++)
+        CPU_ZE_CHECK_DEVICE(phDevices[i]);
+    return create_context(hDriver, desc, phContext);
+}
+
+/* Refuses while queues, command lists, modules or event pools of the
+ * context are alive: their OpenCL objects belong to it. */
+CPU_ZE_ENTRY(zeContextDestroy, ze_context_handle_t hContext)
+{
+    CPU_ZE_CHECK_HANDLE(hContext, CPU_ZE_MAGIC_CONTEXT);
+    struct cpu_ze_context *context = (struct cpu_ze_context *)hContext;
+    int children = atomic_load(&context->children);
+    if (children > 0)
+        return cpu_ze_fail(ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE,
+                           "zeContextDestroy: %d objects of the context are still alive", children);
+    context->magic = 0;
+    clReleaseContext(context->cl);
+    free(context);
+    return ZE_RESULT_SUCCESS;
+}
+
+CPU_ZE_ENTRY(zeContextGetStatus, ze_context_handle_t hContext)
+{
+    CPU_ZE_CHECK_HANDLE(hContext, CPU_ZE_MAGIC_CONTEXT);
+    return ZE_RESULT_SUCCESS;
+}
+
+/* Host memory is always coherent with the CPU device: nothing to flush. */
+CPU_ZE_ENTRY(zeContextSystemBarrier, ze_context_handle_t hContext, ze_device_handle_t hDevice)
+{
+    CPU_ZE_CHECK_HANDLE(hContext, CPU_ZE_MAGIC_CONTEXT);
+    CPU_ZE_CHECK_DEVICE(hDevice);
+    return ZE_RESULT_SUCCESS;
+}
+
+/* All memory is resident: residency calls only validate their arguments. */
+CPU_ZE_ENTRY(zeContextMakeMemoryResident, ze_context_handle_t hContext, ze_device_handle_t hDevice,
+             void *ptr, size_t size)
+{
+    CPU_ZE_CHECK_HANDLE(hContext, CPU_ZE_MAGIC_CONTEXT);
+    CPU_ZE_CHECK_DEVICE(hDevice);
+    CPU_ZE_CHECK_POINTER(ptr);
+    return ZE_RESULT_SUCCESS;
+}
+
+CPU_ZE_ENTRY(zeContextEvictMemory, ze_context_handle_t hContext, ze_device_handle_t hDevice,
+             void *ptr, size_t size)
+{
+    CPU_ZE_CHECK_HANDLE(hContext, CPU_ZE_MAGIC_CONTEXT);
+    CPU_ZE_CHECK_DEVICE(hDevice);
+    CPU_ZE_CHECK_POINTER(ptr);
+    return ZE_RESULT_SUCCESS;
+}

@@ -1,0 +1,228 @@
+/*
+ * engine.c - finds the OpenCL platform the driver runs on and reads its
+ * device's facts once, so property queries never call OpenCL again.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "ze_cpu.h"
+
+/* cl_ext_float_atomics, absent from Debian 12's OpenCL headers. */
+#ifndef CL_DEVICE_SINGLE_FP_ATOMIC_CAPABILITIES_EXT
+#define CL_DEVICE_SINGLE_FP_ATOMIC_CAPABILITIES_EXT 0x4231
+#define CL_DEVICE_DOUBLE_FP_ATOMIC_CAPABILITIES_EXT 0x4232
+#define CL_DEVICE_HALF_FP_ATOMIC_CAPABILITIES_EXT 0x4233
+#endif
+
+/* Points the ICD loader at the configured engine unless the user chose ICDs
+ * already. Must run before the first OpenCL call of the process: ocl-icd
+ * reads the variable once. */
+static void choose_icd(void)
+{
+    const char *icd = ZE_CPU_DEFAULT_ICD;
+    if (getenv("OCL_ICD_VENDORS") == NULL && icd[0] != '\0')
+        setenv("OCL_ICD_VENDORS", icd, 0);
+}
+
+static bool platform_has_cpu(cl_platform_id platform, cl_device_id *device)
+{
+    cl_uint count = 0;
+    return clGetDeviceIDs(platform, CL_DEVICE_TYPE_CPU, 1, device, &count) == CL_SUCCESS &&
+           count > 0;
+}
+
+static bool has_word(const char *list, const char *word)
+{
+    size_t n = strlen(word);
+    for (const char *p = strstr(list, word); p != NULL; p = strstr(p + 1, word)) {
+        bool starts = p == list || p[-1] == ' ';
+        bool ends = p[n] == '\0' || p[n] == ' ';
+        if (starts && ends)
+            return true;
+    }
+    return false;
+}
+
+/* The newest "SPIR-V_M.N" in CL_DEVICE_IL_VERSION, as ZE_MAKE_VERSION, or 0. */
+static uint32_t newest_spirv(const char *il_versions)
+{
+    uint32_t best = 0;
+    for (const char *p = strstr(il_versions, "SPIR-V_"); p != NULL; p = strstr(p + 1, "SPIR-V_")) {
+        unsigned major = 0, minor = 0;
+        if (sscanf(p, "SPIR-V_%u.%u", &major, &minor) == 2 && ZE_MAKE_VERSION(major, minor) > best)
+            best = ZE_MAKE_VERSION(major, minor);
+    }
+    return best;
+}
+
+static void *extension_function(cpu_ze_engine_t *engine, const char *name)
+{
+    return clGetExtensionFunctionAddressForPlatform(engine->platform, name);
+}
+
+/* Reads what the driver needs; false (with a reason) if the platform lacks
+ * SPIR-V ingestion or Intel USM, which the driver cannot do without. */
+static bool read_engine(cpu_ze_engine_t *engine, char *why, size_t why_size)
+{
+    cl_device_id dev = engine->device;
+    char text[4096];
+
+    clGetPlatformInfo(engine->platform, CL_PLATFORM_NAME, sizeof engine->platform_name,
+                      engine->platform_name, NULL);
+    clGetDeviceInfo(dev, CL_DEVICE_NAME, sizeof engine->device_name, engine->device_name, NULL);
+
+    text[0] = '\0';
+    clGetDeviceInfo(dev, CL_DEVICE_IL_VERSION, sizeof text, text, NULL);
+    engine->spirv_version = newest_spirv(text);
+    if (engine->spirv_version == 0) {
+        snprintf(why, why_size, "device does not accept SPIR-V (CL_DEVICE_IL_VERSION \"%s\")",
+                 text);
+        return false;
+    }
+
+    engine->host_mem_alloc =
+            (clHostMemAllocINTEL_fn)extension_function(engine, "clHostMemAllocINTEL");
+    engine->device_mem_alloc =
+            (clDeviceMemAllocINTEL_fn)extension_function(engine, "clDeviceMemAllocINTEL");
+    engine->shared_mem_alloc =
+            (clSharedMemAllocINTEL_fn)extension_function(engine, "clSharedMemAllocINTEL");
+    engine->mem_blocking_free =
+            (clMemBlockingFreeINTEL_fn)extension_function(engine, "clMemBlockingFreeINTEL");
+    engine->get_mem_alloc_info =
+            (clGetMemAllocInfoINTEL_fn)extension_function(engine, "clGetMemAllocInfoINTEL");
+    engine->set_kernel_arg_mem_pointer = (clSetKernelArgMemPointerINTEL_fn)extension_function(
+            engine, "clSetKernelArgMemPointerINTEL");
+    engine->enqueue_mem_fill =
+            (clEnqueueMemFillINTEL_fn)extension_function(engine, "clEnqueueMemFillINTEL");
+    engine->enqueue_memcpy =
+            (clEnqueueMemcpyINTEL_fn)extension_function(engine, "clEnqueueMemcpyINTEL");
+    if (!engine->host_mem_alloc || !engine->device_mem_alloc || !engine->shared_mem_alloc ||
+        !engine->mem_blocking_free || !engine->get_mem_alloc_info ||
+        !engine->set_kernel_arg_mem_pointer || !engine->enqueue_mem_fill ||
+        !engine->enqueue_memcpy) {
+        snprintf(why, why_size, "platform lacks cl_intel_unified_shared_memory");
+        return false;
+    }
+
+    clGetDeviceInfo(dev, CL_DEVICE_VENDOR_ID, sizeof(cl_uint), &engine->vendor_id, NULL);
+    clGetDeviceInfo(dev, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof(cl_uint), &engine->compute_units,
+                    NULL);
+    clGetDeviceInfo(dev, CL_DEVICE_MAX_CLOCK_FREQUENCY, sizeof(cl_uint), &engine->clock_mhz, NULL);
+    clGetDeviceInfo(dev, CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT, sizeof(cl_uint),
+                    &engine->native_vector_width_float, NULL);
+    clGetDeviceInfo(dev, CL_DEVICE_ADDRESS_BITS, sizeof(cl_uint), &engine->address_bits, NULL);
+    clGetDeviceInfo(dev, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof(cl_ulong), &engine->global_mem_size,
+                    NULL);
+    clGetDeviceInfo(dev, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof(cl_ulong),
+                    &engine->max_mem_alloc_size, NULL);
+    clGetDeviceInfo(dev, CL_DEVICE_LOCAL_MEM_SIZE, sizeof(cl_ulong), &engine->local_mem_size, NULL);
+    clGetDeviceInfo(dev, CL_DEVICE_GLOBAL_MEM_CACHE_SIZE, sizeof(cl_ulong),
+                    &engine->global_mem_cache_size, NULL);
+    clGetDeviceInfo(dev, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof(size_t),
+                    &engine->max_work_group_size, NULL);
+    clGetDeviceInfo(dev, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof engine->max_work_item_sizes,
+                    engine->max_work_item_sizes, NULL);
+    clGetDeviceInfo(dev, CL_DEVICE_MAX_PARAMETER_SIZE, sizeof(size_t), &engine->max_parameter_size,
+                    NULL);
+    clGetDeviceInfo(dev, CL_DEVICE_PRINTF_BUFFER_SIZE, sizeof(size_t), &engine->printf_buffer_size,
+                    NULL);
+
+    size_t sizes[8], bytes = 0;
+    if (clGetDeviceInfo(dev, CL_DEVICE_SUB_GROUP_SIZES_INTEL, sizeof sizes, sizes, &bytes) ==
+        CL_SUCCESS) {
+        engine->num_sub_group_sizes = (uint32_t)(bytes / sizeof(size_t));
+        for (uint32_t i = 0; i < engine->num_sub_group_sizes; i++)
+            engine->sub_group_sizes[i] = (uint32_t)sizes[i];
+    }
+
+    clGetDeviceInfo(dev, CL_DEVICE_HALF_FP_CONFIG, sizeof(cl_device_fp_config),
+                    &engine->half_fp_config, NULL);
+    clGetDeviceInfo(dev, CL_DEVICE_SINGLE_FP_CONFIG, sizeof(cl_device_fp_config),
+                    &engine->single_fp_config, NULL);
+    clGetDeviceInfo(dev, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof(cl_device_fp_config),
+                    &engine->double_fp_config, NULL);
+
+    clGetDeviceInfo(dev, CL_DEVICE_HOST_MEM_CAPABILITIES_INTEL, sizeof(cl_bitfield),
+                    &engine->usm_host_caps, NULL);
+    clGetDeviceInfo(dev, CL_DEVICE_DEVICE_MEM_CAPABILITIES_INTEL, sizeof(cl_bitfield),
+                    &engine->usm_device_caps, NULL);
+    clGetDeviceInfo(dev, CL_DEVICE_SINGLE_DEVICE_SHARED_MEM_CAPABILITIES_INTEL, sizeof(cl_bitfield),
+                    &engine->usm_shared_caps, NULL);
+    clGetDeviceInfo(dev, CL_DEVICE_CROSS_DEVICE_SHARED_MEM_CAPABILITIES_INTEL, sizeof(cl_bitfield),
+                    &engine->usm_cross_caps, NULL);
+    clGetDeviceInfo(dev, CL_DEVICE_SHARED_SYSTEM_MEM_CAPABILITIES_INTEL, sizeof(cl_bitfield),
+                    &engine->usm_system_caps, NULL);
+
+    text[0] = '\0';
+    clGetDeviceInfo(dev, CL_DEVICE_EXTENSIONS, sizeof text, text, NULL);
+    engine->has_int64_atomics = has_word(text, "cl_khr_int64_base_atomics");
+    engine->has_dp4a = has_word(text, "cl_khr_integer_dot_product");
+    engine->has_float_atomics = has_word(text, "cl_ext_float_atomics");
+    if (engine->has_float_atomics) {
+        clGetDeviceInfo(dev, CL_DEVICE_HALF_FP_ATOMIC_CAPABILITIES_EXT, sizeof(cl_bitfield),
+                        &engine->half_fp_atomics, NULL);
+        clGetDeviceInfo(dev, CL_DEVICE_SINGLE_FP_ATOMIC_CAPABILITIES_EXT, sizeof(cl_bitfield),
+                        &engine->single_fp_atomics, NULL);
+        clGetDeviceInfo(dev, CL_DEVICE_DOUBLE_FP_ATOMIC_CAPABILITIES_EXT, sizeof(cl_bitfield),
+                        &engine->double_fp_atomics, NULL);
+    }
+    if (has_word(text, "cl_khr_device_uuid")) {
+        clGetDeviceInfo(dev, CL_DEVICE_UUID_KHR, sizeof engine->device_uuid, engine->device_uuid,
+                        NULL);
+        clGetDeviceInfo(dev, CL_DRIVER_UUID_KHR, sizeof engine->driver_uuid, engine->driver_uuid,
+                        NULL);
+    }
+    return true;
+}
+
+ze_result_t cpu_ze_engine_open(cpu_ze_engine_t *engine)
+{
+    choose_icd();
+
+    cl_uint count = 0;
+    cl_int err = clGetPlatformIDs(0, NULL, &count);
+    if (err != CL_SUCCESS || count == 0)
+        return cpu_ze_fail(ZE_RESULT_ERROR_UNINITIALIZED,
+                           "no OpenCL platform (clGetPlatformIDs: %s, OCL_ICD_VENDORS=%s)",
+                           cpu_ze_cl_error_name(err),
+                           getenv("OCL_ICD_VENDORS") ? getenv("OCL_ICD_VENDORS") : "(unset)");
+    cl_platform_id *platforms = malloc(count * sizeof *platforms);
+    if (platforms == NULL)
+        return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+    clGetPlatformIDs(count, platforms, NULL);
+
+    /* Candidates in order of preference: the requested platform only, or
+     * Intel's platforms first, then the rest. */
+    const char *wanted = getenv("ZE_CPU_OPENCL_PLATFORM");
+    ze_result_t result = ZE_RESULT_ERROR_UNINITIALIZED;
+    char why[512] = "no platform with a CPU device";
+    for (int pass = 0; pass < 2 && result != ZE_RESULT_SUCCESS; pass++) {
+        for (cl_uint i = 0; i < count && result != ZE_RESULT_SUCCESS; i++) {
+            char name[256] = "";
+            clGetPlatformInfo(platforms[i], CL_PLATFORM_NAME, sizeof name, name, NULL);
+            bool intel = strstr(name, "Intel") != NULL;
+            if (wanted != NULL ? (pass > 0 || strstr(name, wanted) == NULL) : (pass == 0) != intel)
+                continue;
+            memset(engine, 0, sizeof *engine);
+            engine->platform = platforms[i];
+            if (!platform_has_cpu(platforms[i], &engine->device))
+                continue;
+            if (read_engine(engine, why, sizeof why))
+                result = ZE_RESULT_SUCCESS;
+            else
+                cpu_ze_fail(ZE_RESULT_ERROR_UNINITIALIZED, "platform \"%s\" skipped: %s", name,
+                            why);
+        }
+    }
+    free(platforms);
+    if (result != ZE_RESULT_SUCCESS)
+        return cpu_ze_fail(result, "no usable OpenCL platform%s%s: %s",
+                           wanted ? " matching ZE_CPU_OPENCL_PLATFORM=" : "", wanted ? wanted : "",
+                           why);
+    if (cpu_ze_debug_enabled())
+        fprintf(stderr, "ze_cpu: engine \"%s\", device \"%s\"\n", engine->platform_name,
+                engine->device_name);
+    return ZE_RESULT_SUCCESS;
+}

@@ -1,0 +1,239 @@
+/*
+ * event.c - event pools, events, and the signal/wait primitive that events
+ * and fences share.
+ *
+ * A signalled flag is an atomic word: signal stores 1 with release order,
+ * queries load it with acquire order, so whatever the signaller wrote
+ * (kernel results after clFinish, timestamps) is visible to whoever sees
+ * the flag set. Blocking waits sleep on one process-wide condition
+ * variable; signals are rare next to kernel launches, so it never
+ * contends.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "ze_cpu.h"
+
+static pthread_mutex_t flag_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t flag_cond;
+static pthread_once_t flag_once = PTHREAD_ONCE_INIT;
+
+static void init_flag_cond(void)
+{
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&flag_cond, &attr);
+    pthread_condattr_destroy(&attr);
+}
+
+void cpu_ze_flag_signal(atomic_uint *flag)
+{
+    pthread_once(&flag_once, init_flag_cond);
+    pthread_mutex_lock(&flag_lock);
+    atomic_store_explicit(flag, 1, memory_order_release);
+    pthread_cond_broadcast(&flag_cond);
+    pthread_mutex_unlock(&flag_lock);
+}
+
+bool cpu_ze_deadline(uint64_t timeout_ns, struct timespec *deadline)
+{
+    /* Beyond a century is forever (and could overflow the deadline). */
+    const uint64_t century_ns = 100ull * 365 * 24 * 3600 * 1000000000ull;
+    if (timeout_ns >= century_ns)
+        return false;
+    clock_gettime(CLOCK_MONOTONIC, deadline);
+    uint64_t ns = (uint64_t)deadline->tv_nsec + timeout_ns % 1000000000u;
+    deadline->tv_sec += (time_t)(timeout_ns / 1000000000u + ns / 1000000000u);
+    deadline->tv_nsec = (long)(ns % 1000000000u);
+    return true;
+}
+
+ze_result_t cpu_ze_flag_wait(atomic_uint *flag, uint64_t timeout_ns)
+{
+    if (atomic_load_explicit(flag, memory_order_acquire))
+        return ZE_RESULT_SUCCESS;
+    if (timeout_ns == 0)
+        return ZE_RESULT_NOT_READY;
+    pthread_once(&flag_once, init_flag_cond);
+    struct timespec deadline;
+    bool bounded = cpu_ze_deadline(timeout_ns, &deadline);
+    pthread_mutex_lock(&flag_lock);
+    while (!atomic_load_explicit(flag, memory_order_acquire)) {
+        if (!bounded)
+            pthread_cond_wait(&flag_cond, &flag_lock);
+        else if (pthread_cond_timedwait(&flag_cond, &flag_lock, &deadline) == ETIMEDOUT)
+            break;
+    }
+    pthread_mutex_unlock(&flag_lock);
+    return atomic_load_explicit(flag, memory_order_acquire) ? ZE_RESULT_SUCCESS
+                                                            : ZE_RESULT_NOT_READY;
+}
+
+void cpu_ze_counter_release(atomic_int *counter)
+{
+    pthread_once(&flag_once, init_flag_cond);
+    pthread_mutex_lock(&flag_lock);
+    atomic_fetch_sub_explicit(counter, 1, memory_order_release);
+    pthread_cond_broadcast(&flag_cond);
+    pthread_mutex_unlock(&flag_lock);
+}
+
+bool cpu_ze_counter_wait_zero(atomic_int *counter, uint64_t timeout_ns)
+{
+    pthread_once(&flag_once, init_flag_cond);
+    struct timespec deadline;
+    bool bounded = cpu_ze_deadline(timeout_ns, &deadline);
+    pthread_mutex_lock(&flag_lock);
+    while (atomic_load_explicit(counter, memory_order_acquire) > 0) {
+        if (!bounded)
+            pthread_cond_wait(&flag_cond, &flag_lock);
+        else if (pthread_cond_timedwait(&flag_cond, &flag_lock, &deadline) == ETIMEDOUT)
+            break;
+    }
+    bool zero = atomic_load_explicit(counter, memory_order_acquire) <= 0;
+    pthread_mutex_unlock(&flag_lock);
+    return zero;
+}
+
+CPU_ZE_ENTRY(zeEventPoolCreate, ze_context_handle_t hContext, const ze_event_pool_desc_t *desc,
+             uint32_t numDevices, ze_device_handle_t *phDevices,
+             ze_event_pool_handle_t *phEventPool)
+{
+    CPU_ZE_CHECK_HANDLE(hContext, CPU_ZE_MAGIC_CONTEXT);
+    CPU_ZE_CHECK_POINTER(desc);
+    CPU_ZE_CHECK_POINTER(phEventPool);
+    CPU_ZE_CHECK_STYPE(desc, ZE_STRUCTURE_TYPE_EVENT_POOL_DESC);
+    if (desc->flags & ~(ze_event_pool_flags_t)0x7)
+        return cpu_ze_fail(ZE_RESULT_ERROR_INVALID_ENUMERATION, "zeEventPoolCreate: flags = 0x%x",
+                           desc->flags);
+    if (desc->count == 0)
+        return cpu_ze_fail(ZE_RESULT_ERROR_INVALID_SIZE, "zeEventPoolCreate: count = 0");
+    if (numDevices > 0 && phDevices == NULL)
+        return cpu_ze_fail(ZE_RESULT_ERROR_INVALID_SIZE,
+                           "zeEventPoolCreate: numDevices = %u and phDevices = NULL", numDevices);
+    for (uint32_t i = 0; i < numDevices; i++)
+        CPU_ZE_CHECK_DEVICE(phDevices[i]);
+
+    struct cpu_ze_event_pool *pool = calloc(1, sizeof *pool);
+    struct cpu_ze_event *events = calloc(desc->count, sizeof *events);
+    if (pool == NULL || events == NULL) {
+        free(pool);
+        free(events);
+        return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+    }
+    struct cpu_ze_context *context = (struct cpu_ze_context *)hContext;
+    pool->context = context;
+    pool->flags = desc->flags;
+    pool->count = desc->count;
+    pool->events = events;
+    atomic_init(&pool->live_events, 0);
+    pool->magic = CPU_ZE_MAGIC_POOL;
+    atomic_fetch_add(&context->children, 1);
+    *phEventPool = (ze_event_pool_handle_t)pool;
+    return ZE_RESULT_SUCCESS;
+}
+
+/* Refuses while events of the pool are alive. */
+CPU_ZE_ENTRY(zeEventPoolDestroy, ze_event_pool_handle_t hEventPool)
+{
+    CPU_ZE_CHECK_HANDLE(hEventPool, CPU_ZE_MAGIC_POOL);
+    struct cpu_ze_event_pool *pool = (struct cpu_ze_event_pool *)hEventPool;
+    int live = atomic_load(&pool->live_events);
+    if (live > 0)
+        return cpu_ze_fail(ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE,
+                           "zeEventPoolDestroy: %d events of the pool are alive", live);
+    pool->magic = 0;
+    atomic_fetch_sub(&pool->context->children, 1);
+    free(pool->events);
+    free(pool);
+    return ZE_RESULT_SUCCESS;
+}
+
+/* The event lives in the pool's slot desc->index, which must be free. */
+CPU_ZE_ENTRY(zeEventCreate, ze_event_pool_handle_t hEventPool, const ze_event_desc_t *desc,
+             ze_event_handle_t *phEvent)
+{
+    CPU_ZE_CHECK_HANDLE(hEventPool, CPU_ZE_MAGIC_POOL);
+    CPU_ZE_CHECK_POINTER(desc);
+    CPU_ZE_CHECK_POINTER(phEvent);
+    CPU_ZE_CHECK_STYPE(desc, ZE_STRUCTURE_TYPE_EVENT_DESC);
+    if ((desc->signal | desc->wait) & ~(ze_event_scope_flags_t)0x7)
+        return cpu_ze_fail(ZE_RESULT_ERROR_INVALID_ENUMERATION,
+                           "zeEventCreate: signal = 0x%x, wait = 0x%x", desc->signal, desc->wait);
+    struct cpu_ze_event_pool *pool = (struct cpu_ze_event_pool *)hEventPool;
+    if (desc->index >= pool->count)
+        return cpu_ze_fail(ZE_RESULT_ERROR_INVALID_ARGUMENT,
+                           "zeEventCreate: index = %u, pool has %u events", desc->index,
+                           pool->count);
+    struct cpu_ze_event *event = &pool->events[desc->index];
+    if (event->magic == CPU_ZE_MAGIC_EVENT)
+        return cpu_ze_fail(ZE_RESULT_ERROR_INVALID_ARGUMENT,
+                           "zeEventCreate: index %u already holds a live event", desc->index);
+    event->pool = pool;
+    atomic_store(&event->signalled, 0);
+    event->start_ns = event->end_ns = 0;
+    event->magic = CPU_ZE_MAGIC_EVENT;
+    atomic_fetch_add(&pool->live_events, 1);
+    *phEvent = (ze_event_handle_t)event;
+    return ZE_RESULT_SUCCESS;
+}
+
+CPU_ZE_ENTRY(zeEventDestroy, ze_event_handle_t hEvent)
+{
+    CPU_ZE_CHECK_HANDLE(hEvent, CPU_ZE_MAGIC_EVENT);
+    struct cpu_ze_event *event = (struct cpu_ze_event *)hEvent;
+    event->magic = 0;
+    atomic_fetch_sub(&event->pool->live_events, 1);
+    return ZE_RESULT_SUCCESS;
+}
+
+CPU_ZE_ENTRY(zeEventHostSignal, ze_event_handle_t hEvent)
+{
+    CPU_ZE_CHECK_HANDLE(hEvent, CPU_ZE_MAGIC_EVENT);
+    struct cpu_ze_event *event = (struct cpu_ze_event *)hEvent;
+    event->start_ns = event->end_ns = cpu_ze_now_ns();
+    cpu_ze_flag_signal(&event->signalled);
+    return ZE_RESULT_SUCCESS;
+}
+
+/* timeout in ns: UINT64_MAX waits forever, 0 only queries. */
+CPU_ZE_ENTRY(zeEventHostSynchronize, ze_event_handle_t hEvent, uint64_t timeout)
+{
+    CPU_ZE_CHECK_HANDLE(hEvent, CPU_ZE_MAGIC_EVENT);
+    return cpu_ze_flag_wait(&((struct cpu_ze_event *)hEvent)->signalled, timeout);
+}
+
+CPU_ZE_ENTRY(zeEventQueryStatus, ze_event_handle_t hEvent)
+{
+    CPU_ZE_CHECK_HANDLE(hEvent, CPU_ZE_MAGIC_EVENT);
+    return cpu_ze_flag_wait(&((struct cpu_ze_event *)hEvent)->signalled, 0);
+}
+
+CPU_ZE_ENTRY(zeEventHostReset, ze_event_handle_t hEvent)
+{
+    CPU_ZE_CHECK_HANDLE(hEvent, CPU_ZE_MAGIC_EVENT);
+    atomic_store_explicit(&((struct cpu_ze_event *)hEvent)->signalled, 0, memory_order_release);
+    return ZE_RESULT_SUCCESS;
+}
+
+/* Host-clock nanoseconds around the signalling command (see
+ * zeDeviceGetProperties: timerResolution 1 ns, 64 valid bits); global and
+ * context stamps are the same clock. */
+CPU_ZE_ENTRY(zeEventQueryKernelTimestamp, ze_event_handle_t hEvent,
+             ze_kernel_timestamp_result_t *dstptr)
+{
+    CPU_ZE_CHECK_HANDLE(hEvent, CPU_ZE_MAGIC_EVENT);
+    CPU_ZE_CHECK_POINTER(dstptr);
+    struct cpu_ze_event *event = (struct cpu_ze_event *)hEvent;
+    if (!cpu_ze_event_has_timestamps(event))
+        return cpu_ze_fail(ZE_RESULT_ERROR_INVALID_ARGUMENT,
+                           "zeEventQueryKernelTimestamp: the pool lacks "
+                           "ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP");
+    if (!atomic_load_explicit(&event->signalled, memory_order_acquire))
+        return ZE_RESULT_NOT_READY;
+    dstptr->global.kernelStart = dstptr->context.kernelStart = event->start_ns;
+    dstptr->global.kernelEnd = dstptr->context.kernelEnd = event->end_ns;
+    return ZE_RESULT_SUCCESS;
+}

@@ -1,0 +1,363 @@
+/*
+ * module.c - zeModuleCreate from SPIR-V: reflect the module (kernels,
+ * parameter kinds, constant sizes), create the OpenCL program from the IL,
+ * apply ze_module_constants_t as specialization constants, translate the
+ * build flags, build. Build logs are standalone objects that own a copy of
+ * the text.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ze_cpu.h"
+
+/* A growable NUL-terminated string; on allocation failure it keeps what it
+ * had (a log is best effort). */
+typedef struct text {
+    char *s;
+    size_t len, cap;
+} text_t;
+
+static void text_append(text_t *t, const char *format, ...) __attribute__((format(printf, 2, 3)));
+
+static void text_append(text_t *t, const char *format, ...)
+{
+    va_list ap;
+    va_start(ap, format);
+    int n = vsnprintf(NULL, 0, format, ap);
+    va_end(ap);
+    if (n <= 0)
+        return;
+    if (t->len + (size_t)n + 1 > t->cap) {
+        size_t cap = (t->len + (size_t)n + 1) * 2;
+        char *grown = realloc(t->s, cap);
+        if (grown == NULL)
+            return;
+        t->s = grown;
+        t->cap = cap;
+    }
+    va_start(ap, format);
+    vsnprintf(t->s + t->len, t->cap - t->len, format, ap);
+    va_end(ap);
+    t->len += (size_t)n;
+}
+
+/* Hands the text to a new build log object (or frees it if the caller did
+ * not ask for one). */
+static ze_result_t make_build_log(text_t *log, ze_module_build_log_handle_t *phBuildLog)
+{
+    if (phBuildLog == NULL) {
+        free(log->s);
+        return ZE_RESULT_SUCCESS;
+    }
+    struct cpu_ze_build_log *b = calloc(1, sizeof *b);
+    if (b == NULL || (log->s == NULL && (log->s = calloc(1, 1)) == NULL)) {
+        free(b);
+        free(log->s);
+        *phBuildLog = NULL;
+        return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+    }
+    b->magic = CPU_ZE_MAGIC_LOG;
+    b->text = log->s;
+    *phBuildLog = (ze_module_build_log_handle_t)b;
+    return ZE_RESULT_SUCCESS;
+}
+
+/*
+ * Level Zero build flags -> OpenCL options. -ze-opt-disable becomes
+ * -cl-opt-disable; every other -ze-* flag has no meaning on a CPU (register
+ * file size, >4 GiB buffers: addressing is 64-bit anyway) and is ignored
+ * with a note in the log; anything else goes to OpenCL unchanged.
+ */
+static char *translate_flags(const char *flags, text_t *log)
+{
+    size_t cap = (flags ? strlen(flags) : 0) + 64;
+    char *out = malloc(cap);
+    if (out == NULL)
+        return NULL;
+    out[0] = '\0';
+    size_t len = 0;
+    for (const char *p = flags ? flags : ""; *p != '\0';) {
+        while (*p == ' ' || *p == '\t' || *p == '\n')
+            p++;
+        size_t n = strcspn(p, " \t\n");
+        if (n == 0)
+            break;
+        const char *mapped = NULL;
+        size_t mapped_len = n;
+        if (n == strlen("-ze-opt-disable") && strncmp(p, "-ze-opt-disable", n) == 0) {
+            mapped = "-cl-opt-disable";
+            mapped_len = strlen(mapped);
+        } else if (strncmp(p, "-ze-", 4) == 0) {
+            text_append(log, "ze_cpu: build flag %.*s ignored (no meaning on a CPU)\n", (int)n, p);
+        } else {
+            mapped = p;
+        }
+        if (mapped != NULL && len + mapped_len + 2 <= cap) {
+            memcpy(out + len, mapped, mapped_len);
+            len += mapped_len;
+            out[len++] = ' ';
+            out[len] = '\0';
+        }
+        p += n;
+    }
+    return out;
+}
+
+/* Applies the caller's constants; each SpecId must exist in the module
+ * (as Intel's GPU driver requires), its size comes from the SPIR-V. */
+static ze_result_t apply_constants(cl_program program, const spirv_reflection_t *reflection,
+                                   const ze_module_constants_t *constants, text_t *log)
+{
+    for (uint32_t i = 0; constants != NULL && i < constants->numConstants; i++) {
+        uint32_t id = constants->pConstantIds[i];
+        const spirv_spec_constant_t *c = spirv_find_spec_constant(reflection, id);
+        if (c == NULL) {
+            text_append(log, "ze_cpu: specialization constant %u is not in the module\n", id);
+            return ZE_RESULT_ERROR_MODULE_BUILD_FAILURE;
+        }
+        if (constants->pConstantValues[i] == NULL) {
+            text_append(log, "ze_cpu: value of specialization constant %u is NULL\n", id);
+            return ZE_RESULT_ERROR_MODULE_BUILD_FAILURE;
+        }
+        cl_int err = clSetProgramSpecializationConstant(program, id, c->size,
+                                                        constants->pConstantValues[i]);
+        if (err != CL_SUCCESS) {
+            text_append(log, "ze_cpu: clSetProgramSpecializationConstant(%u, %u bytes): %s\n", id,
+                        c->size, cpu_ze_cl_error_name(err));
+            return ZE_RESULT_ERROR_MODULE_BUILD_FAILURE;
+        }
+    }
+    return ZE_RESULT_SUCCESS;
+}
+
+static void append_cl_build_log(cl_program program, text_t *log)
+{
+    size_t size = 0;
+    if (clGetProgramBuildInfo(program, cpu_ze.engine.device, CL_PROGRAM_BUILD_LOG, 0, NULL,
+                              &size) != CL_SUCCESS ||
+        size <= 1)
+        return;
+    char *cl_log = malloc(size);
+    if (cl_log == NULL)
+        return;
+    if (clGetProgramBuildInfo(program, cpu_ze.engine.device, CL_PROGRAM_BUILD_LOG, size, cl_log,
+                              NULL) == CL_SUCCESS) {
+        cl_log[size - 1] = '\0';
+        text_append(log, "%s", cl_log);
+    }
+    free(cl_log);
+}
+
+/* Everything but argument validation: returns the module or a failure with
+ * the reason in log. */
+static ze_result_t build_module(struct cpu_ze_context *context, const ze_module_desc_t *desc,
+                                struct cpu_ze_module **out, text_t *log)
+{
+    ze_result_t result = ZE_RESULT_ERROR_MODULE_BUILD_FAILURE;
+    uint32_t *words = NULL;
+    char *options = NULL;
+    struct cpu_ze_module *module = calloc(1, sizeof *module);
+    char why[256];
+    cl_int err;
+
+    if (module == NULL) {
+        result = ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+        goto fail;
+    }
+    if (desc->inputSize % 4 != 0) {
+        text_append(log, "ze_cpu: SPIR-V size %zu is not a multiple of 4\n", desc->inputSize);
+        goto fail;
+    }
+    /* A word-aligned copy: the caller's bytes may be unaligned. */
+    words = malloc(desc->inputSize);
+    if (words == NULL) {
+        result = ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+        goto fail;
+    }
+    memcpy(words, desc->pInputModule, desc->inputSize);
+    if (spirv_reflect(words, desc->inputSize / 4, &module->reflection, why, sizeof why) != 0) {
+        text_append(log, "ze_cpu: invalid SPIR-V: %s\n", why);
+        goto fail;
+    }
+
+    module->program = clCreateProgramWithIL(context->cl, words, desc->inputSize, &err);
+    if (module->program == NULL) {
+        text_append(log, "ze_cpu: clCreateProgramWithIL: %s\n", cpu_ze_cl_error_name(err));
+        goto fail;
+    }
+    result = apply_constants(module->program, module->reflection, desc->pConstants, log);
+    if (result != ZE_RESULT_SUCCESS)
+        goto fail;
+
+    options = translate_flags(desc->pBuildFlags, log);
+    if (options == NULL) {
+        result = ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+        goto fail;
+    }
+    err = clBuildProgram(module->program, 1, &cpu_ze.engine.device, options, NULL, NULL);
+    append_cl_build_log(module->program, log);
+    if (err != CL_SUCCESS) {
+        text_append(log, "ze_cpu: clBuildProgram(\"%s\"): %s\n", options,
+                    cpu_ze_cl_error_name(err));
+        result = ZE_RESULT_ERROR_MODULE_BUILD_FAILURE;
+        goto fail;
+    }
+    free(options);
+    free(words);
+    module->context = context;
+    atomic_init(&module->kernels, 0);
+    module->magic = CPU_ZE_MAGIC_MODULE;
+    *out = module;
+    return ZE_RESULT_SUCCESS;
+
+fail:
+    free(options);
+    free(words);
+    if (module != NULL) {
+        if (module->program != NULL)
+            clReleaseProgram(module->program);
+        spirv_reflection_free(module->reflection);
+        free(module);
+    }
+    return result;
+}
+
+CPU_ZE_ENTRY(zeModuleCreate, ze_context_handle_t hContext, ze_device_handle_t hDevice,
+             const ze_module_desc_t *desc, ze_module_handle_t *phModule,
+             ze_module_build_log_handle_t *phBuildLog)
+{
+    if (phBuildLog != NULL)
+        *phBuildLog = NULL;
+    CPU_ZE_CHECK_HANDLE(hContext, CPU_ZE_MAGIC_CONTEXT);
+    CPU_ZE_CHECK_DEVICE(hDevice);
+    CPU_ZE_CHECK_POINTER(desc);
+    CPU_ZE_CHECK_POINTER(phModule);
+    CPU_ZE_CHECK_STYPE(desc, ZE_STRUCTURE_TYPE_MODULE_DESC);
+    if (desc->format != ZE_MODULE_FORMAT_IL_SPIRV && desc->format != ZE_MODULE_FORMAT_NATIVE)
+        return cpu_ze_fail(ZE_RESULT_ERROR_INVALID_ENUMERATION, "zeModuleCreate: format = %d",
+                           (int)desc->format);
+    if (desc->format == ZE_MODULE_FORMAT_NATIVE)
+        return cpu_ze_fail(ZE_RESULT_ERROR_UNSUPPORTED_FEATURE,
+                           "zeModuleCreate: native binaries are not supported, only SPIR-V");
+    CPU_ZE_CHECK_POINTER(desc->pInputModule);
+    if (desc->inputSize == 0)
+        return cpu_ze_fail(ZE_RESULT_ERROR_INVALID_SIZE, "zeModuleCreate: inputSize = 0");
+    const ze_module_constants_t *constants = desc->pConstants;
+    if (constants != NULL && constants->numConstants > 0 &&
+        (constants->pConstantIds == NULL || constants->pConstantValues == NULL))
+        return cpu_ze_fail(ZE_RESULT_ERROR_INVALID_NULL_POINTER,
+                           "zeModuleCreate: %u constants without ids or values",
+                           constants->numConstants);
+
+    struct cpu_ze_context *context = (struct cpu_ze_context *)hContext;
+    struct cpu_ze_module *module = NULL;
+    text_t log = {0};
+    ze_result_t result = build_module(context, desc, &module, &log);
+    if (result != ZE_RESULT_SUCCESS && log.len == 0)
+        text_append(&log, "ze_cpu: module creation failed (result 0x%x)\n", (unsigned)result);
+    if (result != ZE_RESULT_SUCCESS)
+        cpu_ze_fail(result, "zeModuleCreate: %s", log.s ? log.s : "");
+    ze_result_t log_result = make_build_log(&log, phBuildLog);
+    if (result == ZE_RESULT_SUCCESS && log_result != ZE_RESULT_SUCCESS) {
+        module->magic = 0;
+        clReleaseProgram(module->program);
+        spirv_reflection_free(module->reflection);
+        free(module);
+        return log_result;
+    }
+    if (result != ZE_RESULT_SUCCESS) {
+        *phModule = NULL;
+        return result;
+    }
+    atomic_fetch_add(&context->children, 1);
+    *phModule = (ze_module_handle_t)module;
+    return ZE_RESULT_SUCCESS;
+}
+
+/* Refuses while kernels created from the module (or recorded launches of
+ * them) are alive. */
+CPU_ZE_ENTRY(zeModuleDestroy, ze_module_handle_t hModule)
+{
+    CPU_ZE_CHECK_HANDLE(hModule, CPU_ZE_MAGIC_MODULE);
+    struct cpu_ze_module *module = (struct cpu_ze_module *)hModule;
+    int kernels = atomic_load(&module->kernels);
+    if (kernels > 0)
+        return cpu_ze_fail(ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE,
+                           "zeModuleDestroy: %d kernels of the module are alive", kernels);
+    module->magic = 0;
+    atomic_fetch_sub(&module->context->children, 1);
+    clReleaseProgram(module->program);
+    spirv_reflection_free(module->reflection);
+    free(module);
+    return ZE_RESULT_SUCCESS;
+}
+
+CPU_ZE_ENTRY(zeModuleGetKernelNames, ze_module_handle_t hModule, uint32_t *pCount,
+             const char **pNames)
+{
+    CPU_ZE_CHECK_HANDLE(hModule, CPU_ZE_MAGIC_MODULE);
+    CPU_ZE_CHECK_POINTER(pCount);
+    const spirv_reflection_t *r = ((struct cpu_ze_module *)hModule)->reflection;
+    if (*pCount == 0 || pNames == NULL) {
+        *pCount = r->num_kernels;
+        return ZE_RESULT_SUCCESS;
+    }
+    if (*pCount > r->num_kernels)
+        *pCount = r->num_kernels;
+    for (uint32_t i = 0; i < *pCount; i++)
+        pNames[i] = r->kernels[i].name;
+    return ZE_RESULT_SUCCESS;
+}
+
+CPU_ZE_ENTRY(zeModuleGetProperties, ze_module_handle_t hModule,
+             ze_module_properties_t *pModuleProperties)
+{
+    CPU_ZE_CHECK_HANDLE(hModule, CPU_ZE_MAGIC_MODULE);
+    CPU_ZE_CHECK_POINTER(pModuleProperties);
+    CPU_ZE_CHECK_STYPE(pModuleProperties, ZE_STRUCTURE_TYPE_MODULE_PROPERTIES);
+    pModuleProperties->flags = 0; /* no unresolved imports: modules are fully built */
+    return ZE_RESULT_SUCCESS;
+}
+
+CPU_ZE_ENTRY(zeModuleGetNativeBinary, ze_module_handle_t hModule, size_t *pSize,
+             uint8_t *pModuleNativeBinary)
+{
+    CPU_ZE_CHECK_HANDLE(hModule, CPU_ZE_MAGIC_MODULE);
+    CPU_ZE_CHECK_POINTER(pSize);
+    return cpu_ze_fail(ZE_RESULT_ERROR_UNSUPPORTED_FEATURE,
+                       "zeModuleGetNativeBinary: native binaries are not supported");
+}
+
+CPU_ZE_ENTRY(zeModuleBuildLogDestroy, ze_module_build_log_handle_t hModuleBuildLog)
+{
+    CPU_ZE_CHECK_HANDLE(hModuleBuildLog, CPU_ZE_MAGIC_LOG);
+    struct cpu_ze_build_log *log = (struct cpu_ze_build_log *)hModuleBuildLog;
+    log->magic = 0;
+    free(log->text);
+    free(log);
+    return ZE_RESULT_SUCCESS;
+}
+
+/* With pBuildLog NULL, *pSize receives the size including the NUL;
+ * otherwise up to *pSize bytes are copied, always NUL-terminated. */
+CPU_ZE_ENTRY(zeModuleBuildLogGetString, ze_module_build_log_handle_t hModuleBuildLog, size_t *pSize,
+             char *pBuildLog)
+{
+    CPU_ZE_CHECK_HANDLE(hModuleBuildLog, CPU_ZE_MAGIC_LOG);
+    CPU_ZE_CHECK_POINTER(pSize);
+    const char *text = ((struct cpu_ze_build_log *)hModuleBuildLog)->text;
+    size_t needed = strlen(text) + 1;
+    if (pBuildLog == NULL) {
+        *pSize = needed;
+        return ZE_RESULT_SUCCESS;
+    }
+    if (*pSize == 0)
+        return cpu_ze_fail(ZE_RESULT_ERROR_INVALID_SIZE, "zeModuleBuildLogGetString: *pSize = 0");
+    size_t n = *pSize < needed ? *pSize : needed;
+    memcpy(pBuildLog, text, n - 1);
+    pBuildLog[n - 1] = '\0';
+    *pSize = n;
+    return ZE_RESULT_SUCCESS;
+}

@@ -1,0 +1,618 @@
+/*
+ * ze_cpu.h - the CPU Level Zero driver's objects and internal interfaces.
+ *
+ * The driver implements a subset of Level Zero 1.4 on top of an OpenCL
+ * platform reached through the ICD loader (Intel's CPU runtime by default).
+ * Every Level Zero handle is a pointer to one of the structs below; each
+ * struct starts with a magic number, so a handle of the wrong type or an
+ * already destroyed one is refused with ZE_RESULT_ERROR_INVALID_NULL_HANDLE
+ * instead of crashing.
+ *
+ * Execution model: a regular command list records commands (kernel arguments
+ * and group size are snapshotted at append time); a command queue owns an
+ * in-order cl_command_queue and a worker thread that replays submitted lists
+ * in order, so an execution may wait on an event the host signals later. A
+ * synchronous immediate list replays each append on the caller's thread; an
+ * asynchronous one hands each append to its own worker.
+ *
+ * Entry points are named cpu_<Level Zero name> (Mesa's convention), never
+ * zeXxx, and only the *GetProcAddrTable getters are exported.
+ */
+#ifndef ZE_CPU_H
+#define ZE_CPU_H
+
+#define CL_TARGET_OPENCL_VERSION 300
+#include <CL/cl.h>
+#include <CL/cl_ext.h>
+#include <level_zero/ze_api.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "spirv_reflect.h"
+
+/* --- Handles ---------------------------------------------------------------- */
+
+enum cpu_ze_magic {
+    CPU_ZE_MAGIC_DRIVER = 0x5a454452,  /* "ZEDR" */
+    CPU_ZE_MAGIC_DEVICE = 0x5a454456,  /* "ZEDV" */
+    CPU_ZE_MAGIC_CONTEXT = 0x5a454358, /* "ZECX" */
+    CPU_ZE_MAGIC_QUEUE = 0x5a455155,   /* "ZEQU" */
+    CPU_ZE_MAGIC_LIST = 0x5a454c53,    /* "ZELS" */
+    CPU_ZE_MAGIC_FENCE = 0x5a454645,   /* "ZEFE" */
+    CPU_ZE_MAGIC_POOL = 0x5a45504c,    /* "ZEPL" */
+    CPU_ZE_MAGIC_EVENT = 0x5a454556,   /* "ZEEV" */
+    CPU_ZE_MAGIC_MODULE = 0x5a454d44,  /* "ZEMD" */
+    CPU_ZE_MAGIC_LOG = 0x5a45424c,     /* "ZEBL" */
+    CPU_ZE_MAGIC_KERNEL = 0x5a454b4e,  /* "ZEKN" */
+};
+
+/* Returns from the calling function unless handle is a live object of that
+ * kind (its first member is the magic number). */
+#define CPU_ZE_CHECK_HANDLE(handle, magic_value)                                                   \
+    do {                                                                                           \
+        if ((handle) == NULL || *(const uint32_t *)(const void *)(handle) != (magic_value))        \
+            return cpu_ze_fail(ZE_RESULT_ERROR_INVALID_NULL_HANDLE, "%s: %s is not a live handle", \
+                               __func__, #handle);                                                 \
+    } while (0)
+
+/* Returns ZE_RESULT_ERROR_INVALID_NULL_POINTER from the calling function if
+ * pointer is NULL. */
+#define CPU_ZE_CHECK_POINTER(pointer)                                                              \
+    do {                                                                                           \
+        if ((pointer) == NULL)                                                                     \
+            return cpu_ze_fail(ZE_RESULT_ERROR_INVALID_NULL_POINTER, "%s: %s is NULL", __func__,   \
+                               #pointer);                                                          \
+    } while (0)
+
+/* Returns ZE_RESULT_ERROR_INVALID_ARGUMENT from the calling function unless
+ * the descriptor or property struct has the expected stype. */
+#define CPU_ZE_CHECK_STYPE(desc, expected)                                                         \
+    do {                                                                                           \
+        if ((desc)->stype != (expected))                                                           \
+            return cpu_ze_fail(ZE_RESULT_ERROR_INVALID_ARGUMENT, "%s: %s->stype = 0x%x, not %s",   \
+                               __func__, #desc, (unsigned)(desc)->stype, #expected);               \
+    } while (0)
+
+/* Returns result; when ZE_CPU_DEBUG is set, first prints the formatted reason
+ * to stderr. Every refusal goes through here so users can see why. */
+ze_result_t cpu_ze_fail(ze_result_t result, const char *format, ...)
+        __attribute__((format(printf, 2, 3)));
+
+/* True when ZE_CPU_DEBUG is set to something other than 0. */
+bool cpu_ze_debug_enabled(void);
+
+/* "CL_OUT_OF_RESOURCES", ... for messages. */
+const char *cpu_ze_cl_error_name(cl_int error);
+
+/* The Level Zero result for a failed OpenCL allocation-like call. */
+ze_result_t cpu_ze_result_from_cl(cl_int error);
+
+/* Monotonic nanoseconds: the clock of events' timestamps and of
+ * zeDeviceGetGlobalTimestamps. */
+uint64_t cpu_ze_now_ns(void);
+
+/* --- The engine: one OpenCL platform and its CPU device ---------------------- */
+
+typedef struct cpu_ze_engine {
+    cl_platform_id platform;
+    cl_device_id device;
+    char platform_name[256];
+    char device_name[ZE_MAX_DEVICE_NAME];
+
+    /* cl_intel_unified_shared_memory entry points. */
+    clHostMemAllocINTEL_fn host_mem_alloc;
+    clDeviceMemAllocINTEL_fn device_mem_alloc;
+    clSharedMemAllocINTEL_fn shared_mem_alloc;
+    clMemBlockingFreeINTEL_fn mem_blocking_free;
+    clGetMemAllocInfoINTEL_fn get_mem_alloc_info;
+    clSetKernelArgMemPointerINTEL_fn set_kernel_arg_mem_pointer;
+    clEnqueueMemFillINTEL_fn enqueue_mem_fill;
+    clEnqueueMemcpyINTEL_fn enqueue_memcpy;
+
+    /* Device facts, read once. */
+    cl_uint vendor_id;
+    cl_uint compute_units;
+    cl_uint clock_mhz;
+    cl_uint native_vector_width_float;
+    cl_uint address_bits;
+    cl_ulong global_mem_size;
+    cl_ulong max_mem_alloc_size;
+    cl_ulong local_mem_size;
+    cl_ulong global_mem_cache_size;
+    size_t max_work_group_size;
+    size_t max_work_item_sizes[3];
+    size_t max_parameter_size;
+    size_t printf_buffer_size;
+    uint32_t num_sub_group_sizes;
+    uint32_t sub_group_sizes[8];
+    uint32_t spirv_version; /* ZE_MAKE_VERSION of the newest SPIR-V accepted */
+    cl_device_fp_config half_fp_config, single_fp_config, double_fp_config;
+    cl_bitfield half_fp_atomics, single_fp_atomics, double_fp_atomics; /* cl_ext_float_atomics */
+    cl_bitfield usm_host_caps, usm_device_caps, usm_shared_caps, usm_cross_caps, usm_system_caps;
+    bool has_int64_atomics;
+    bool has_dp4a;
+    bool has_float_atomics;
+    uint8_t device_uuid[16];
+    uint8_t driver_uuid[16];
+} cpu_ze_engine_t;
+
+/* Finds the platform (ZE_CPU_OPENCL_PLATFORM, else the first with a CPU
+ * device, preferring Intel's) and reads its facts into engine. Returns
+ * ZE_RESULT_ERROR_UNINITIALIZED when there is no usable platform. */
+ze_result_t cpu_ze_engine_open(cpu_ze_engine_t *engine);
+
+/* --- Driver and device (one each) --------------------------------------------- */
+
+struct cpu_ze_driver {
+    uint32_t magic;
+};
+
+struct cpu_ze_device {
+    uint32_t magic;
+};
+
+/* The process-wide state zeInit fills once. */
+typedef struct cpu_ze_global {
+    struct cpu_ze_driver driver;
+    struct cpu_ze_device device;
+    cpu_ze_engine_t engine;
+    ze_result_t init_result;
+} cpu_ze_global_t;
+
+extern cpu_ze_global_t cpu_ze;
+
+/* ZE_RESULT_SUCCESS once zeInit has found an engine. */
+static inline bool cpu_ze_ready(void)
+{
+    return cpu_ze.init_result == ZE_RESULT_SUCCESS && cpu_ze.driver.magic == CPU_ZE_MAGIC_DRIVER;
+}
+
+/* ZE_RESULT_SUCCESS if driver is this driver's handle (after zeInit). */
+ze_result_t cpu_ze_check_driver(ze_driver_handle_t driver);
+
+/* ZE_RESULT_SUCCESS if device is this driver's device (after zeInit). */
+ze_result_t cpu_ze_check_device(ze_device_handle_t device);
+
+#define CPU_ZE_CHECK_DEVICE(device)                                                                \
+    do {                                                                                           \
+        ze_result_t r_ = cpu_ze_check_device(device);                                              \
+        if (r_ != ZE_RESULT_SUCCESS)                                                               \
+            return r_;                                                                             \
+    } while (0)
+
+/* --- Contexts ------------------------------------------------------------------ */
+
+struct cpu_ze_context {
+    uint32_t magic;
+    cl_context cl;
+    /* Queues, command lists, modules and event pools created in this
+     * context and not yet destroyed; zeContextDestroy refuses while > 0. */
+    atomic_int children;
+};
+
+/* --- Synchronization primitives (events and fences) ------------------------------ */
+
+/* Sets *flag to 1 (release) and wakes every waiter. */
+void cpu_ze_flag_signal(atomic_uint *flag);
+
+/* Waits until *flag is 1 (acquire) or timeout_ns passes (UINT64_MAX: never,
+ * 0: just query). Returns ZE_RESULT_SUCCESS or ZE_RESULT_NOT_READY. */
+ze_result_t cpu_ze_flag_wait(atomic_uint *flag, uint64_t timeout_ns);
+
+/* Decrements *counter under the same lock and wakes waiters: after this
+ * the releasing thread must not touch the object that holds counter. */
+void cpu_ze_counter_release(atomic_int *counter);
+
+/* Waits up to timeout_ns for *counter to be 0; true if it is. Seeing 0
+ * means every releasing thread is done with the object. */
+bool cpu_ze_counter_wait_zero(atomic_int *counter, uint64_t timeout_ns);
+
+/* The absolute CLOCK_MONOTONIC time timeout_ns from now; false (and no
+ * deadline) if the timeout is so long it means "forever". */
+bool cpu_ze_deadline(uint64_t timeout_ns, struct timespec *deadline);
+
+/* How long destroy and reset wait for an execution that is finishing
+ * before they answer ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE. */
+#define CPU_ZE_IN_USE_GRACE_NS 200000000ull
+
+struct cpu_ze_event_pool;
+
+struct cpu_ze_event {
+    uint32_t magic; /* 0 while the pool's slot is free */
+    struct cpu_ze_event_pool *pool;
+    atomic_uint signalled;
+    /* Host clock at start and end of the command that signalled it, for
+     * pools with ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP; written before the
+     * release store of signalled. */
+    uint64_t start_ns, end_ns;
+};
+
+struct cpu_ze_event_pool {
+    uint32_t magic;
+    struct cpu_ze_context *context;
+    ze_event_pool_flags_t flags;
+    uint32_t count;
+    atomic_int live_events;
+    struct cpu_ze_event *events; /* count slots */
+};
+
+static inline bool cpu_ze_event_has_timestamps(const struct cpu_ze_event *event)
+{
+    return (event->pool->flags & ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP) != 0;
+}
+
+struct cpu_ze_command_queue;
+
+struct cpu_ze_fence {
+    uint32_t magic;
+    struct cpu_ze_command_queue *queue;
+    atomic_uint signalled;
+    atomic_int pending; /* submitted executions that will signal it */
+};
+
+/* --- Modules and kernels ---------------------------------------------------------- */
+
+struct cpu_ze_module {
+    uint32_t magic;
+    struct cpu_ze_context *context;
+    cl_program program;
+    spirv_reflection_t *reflection; /* kernels, their parameters, constants */
+    atomic_int kernels;             /* live kernel objects; destroy refuses while > 0 */
+};
+
+struct cpu_ze_build_log {
+    uint32_t magic;
+    char *text; /* NUL-terminated, never NULL */
+};
+
+struct cpu_ze_kernel {
+    uint32_t magic;
+    struct cpu_ze_module *module;
+    const spirv_kernel_info_t *info; /* owned by module->reflection */
+    cl_kernel cl;
+    /* The handle counts as one reference, each recorded launch as one more:
+     * a command list may outlive zeKernelDestroy. */
+    atomic_int refs;
+    uint32_t group_size[3];
+    size_t max_group_size; /* CL_KERNEL_WORK_GROUP_SIZE */
+    ze_kernel_indirect_access_flags_t indirect_access;
+
+    /* Argument values as zeKernelSetArgumentValue left them: argument i
+     * occupies arg_size[i] bytes at arg_offset[i] of values (a pointer as
+     * its 8 bytes, a local argument as its size_t byte count). A launch
+     * snapshots values with one memcpy. */
+    uint32_t num_args;
+    uint32_t *arg_offset;
+    uint32_t *arg_size;
+    uint8_t *arg_is_set;
+    size_t values_size;
+    uint8_t *values;
+
+    /* What the cl_kernel currently holds, so a replay sets only the
+     * arguments that changed. Guarded by launch_lock, which also makes
+     * "set arguments + enqueue" atomic across queues. */
+    pthread_mutex_t launch_lock;
+    uint8_t *applied;
+    uint8_t *arg_is_applied;
+};
+
+/* Drops one reference; frees the kernel (and its module count) at zero. */
+void cpu_ze_kernel_release(struct cpu_ze_kernel *kernel);
+
+/* Sets the cl_kernel's arguments from a snapshot and enqueues the launch on
+ * queue. Thread-safe per kernel. Returns the OpenCL error, CL_SUCCESS. */
+cl_int cpu_ze_kernel_enqueue(struct cpu_ze_kernel *kernel, cl_command_queue queue,
+                             const uint8_t *values, const uint32_t groups[3],
+                             const uint32_t group_size[3]);
+
+/* --- Recorded commands -------------------------------------------------------------- */
+
+typedef enum cpu_ze_command_kind {
+    CPU_ZE_CMD_LAUNCH,
+    CPU_ZE_CMD_COPY,
+    CPU_ZE_CMD_FILL,
+    CPU_ZE_CMD_BARRIER, /* also AppendWaitOnEvents and AppendSignalEvent */
+    CPU_ZE_CMD_EVENT_RESET,
+    CPU_ZE_CMD_TIMESTAMP,
+} cpu_ze_command_kind_t;
+
+typedef struct cpu_ze_command {
+    cpu_ze_command_kind_t kind;
+    uint32_t num_waits;
+    size_t waits_offset; /* arena offset of struct cpu_ze_event *[num_waits] */
+    struct cpu_ze_event *signal;
+    union {
+        struct {
+            struct cpu_ze_kernel *kernel; /* holds a reference */
+            uint32_t groups[3];
+            uint32_t group_size[3];
+            size_t values_offset; /* arena offset of the argument snapshot */
+        } launch;
+        struct {
+            void *dst;
+            const void *src;
+            size_t size;
+        } copy;
+        struct {
+            void *dst;
+            size_t size;
+            size_t pattern_offset; /* arena offset of the pattern */
+            size_t pattern_size;
+        } fill;
+        struct cpu_ze_event *reset;
+        uint64_t *timestamp_dst;
+    } u;
+} cpu_ze_command_t;
+
+/* An ordered sequence of commands and the bytes they refer to (wait lists,
+ * argument snapshots, fill patterns). Offsets, not pointers, so the arena
+ * may grow. */
+typedef struct cpu_ze_recording {
+    cpu_ze_command_t *commands;
+    size_t count, capacity;
+    uint8_t *arena;
+    size_t arena_used, arena_capacity;
+} cpu_ze_recording_t;
+
+/* A new zeroed command at the end of rec, or NULL if out of memory. */
+cpu_ze_command_t *cpu_ze_recording_push(cpu_ze_recording_t *rec);
+
+/* Reserves bytes (8-byte aligned) in rec's arena and stores their offset;
+ * returns their address, valid until the next reservation, or NULL. */
+void *cpu_ze_recording_reserve(cpu_ze_recording_t *rec, size_t bytes, size_t *offset);
+
+/* Forgets every command (dropping kernel references); keeps the storage. */
+void cpu_ze_recording_clear(cpu_ze_recording_t *rec);
+
+/* Clears and frees the storage. */
+void cpu_ze_recording_free(cpu_ze_recording_t *rec);
+
+/* Runs rec's commands in order on queue (waits on the host, signals after
+ * completion). Every command runs even after a failure, so no event is left
+ * unsignalled; returns the first failure. Ends with the queue drained. */
+ze_result_t cpu_ze_replay(const cpu_ze_recording_t *rec, cl_command_queue queue);
+
+/* --- Executors: an in-order OpenCL queue with a worker thread ------------------------ */
+
+struct cpu_ze_command_list;
+
+typedef struct cpu_ze_job {
+    struct cpu_ze_job *next;
+    uint32_t num_lists;
+    struct cpu_ze_command_list **lists; /* regular lists, each counted in ->executions */
+    cpu_ze_recording_t *owned;          /* one append of an asynchronous immediate list */
+    struct cpu_ze_fence *fence;         /* signalled after the job, or NULL */
+} cpu_ze_job_t;
+
+typedef struct cpu_ze_executor {
+    cl_command_queue queue;
+    pthread_t thread;
+    bool thread_started;
+    pthread_mutex_t lock;
+    pthread_cond_t wake; /* the worker waits for jobs */
+    pthread_cond_t done; /* synchronize waits for completions */
+    cpu_ze_job_t *head, *tail;
+    uint64_t submitted, completed;
+    bool stopping;
+    ze_result_t error; /* first failure while executing, reported once */
+} cpu_ze_executor_t;
+
+/* Creates the OpenCL queue and starts the worker. */
+ze_result_t cpu_ze_executor_init(cpu_ze_executor_t *exec, struct cpu_ze_context *context);
+
+/* Stops the worker after the queued jobs and releases the queue. */
+void cpu_ze_executor_fini(cpu_ze_executor_t *exec);
+
+/* Queues job (taking ownership). */
+void cpu_ze_executor_submit(cpu_ze_executor_t *exec, cpu_ze_job_t *job);
+
+/* Waits for everything submitted so far (timeout as for events). Returns
+ * ZE_RESULT_NOT_READY on timeout, else the first execution failure since
+ * the last call, else ZE_RESULT_SUCCESS. */
+ze_result_t cpu_ze_executor_wait(cpu_ze_executor_t *exec, uint64_t timeout_ns);
+
+/* --- Command queues and command lists ------------------------------------------------ */
+
+struct cpu_ze_command_queue {
+    uint32_t magic;
+    struct cpu_ze_context *context;
+    ze_command_queue_mode_t mode;
+    atomic_int fences; /* live fences; destroy refuses while > 0 */
+    cpu_ze_executor_t exec;
+};
+
+struct cpu_ze_command_list {
+    uint32_t magic;
+    struct cpu_ze_context *context;
+    bool immediate;
+    bool synchronous; /* immediate lists: replay each append on the caller */
+    bool closed;      /* regular lists */
+    cpu_ze_recording_t rec;
+    atomic_int executions;       /* submitted and not finished; reset/destroy refuse */
+    cl_command_queue sync_queue; /* synchronous immediate lists */
+    cpu_ze_executor_t *exec;     /* asynchronous immediate lists */
+};
+
+/* Validates a command queue descriptor for queues and immediate lists. */
+ze_result_t cpu_ze_check_queue_desc(const ze_command_queue_desc_t *desc, const char *caller);
+
+/* --- Entry points (the DDI tables point here) ----------------------------------------- */
+
+#define CPU_ZE_ENTRY(name, ...) ze_result_t ZE_APICALL cpu_##name(__VA_ARGS__)
+
+CPU_ZE_ENTRY(zeInit, ze_init_flags_t flags);
+CPU_ZE_ENTRY(zeDriverGet, uint32_t *pCount, ze_driver_handle_t *phDrivers);
+CPU_ZE_ENTRY(zeDriverGetApiVersion, ze_driver_handle_t hDriver, ze_api_version_t *version);
+CPU_ZE_ENTRY(zeDriverGetProperties, ze_driver_handle_t hDriver,
+             ze_driver_properties_t *pDriverProperties);
+CPU_ZE_ENTRY(zeDriverGetIpcProperties, ze_driver_handle_t hDriver,
+             ze_driver_ipc_properties_t *pIpcProperties);
+CPU_ZE_ENTRY(zeDriverGetExtensionProperties, ze_driver_handle_t hDriver, uint32_t *pCount,
+             ze_driver_extension_properties_t *pExtensionProperties);
+CPU_ZE_ENTRY(zeDriverGetExtensionFunctionAddress, ze_driver_handle_t hDriver, const char *name,
+             void **ppFunctionAddress);
+
+CPU_ZE_ENTRY(zeDeviceGet, ze_driver_handle_t hDriver, uint32_t *pCount,
+             ze_device_handle_t *phDevices);
+CPU_ZE_ENTRY(zeDeviceGetSubDevices, ze_device_handle_t hDevice, uint32_t *pCount,
+             ze_device_handle_t *phSubdevices);
+CPU_ZE_ENTRY(zeDeviceGetProperties, ze_device_handle_t hDevice,
+             ze_device_properties_t *pDeviceProperties);
+CPU_ZE_ENTRY(zeDeviceGetComputeProperties, ze_device_handle_t hDevice,
+             ze_device_compute_properties_t *pComputeProperties);
+CPU_ZE_ENTRY(zeDeviceGetModuleProperties, ze_device_handle_t hDevice,
+             ze_device_module_properties_t *pModuleProperties);
+CPU_ZE_ENTRY(zeDeviceGetCommandQueueGroupProperties, ze_device_handle_t hDevice, uint32_t *pCount,
+             ze_command_queue_group_properties_t *pCommandQueueGroupProperties);
+CPU_ZE_ENTRY(zeDeviceGetMemoryProperties, ze_device_handle_t hDevice, uint32_t *pCount,
+             ze_device_memory_properties_t *pMemProperties);
+CPU_ZE_ENTRY(zeDeviceGetMemoryAccessProperties, ze_device_handle_t hDevice,
+             ze_device_memory_access_properties_t *pMemAccessProperties);
+CPU_ZE_ENTRY(zeDeviceGetCacheProperties, ze_device_handle_t hDevice, uint32_t *pCount,
+             ze_device_cache_properties_t *pCacheProperties);
+CPU_ZE_ENTRY(zeDeviceGetImageProperties, ze_device_handle_t hDevice,
+             ze_device_image_properties_t *pImageProperties);
+CPU_ZE_ENTRY(zeDeviceGetExternalMemoryProperties, ze_device_handle_t hDevice,
+             ze_device_external_memory_properties_t *pExternalMemoryProperties);
+CPU_ZE_ENTRY(zeDeviceGetP2PProperties, ze_device_handle_t hDevice, ze_device_handle_t hPeerDevice,
+             ze_device_p2p_properties_t *pP2PProperties);
+CPU_ZE_ENTRY(zeDeviceCanAccessPeer, ze_device_handle_t hDevice, ze_device_handle_t hPeerDevice,
+             ze_bool_t *value);
+CPU_ZE_ENTRY(zeDeviceGetStatus, ze_device_handle_t hDevice);
+CPU_ZE_ENTRY(zeDeviceGetGlobalTimestamps, ze_device_handle_t hDevice, uint64_t *hostTimestamp,
+             uint64_t *deviceTimestamp);
+
+CPU_ZE_ENTRY(zeContextCreate, ze_driver_handle_t hDriver, const ze_context_desc_t *desc,
+             ze_context_handle_t *phContext);
+CPU_ZE_ENTRY(zeContextCreateEx, ze_driver_handle_t hDriver, const ze_context_desc_t *desc,
+             uint32_t numDevices, ze_device_handle_t *phDevices, ze_context_handle_t *phContext);
+CPU_ZE_ENTRY(zeContextDestroy, ze_context_handle_t hContext);
+CPU_ZE_ENTRY(zeContextGetStatus, ze_context_handle_t hContext);
+CPU_ZE_ENTRY(zeContextSystemBarrier, ze_context_handle_t hContext, ze_device_handle_t hDevice);
+CPU_ZE_ENTRY(zeContextMakeMemoryResident, ze_context_handle_t hContext, ze_device_handle_t hDevice,
+             void *ptr, size_t size);
+CPU_ZE_ENTRY(zeContextEvictMemory, ze_context_handle_t hContext, ze_device_handle_t hDevice,
+             void *ptr, size_t size);
+
+CPU_ZE_ENTRY(zeMemAllocShared, ze_context_handle_t hContext,
+             const ze_device_mem_alloc_desc_t *device_desc,
+             const ze_host_mem_alloc_desc_t *host_desc, size_t size, size_t alignment,
+             ze_device_handle_t hDevice, void **pptr);
+CPU_ZE_ENTRY(zeMemAllocDevice, ze_context_handle_t hContext,
+             const ze_device_mem_alloc_desc_t *device_desc, size_t size, size_t alignment,
+             ze_device_handle_t hDevice, void **pptr);
+CPU_ZE_ENTRY(zeMemAllocHost, ze_context_handle_t hContext,
+             const ze_host_mem_alloc_desc_t *host_desc, size_t size, size_t alignment, void **pptr);
+CPU_ZE_ENTRY(zeMemFree, ze_context_handle_t hContext, void *ptr);
+CPU_ZE_ENTRY(zeMemFreeExt, ze_context_handle_t hContext,
+             const ze_memory_free_ext_desc_t *pMemFreeDesc, void *ptr);
+CPU_ZE_ENTRY(zeMemGetAllocProperties, ze_context_handle_t hContext, const void *ptr,
+             ze_memory_allocation_properties_t *pMemAllocProperties, ze_device_handle_t *phDevice);
+CPU_ZE_ENTRY(zeMemGetAddressRange, ze_context_handle_t hContext, const void *ptr, void **pBase,
+             size_t *pSize);
+
+CPU_ZE_ENTRY(zeModuleCreate, ze_context_handle_t hContext, ze_device_handle_t hDevice,
+             const ze_module_desc_t *desc, ze_module_handle_t *phModule,
+             ze_module_build_log_handle_t *phBuildLog);
+CPU_ZE_ENTRY(zeModuleDestroy, ze_module_handle_t hModule);
+CPU_ZE_ENTRY(zeModuleGetKernelNames, ze_module_handle_t hModule, uint32_t *pCount,
+             const char **pNames);
+CPU_ZE_ENTRY(zeModuleGetProperties, ze_module_handle_t hModule,
+             ze_module_properties_t *pModuleProperties);
+CPU_ZE_ENTRY(zeModuleGetNativeBinary, ze_module_handle_t hModule, size_t *pSize,
+             uint8_t *pModuleNativeBinary);
+CPU_ZE_ENTRY(zeModuleBuildLogDestroy, ze_module_build_log_handle_t hModuleBuildLog);
+CPU_ZE_ENTRY(zeModuleBuildLogGetString, ze_module_build_log_handle_t hModuleBuildLog, size_t *pSize,
+             char *pBuildLog);
+
+CPU_ZE_ENTRY(zeKernelCreate, ze_module_handle_t hModule, const ze_kernel_desc_t *desc,
+             ze_kernel_handle_t *phKernel);
+CPU_ZE_ENTRY(zeKernelDestroy, ze_kernel_handle_t hKernel);
+CPU_ZE_ENTRY(zeKernelSetCacheConfig, ze_kernel_handle_t hKernel, ze_cache_config_flags_t flags);
+CPU_ZE_ENTRY(zeKernelSetGroupSize, ze_kernel_handle_t hKernel, uint32_t groupSizeX,
+             uint32_t groupSizeY, uint32_t groupSizeZ);
+CPU_ZE_ENTRY(zeKernelSuggestGroupSize, ze_kernel_handle_t hKernel, uint32_t globalSizeX,
+             uint32_t globalSizeY, uint32_t globalSizeZ, uint32_t *groupSizeX, uint32_t *groupSizeY,
+             uint32_t *groupSizeZ);
+CPU_ZE_ENTRY(zeKernelSetArgumentValue, ze_kernel_handle_t hKernel, uint32_t argIndex,
+             size_t argSize, const void *pArgValue);
+CPU_ZE_ENTRY(zeKernelSetIndirectAccess, ze_kernel_handle_t hKernel,
+             ze_kernel_indirect_access_flags_t flags);
+CPU_ZE_ENTRY(zeKernelGetIndirectAccess, ze_kernel_handle_t hKernel,
+             ze_kernel_indirect_access_flags_t *pFlags);
+CPU_ZE_ENTRY(zeKernelGetProperties, ze_kernel_handle_t hKernel,
+             ze_kernel_properties_t *pKernelProperties);
+CPU_ZE_ENTRY(zeKernelGetName, ze_kernel_handle_t hKernel, size_t *pSize, char *pName);
+
+CPU_ZE_ENTRY(zeCommandQueueCreate, ze_context_handle_t hContext, ze_device_handle_t hDevice,
+             const ze_command_queue_desc_t *desc, ze_command_queue_handle_t *phCommandQueue);
+CPU_ZE_ENTRY(zeCommandQueueDestroy, ze_command_queue_handle_t hCommandQueue);
+CPU_ZE_ENTRY(zeCommandQueueExecuteCommandLists, ze_command_queue_handle_t hCommandQueue,
+             uint32_t numCommandLists, ze_command_list_handle_t *phCommandLists,
+             ze_fence_handle_t hFence);
+CPU_ZE_ENTRY(zeCommandQueueSynchronize, ze_command_queue_handle_t hCommandQueue, uint64_t timeout);
+
+CPU_ZE_ENTRY(zeCommandListCreate, ze_context_handle_t hContext, ze_device_handle_t hDevice,
+             const ze_command_list_desc_t *desc, ze_command_list_handle_t *phCommandList);
+CPU_ZE_ENTRY(zeCommandListCreateImmediate, ze_context_handle_t hContext, ze_device_handle_t hDevice,
+             const ze_command_queue_desc_t *altdesc, ze_command_list_handle_t *phCommandList);
+CPU_ZE_ENTRY(zeCommandListDestroy, ze_command_list_handle_t hCommandList);
+CPU_ZE_ENTRY(zeCommandListClose, ze_command_list_handle_t hCommandList);
+CPU_ZE_ENTRY(zeCommandListReset, ze_command_list_handle_t hCommandList);
+CPU_ZE_ENTRY(zeCommandListAppendWriteGlobalTimestamp, ze_command_list_handle_t hCommandList,
+             uint64_t *dstptr, ze_event_handle_t hSignalEvent, uint32_t numWaitEvents,
+             ze_event_handle_t *phWaitEvents);
+CPU_ZE_ENTRY(zeCommandListAppendBarrier, ze_command_list_handle_t hCommandList,
+             ze_event_handle_t hSignalEvent, uint32_t numWaitEvents,
+             ze_event_handle_t *phWaitEvents);
+CPU_ZE_ENTRY(zeCommandListAppendMemoryRangesBarrier, ze_command_list_handle_t hCommandList,
+             uint32_t numRanges, const size_t *pRangeSizes, const void **pRanges,
+             ze_event_handle_t hSignalEvent, uint32_t numWaitEvents,
+             ze_event_handle_t *phWaitEvents);
+CPU_ZE_ENTRY(zeCommandListAppendMemoryCopy, ze_command_list_handle_t hCommandList, void *dstptr,
+             const void *srcptr, size_t size, ze_event_handle_t hSignalEvent,
+             uint32_t numWaitEvents, ze_event_handle_t *phWaitEvents);
+CPU_ZE_ENTRY(zeCommandListAppendMemoryFill, ze_command_list_handle_t hCommandList, void *ptr,
+             const void *pattern, size_t pattern_size, size_t size, ze_event_handle_t hSignalEvent,
+             uint32_t numWaitEvents, ze_event_handle_t *phWaitEvents);
+CPU_ZE_ENTRY(zeCommandListAppendMemoryPrefetch, ze_command_list_handle_t hCommandList,
+             const void *ptr, size_t size);
+CPU_ZE_ENTRY(zeCommandListAppendMemAdvise, ze_command_list_handle_t hCommandList,
+             ze_device_handle_t hDevice, const void *ptr, size_t size, ze_memory_advice_t advice);
+CPU_ZE_ENTRY(zeCommandListAppendSignalEvent, ze_command_list_handle_t hCommandList,
+             ze_event_handle_t hEvent);
+CPU_ZE_ENTRY(zeCommandListAppendWaitOnEvents, ze_command_list_handle_t hCommandList,
+             uint32_t numEvents, ze_event_handle_t *phEvents);
+CPU_ZE_ENTRY(zeCommandListAppendEventReset, ze_command_list_handle_t hCommandList,
+             ze_event_handle_t hEvent);
+CPU_ZE_ENTRY(zeCommandListAppendLaunchKernel, ze_command_list_handle_t hCommandList,
+             ze_kernel_handle_t hKernel, const ze_group_count_t *pLaunchFuncArgs,
+             ze_event_handle_t hSignalEvent, uint32_t numWaitEvents,
+             ze_event_handle_t *phWaitEvents);
+
+CPU_ZE_ENTRY(zeEventPoolCreate, ze_context_handle_t hContext, const ze_event_pool_desc_t *desc,
+             uint32_t numDevices, ze_device_handle_t *phDevices,
+             ze_event_pool_handle_t *phEventPool);
+CPU_ZE_ENTRY(zeEventPoolDestroy, ze_event_pool_handle_t hEventPool);
+CPU_ZE_ENTRY(zeEventCreate, ze_event_pool_handle_t hEventPool, const ze_event_desc_t *desc,
+             ze_event_handle_t *phEvent);
+CPU_ZE_ENTRY(zeEventDestroy, ze_event_handle_t hEvent);
+CPU_ZE_ENTRY(zeEventHostSignal, ze_event_handle_t hEvent);
+CPU_ZE_ENTRY(zeEventHostSynchronize, ze_event_handle_t hEvent, uint64_t timeout);
+CPU_ZE_ENTRY(zeEventQueryStatus, ze_event_handle_t hEvent);
+CPU_ZE_ENTRY(zeEventHostReset, ze_event_handle_t hEvent);
+CPU_ZE_ENTRY(zeEventQueryKernelTimestamp, ze_event_handle_t hEvent,
+             ze_kernel_timestamp_result_t *dstptr);
+
+CPU_ZE_ENTRY(zeFenceCreate, ze_command_queue_handle_t hCommandQueue, const ze_fence_desc_t *desc,
+             ze_fence_handle_t *phFence);
+CPU_ZE_ENTRY(zeFenceDestroy, ze_fence_handle_t hFence);
+CPU_ZE_ENTRY(zeFenceHostSynchronize, ze_fence_handle_t hFence, uint64_t timeout);
+CPU_ZE_ENTRY(zeFenceQueryStatus, ze_fence_handle_t hFence);
+CPU_ZE_ENTRY(zeFenceReset, ze_fence_handle_t hFence);
+
+#endif /* ZE_CPU_H */
