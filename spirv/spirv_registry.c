@@ -13,3 +13,11 @@ const sdpa_spirv_module_t *sdpa_spirv_find(const char *source, int d_max, int su
     }
     return NULL;
 }
+
+int sdpa_spirv_has_spec_id(const sdpa_spirv_module_t *module, unsigned id)
+{
+    for (size_t i = 0; i < module->spec_id_count; i++)
+        if (module->spec_ids[i] == id)
+            return 1;
+    return 0;
+}

@@ -17,10 +17,19 @@ typedef struct sdpa_spirv_module {
     int subgroup_size;  /* SUBGROUP_SIZE the variant was compiled with */
     const unsigned char *code;
     size_t size; /* bytes, a multiple of 4 */
+    /* The SpecIds the module declares, ascending. The compiler drops the
+     * constants no kernel of the variant reads, and a driver may refuse to
+     * specialize an id the module does not have, so the host passes only
+     * these. */
+    const unsigned *spec_ids;
+    size_t spec_id_count;
 } sdpa_spirv_module_t;
 
 extern const sdpa_spirv_module_t sdpa_spirv_modules[];
 extern const size_t sdpa_spirv_module_count;
+
+/* 1 if module declares specialization constant id. */
+int sdpa_spirv_has_spec_id(const sdpa_spirv_module_t *module, unsigned id);
 
 /* The variant of source compiled for exactly (d_max, subgroup_size), or NULL. */
 const sdpa_spirv_module_t *sdpa_spirv_find(const char *source, int d_max, int subgroup_size);
