@@ -1,0 +1,86 @@
+/* fwd.c - the forward launch: one sdpa_fwd kernel per execution. */
+#include "error.h"
+#include "kernel_abi.h"
+#include "ze.h"
+#include "ze_result.h"
+
+/* Builds (or finds) the module and sets the arguments that never change:
+ * sizes, strides, local memory, group size. */
+sdpa_status_t ze_fwd_prepare(sdpa_primitive_t *prim)
+{
+    sdpa_fwd_plan_t *plan = &prim->fwd;
+    sdpa_status_t status =
+            sdpa_fwd_plan_make(&prim->problem, &prim->shape, &prim->ctx->device, plan);
+    if (status != SDPA_SUCCESS)
+        return status;
+    status = ze_kernel_from_cache(prim->ctx, SDPA_FWD_SOURCE, plan->d_max, plan->subgroup_size,
+                                  &plan->constants, plan->build_flags, SDPA_FWD_KERNEL,
+                                  &prim->fwd_kernel);
+    if (status != SDPA_SUCCESS)
+        return status;
+
+    ze_kernel_handle_t k = prim->fwd_kernel;
+    SDPA_ZE_TRY(
+            zeKernelSetGroupSize(k, plan->local_size[0], plan->local_size[1], plan->local_size[2]));
+    if ((status = ze_set_arg(k, SDPA_FWD_ARG_D, sizeof(int32_t), &plan->head_size)) ||
+        (status = ze_set_arg(k, SDPA_FWD_ARG_SK, sizeof(int32_t), &plan->k_len)) ||
+        (status = ze_set_arg(k, SDPA_FWD_ARG_SQ, sizeof(int32_t), &plan->q_len)) ||
+        (status = ze_set_arg(k, SDPA_FWD_ARG_REMAINDER_K, sizeof(int32_t), &plan->remainder_k)) ||
+        (status = ze_set_arg(k, SDPA_FWD_ARG_SLM, plan->slm_bytes, NULL)))
+        return status;
+    for (uint32_t i = 0; i < SDPA_FWD_STRIDE_ARGS; i++)
+        if ((status = ze_set_arg(k, SDPA_FWD_ARG_K_S0 + i, sizeof(int64_t), &plan->strides[i])))
+            return status;
+    return SDPA_SUCCESS;
+}
+
+sdpa_status_t ze_fwd_execute(sdpa_primitive_t *prim, const sdpa_exec_args_t *a,
+                             ze_command_list_handle_t list)
+{
+    const sdpa_problem_desc_t *p = &prim->problem;
+    ze_kernel_handle_t k = prim->fwd_kernel;
+    int training = p->prop_kind == SDPA_FORWARD_TRAINING;
+    float scale = 1.0f, inv_scale = 1.0f;
+    if (p->scale_kind == SDPA_SCALE_HOST) {
+        scale = a->scale;
+        inv_scale = 1.0f / a->scale;
+    }
+    const void *scale_ptr = p->scale_kind == SDPA_SCALE_DEVICE ? a->scale_ptr : NULL;
+    const void *mask = p->mask_kind == SDPA_MASK_BUFFER ? a->mask : NULL;
+    int64_t zero64 = 0;
+    float zero32 = 0.0f;
+
+    sdpa_status_t status;
+    if ((status = ze_set_ptr(k, SDPA_FWD_ARG_K, a->k)) ||
+        (status = ze_set_ptr(k, SDPA_FWD_ARG_Q, a->q)) ||
+        (status = ze_set_ptr(k, SDPA_FWD_ARG_V, a->v)) ||
+        (status = ze_set_ptr(k, SDPA_FWD_ARG_WS, training ? a->workspace : NULL)) ||
+        (status = ze_set_ptr(k, SDPA_FWD_ARG_A, a->dst)) ||
+        (status = ze_set_ptr(k, SDPA_FWD_ARG_SCALE_PTR, scale_ptr)) ||
+        (status = ze_set_arg(k, SDPA_FWD_ARG_SCALE, sizeof(float), &scale)) ||
+        (status = ze_set_arg(k, SDPA_FWD_ARG_INV_SCALE, sizeof(float), &inv_scale)) ||
+        (status = ze_set_ptr(k, SDPA_FWD_ARG_K_SCALES, a->k_scales)) ||
+        (status = ze_set_ptr(k, SDPA_FWD_ARG_K_ZP, a->k_zero_points)) ||
+        (status = ze_set_ptr(k, SDPA_FWD_ARG_V_SCALES, a->v_scales)) ||
+        (status = ze_set_ptr(k, SDPA_FWD_ARG_V_ZP, a->v_zero_points)) ||
+        (status = ze_set_ptr(k, SDPA_FWD_ARG_MSK, mask)))
+        return status;
+    /* Dropout arguments: present in every module, read only when the
+     * constants enable dropout. */
+    if ((status = ze_set_ptr(k, SDPA_FWD_ARG_DROPOUT_MASK, a->dropout_mask)) ||
+        (status = ze_set_arg(k, SDPA_FWD_ARG_DROPOUT_SEED, sizeof(int64_t), &zero64)) ||
+        (status = ze_set_arg(k, SDPA_FWD_ARG_DROPOUT_OFFSET, sizeof(int64_t), &zero64)) ||
+        (status = ze_set_arg(k, SDPA_FWD_ARG_DROPOUT_P, sizeof(float), &zero32)) ||
+        (status = ze_set_ptr(k, SDPA_FWD_ARG_DROPOUT_SEED_PTR, NULL)) ||
+        (status = ze_set_ptr(k, SDPA_FWD_ARG_DROPOUT_OFFSET_PTR, NULL)) ||
+        (status = ze_set_ptr(k, SDPA_FWD_ARG_DROPOUT_P_PTR, NULL)))
+        return status;
+
+    ze_group_count_t groups = {prim->fwd.group_count[0], prim->fwd.group_count[1],
+                               prim->fwd.group_count[2]};
+    ze_result_t result = zeCommandListAppendLaunchKernel(list, k, &groups, a->signal_event,
+                                                         a->num_wait_events, a->wait_events);
+    if (result != ZE_RESULT_SUCCESS)
+        return sdpa_ze_fail("zeCommandListAppendLaunchKernel (sdpa_fwd)", result);
+    return SDPA_SUCCESS;
+}

@@ -1,0 +1,94 @@
+/* primitive.c - ze primitives: a checked problem, its plan and its kernels. */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "backend_api.h"
+#include "error.h"
+#include "ze.h"
+#include "ze_result.h"
+
+sdpa_status_t ze_primitive_create(sdpa_context_t *ctx, const sdpa_problem_desc_t *desc,
+                                  sdpa_primitive_t **out)
+{
+    if (out == NULL)
+        return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "out is NULL");
+    *out = NULL;
+    if (ctx == NULL)
+        return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "ctx is NULL");
+    sdpa_primitive_t *prim = calloc(1, sizeof(*prim));
+    if (prim == NULL)
+        return sdpa_fail(SDPA_ERROR_OUT_OF_HOST_MEMORY, "cannot allocate a primitive");
+    sdpa_status_t status = sdpa_problem_check(desc, &prim->problem, &prim->shape);
+    if (status != SDPA_SUCCESS) {
+        free(prim);
+        return status;
+    }
+    prim->ctx = ctx;
+    pthread_mutex_init(&prim->launch_lock, NULL);
+    if (prim->problem.prop_kind == SDPA_BACKWARD)
+        status = sdpa_fail(SDPA_ERROR_UNSUPPORTED, "prop_kind = SDPA_BACKWARD: the ze backend "
+                                                   "does not implement backward yet");
+    else
+        status = ze_fwd_prepare(prim);
+    if (status != SDPA_SUCCESS) {
+        ze_primitive_destroy(prim);
+        return status;
+    }
+    *out = prim;
+    return SDPA_SUCCESS;
+}
+
+void ze_primitive_destroy(sdpa_primitive_t *prim)
+{
+    if (!prim)
+        return;
+    if (prim->fwd_kernel)
+        zeKernelDestroy(prim->fwd_kernel);
+    pthread_mutex_destroy(&prim->launch_lock);
+    free(prim);
+}
+
+sdpa_status_t ze_primitive_query(sdpa_primitive_t *prim, sdpa_query_t what, void *out,
+                                 size_t out_size)
+{
+    if (prim == NULL)
+        return sdpa_primitive_query_answer(prim, what, out, out_size, 0, 0, "");
+    size_t workspace = sdpa_workspace_bytes(&prim->problem, &prim->shape);
+    return sdpa_primitive_query_answer(prim, what, out, out_size, workspace, 0,
+                                       prim->fwd.config_string);
+}
+
+/* The plan's constants assume each base pointer is as aligned as the rows
+ * (Q_ALIGN and friends); a less aligned pointer would be read wrongly. */
+static sdpa_status_t check_alignment(const char *name, const void *pointer, uint32_t alignment)
+{
+    if (pointer && alignment > 1 && ((uintptr_t)pointer % alignment) != 0)
+        return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
+                         "args->%s = %p is not aligned to %u bytes, the alignment of its rows "
+                         "this primitive was built for",
+                         name, pointer, alignment);
+    return SDPA_SUCCESS;
+}
+
+sdpa_status_t ze_primitive_execute(sdpa_primitive_t *prim, const sdpa_exec_args_t *args)
+{
+    if (prim == NULL)
+        return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "prim is NULL");
+    sdpa_exec_args_t checked;
+    sdpa_status_t status = sdpa_exec_args_check(&prim->problem, args, &checked);
+    if (status != SDPA_SUCCESS)
+        return status;
+    const sdpa_fwd_plan_t *plan = &prim->fwd;
+    if ((status = check_alignment("q", checked.q, plan->q_align)) != SDPA_SUCCESS ||
+        (status = check_alignment("k", checked.k, plan->k_align)) != SDPA_SUCCESS ||
+        (status = check_alignment("v", checked.v, plan->v_align)) != SDPA_SUCCESS ||
+        (status = check_alignment("dst", checked.dst, plan->dst_align)) != SDPA_SUCCESS)
+        return status;
+
+    ze_command_list_handle_t list =
+            checked.command_list ? checked.command_list : prim->ctx->command_list;
+    pthread_mutex_lock(&prim->launch_lock);
+    status = ze_fwd_execute(prim, &checked, list);
+    pthread_mutex_unlock(&prim->launch_lock);
+    return status;
+}

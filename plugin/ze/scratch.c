@@ -1,0 +1,102 @@
+/* scratch.c - grow-only device scratch. */
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "error.h"
+#include "scratch.h"
+#include "ze_result.h"
+
+#define SCRATCH_ALIGNMENT 256
+/* Grow by at least this much so that a slowly growing sequence length (a
+ * decode loop) does not reallocate at every step. */
+#define SCRATCH_MIN_GROWTH (1u << 20)
+
+typedef struct retired_buffer {
+    struct retired_buffer *next;
+    void *buffer;
+} retired_buffer_t;
+
+struct sdpa_scratch {
+    ze_context_handle_t context;
+    ze_device_handle_t device;
+    pthread_mutex_t lock;
+    void *buffer;
+    size_t size;
+    retired_buffer_t *retired;
+    uint64_t allocations;
+};
+
+sdpa_status_t sdpa_scratch_create(ze_context_handle_t context, ze_device_handle_t device,
+                                  sdpa_scratch_t **out)
+{
+    sdpa_scratch_t *scratch = calloc(1, sizeof(*scratch));
+    if (!scratch)
+        return sdpa_fail(SDPA_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for scratch");
+    scratch->context = context;
+    scratch->device = device;
+    pthread_mutex_init(&scratch->lock, NULL);
+    *out = scratch;
+    return SDPA_SUCCESS;
+}
+
+void sdpa_scratch_destroy(sdpa_scratch_t *scratch)
+{
+    if (!scratch)
+        return;
+    if (scratch->buffer)
+        zeMemFree(scratch->context, scratch->buffer);
+    retired_buffer_t *r = scratch->retired;
+    while (r) {
+        retired_buffer_t *next = r->next;
+        zeMemFree(scratch->context, r->buffer);
+        free(r);
+        r = next;
+    }
+    pthread_mutex_destroy(&scratch->lock);
+    free(scratch);
+}
+
+sdpa_status_t sdpa_scratch_reserve(sdpa_scratch_t *scratch, size_t bytes, void **out)
+{
+    sdpa_status_t status = SDPA_SUCCESS;
+    pthread_mutex_lock(&scratch->lock);
+    if (bytes > scratch->size) {
+        size_t size = bytes;
+        if (size - scratch->size < SCRATCH_MIN_GROWTH && scratch->size > 0)
+            size = scratch->size + SCRATCH_MIN_GROWTH;
+        retired_buffer_t *retired = NULL;
+        if (scratch->buffer && !(retired = malloc(sizeof(*retired)))) {
+            status = sdpa_fail(SDPA_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for scratch");
+            goto unlock;
+        }
+        ze_device_mem_alloc_desc_t desc = {.stype = ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC};
+        void *buffer = NULL;
+        ze_result_t result = zeMemAllocDevice(scratch->context, &desc, size, SCRATCH_ALIGNMENT,
+                                              scratch->device, &buffer);
+        if (result != ZE_RESULT_SUCCESS) {
+            free(retired);
+            status = sdpa_ze_fail("zeMemAllocDevice (scratch)", result);
+            goto unlock;
+        }
+        if (retired) {
+            retired->buffer = scratch->buffer;
+            retired->next = scratch->retired;
+            scratch->retired = retired;
+        }
+        scratch->buffer = buffer;
+        scratch->size = size;
+        scratch->allocations++;
+    }
+    *out = scratch->buffer;
+unlock:
+    pthread_mutex_unlock(&scratch->lock);
+    return status;
+}
+
+uint64_t sdpa_scratch_allocations(sdpa_scratch_t *scratch)
+{
+    pthread_mutex_lock(&scratch->lock);
+    uint64_t n = scratch->allocations;
+    pthread_mutex_unlock(&scratch->lock);
+    return n;
+}
