@@ -205,21 +205,6 @@ void tensor_set(const sdpa_tensor_desc_t *t, void *data, int64_t i0, int64_t i1,
     elem_set(data, offset4(t, i0, i1, i2, i3), t->dtype, value);
 }
 
-uint64_t rng_next(test_rng_t *rng)
-{
-    uint64_t x = rng->state;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    rng->state = x;
-    return x * 0x2545F4914F6CDD1DULL;
-}
-
-int64_t rng_int(test_rng_t *rng, int64_t lo, int64_t hi)
-{
-    return lo + (int64_t)(rng_next(rng) % (uint64_t)(hi - lo + 1));
-}
-
 double rng_exact(test_rng_t *rng)
 {
     return (double)rng_int(rng, -255, 255) / 128.0;

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "sdpa.h"
+#include "test_rng.h"
 
 /* ------------------------------------------------------------------------- */
 /* Elements                                                                  */
@@ -35,13 +36,6 @@ double tensor_get(const sdpa_tensor_desc_t *t, const void *data, int64_t i0, int
 void tensor_set(const sdpa_tensor_desc_t *t, void *data, int64_t i0, int64_t i1, int64_t i2,
                 int64_t i3, double value);
 
-/* A small deterministic generator (xorshift64*). */
-typedef struct test_rng {
-    uint64_t state;
-} test_rng_t;
-uint64_t rng_next(test_rng_t *rng);
-/* An integer in lo..hi. */
-int64_t rng_int(test_rng_t *rng, int64_t lo, int64_t hi);
 /* k / 128 with k in -255..255: exact in f32, f16 and bf16. */
 double rng_exact(test_rng_t *rng);
 
