@@ -1,0 +1,54 @@
+/*
+ * fwd_case.h - one forward attention problem run on the ze backend and on
+ * the ref backend, with the outputs compared.
+ */
+#ifndef SDPA_TEST_FWD_CASE_H
+#define SDPA_TEST_FWD_CASE_H
+
+#include "tensors.h"
+#include "ze_env.h"
+
+typedef struct fwd_case {
+    int64_t batch, q_heads, kv_heads, q_len, k_len, head_size;
+    sdpa_dtype_t q_dtype, k_dtype, v_dtype; /* dst has q's dtype */
+    tensor_order_t q_order, k_order, v_order, dst_order;
+    int64_t pad; /* extra elements after each row of every tensor */
+
+    sdpa_mask_kind_t mask_kind;
+    sdpa_dtype_t mask_dtype;
+    int mask_broadcast_batch, mask_broadcast_heads, mask_broadcast_queries;
+    int fully_masked_rows; /* BUFFER: some query rows see no key at all */
+
+    sdpa_scale_kind_t scale_kind;
+    sdpa_dtype_t scale_dtype; /* SCALE_DEVICE */
+    int invert_scale;
+    sdpa_softmax_kind_t softmax;
+    int f16_accumulation;
+    int training;
+
+    /* Quantized K/V: k_dtype/v_dtype integer, with these descriptions. */
+    sdpa_quant_desc_t k_quant, v_quant;
+
+    /* Batch stride of Q, K, V and O beyond 2^31 elements: offsets need 64
+     * bits. The buffers are allocated untouched (their pages between batches
+     * cost nothing) and only the elements are written. */
+    int huge_batch_stride;
+} fwd_case_t;
+
+/* A case with defaults: dense f32 tensors, no mask, host scale 1/sqrt(D). */
+void fwd_case_init(fwd_case_t *c, int64_t batch, int64_t q_heads, int64_t kv_heads, int64_t q_len,
+                   int64_t k_len, int64_t head_size);
+
+/* "B2 H8/2 Sq17 Sk33 D64 q=f16 k=f16 v=bf16 mask=buffer(f16,bq) ..." */
+void fwd_case_describe(const fwd_case_t *c, char *out, size_t size);
+
+/* The problem descriptor of c (without tensors' data). */
+void fwd_case_problem(const fwd_case_t *c, sdpa_problem_desc_t *out);
+
+/* Runs c on ze and ref and asserts (Check) that O (and the log-sum-exp
+ * workspace when training) agree within tolerances that follow from the
+ * dtypes, D and Sk, and that nothing wrote outside O. Returns the worst
+ * error/tolerance ratio seen. */
+double fwd_case_run(test_env_t *env, const fwd_case_t *c, uint64_t seed);
+
+#endif /* SDPA_TEST_FWD_CASE_H */

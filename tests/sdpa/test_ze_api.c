@@ -1,0 +1,430 @@
+/*
+ * test_ze_api.c - the ze backend as a framework uses it: the module cache,
+ * the features it reports, launches on the caller's command lists with
+ * events and fences, concurrent executions, 64-bit offsets, and the table of
+ * invalid problems every backend must refuse the same way.
+ */
+#include <check.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fwd_case.h"
+#include "invalid_table.h"
+#include "problem.h"
+#include "ze_env.h"
+
+static test_env_t env;
+static int env_ready;
+
+static void setup(void)
+{
+    if (!env_ready) {
+        ck_assert_int_eq(test_env_open(&env), 0);
+        env_ready = 1;
+    }
+}
+
+static sdpa_primitive_t *create(const sdpa_problem_desc_t *p)
+{
+    sdpa_primitive_t *prim = NULL;
+    sdpa_status_t st = env.ze->primitive_create(env.ze_ctx, p, &prim);
+    ck_assert_msg(st == SDPA_SUCCESS, "primitive_create: %s", env.ze->last_error());
+    return prim;
+}
+
+/* --- the module cache --------------------------------------------------------- */
+
+START_TEST(module_cache_reuses_modules)
+{
+    fwd_case_t c;
+    fwd_case_init(&c, 1, 2, 2, 37, 50, 64);
+    c.q_dtype = c.k_dtype = c.v_dtype = SDPA_DTYPE_F16;
+    sdpa_problem_desc_t p;
+    fwd_case_problem(&c, &p);
+
+    uint64_t before = test_modules_built(&env);
+    sdpa_primitive_t *first = create(&p);
+    uint64_t after_first = test_modules_built(&env);
+    ck_assert_uint_le(after_first, before + 1);
+
+    /* The same problem, and one that differs only in sizes the kernel takes
+     * as arguments (batch, heads, keys), build nothing. */
+    sdpa_primitive_t *same = create(&p);
+    fwd_case_t c2 = c;
+    c2.batch = 3;
+    c2.q_heads = c2.kv_heads = 5;
+    c2.k_len = 999;
+    sdpa_problem_desc_t p2;
+    fwd_case_problem(&c2, &p2);
+    sdpa_primitive_t *resized = create(&p2);
+    ck_assert_uint_eq(test_modules_built(&env), after_first);
+
+    /* Another dtype is another module. */
+    fwd_case_t c3 = c;
+    c3.q_dtype = c3.k_dtype = c3.v_dtype = SDPA_DTYPE_BF16;
+    sdpa_problem_desc_t p3;
+    fwd_case_problem(&c3, &p3);
+    sdpa_primitive_t *other = create(&p3);
+    ck_assert_uint_eq(test_modules_built(&env), after_first + 1);
+    printf("module cache: %llu module(s) for 4 primitives, 3 sharing one\n",
+           (unsigned long long)(test_modules_built(&env) - before));
+
+    env.ze->primitive_destroy(other);
+    env.ze->primitive_destroy(resized);
+    env.ze->primitive_destroy(same);
+    env.ze->primitive_destroy(first);
+}
+END_TEST
+
+/* --- features and queries ----------------------------------------------------- */
+
+START_TEST(features_describe_the_device)
+{
+    sdpa_features_t f = {.struct_size = sizeof(f), .struct_version = SDPA_FEATURES_VERSION};
+    ck_assert_int_eq(env.ze->context_get_features(env.ze_ctx, &f), SDPA_SUCCESS);
+    ck_assert_str_eq(f.device_name, env.device_props.name);
+    ck_assert_uint_eq(f.max_head_size, 512);
+    ck_assert_uint_gt(f.subgroup_size, 0);
+    ck_assert_uint_eq(f.has_bf16, 1);
+    printf("ze features: %s, sub-group %u, f16 %u\n", f.device_name, f.subgroup_size, f.has_f16);
+
+    fwd_case_t c;
+    fwd_case_init(&c, 2, 4, 2, 37, 50, 64);
+    c.training = 1;
+    sdpa_problem_desc_t p;
+    fwd_case_problem(&c, &p);
+    sdpa_primitive_t *prim = create(&p);
+    size_t ws = 0, scratch = 1;
+    ck_assert_int_eq(env.ze->primitive_query(prim, SDPA_QUERY_WORKSPACE_BYTES, &ws, sizeof(ws)),
+                     SDPA_SUCCESS);
+    ck_assert_uint_eq(ws, 2 * 4 * 37 * sizeof(float));
+    ck_assert_int_eq(
+            env.ze->primitive_query(prim, SDPA_QUERY_SCRATCH_BYTES, &scratch, sizeof(scratch)),
+            SDPA_SUCCESS);
+    ck_assert_uint_eq(scratch, 0);
+    char config[256];
+    ck_assert_int_eq(
+            env.ze->primitive_query(prim, SDPA_QUERY_CONFIG_STRING, config, sizeof(config)),
+            SDPA_SUCCESS);
+    ck_assert_msg(strstr(config, "fwd d64") != NULL, "config string: %s", config);
+    printf("config: %s\n", config);
+    env.ze->primitive_destroy(prim);
+}
+END_TEST
+
+/* --- the caller's command lists, events and fences ----------------------------- */
+
+/* A dense f16 problem with buffers, its expected output from ref. */
+typedef struct launch_fixture {
+    fwd_case_t c;
+    sdpa_problem_desc_t p;
+    test_tensor_t q, k, v, dst, expected;
+    sdpa_primitive_t *prim;
+} launch_fixture_t;
+
+static void fixture_args(const launch_fixture_t *f, sdpa_exec_args_t *a)
+{
+    memset(a, 0, sizeof(*a));
+    a->struct_size = sizeof(*a);
+    a->struct_version = SDPA_EXEC_ARGS_VERSION;
+    a->q = f->q.data;
+    a->k = f->k.data;
+    a->v = f->v.data;
+    a->dst = f->dst.data;
+    a->scale = 0.125f;
+}
+
+static void fixture_open(launch_fixture_t *f, uint64_t seed)
+{
+    memset(f, 0, sizeof(*f));
+    fwd_case_init(&f->c, 1, 4, 2, 45, 77, 64);
+    f->c.q_dtype = f->c.k_dtype = f->c.v_dtype = SDPA_DTYPE_F16;
+    f->c.mask_kind = SDPA_MASK_CAUSAL_BOTTOM_RIGHT;
+    fwd_case_problem(&f->c, &f->p);
+    test_rng_t rng = {seed};
+    tensor_alloc(&env, &f->q, &f->p.q);
+    tensor_alloc(&env, &f->k, &f->p.k);
+    tensor_alloc(&env, &f->v, &f->p.v);
+    tensor_alloc(&env, &f->dst, &f->p.dst);
+    tensor_alloc(&env, &f->expected, &f->p.dst);
+    tensor_fill_uniform(&f->q, &rng, -1, 1);
+    tensor_fill_uniform(&f->k, &rng, -1, 1);
+    tensor_fill_uniform(&f->v, &rng, -1, 1);
+    f->prim = create(&f->p);
+
+    sdpa_primitive_t *ref = NULL;
+    ck_assert_int_eq(env.ref->primitive_create(env.ref_ctx, &f->p, &ref), SDPA_SUCCESS);
+    sdpa_exec_args_t a;
+    fixture_args(f, &a);
+    a.dst = f->expected.data;
+    ck_assert_int_eq(env.ref->primitive_execute(ref, &a), SDPA_SUCCESS);
+    env.ref->primitive_destroy(ref);
+}
+
+static void fixture_check(const launch_fixture_t *f, void *dst, const char *what)
+{
+    compare_result_t r;
+    tensor_compare(&f->p.dst, dst, f->expected.data, 1e-4, 1.0, &r);
+    ck_assert_msg(r.bad == 0, "%s: %lld of %lld elements differ from ref (ze %g, ref %g)", what,
+                  (long long)r.bad, (long long)r.checked, r.worst_got, r.worst_want);
+}
+
+static void fixture_close(launch_fixture_t *f)
+{
+    env.ze->primitive_destroy(f->prim);
+    tensor_free(&env, &f->q);
+    tensor_free(&env, &f->k);
+    tensor_free(&env, &f->v);
+    tensor_free(&env, &f->dst);
+    tensor_free(&env, &f->expected);
+}
+
+START_TEST(regular_list_queue_and_fence)
+{
+    launch_fixture_t f;
+    fixture_open(&f, 11);
+    ze_command_queue_desc_t qdesc = {.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC,
+                                     .mode = ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS};
+    ze_command_queue_handle_t queue;
+    ck_assert_int_eq(zeCommandQueueCreate(env.context, env.device, &qdesc, &queue),
+                     ZE_RESULT_SUCCESS);
+    ze_command_list_desc_t ldesc = {.stype = ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC};
+    ze_command_list_handle_t list;
+    ck_assert_int_eq(zeCommandListCreate(env.context, env.device, &ldesc, &list),
+                     ZE_RESULT_SUCCESS);
+    ze_fence_desc_t fdesc = {.stype = ZE_STRUCTURE_TYPE_FENCE_DESC};
+    ze_fence_handle_t fence;
+    ck_assert_int_eq(zeFenceCreate(queue, &fdesc, &fence), ZE_RESULT_SUCCESS);
+
+    sdpa_exec_args_t a;
+    fixture_args(&f, &a);
+    a.command_list = list;
+    ck_assert_int_eq(env.ze->primitive_execute(f.prim, &a), SDPA_SUCCESS);
+    /* Appending ran nothing: O still holds the 0xff fill. */
+    ck_assert_uint_eq(((const uint16_t *)f.dst.data)[0], 0xffff);
+    ck_assert_int_eq(zeCommandListClose(list), ZE_RESULT_SUCCESS);
+    ck_assert_int_eq(zeCommandQueueExecuteCommandLists(queue, 1, &list, fence), ZE_RESULT_SUCCESS);
+    ck_assert_int_eq(zeFenceHostSynchronize(fence, UINT64_MAX), ZE_RESULT_SUCCESS);
+    fixture_check(&f, f.dst.data, "regular list");
+
+    zeFenceDestroy(fence);
+    zeCommandListDestroy(list);
+    zeCommandQueueDestroy(queue);
+    fixture_close(&f);
+}
+END_TEST
+
+START_TEST(async_immediate_list_with_events)
+{
+    launch_fixture_t f;
+    fixture_open(&f, 12);
+    ze_command_queue_desc_t qdesc = {.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC,
+                                     .mode = ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS};
+    ze_command_list_handle_t list;
+    ck_assert_int_eq(zeCommandListCreateImmediate(env.context, env.device, &qdesc, &list),
+                     ZE_RESULT_SUCCESS);
+    ze_event_pool_desc_t pdesc = {.stype = ZE_STRUCTURE_TYPE_EVENT_POOL_DESC,
+                                  .flags = ZE_EVENT_POOL_FLAG_HOST_VISIBLE,
+                                  .count = 2};
+    ze_event_pool_handle_t pool;
+    ck_assert_int_eq(zeEventPoolCreate(env.context, &pdesc, 1, &env.device, &pool),
+                     ZE_RESULT_SUCCESS);
+    ze_event_handle_t go, done;
+    ze_event_desc_t e0 = {.stype = ZE_STRUCTURE_TYPE_EVENT_DESC,
+                          .index = 0,
+                          .signal = ZE_EVENT_SCOPE_FLAG_HOST,
+                          .wait = ZE_EVENT_SCOPE_FLAG_HOST};
+    ze_event_desc_t e1 = e0;
+    e1.index = 1;
+    ck_assert_int_eq(zeEventCreate(pool, &e0, &go), ZE_RESULT_SUCCESS);
+    ck_assert_int_eq(zeEventCreate(pool, &e1, &done), ZE_RESULT_SUCCESS);
+
+    sdpa_exec_args_t a;
+    fixture_args(&f, &a);
+    a.command_list = list;
+    a.num_wait_events = 1;
+    a.wait_events = &go;
+    a.signal_event = done;
+    ck_assert_int_eq(env.ze->primitive_execute(f.prim, &a), SDPA_SUCCESS);
+    /* The launch waits for the host. */
+    ck_assert_int_eq(zeEventHostSynchronize(done, 50u * 1000 * 1000), ZE_RESULT_NOT_READY);
+    ck_assert_int_eq(zeEventHostSignal(go), ZE_RESULT_SUCCESS);
+    ck_assert_int_eq(zeEventHostSynchronize(done, UINT64_MAX), ZE_RESULT_SUCCESS);
+    fixture_check(&f, f.dst.data, "asynchronous immediate list");
+
+    zeEventDestroy(done);
+    zeEventDestroy(go);
+    zeEventPoolDestroy(pool);
+    zeCommandListDestroy(list);
+    fixture_close(&f);
+}
+END_TEST
+
+START_TEST(context_with_the_callers_list)
+{
+    launch_fixture_t f;
+    fixture_open(&f, 13);
+    ze_command_queue_desc_t qdesc = {.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC,
+                                     .mode = ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS};
+    ze_command_list_handle_t list;
+    ck_assert_int_eq(zeCommandListCreateImmediate(env.context, env.device, &qdesc, &list),
+                     ZE_RESULT_SUCCESS);
+    sdpa_context_desc_t desc = {.struct_size = sizeof(desc),
+                                .struct_version = SDPA_CONTEXT_DESC_VERSION,
+                                .ze_context = env.context,
+                                .ze_device = env.device,
+                                .command_list = list};
+    sdpa_context_t *ctx;
+    ck_assert_int_eq(env.ze->context_create(&desc, &ctx), SDPA_SUCCESS);
+    sdpa_primitive_t *prim;
+    ck_assert_int_eq(env.ze->primitive_create(ctx, &f.p, &prim), SDPA_SUCCESS);
+    sdpa_exec_args_t a;
+    fixture_args(&f, &a);
+    ck_assert_int_eq(env.ze->primitive_execute(prim, &a), SDPA_SUCCESS);
+    fixture_check(&f, f.dst.data, "context bound to the caller's list");
+    env.ze->primitive_destroy(prim);
+    env.ze->context_destroy(ctx);
+    zeCommandListDestroy(list);
+    fixture_close(&f);
+}
+END_TEST
+
+/* --- one primitive, several threads ------------------------------------------- */
+
+typedef struct thread_job {
+    launch_fixture_t *f;
+    void *dst;
+    ze_command_list_handle_t list;
+    sdpa_status_t status;
+} thread_job_t;
+
+static void *execute_in_thread(void *arg)
+{
+    thread_job_t *job = arg;
+    for (int i = 0; i < 8 && job->status == SDPA_SUCCESS; i++) {
+        sdpa_exec_args_t a;
+        fixture_args(job->f, &a);
+        a.dst = job->dst;
+        a.command_list = job->list;
+        job->status = env.ze->primitive_execute(job->f->prim, &a);
+    }
+    return NULL;
+}
+
+START_TEST(concurrent_executions)
+{
+    enum { THREADS = 4 };
+    launch_fixture_t f;
+    fixture_open(&f, 14);
+    thread_job_t jobs[THREADS];
+    pthread_t threads[THREADS];
+    ze_command_queue_desc_t qdesc = {.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC,
+                                     .mode = ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS};
+    for (int t = 0; t < THREADS; t++) {
+        jobs[t].f = &f;
+        jobs[t].dst = test_alloc(&env, f.dst.bytes);
+        jobs[t].status = SDPA_SUCCESS;
+        ck_assert_int_eq(
+                zeCommandListCreateImmediate(env.context, env.device, &qdesc, &jobs[t].list),
+                ZE_RESULT_SUCCESS);
+    }
+    for (int t = 0; t < THREADS; t++)
+        ck_assert_int_eq(pthread_create(&threads[t], NULL, execute_in_thread, &jobs[t]), 0);
+    for (int t = 0; t < THREADS; t++)
+        pthread_join(threads[t], NULL);
+    for (int t = 0; t < THREADS; t++) {
+        ck_assert_int_eq(jobs[t].status, SDPA_SUCCESS);
+        fixture_check(&f, jobs[t].dst, "concurrent execution");
+        zeCommandListDestroy(jobs[t].list);
+        test_free(&env, jobs[t].dst);
+    }
+    fixture_close(&f);
+}
+END_TEST
+
+/* --- 64-bit offsets ------------------------------------------------------------ */
+
+START_TEST(offsets_beyond_2_pow_31)
+{
+    /* Batch 1 of every tensor starts 2^31 + 64 elements after batch 0. */
+    fwd_case_t c;
+    fwd_case_init(&c, 2, 2, 1, 19, 45, 32);
+    c.q_dtype = c.k_dtype = c.v_dtype = SDPA_DTYPE_F16;
+    c.huge_batch_stride = 1;
+    double worst = fwd_case_run(&env, &c, 21);
+    printf("offsets beyond 2^31 elements: worst error/tolerance %.3f\n", worst);
+}
+END_TEST
+
+/* --- refusals -------------------------------------------------------------------- */
+
+START_TEST(misaligned_pointer_is_refused)
+{
+    launch_fixture_t f;
+    fixture_open(&f, 15);
+    sdpa_exec_args_t a;
+    fixture_args(&f, &a);
+    a.q = (const char *)f.q.data + 2; /* rows are 128-byte multiples; this is not */
+    sdpa_status_t st = env.ze->primitive_execute(f.prim, &a);
+    if (st != SDPA_SUCCESS) {
+        ck_assert_int_eq(st, SDPA_ERROR_INVALID_ARGUMENT);
+        ck_assert_msg(strstr(env.ze->last_error(), "args->q") != NULL, "%s", env.ze->last_error());
+    }
+    fixture_close(&f);
+}
+END_TEST
+
+static void *shared_alloc(size_t bytes, void *user)
+{
+    (void)user;
+    return test_alloc(&env, bytes);
+}
+
+static void shared_release(void *pointer, void *user)
+{
+    (void)user;
+    test_free(&env, pointer);
+}
+
+static const test_allocator_t shared_allocator = {shared_alloc, shared_release, NULL};
+static invalid_env_t invalid_env;
+
+int main(void)
+{
+    Suite *s = suite_create("ze api");
+    TCase *t = tcase_create("api");
+    tcase_add_unchecked_fixture(t, setup, NULL);
+    tcase_set_timeout(t, 1800);
+    tcase_add_test(t, module_cache_reuses_modules);
+    tcase_add_test(t, features_describe_the_device);
+    tcase_add_test(t, regular_list_queue_and_fence);
+    tcase_add_test(t, async_immediate_list_with_events);
+    tcase_add_test(t, context_with_the_callers_list);
+    tcase_add_test(t, concurrent_executions);
+    tcase_add_test(t, offsets_beyond_2_pow_31);
+    tcase_add_test(t, misaligned_pointer_is_refused);
+    suite_add_tcase(s, t);
+
+    /* The invalid-problem table, through ze, on this context's device (no
+     * Check assertion may run outside a test: open the environment here). */
+    if (test_env_open(&env) != 0)
+        return EXIT_FAILURE;
+    env_ready = 1;
+    invalid_env.context_desc = (sdpa_context_desc_t){.struct_size = sizeof(sdpa_context_desc_t),
+                                                     .struct_version = SDPA_CONTEXT_DESC_VERSION,
+                                                     .ze_context = env.context,
+                                                     .ze_device = env.device};
+    invalid_env.allocator = &shared_allocator;
+    suite_add_tcase(s, invalid_table_tcase("ze", &invalid_env));
+
+    SRunner *runner = srunner_create(s);
+    srunner_set_fork_status(runner, CK_NOFORK);
+    srunner_run_all(runner, CK_NORMAL);
+    int failed = srunner_ntests_failed(runner);
+    srunner_free(runner);
+    test_env_close(&env);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

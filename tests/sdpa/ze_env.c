@@ -1,0 +1,108 @@
+/* ze_env.c - Level Zero set-up and shared memory for the ze tests. */
+#include <check.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ze_env.h"
+
+static int open_backend(const char *name, test_env_t *env, sdpa_backend_t **backend,
+                        const sdpa_backend_iface_t **iface, sdpa_context_t **ctx)
+{
+    if (sdpa_backend_open(name, backend) != SDPA_SUCCESS) {
+        fprintf(stderr, "cannot open backend %s: %s\n", name, sdpa_loader_last_error());
+        return -1;
+    }
+    *iface = sdpa_backend_get_iface(*backend);
+    sdpa_context_desc_t desc = {
+            .struct_size = sizeof(desc),
+            .struct_version = SDPA_CONTEXT_DESC_VERSION,
+            .ze_context = env->context,
+            .ze_device = env->device,
+    };
+    if ((*iface)->context_create(&desc, ctx) != SDPA_SUCCESS) {
+        fprintf(stderr, "backend %s: context_create: %s\n", name, (*iface)->last_error());
+        return -1;
+    }
+    return 0;
+}
+
+int test_env_open(test_env_t *env)
+{
+    memset(env, 0, sizeof(*env));
+    if (zeInit(0) != ZE_RESULT_SUCCESS) {
+        fprintf(stderr, "zeInit failed: is ZE_ENABLE_ALT_DRIVERS set to the CPU driver?\n");
+        return -1;
+    }
+    uint32_t count = 1;
+    if (zeDriverGet(&count, &env->driver) != ZE_RESULT_SUCCESS || count == 0) {
+        fprintf(stderr, "no Level Zero driver\n");
+        return -1;
+    }
+    count = 1;
+    if (zeDeviceGet(env->driver, &count, &env->device) != ZE_RESULT_SUCCESS || count == 0) {
+        fprintf(stderr, "no Level Zero device\n");
+        return -1;
+    }
+    env->device_props.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES;
+    zeDeviceGetProperties(env->device, &env->device_props);
+    ze_context_desc_t cdesc = {.stype = ZE_STRUCTURE_TYPE_CONTEXT_DESC};
+    if (zeContextCreate(env->driver, &cdesc, &env->context) != ZE_RESULT_SUCCESS) {
+        fprintf(stderr, "zeContextCreate failed\n");
+        return -1;
+    }
+    if (open_backend("ze", env, &env->ze_backend, &env->ze, &env->ze_ctx) != 0 ||
+        open_backend("ref", env, &env->ref_backend, &env->ref, &env->ref_ctx) != 0) {
+        test_env_close(env);
+        return -1;
+    }
+    printf("device: %s (%s)\n", env->device_props.name,
+           env->device_props.type == ZE_DEVICE_TYPE_CPU ? "CPU" : "GPU or other");
+    return 0;
+}
+
+void test_env_close(test_env_t *env)
+{
+    if (env->ze_ctx)
+        env->ze->context_destroy(env->ze_ctx);
+    if (env->ref_ctx)
+        env->ref->context_destroy(env->ref_ctx);
+    sdpa_backend_close(env->ze_backend);
+    sdpa_backend_close(env->ref_backend);
+    if (env->context)
+        zeContextDestroy(env->context);
+    memset(env, 0, sizeof(*env));
+}
+
+void *test_alloc_untouched(test_env_t *env, size_t bytes)
+{
+    ze_device_mem_alloc_desc_t ddesc = {.stype = ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC};
+    ze_host_mem_alloc_desc_t hdesc = {.stype = ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC};
+    void *pointer = NULL;
+    ze_result_t result = zeMemAllocShared(env->context, &ddesc, &hdesc, bytes ? bytes : 1, 256,
+                                          env->device, &pointer);
+    ck_assert_msg(result == ZE_RESULT_SUCCESS, "zeMemAllocShared(%zu) failed: 0x%x", bytes,
+                  (unsigned)result);
+    return pointer;
+}
+
+void *test_alloc(test_env_t *env, size_t bytes)
+{
+    void *pointer = test_alloc_untouched(env, bytes);
+    memset(pointer, 0, bytes);
+    return pointer;
+}
+
+void test_free(test_env_t *env, void *pointer)
+{
+    if (pointer)
+        zeMemFree(env->context, pointer);
+}
+
+uint64_t test_modules_built(test_env_t *env)
+{
+    uint64_t built = 0;
+    ck_assert_int_eq(
+            env->ze->context_query(env->ze_ctx, SDPA_QUERY_MODULES_BUILT, &built, sizeof(built)),
+            SDPA_SUCCESS);
+    return built;
+}

@@ -1,0 +1,45 @@
+/*
+ * ze_env.h - the ze test harness's environment: a Level Zero context on the
+ * first device of the first driver (our CPU driver when ZE_ENABLE_ALT_DRIVERS
+ * points at it, a GPU otherwise), the ze backend under test and the ref
+ * backend (the oracle), both bound to that context, and shared-USM buffers
+ * both can read.
+ */
+#ifndef SDPA_TEST_ZE_ENV_H
+#define SDPA_TEST_ZE_ENV_H
+
+#include <stddef.h>
+
+#include <level_zero/ze_api.h>
+
+#include "sdpa.h"
+
+typedef struct test_env {
+    ze_driver_handle_t driver;
+    ze_device_handle_t device;
+    ze_context_handle_t context;
+    ze_device_properties_t device_props;
+
+    sdpa_backend_t *ze_backend, *ref_backend;
+    const sdpa_backend_iface_t *ze, *ref;
+    sdpa_context_t *ze_ctx, *ref_ctx;
+} test_env_t;
+
+/* Opens everything; on failure prints why and returns -1 (leaving nothing
+ * open). */
+int test_env_open(test_env_t *env);
+void test_env_close(test_env_t *env);
+
+/* Shared USM of bytes bytes (at least 1), 256-byte aligned, zeroed; aborts
+ * the test on failure. */
+void *test_alloc(test_env_t *env, size_t bytes);
+void test_free(test_env_t *env, void *pointer);
+
+/* Shared USM the test does not touch: pages the kernel never reads cost no
+ * memory, so a tensor may span more than 2^31 elements cheaply. */
+void *test_alloc_untouched(test_env_t *env, size_t bytes);
+
+/* Modules the ze context has built so far (SDPA_QUERY_MODULES_BUILT). */
+uint64_t test_modules_built(test_env_t *env);
+
+#endif /* SDPA_TEST_ZE_ENV_H */
