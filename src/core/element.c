@@ -118,3 +118,24 @@ void sdpa_element_store(void *base, int64_t idx, sdpa_dtype_t dtype, double valu
         break; /* outputs are f32, f16 or bf16 (checked) */
     }
 }
+
+double sdpa_element_round(sdpa_dtype_t dtype, double value)
+{
+    uint32_t storage = 0;
+    sdpa_element_store(&storage, 0, dtype, value);
+    return sdpa_element_load(&storage, 0, dtype);
+}
+
+double sdpa_dtype_epsilon(sdpa_dtype_t dtype)
+{
+    switch (dtype) {
+    case SDPA_DTYPE_F32:
+        return 0x1.0p-23;
+    case SDPA_DTYPE_F16:
+        return 0x1.0p-10;
+    case SDPA_DTYPE_BF16:
+        return 0x1.0p-7;
+    default:
+        return 0;
+    }
+}

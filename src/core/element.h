@@ -20,4 +20,12 @@ double sdpa_element_load(const void *base, int64_t idx, sdpa_dtype_t dtype);
  * infinity, NaN stays NaN. */
 void sdpa_element_store(void *base, int64_t idx, sdpa_dtype_t dtype, double value);
 
+/* value rounded to the nearest number of dtype (f32, f16 or bf16), as
+ * storing and loading it again would. */
+double sdpa_element_round(sdpa_dtype_t dtype, double value);
+
+/* The distance from 1 to the next larger number of dtype: 2^-23 (f32),
+ * 2^-10 (f16), 2^-7 (bf16); 0 for other dtypes. */
+double sdpa_dtype_epsilon(sdpa_dtype_t dtype);
+
 #endif /* SDPA_CORE_ELEMENT_H */
