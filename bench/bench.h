@@ -1,0 +1,234 @@
+/*
+ * bench.h - the benchmark's pieces: cases, the Level Zero device with
+ * allocation accounting, our backend's measurement, the host baselines
+ * (naive materialized attention and sgemm throughput, OpenBLAS), and the
+ * repetition policy they share.
+ *
+ * Numbers the benchmark reports, per case:
+ *   ours:  median wall time of N executions after one warm-up, each waited
+ *          for on an event the execution signals; FLOP/s from the model
+ *          flops (bench_case_flops); the minimum bytes moved; peak bytes of
+ *          every Level Zero allocation the case made.
+ *   naive: f32 materialized attention with OpenBLAS sgemm, one head's S x S
+ *          at a time, all heads timed.
+ *   sgemm: throughput of a square sgemm with the case's flops.
+ */
+#ifndef SDPA_BENCH_H
+#define SDPA_BENCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <level_zero/ze_api.h>
+
+#include "sdpa.h"
+
+/* ------------------------------------------------------------------------- */
+/* Cases (bench_cases.c)                                                     */
+/* ------------------------------------------------------------------------- */
+
+typedef enum bench_pass {
+    BENCH_FORWARD = 0,  /* inference forward: O from Q, K, V */
+    BENCH_BACKWARD = 1, /* dQ, dK, dV from Q, K, V, O, dO and the log-sum-exp */
+} bench_pass_t;
+
+typedef struct bench_case {
+    const char *name;  /* what --case selects */
+    const char *about; /* one line for the listing */
+    bench_pass_t pass;
+    int64_t batch, q_heads, kv_heads, q_len, k_len, head_size;
+    sdpa_dtype_t dtype;
+    sdpa_mask_kind_t mask; /* SDPA_MASK_NONE or SDPA_MASK_CAUSAL_BOTTOM_RIGHT */
+    int max_reps;          /* at most this many timed runs (small cases: many) */
+    int in_default_run;    /* 0: only when named with --case */
+} bench_case_t;
+
+/* The case table; *count gets its length. */
+const bench_case_t *bench_cases(size_t *count);
+
+/* Model flops: forward 4 * B * Hq * Sq * Sk * D (two products of 2D flops
+ * per query-key pair), halved under a causal mask when Sq == Sk (the usual
+ * convention; for Sq != Sk the visible pairs are counted); backward 2.5 times
+ * the forward (five products instead of two). */
+double bench_case_flops(const bench_case_t *c);
+
+/* The least bytes a pass must move: forward reads Q, K, V once and writes O;
+ * backward reads Q, K, V, O, dO and the f32 log-sum-exp and writes dQ, dK,
+ * dV. */
+double bench_case_min_bytes(const bench_case_t *c);
+
+/* Elements of Q (= O) and of K (= V). */
+int64_t bench_q_elements(const bench_case_t *c);
+int64_t bench_kv_elements(const bench_case_t *c);
+
+/* "fwd" or "bwd". */
+const char *bench_pass_name(bench_pass_t pass);
+
+/* ------------------------------------------------------------------------- */
+/* Host data                                                                 */
+/* ------------------------------------------------------------------------- */
+
+/* A case's inputs and outputs on the host, as f32 (inputs already rounded to
+ * the case's dtype, so ours and the baseline see the same numbers). Dense
+ * [B, H, S, D]. */
+typedef struct bench_host {
+    float *q, *k, *v;
+    float *diff_dst; /* backward only */
+    float scale;     /* 1 / sqrt(D) */
+} bench_host_t;
+
+/* Allocates and fills h with reproducible values in [-1, 1). Returns 0, or
+ * -1 (out of memory, h left empty). */
+int bench_host_create(const bench_case_t *c, bench_host_t *h);
+void bench_host_destroy(bench_host_t *h);
+
+/* Results one side produced, as f32: O for forward; dQ, dK, dV for backward. */
+typedef struct bench_outputs {
+    float *dst;
+    float *diff_q, *diff_k, *diff_v;
+} bench_outputs_t;
+
+int bench_outputs_create(const bench_case_t *c, bench_outputs_t *out);
+void bench_outputs_destroy(bench_outputs_t *out);
+
+/* ------------------------------------------------------------------------- */
+/* Repetition (bench_repeat.c)                                               */
+/* ------------------------------------------------------------------------- */
+
+typedef struct bench_policy {
+    int reps;      /* > 0: exactly this many timed runs */
+    double budget; /* otherwise: seconds of timed runs to aim for ... */
+    int min_reps;  /* ... but at least this many ... */
+} bench_policy_t;
+
+/* One timed run: returns its duration in seconds, or a negative value on
+ * failure (after printing why). */
+typedef double (*bench_run_fn)(void *context);
+
+/* Runs run once as a warm-up, then as many times as policy allows (at most
+ * max_reps), and stores the median duration and the count. Returns 0, or -1
+ * if a run failed. */
+int bench_repeat(const bench_policy_t *policy, int max_reps, bench_run_fn run, void *context,
+                 double *median, int *reps);
+
+double bench_seconds_now(void);
+
+/* ------------------------------------------------------------------------- */
+/* Level Zero (bench_device.c)                                               */
+/* ------------------------------------------------------------------------- */
+
+typedef struct bench_device {
+    ze_driver_handle_t driver;
+    ze_device_handle_t device;
+    ze_context_handle_t context;
+    ze_command_list_handle_t list; /* in-order immediate list the backend appends to */
+    ze_event_pool_handle_t event_pool;
+    ze_event_handle_t done; /* host-visible; executions signal it */
+    char name[256];
+    ze_device_type_t type;
+    int shared_memory; /* 1: tensors in shared USM (the ref backend needs it) */
+    size_t live_bytes; /* bytes of Level Zero allocations alive now */
+    size_t peak_bytes; /* the most live_bytes has been since bench_peak_reset */
+} bench_device_t;
+
+/* Opens the first driver's first device. Returns 0, or -1 after printing
+ * why (bench_device_close releases what was created). */
+int bench_device_open(bench_device_t *d);
+void bench_device_close(bench_device_t *d);
+
+/* Device (or, with shared_memory, shared) USM of bytes bytes, counted in
+ * live_bytes/peak_bytes. NULL after printing why. */
+void *bench_alloc(bench_device_t *d, size_t bytes);
+/* Frees what bench_alloc returned (NULL ignored). */
+void bench_free(bench_device_t *d, void *pointer, size_t bytes);
+/* Starts a new peak: peak_bytes = live_bytes. */
+void bench_peak_reset(bench_device_t *d);
+
+/* Copies bytes between host and USM on the device's list and waits. */
+int bench_copy(bench_device_t *d, void *dst, const void *src, size_t bytes);
+
+/* Waits on the host for d->done and resets it. Returns 0 or -1. */
+int bench_wait_done(bench_device_t *d);
+
+/* Uploads count f32 values as dtype to USM, and downloads back to f32. */
+int bench_upload(bench_device_t *d, void *dst, const float *src, int64_t count, sdpa_dtype_t dtype);
+int bench_download(bench_device_t *d, float *dst, const void *src, int64_t count,
+                   sdpa_dtype_t dtype);
+
+/* ------------------------------------------------------------------------- */
+/* Our backend (bench_ours.c)                                                */
+/* ------------------------------------------------------------------------- */
+
+typedef struct bench_backend {
+    sdpa_backend_t *backend;
+    const sdpa_backend_iface_t *iface;
+    sdpa_context_t *ctx;
+    sdpa_features_t features;
+} bench_backend_t;
+
+typedef struct bench_ours {
+    double seconds; /* median */
+    int reps;
+    double create_ms;  /* primitive creation (kernel build included) */
+    size_t peak_bytes; /* every Level Zero allocation of the case */
+    size_t scratch_bytes, workspace_bytes;
+    char config[128];
+} bench_ours_t;
+
+/* Opens backend name through the front loader and creates a context on d.
+ * Returns 0, or -1 after printing why. */
+int bench_backend_open(const char *name, bench_device_t *d, bench_backend_t *b);
+void bench_backend_close(bench_backend_t *b);
+
+/* Measures our backend on case c with inputs h and stores the results of the
+ * last run in out. Returns 0, or -1 after printing why. */
+int bench_run_ours(bench_device_t *d, const bench_backend_t *b, const bench_case_t *c,
+                   const bench_host_t *h, const bench_policy_t *policy, bench_outputs_t *out,
+                   bench_ours_t *result);
+
+/* ------------------------------------------------------------------------- */
+/* Host baselines (bench_naive.c; only with OpenBLAS)                        */
+/* ------------------------------------------------------------------------- */
+
+typedef struct bench_naive {
+    double seconds; /* median */
+    int reps;
+    size_t bytes;           /* host memory it allocated: f32 tensors + one head's S x S */
+    size_t all_heads_bytes; /* the same with every head's S x S at once (a math path) */
+} bench_naive_t;
+
+typedef struct bench_sgemm {
+    int64_t n;     /* M = N = K */
+    double gflops; /* median throughput */
+    int reps;
+} bench_sgemm_t;
+
+/* 1 if the baselines are built in (configure found OpenBLAS). */
+int bench_have_baselines(void);
+
+/* Prints the OpenBLAS core type and thread count the baselines use. */
+void bench_describe_baselines(void);
+
+/* Naive materialized attention (forward or backward as c->pass says) in f32
+ * on the host into out. Returns 0, or -1 after printing why. */
+int bench_run_naive(const bench_case_t *c, const bench_host_t *h, const bench_policy_t *policy,
+                    bench_outputs_t *out, bench_naive_t *result);
+
+/* Throughput of a square sgemm doing about flops floating-point operations. */
+int bench_run_sgemm(double flops, const bench_policy_t *policy, bench_sgemm_t *result);
+
+/* ------------------------------------------------------------------------- */
+/* OpenBLAS environment (blas_env.c)                                         */
+/* ------------------------------------------------------------------------- */
+
+/* OpenBLAS reads OPENBLAS_CORETYPE when it is loaded, before main. If it (or
+ * OPENBLAS_NUM_THREADS) is unset, sets it from the CPU's flags (avx512f:
+ * SkylakeX, avx2: Haswell) and re-executes the program once so the library
+ * sees it. Returns only when no re-execution is needed (or it failed). */
+void blas_env_prepare(char **argv);
+
+/* The core type chosen by blas_env_prepare, and why ("from CPU flag avx2",
+ * "from the environment", ...). */
+const char *blas_env_origin(void);
+
+#endif /* SDPA_BENCH_H */

@@ -1,0 +1,135 @@
+/* bench_cases.c - the benchmark's cases and their model flops and bytes. */
+#include <stdlib.h>
+
+#include "bench.h"
+#include "element.h"
+#include "problem.h"
+
+/* Forward rows first; backward rows (2.5x the flops) run when the backend
+ * reports has_backward. max_reps bounds small cases, whose runs are short. */
+#define SHAPE(b, hq, hkv, sq, sk, d)                                                               \
+    .batch = (b), .q_heads = (hq), .kv_heads = (hkv), .q_len = (sq), .k_len = (sk), .head_size = (d)
+
+static const bench_case_t cases[] = {
+        {.name = "llama3-8b-prefill",
+         .about = "Llama-3-8B prefill: B1 Hq32 Hkv8 S2048 D128 causal f16",
+         .pass = BENCH_FORWARD,
+         SHAPE(1, 32, 8, 2048, 2048, 128),
+         .dtype = SDPA_DTYPE_F16,
+         .mask = SDPA_MASK_CAUSAL_BOTTOM_RIGHT,
+         .max_reps = 10,
+         .in_default_run = 1},
+        {.name = "llama3-8b-decode",
+         .about = "Llama-3-8B decode: B1 Hq32 Hkv8 Sq1 Sk4096 D128 f16",
+         .pass = BENCH_FORWARD,
+         SHAPE(1, 32, 8, 1, 4096, 128),
+         .dtype = SDPA_DTYPE_F16,
+         .mask = SDPA_MASK_NONE,
+         .max_reps = 100,
+         .in_default_run = 1},
+        {.name = "bert-base",
+         .about = "BERT-base: B8 H12 S512 D64 f32",
+         .pass = BENCH_FORWARD,
+         SHAPE(8, 12, 12, 512, 512, 64),
+         .dtype = SDPA_DTYPE_F32,
+         .mask = SDPA_MASK_NONE,
+         .max_reps = 20,
+         .in_default_run = 1},
+        {.name = "long-16k",
+         .about = "long context: B1 H1 S16384 D64 f16 (the naive S x S is 1 GiB)",
+         .pass = BENCH_FORWARD,
+         SHAPE(1, 1, 1, 16384, 16384, 64),
+         .dtype = SDPA_DTYPE_F16,
+         .mask = SDPA_MASK_NONE,
+         .max_reps = 5,
+         .in_default_run = 1},
+        {.name = "llama3-8b-prefill-bwd",
+         .about = "Llama-3-8B prefill backward: B1 Hq32 Hkv8 S2048 D128 causal f16",
+         .pass = BENCH_BACKWARD,
+         SHAPE(1, 32, 8, 2048, 2048, 128),
+         .dtype = SDPA_DTYPE_F16,
+         .mask = SDPA_MASK_CAUSAL_BOTTOM_RIGHT,
+         .max_reps = 5,
+         .in_default_run = 1},
+        {.name = "bert-base-bwd",
+         .about = "BERT-base backward: B8 H12 S512 D64 f32",
+         .pass = BENCH_BACKWARD,
+         SHAPE(8, 12, 12, 512, 512, 64),
+         .dtype = SDPA_DTYPE_F32,
+         .mask = SDPA_MASK_NONE,
+         .max_reps = 10,
+         .in_default_run = 1},
+        /* Small shapes for trying the tool (and the ref backend) quickly. */
+        {.name = "tiny",
+         .about = "tiny: B1 Hq4 Hkv2 S256 D64 causal f16",
+         .pass = BENCH_FORWARD,
+         SHAPE(1, 4, 2, 256, 256, 64),
+         .dtype = SDPA_DTYPE_F16,
+         .mask = SDPA_MASK_CAUSAL_BOTTOM_RIGHT,
+         .max_reps = 20},
+        {.name = "tiny-bwd",
+         .about = "tiny backward: B1 Hq4 Hkv2 S256 D64 causal f32",
+         .pass = BENCH_BACKWARD,
+         SHAPE(1, 4, 2, 256, 256, 64),
+         .dtype = SDPA_DTYPE_F32,
+         .mask = SDPA_MASK_CAUSAL_BOTTOM_RIGHT,
+         .max_reps = 20},
+};
+
+#undef SHAPE
+
+const bench_case_t *bench_cases(size_t *count)
+{
+    *count = sizeof(cases) / sizeof(cases[0]);
+    return cases;
+}
+
+/* Query-key pairs a query row sees, summed over the rows of one head. */
+static double visible_pairs(const bench_case_t *c)
+{
+    double sq = (double)c->q_len, sk = (double)c->k_len;
+    if (c->mask != SDPA_MASK_CAUSAL_BOTTOM_RIGHT)
+        return sq * sk;
+    if (c->q_len == c->k_len)
+        return sq * sk / 2.0; /* the convention FlashAttention's papers use */
+    /* Bottom-right: query i sees min(Sk, i + 1 + Sk - Sq) keys. */
+    double pairs = 0.0;
+    for (int64_t i = 0; i < c->q_len; i++) {
+        int64_t seen = i + 1 + c->k_len - c->q_len;
+        pairs += (double)(seen < 0 ? 0 : seen > c->k_len ? c->k_len : seen);
+    }
+    return pairs;
+}
+
+double bench_case_flops(const bench_case_t *c)
+{
+    double forward =
+            4.0 * (double)c->batch * (double)c->q_heads * (double)c->head_size * visible_pairs(c);
+    return c->pass == BENCH_BACKWARD ? 2.5 * forward : forward;
+}
+
+int64_t bench_q_elements(const bench_case_t *c)
+{
+    return c->batch * c->q_heads * c->q_len * c->head_size;
+}
+
+int64_t bench_kv_elements(const bench_case_t *c)
+{
+    return c->batch * c->kv_heads * c->k_len * c->head_size;
+}
+
+double bench_case_min_bytes(const bench_case_t *c)
+{
+    double elem = (double)((size_t)sdpa_dtype_bits(c->dtype) / 8);
+    double q = (double)bench_q_elements(c) * elem, kv = (double)bench_kv_elements(c) * elem;
+    if (c->pass == BENCH_FORWARD)
+        return 2.0 * q + 2.0 * kv; /* Q, K, V in; O out */
+    double lse = 4.0 * (double)(c->batch * c->q_heads * c->q_len);
+    /* In: Q, O, dO, K, V, LSE. Out: dQ, dK, dV. */
+    return 3.0 * q + 2.0 * kv + lse + q + 2.0 * kv;
+}
+
+const char *bench_pass_name(bench_pass_t pass)
+{
+    return pass == BENCH_BACKWARD ? "bwd" : "fwd";
+}

@@ -1,0 +1,257 @@
+/* bench_ours.c - our backend on one case: tensors in USM, primitives, timed
+ * executions, results copied back for the accuracy check. */
+#include <stdio.h>
+#include <string.h>
+
+#include "bench.h"
+#include "element.h"
+#include "problem.h"
+
+static void sdpa_failed(const sdpa_backend_iface_t *iface, const char *call, sdpa_status_t status)
+{
+    fprintf(stderr, "sdpa_bench: %s (%s) failed: %s: %s\n", call, iface->name,
+            sdpa_status_name(status), iface->last_error());
+}
+
+int bench_backend_open(const char *name, bench_device_t *d, bench_backend_t *b)
+{
+    *b = (bench_backend_t){0};
+    sdpa_status_t status = sdpa_backend_open(name, &b->backend);
+    if (status != SDPA_SUCCESS) {
+        fprintf(stderr, "sdpa_bench: sdpa_backend_open(\"%s\") failed: %s: %s\n", name,
+                sdpa_status_name(status), sdpa_loader_last_error());
+        return -1;
+    }
+    b->iface = sdpa_backend_get_iface(b->backend);
+    sdpa_context_desc_t desc = {.struct_size = sizeof(desc),
+                                .struct_version = SDPA_CONTEXT_DESC_VERSION,
+                                .ze_context = d->context,
+                                .ze_device = d->device,
+                                .command_list = d->list};
+    if ((status = b->iface->context_create(&desc, &b->ctx)) != SDPA_SUCCESS) {
+        sdpa_failed(b->iface, "context_create", status);
+        return -1;
+    }
+    b->features.struct_size = sizeof(b->features);
+    b->features.struct_version = SDPA_FEATURES_VERSION;
+    if ((status = b->iface->context_get_features(b->ctx, &b->features)) != SDPA_SUCCESS) {
+        sdpa_failed(b->iface, "context_get_features", status);
+        return -1;
+    }
+    return 0;
+}
+
+void bench_backend_close(bench_backend_t *b)
+{
+    if (b->iface)
+        b->iface->context_destroy(b->ctx);
+    sdpa_backend_close(b->backend);
+    *b = (bench_backend_t){0};
+}
+
+/* ------------------------------------------------------------------------- */
+
+static sdpa_tensor_desc_t dense(sdpa_dtype_t dtype, int64_t b, int64_t h, int64_t s, int64_t d)
+{
+    sdpa_tensor_desc_t t = {.dtype = dtype, .dims = {b, h, s, d}};
+    t.strides[3] = 1;
+    t.strides[2] = d;
+    t.strides[1] = s * d;
+    t.strides[0] = h * s * d;
+    return t;
+}
+
+static sdpa_problem_desc_t make_problem(const bench_case_t *c, sdpa_prop_kind_t kind)
+{
+    sdpa_tensor_desc_t q = dense(c->dtype, c->batch, c->q_heads, c->q_len, c->head_size);
+    sdpa_tensor_desc_t kv = dense(c->dtype, c->batch, c->kv_heads, c->k_len, c->head_size);
+    sdpa_problem_desc_t p = {.struct_size = sizeof(p),
+                             .struct_version = SDPA_PROBLEM_DESC_VERSION,
+                             .prop_kind = kind,
+                             .q = q,
+                             .k = kv,
+                             .v = kv,
+                             .dst = q,
+                             .mask_kind = c->mask,
+                             .scale_kind = SDPA_SCALE_HOST,
+                             .softmax_kind = SDPA_SOFTMAX_ACCURATE};
+    if (kind == SDPA_BACKWARD) {
+        p.diff_dst = q;
+        p.diff_q = q;
+        p.diff_k = kv;
+        p.diff_v = kv;
+    }
+    return p;
+}
+
+/* Every USM buffer of a case, with its size for the accounting. */
+typedef struct case_memory {
+    void *q, *k, *v, *dst, *workspace, *fwd_scratch;
+    void *diff_dst, *diff_q, *diff_k, *diff_v, *bwd_scratch;
+    size_t q_bytes, kv_bytes, workspace_bytes, fwd_scratch_bytes, bwd_scratch_bytes;
+} case_memory_t;
+
+static void case_memory_free(bench_device_t *d, case_memory_t *m)
+{
+    bench_free(d, m->bwd_scratch, m->bwd_scratch_bytes);
+    bench_free(d, m->diff_v, m->kv_bytes);
+    bench_free(d, m->diff_k, m->kv_bytes);
+    bench_free(d, m->diff_q, m->q_bytes);
+    bench_free(d, m->diff_dst, m->q_bytes);
+    bench_free(d, m->fwd_scratch, m->fwd_scratch_bytes);
+    bench_free(d, m->workspace, m->workspace_bytes);
+    bench_free(d, m->dst, m->q_bytes);
+    bench_free(d, m->v, m->kv_bytes);
+    bench_free(d, m->k, m->kv_bytes);
+    bench_free(d, m->q, m->q_bytes);
+}
+
+/* Allocates *pointer (size bytes) unless size is 0. */
+static int alloc_if_needed(bench_device_t *d, void **pointer, size_t size)
+{
+    if (size == 0)
+        return 0;
+    *pointer = bench_alloc(d, size);
+    return *pointer ? 0 : -1;
+}
+
+/* One timed execution: append, then wait for the event it signals. */
+typedef struct timed_execution {
+    bench_device_t *device;
+    const sdpa_backend_iface_t *iface;
+    sdpa_primitive_t *prim;
+    sdpa_exec_args_t args;
+} timed_execution_t;
+
+static double execute_once(void *context)
+{
+    timed_execution_t *t = context;
+    double start = bench_seconds_now();
+    sdpa_status_t status = t->iface->primitive_execute(t->prim, &t->args);
+    if (status != SDPA_SUCCESS) {
+        sdpa_failed(t->iface, "primitive_execute", status);
+        return -1.0;
+    }
+    if (bench_wait_done(t->device) != 0)
+        return -1.0;
+    return bench_seconds_now() - start;
+}
+
+/* Creates a primitive for problem, timing it, and allocates the scratch it
+ * asks for (passed in args, so the accounting sees it). */
+static int create_primitive(bench_device_t *d, const bench_backend_t *b,
+                            const sdpa_problem_desc_t *problem, sdpa_primitive_t **prim,
+                            void **scratch, size_t *scratch_bytes, double *create_ms)
+{
+    double start = bench_seconds_now();
+    sdpa_status_t status = b->iface->primitive_create(b->ctx, problem, prim);
+    if (status != SDPA_SUCCESS) {
+        sdpa_failed(b->iface, "primitive_create", status);
+        return -1;
+    }
+    *create_ms = (bench_seconds_now() - start) * 1e3;
+    status = b->iface->primitive_query(*prim, SDPA_QUERY_SCRATCH_BYTES, scratch_bytes,
+                                       sizeof(*scratch_bytes));
+    if (status != SDPA_SUCCESS) {
+        sdpa_failed(b->iface, "primitive_query(SCRATCH_BYTES)", status);
+        return -1;
+    }
+    return alloc_if_needed(d, scratch, *scratch_bytes);
+}
+
+int bench_run_ours(bench_device_t *d, const bench_backend_t *b, const bench_case_t *c,
+                   const bench_host_t *h, const bench_policy_t *policy, bench_outputs_t *out,
+                   bench_ours_t *result)
+{
+    const sdpa_backend_iface_t *iface = b->iface;
+    case_memory_t m = {0};
+    sdpa_primitive_t *fwd = NULL, *bwd = NULL;
+    int rc = -1;
+    *result = (bench_ours_t){0};
+    bench_peak_reset(d);
+
+    size_t elem = ((size_t)sdpa_dtype_bits(c->dtype) / 8);
+    int64_t q_count = bench_q_elements(c), kv_count = bench_kv_elements(c);
+    m.q_bytes = (size_t)q_count * elem;
+    m.kv_bytes = (size_t)kv_count * elem;
+    if (alloc_if_needed(d, &m.q, m.q_bytes) || alloc_if_needed(d, &m.k, m.kv_bytes) ||
+        alloc_if_needed(d, &m.v, m.kv_bytes) || alloc_if_needed(d, &m.dst, m.q_bytes) ||
+        bench_upload(d, m.q, h->q, q_count, c->dtype) ||
+        bench_upload(d, m.k, h->k, kv_count, c->dtype) ||
+        bench_upload(d, m.v, h->v, kv_count, c->dtype))
+        goto cleanup;
+
+    /* Forward: inference, or training (it writes the log-sum-exp backward reads). */
+    sdpa_problem_desc_t fwd_problem = make_problem(
+            c, c->pass == BENCH_FORWARD ? SDPA_FORWARD_INFERENCE : SDPA_FORWARD_TRAINING);
+    double fwd_create_ms = 0.0;
+    if (create_primitive(d, b, &fwd_problem, &fwd, &m.fwd_scratch, &m.fwd_scratch_bytes,
+                         &fwd_create_ms) != 0)
+        goto cleanup;
+    sdpa_status_t status = iface->primitive_query(fwd, SDPA_QUERY_WORKSPACE_BYTES,
+                                                  &m.workspace_bytes, sizeof(m.workspace_bytes));
+    if (status != SDPA_SUCCESS) {
+        sdpa_failed(iface, "primitive_query(WORKSPACE_BYTES)", status);
+        goto cleanup;
+    }
+    if (alloc_if_needed(d, &m.workspace, m.workspace_bytes) != 0)
+        goto cleanup;
+
+    timed_execution_t exec = {.device = d, .iface = iface, .prim = fwd};
+    exec.args = (sdpa_exec_args_t){.struct_size = sizeof(sdpa_exec_args_t),
+                                   .struct_version = SDPA_EXEC_ARGS_VERSION,
+                                   .q = m.q,
+                                   .k = m.k,
+                                   .v = m.v,
+                                   .dst = m.dst,
+                                   .workspace = m.workspace,
+                                   .scale = h->scale,
+                                   .scratch = m.fwd_scratch,
+                                   .scratch_size = m.fwd_scratch_bytes,
+                                   .signal_event = d->done};
+    sdpa_primitive_t *timed = fwd;
+    if (c->pass == BENCH_FORWARD) {
+        result->create_ms = fwd_create_ms;
+        if (bench_repeat(policy, c->max_reps, execute_once, &exec, &result->seconds,
+                         &result->reps) != 0 ||
+            bench_download(d, out->dst, m.dst, q_count, c->dtype) != 0)
+            goto cleanup;
+    } else {
+        /* O and the log-sum-exp, once, untimed. */
+        if (execute_once(&exec) < 0)
+            goto cleanup;
+        if (alloc_if_needed(d, &m.diff_dst, m.q_bytes) ||
+            alloc_if_needed(d, &m.diff_q, m.q_bytes) || alloc_if_needed(d, &m.diff_k, m.kv_bytes) ||
+            alloc_if_needed(d, &m.diff_v, m.kv_bytes) ||
+            bench_upload(d, m.diff_dst, h->diff_dst, q_count, c->dtype))
+            goto cleanup;
+        sdpa_problem_desc_t bwd_problem = make_problem(c, SDPA_BACKWARD);
+        if (create_primitive(d, b, &bwd_problem, &bwd, &m.bwd_scratch, &m.bwd_scratch_bytes,
+                             &result->create_ms) != 0)
+            goto cleanup;
+        exec.prim = timed = bwd;
+        exec.args.diff_dst = m.diff_dst;
+        exec.args.diff_q = m.diff_q;
+        exec.args.diff_k = m.diff_k;
+        exec.args.diff_v = m.diff_v;
+        exec.args.scratch = m.bwd_scratch;
+        exec.args.scratch_size = m.bwd_scratch_bytes;
+        if (bench_repeat(policy, c->max_reps, execute_once, &exec, &result->seconds,
+                         &result->reps) != 0 ||
+            bench_download(d, out->diff_q, m.diff_q, q_count, c->dtype) != 0 ||
+            bench_download(d, out->diff_k, m.diff_k, kv_count, c->dtype) != 0 ||
+            bench_download(d, out->diff_v, m.diff_v, kv_count, c->dtype) != 0)
+            goto cleanup;
+    }
+    iface->primitive_query(timed, SDPA_QUERY_CONFIG_STRING, result->config, sizeof(result->config));
+    result->peak_bytes = d->peak_bytes;
+    result->workspace_bytes = m.workspace_bytes;
+    result->scratch_bytes = m.fwd_scratch_bytes + m.bwd_scratch_bytes;
+    rc = 0;
+
+cleanup:
+    iface->primitive_destroy(bwd);
+    iface->primitive_destroy(fwd);
+    case_memory_free(d, &m);
+    return rc;
+}
