@@ -18,9 +18,9 @@
 
 int main(void)
 {
-    const char *driver = getenv("SDPA_TEST_ZE_DRIVER");
-    if (driver != NULL && strcmp(driver, "cpu") != 0) {
-        printf("SKIP: these tests check the CPU driver (SDPA_TEST_ZE_DRIVER=%s)\n", driver);
+    const char *driver = getenv("SDPA_ZE_DRIVER");
+    if (driver != NULL && strcmp(driver, "system") == 0) {
+        printf("SKIP: these tests check the CPU driver (SDPA_ZE_DRIVER=%s)\n", driver);
         return 77;
     }
 #ifdef SDPA_TEST_VALIDATION_LAYER

@@ -29,8 +29,8 @@ END_TEST
 
 int main(void)
 {
-    const char *driver = getenv("SDPA_TEST_ZE_DRIVER");
-    if (driver != NULL && strcmp(driver, "cpu") != 0)
+    const char *driver = getenv("SDPA_ZE_DRIVER");
+    if (driver != NULL && strcmp(driver, "system") == 0)
         return 77; /* these tests check the CPU driver */
     Suite *s = suite_create("noplatform");
     TCase *tc = tcase_create("init");
