@@ -39,9 +39,13 @@ static int collect_spec_ids(const unsigned char *bytes, long size, unsigned *ids
             break;
         }
         if (opcode == SPIRV_OP_DECORATE && length >= 4 && w[i + 2] == SPIRV_DECORATION_SPEC_ID) {
-            if (n == MAX_SPEC_IDS)
+            /* The translator emits one constant per use: keep each id once. */
+            int seen = 0;
+            for (int j = 0; j < n && !seen; j++)
+                seen = ids[j] == w[i + 3];
+            if (!seen && n == MAX_SPEC_IDS)
                 status = -1;
-            else
+            else if (!seen)
                 ids[n++] = w[i + 3];
         }
         i += length;

@@ -128,22 +128,32 @@ enum sdpa_fwd_arg {
     SDPA_FWD_ARG_COUNT
 };
 
-/* Local memory the forward kernel needs: Q^T and the O accumulator
- * (d_max x bq each), the K and V tiles as f32 (bk x d_max each), S / P
- * (bk x bq), the running max and sum and the tile maxima of each of the
- * wg_m_kq sub-groups that split a key tile (3 x wg_m_kq x bq), and per-query
- * alpha and 1 / sum (2 x bq). */
+/* Local memory the forward kernel needs, in floats: Q^T (d_max rows of
+ * bq + pad), the K tile (room for bk + pad rows of d_max + pad: K or its
+ * transpose), the V tile (bk rows of d_max + pad), S / P (bk rows of
+ * bq + pad), the O accumulator (bq x d_max), the running max and sum and the
+ * tile maxima of each of the wg_m_kq sub-groups that split a key tile
+ * (3 x wg_m_kq x bq), and per-query alpha and 1 / sum (2 x bq). Rows are
+ * padded by SDPA_FWD_SLM_PAD floats so that power-of-two row lengths do not
+ * map a column walk onto a few cache sets / banks. */
+#define SDPA_FWD_SLM_PAD 16
 #define SDPA_FWD_SLM_FLOATS(d_max, bq, bk, wg_m_kq)                                                \
-    (2 * (d_max) * (bq) + 2 * (bk) * (d_max) + (bk) * (bq) + 3 * (wg_m_kq) * (bq) + 2 * (bq))
+    ((d_max) * ((bq) + SDPA_FWD_SLM_PAD) +                                                         \
+     ((bk) + SDPA_FWD_SLM_PAD) * ((d_max) + SDPA_FWD_SLM_PAD) +                                    \
+     (bk) * ((d_max) + SDPA_FWD_SLM_PAD) + (bk) * ((bq) + SDPA_FWD_SLM_PAD) + (bq) * (d_max) +     \
+     3 * (wg_m_kq) * (bq) + 2 * (bq))
 #define SDPA_FWD_SLM_BYTES(d_max, bq, bk, wg_m_kq) (4 * SDPA_FWD_SLM_FLOATS(d_max, bq, bk, wg_m_kq))
 
-/* Private-array capacity of a variant, per lane (the host rejects configs
- * that exceed it):
+/* Per-lane caps on a sub-group's share of the tiles, for the host's config
+ * check. The kernel keeps S, P and O in local memory (SDPA_FWD_SLM_BYTES is
+ * the binding limit), so these are not array sizes: they only keep configs
+ * inside the range the kernel was tested with (the tuned CPU configs use up
+ * to 256 S and 4 * d_max O elements per lane):
  *   S tile:  UNROLL_M_KQ * (UNROLL_N_KQ / sg) <= SDPA_FWD_MAX_S_PER_LANE
  *   O tile:  UNROLL_N_VS * (UNROLL_M_VS / sg) <= SDPA_FWD_MAX_O_PER_LANE
  *   queries: UNROLL_N_KQ / sg                 <= SDPA_FWD_MAX_Q_PER_LANE */
-#define SDPA_FWD_MAX_S_PER_LANE(d_max) 128
-#define SDPA_FWD_MAX_O_PER_LANE(d_max) (2 * (d_max))
+#define SDPA_FWD_MAX_S_PER_LANE(d_max) 512
+#define SDPA_FWD_MAX_O_PER_LANE(d_max) (4 * (d_max))
 #define SDPA_FWD_MAX_Q_PER_LANE(d_max) 8
 
 #endif /* SDPA_SPIRV_KERNEL_ABI_H */

@@ -10,21 +10,25 @@
  *   2. sdpa_bwd_preprocess: D_i = rowsum(dO * O), f32 [B, Hq, Sq];
  *   3. sdpa_bwd: a work-group owns Bc keys of one (batch, query head) and
  *      walks the query blocks of Br: recomputes S and P = exp(S - LSE),
- *      accumulates dV += P^T dO and dK += dS^T Q in registers, and adds
+ *      accumulates dV += P^T dO and dK += dS^T Q in local memory, and adds
  *      dQ += dS K with f32 atomics (ATOMIC mode only); writes dS (WITH_DS);
- *   4. DETERMINISTIC mode only: sdpa_bwd_dq: a work-group owns Br queries
- *      and walks the key blocks, recomputing S, P, dP and dS, and writes dQ
- *      directly (no atomics anywhere in this mode);
+ *   4. DETERMINISTIC mode only: sdpa_bwd_dq: a work-group owns about Bc
+ *      queries and walks the key blocks, recomputing S, P, dP and dS, and
+ *      writes dQ directly (no atomics anywhere in this mode);
  *   5. sdpa_bwd_postprocess, once per f32 buffer to convert: f32 [B, H, S, D]
  *      (with strides) to the gradient's dtype and strides, summing
  *      `slices` partial buffers in a fixed order (deterministic GQA dK/dV).
  *
- * Variants are sdpa_bwd.<d_max>.<sg>; every variant has all four kernels.
+ * Variants are sdpa_bwd.0.<sg>: no array is sized by the head size (local
+ * memory is laid out at run time, SDPA_BWD_LD), so one build per sub-group
+ * size serves every head size; every variant has all four kernels.
  */
 #ifndef SDPA_SPIRV_KERNEL_ABI_BWD_H
 #define SDPA_SPIRV_KERNEL_ABI_BWD_H
 
 #define SDPA_BWD_SOURCE "sdpa_bwd"
+/* The head-size field of the variants' names (sdpa_bwd.0.<sg>). */
+#define SDPA_BWD_VARIANT_D_MAX 0
 #define SDPA_BWD_PREPROCESS_KERNEL "sdpa_bwd_preprocess"
 #define SDPA_BWD_KERNEL "sdpa_bwd"
 #define SDPA_BWD_DQ_KERNEL "sdpa_bwd_dq"
@@ -102,50 +106,57 @@ enum sdpa_bwd_pre_arg {
  * Sub-group (m, n) = (id % WG_M_x, id / WG_M_x) of each grid owns:
  *   S, P, dP, dS: UNROLL_N_BCBR queries x UNROLL_M_BCBR keys (lanes along keys);
  *   dK, dV:       UNROLL_M_DBC head-dim rows x UNROLL_N_DBC keys (lanes along keys);
- *   dQ:           UNROLL_M_DBR head-dim rows x UNROLL_N_DBR queries (lanes along queries).
- * sdpa_bwd_dq uses the same S and dQ tiles (a work-group owns Br queries and
- * walks the keys in blocks of Bc): no configuration of its own.
+ *   dQ:           UNROLL_N_DBR queries x UNROLL_M_DBR head-dim columns (lanes along
+ *                 the head dim).
+ * Sub-groups past a grid's size sit that phase out.
+ * sdpa_bwd_dq uses the same S and dQ tiles: a work-group owns
+ * Bq = SDPA_BWD_DQ_QUERIES(Bc, Br) queries (Bq / Br sub-blocks of Br) and
+ * walks the keys in blocks of Bc; no configuration of its own.
  *
  * Geometry (sg = SUBGROUP_SIZE of the variant):
  *   local size  = { sg, WG_M_BCBR * WG_N_BCBR, 1 }   (the largest grid)
  *   sdpa_bwd:     group count = { ceil(Sk / Bc), Hq, B }
- *   sdpa_bwd_dq:  group count = { ceil(Sq / Br), Hq, B }
+ *   sdpa_bwd_dq:  group count = { ceil(Sq / SDPA_BWD_DQ_QUERIES(Bc, Br)), Hq, B }
  * Both take the same arguments (sdpa_bwd_dq ignores DS, DK and DV, and
  * writes diff_q through DQ in Q's dtype).
  *
- * Specialization constants read: QRY_DT, KEY_DT, VAL_DT, DST_DT (dO), MSK_DT,
- * SCALE_DT, KV_GROUP_SIZE, TRANSPOSE_K, D_FULL, WITH_ATTN_SCALE,
- * WITH_HOST_SCALE, INVERT_SCALE, MASK_KIND, the 12 tiling constants,
- * WITH_DS, DS_DT (SpecId 175), DKV_ATOMIC, DETERMINISTIC, WITH_DROPOUT,
- * DROPOUT_HOST_SCALARS, DROPOUT_OFFSET. Not read (the host's choice of
- * pointers and strides covers them): DQ_F32_SCRATCH, DKV_F32_SCRATCH,
- * BLOCK_K, BLOCK_DK, BLOCK_DV, the *_ALIGN constants, BROADCAST_MASK_Q,
- * SOFTMAX_INF_AS_ZERO (a -inf log-sum-exp always gives P = 0).
+ * Specialization constants read: QRY_DT (Q and every gradient), KEY_DT,
+ * VAL_DT, DST_DT (O and dO), MSK_DT, SCALE_DT, KV_GROUP_SIZE,
+ * WITH_ATTN_SCALE, WITH_HOST_SCALE, INVERT_SCALE, MASK_KIND, the 12 tiling
+ * constants, WITH_DS, DS_DT (SpecId 175), DKV_ATOMIC, DETERMINISTIC,
+ * WITH_DROPOUT, DROPOUT_HOST_SCALARS, DROPOUT_OFFSET.
+ * Not read, so best left at their defaults (setting them only multiplies
+ * modules): DQ_F32_SCRATCH and DKV_F32_SCRATCH (the host's choice of
+ * pointers and strides covers them), TRANSPOSE_K and BLOCK_K/DK/DV
+ * (contiguity is tested on the strides at run time), D_FULL, the *_ALIGN
+ * constants, BROADCAST_MASK_Q (zero strides broadcast), SOFTMAX_INF_AS_ZERO
+ * (a -inf log-sum-exp always gives P = 0).
+ * In DETERMINISTIC mode sdpa_bwd leaves DQ alone (pass diff_q or NULL).
  */
 enum sdpa_bwd_arg {
-    SDPA_BWD_ARG_K = 0,              /* const global void *: K [B, Hkv, Sk, D] */
-    SDPA_BWD_ARG_Q,                  /* const global void *: Q [B, Hq, Sq, D] */
-    SDPA_BWD_ARG_V,                  /* const global void *: V [B, Hkv, Sk, D] */
-    SDPA_BWD_ARG_WS,                 /* const global float *: log-sum-exp [B, Hq, Sq] */
-    SDPA_BWD_ARG_D_I,                /* const global float *: D_i [B, Hq, Sq] */
-    SDPA_BWD_ARG_DA,                 /* const global void *: dO [B, Hq, Sq, D] */
-    SDPA_BWD_ARG_DS,                 /* global void *: dS [B, Hq, Sq, Sk] (WITH_DS), DS_DT */
-    SDPA_BWD_ARG_DK,                 /* global void *: see the strides buffer's DK */
-    SDPA_BWD_ARG_DQ,                 /* global void *: see the strides buffer's DQ */
-    SDPA_BWD_ARG_DV,                 /* global void *: see the strides buffer's DV */
-    SDPA_BWD_ARG_SCALE_PTR,          /* const global void *: one SCALE_DT element */
-    SDPA_BWD_ARG_SCALE,              /* float: host scale (WITH_HOST_SCALE) */
-    SDPA_BWD_ARG_INV_SCALE,          /* float: 1 / host scale */
-    SDPA_BWD_ARG_D,                  /* int: head size */
-    SDPA_BWD_ARG_SK,                 /* int: keys */
-    SDPA_BWD_ARG_SQ,                 /* int: queries */
-    SDPA_BWD_ARG_MSK,                /* const global void *: mask (MASK_KIND == BUFFER) */
-    SDPA_BWD_ARG_STRIDES,            /* const global long *: the strides buffer */
-    SDPA_BWD_ARG_MSK_S0,             /* long x4: mask strides, 0 on broadcast dims */
+    SDPA_BWD_ARG_K = 0,     /* const global void *: K [B, Hkv, Sk, D] */
+    SDPA_BWD_ARG_Q,         /* const global void *: Q [B, Hq, Sq, D] */
+    SDPA_BWD_ARG_V,         /* const global void *: V [B, Hkv, Sk, D] */
+    SDPA_BWD_ARG_WS,        /* const global float *: log-sum-exp [B, Hq, Sq] */
+    SDPA_BWD_ARG_D_I,       /* const global float *: D_i [B, Hq, Sq] */
+    SDPA_BWD_ARG_DA,        /* const global void *: dO [B, Hq, Sq, D] */
+    SDPA_BWD_ARG_DS,        /* global void *: dS [B, Hq, Sq, Sk] (WITH_DS), DS_DT */
+    SDPA_BWD_ARG_DK,        /* global void *: see the strides buffer's DK */
+    SDPA_BWD_ARG_DQ,        /* global void *: see the strides buffer's DQ */
+    SDPA_BWD_ARG_DV,        /* global void *: see the strides buffer's DV */
+    SDPA_BWD_ARG_SCALE_PTR, /* const global void *: one SCALE_DT element */
+    SDPA_BWD_ARG_SCALE,     /* float: host scale (WITH_HOST_SCALE) */
+    SDPA_BWD_ARG_INV_SCALE, /* float: 1 / host scale */
+    SDPA_BWD_ARG_D,         /* int: head size */
+    SDPA_BWD_ARG_SK,        /* int: keys */
+    SDPA_BWD_ARG_SQ,        /* int: queries */
+    SDPA_BWD_ARG_MSK,       /* const global void *: mask (MASK_KIND == BUFFER) */
+    SDPA_BWD_ARG_STRIDES,   /* const global long *: the strides buffer */
+    SDPA_BWD_ARG_MSK_S0,    /* long x4: mask strides, 0 on broadcast dims */
     SDPA_BWD_ARG_MSK_S1,
     SDPA_BWD_ARG_MSK_S2,
     SDPA_BWD_ARG_MSK_S3,
-    SDPA_BWD_ARG_DS_S0,              /* long x4: dS strides (WITH_DS) */
+    SDPA_BWD_ARG_DS_S0, /* long x4: dS strides (WITH_DS) */
     SDPA_BWD_ARG_DS_S1,
     SDPA_BWD_ARG_DS_S2,
     SDPA_BWD_ARG_DS_S3,
@@ -155,28 +166,45 @@ enum sdpa_bwd_arg {
     SDPA_BWD_ARG_DROPOUT_SEED_PTR,   /* const global long * (device scalars) */
     SDPA_BWD_ARG_DROPOUT_OFFSET_PTR, /* const global long * (DROPOUT_OFFSET) */
     SDPA_BWD_ARG_DROPOUT_P_PTR,      /* const global float * */
-    SDPA_BWD_ARG_SLM,                /* local float *: SDPA_BWD_SLM_BYTES */
+    SDPA_BWD_ARG_SLM,                /* local float *: SDPA_BWD_SLM_BYTES (sdpa_bwd_dq:
+                                        SDPA_BWD_DQ_SLM_BYTES) */
     SDPA_BWD_ARG_COUNT
 };
 
-/* Local memory of sdpa_bwd and sdpa_bwd_dq (one formula for both), f32:
- * K^T and V^T (d_max x bc each), Q and dO (br x d_max each), P and dS
- * (br x bc each), dS^T (bc x br), and the log-sum-exp and D_i of the block's
- * queries (br each). */
-#define SDPA_BWD_SLM_FLOATS(d_max, bc, br)                                                         \
-    (2 * (d_max) * (bc) + 2 * (br) * (d_max) + 3 * (bc) * (br) + 2 * (br))
-#define SDPA_BWD_SLM_BYTES(d_max, bc, br) (4 * SDPA_BWD_SLM_FLOATS(d_max, bc, br))
+/* Queries a work-group of sdpa_bwd_dq owns: Bc rounded down to whole
+ * blocks of Br (at least one), so that each staged block of keys serves as
+ * many queries as sdpa_bwd's work-groups have keys. */
+#define SDPA_BWD_DQ_QUERIES(bc, br) ((bc) >= (br) ? (bc) / (br) * (br) : (br))
 
-/* Private-array capacity per lane (sg = sub-group size); the host rejects a
- * configuration that exceeds it:
- *   S tile:  UNROLL_M_BCBR * UNROLL_N_BCBR / sg <= SDPA_BWD_MAX_S_PER_LANE
- *   dK, dV:  UNROLL_M_DBC * UNROLL_N_DBC / sg   <= SDPA_BWD_MAX_DKV_PER_LANE
- *   dQ:      UNROLL_M_DBR * UNROLL_N_DBR / sg   <= SDPA_BWD_MAX_DQ_PER_LANE
- * and the axes that run along lanes are whole sub-groups:
- *   UNROLL_M_BCBR % sg == 0, UNROLL_N_DBC % sg == 0, UNROLL_N_DBR % sg == 0. */
-#define SDPA_BWD_MAX_S_PER_LANE(d_max) 64
-#define SDPA_BWD_MAX_DKV_PER_LANE(d_max) 128
-#define SDPA_BWD_MAX_DQ_PER_LANE(d_max) 128
+/* Floats per head-dim row of a local-memory tile: the head size rounded up
+ * to a multiple of 32 (a whole number of vectors for every sub-group size).
+ * Set at run time from the head size; no array is sized by it, so the
+ * variants do not depend on a head-size bucket. */
+#define SDPA_BWD_LD(d) (((d) + 31) / 32 * 32)
+
+/* Local memory, f32 tiles, with ld = SDPA_BWD_LD(d): K^T and V^T (ld x bc
+ * each), K (bc x ld), Q and dO (nq x ld each), P and dS (br x bc each), the
+ * log-sum-exp and D_i of the staged queries (nq each), then the
+ * accumulators: dK^T and dV^T (ld x bc each) in sdpa_bwd (nq = br), dQ
+ * (nq x ld) in sdpa_bwd_dq (nq = SDPA_BWD_DQ_QUERIES). */
+#define SDPA_BWD_SLM_COMMON_FLOATS(ld, bc, br, nq)                                                 \
+    (3 * (ld) * (bc) + 2 * (nq) * (ld) + 2 * (bc) * (br) + 2 * (nq))
+#define SDPA_BWD_SLM_FLOATS(d, bc, br)                                                             \
+    (SDPA_BWD_SLM_COMMON_FLOATS(SDPA_BWD_LD(d), bc, br, br) + 2 * SDPA_BWD_LD(d) * (bc))
+#define SDPA_BWD_DQ_SLM_FLOATS(d, bc, br)                                                          \
+    (SDPA_BWD_SLM_COMMON_FLOATS(SDPA_BWD_LD(d), bc, br, SDPA_BWD_DQ_QUERIES(bc, br)) +             \
+     SDPA_BWD_DQ_QUERIES(bc, br) * SDPA_BWD_LD(d))
+#define SDPA_BWD_SLM_BYTES(d, bc, br) (4 * SDPA_BWD_SLM_FLOATS(d, bc, br))
+#define SDPA_BWD_DQ_SLM_BYTES(d, bc, br) (4 * SDPA_BWD_DQ_SLM_FLOATS(d, bc, br))
+
+/* Constraints beyond oneDNN's (config_check.c), sg the sub-group size:
+ *   the axes that run along lanes are whole sub-groups:
+ *     UNROLL_M_BCBR % sg == 0, UNROLL_N_DBC % sg == 0, UNROLL_M_DBR % sg == 0;
+ *   local memory: SDPA_BWD_SLM_BYTES (sdpa_bwd) and, in DETERMINISTIC mode,
+ *     SDPA_BWD_DQ_SLM_BYTES (sdpa_bwd_dq) fit the device's local memory;
+ *   work-group: sg * WG_M_BCBR * WG_N_BCBR items (the largest grid).
+ * The kernels keep no tile in private memory (every tile and accumulator
+ * is in local memory), so there is no per-lane limit on the unrolls. */
 
 /* ------------------------------------------------------------------------- */
 /* sdpa_bwd_postprocess                                                       */

@@ -70,12 +70,10 @@ const sdpa_bwd_config_row_t sdpa_bwd_config_table[] = {
         R(XE2, 128, ANY, 0, 16, 16, 16, 16, 32, 32, 2, 8, 8, 2, 4, 4),
 
 
-        /* cpu (tests/ze_cpu and any CPU Level Zero driver): placeholders.
-         * Bc = 64, Br = 32 up to head size 256, then Bc = 32, Br = 16 to fit
-         * 256 KiB of local memory. A thin query tile (Br = 16) spreads dK/dV
-         * over at most Bc / 16 sub-groups, which caps its head size at 128
-         * (SDPA_BWD_MAX_DKV_PER_LANE); above that thin Q uses a taller S
-         * grid. */
+        /* cpu (tests/ze_cpu and any CPU Level Zero driver): placeholders
+         * that fit 256 KiB of local memory (SDPA_BWD_SLM_BYTES grows with
+         * Bc * D): Bc = 64, Br = 32 (16 for thin Q) up to head size 128,
+         * then Bc = 32, Br = 16 for 256 and Bc = Br = 16 for 512. */
         R(CPU,  32, ANY, FMA,          16, 16,  16, 16, 16, 16, 4, 2, 2, 4,  2, 2),
         R(CPU,  32, ANY, FMA|THIN,     16, 16,  32, 16, 16, 16, 4, 1, 1, 4,  2, 1),
         R(CPU,  32, ANY, FMA|F32,      16, 16,  16, 16, 16, 16, 4, 2, 2, 4,  2, 2),
@@ -91,15 +89,15 @@ const sdpa_bwd_config_row_t sdpa_bwd_config_table[] = {
         R(CPU, 128, ANY, FMA|F32,      16, 16,  64, 16, 32, 16, 4, 2, 2, 4,  4, 2),
         R(CPU, 128, ANY, FMA|F32|THIN, 16, 16, 128, 16, 32, 16, 4, 1, 1, 4,  4, 1),
 
-        R(CPU, 256, ANY, FMA,          16, 16, 128, 16, 64, 16, 4, 2, 2, 4,  4, 2),
-        R(CPU, 256, ANY, FMA|THIN,     16,  4,  64, 16, 16, 16, 4, 4, 4, 4, 16, 1),
-        R(CPU, 256, ANY, FMA|F32,      16, 16, 128, 16, 64, 16, 4, 2, 2, 4,  4, 2),
-        R(CPU, 256, ANY, FMA|F32|THIN, 16,  4,  64, 16, 16, 16, 4, 4, 4, 4, 16, 1),
+        R(CPU, 256, ANY, FMA,          16,  4,  64, 16, 32, 16, 2, 4, 4, 2,  8, 1),
+        R(CPU, 256, ANY, FMA|THIN,     16,  4,  64, 16, 32, 16, 2, 4, 4, 2,  8, 1),
+        R(CPU, 256, ANY, FMA|F32,      16,  4,  64, 16, 32, 16, 2, 4, 4, 2,  8, 1),
+        R(CPU, 256, ANY, FMA|F32|THIN, 16,  4,  64, 16, 32, 16, 2, 4, 4, 2,  8, 1),
 
-        R(CPU, 512, ANY, FMA,          16,  4, 128, 16, 64, 16, 2, 4, 4, 2,  8, 1),
-        R(CPU, 512, ANY, FMA|THIN,     16,  4, 128, 16, 64, 16, 2, 4, 4, 2,  8, 1),
-        R(CPU, 512, ANY, FMA|F32,      16,  4, 128, 16, 64, 16, 2, 4, 4, 2,  8, 1),
-        R(CPU, 512, ANY, FMA|F32|THIN, 16,  4, 128, 16, 64, 16, 2, 4, 4, 2,  8, 1),
+        R(CPU, 512, ANY, FMA,          16,  4, 128, 16, 128, 16, 1, 4, 4, 1, 4, 1),
+        R(CPU, 512, ANY, FMA|THIN,     16,  4, 128, 16, 128, 16, 1, 4, 4, 1, 4, 1),
+        R(CPU, 512, ANY, FMA|F32,      16,  4, 128, 16, 128, 16, 1, 4, 4, 1, 4, 1),
+        R(CPU, 512, ANY, FMA|F32|THIN, 16,  4, 128, 16, 128, 16, 1, 4, 4, 1, 4, 1),
 };
 
 const size_t sdpa_bwd_config_table_size =
@@ -108,14 +106,13 @@ const size_t sdpa_bwd_config_table_size =
 /* Last resort for any device and problem, one per head-size bucket, valid
  * at sub-group 8 and 16 with 512 work-items. Local memory decides where they
  * fit (kernel_abi_bwd.h stages K, V, Q and dO as f32): up to head size 128 in
- * 64 KiB, 256 in 128 KiB; the 512 row needs 200 KiB (the CPU) and
- * sub-group 16. */
+ * 64 KiB, 256 in 128 KiB; the 512 row needs 227 KiB (the CPU). */
 const sdpa_bwd_config_row_t sdpa_bwd_config_fallbacks[] = {
-        R(UNKNOWN_GPU,  32, ANY, 0, 32, 8,  16, 16,  8, 16, 2, 4, 2, 4, 4, 2),
-        R(UNKNOWN_GPU,  64, ANY, 0, 32, 4,  16, 16, 16, 16, 1, 8, 4, 2, 4, 2),
-        R(UNKNOWN_GPU, 128, ANY, 0, 16, 4,  16, 16, 32, 16, 1, 8, 8, 1, 4, 2),
-        R(UNKNOWN_GPU, 256, ANY, 0, 16, 4,  32, 16, 64, 16, 1, 8, 8, 1, 4, 2),
-        R(UNKNOWN_GPU, 512, ANY, 0, 16, 4, 128, 16, 64, 16, 2, 4, 4, 2, 8, 1),
+        R(UNKNOWN_GPU,  32, ANY, 0, 16, 8,  16, 16,  16, 16, 2, 4, 2, 2, 2, 2),
+        R(UNKNOWN_GPU,  64, ANY, 0, 16, 4,  16, 16,  16, 16, 2, 4, 4, 2, 4, 1),
+        R(UNKNOWN_GPU, 128, ANY, 0, 16, 4,  32, 16,  32, 16, 1, 4, 4, 1, 4, 1),
+        R(UNKNOWN_GPU, 256, ANY, 0, 16, 4,  64, 16,  64, 16, 1, 4, 4, 1, 4, 1),
+        R(UNKNOWN_GPU, 512, ANY, 0, 16, 4, 128, 16, 128, 16, 1, 4, 4, 1, 4, 1),
 };
 /* clang-format on */
 

@@ -209,8 +209,8 @@ sdpa_status_t sdpa_bwd_config_check(const sdpa_bwd_config_t *c, const sdpa_kerne
         return BREAKS("unroll_m_DBr * wg_m_DBr >= head size", "%d * %d = %" PRId64 " < %" PRId64,
                       c->unroll_m_dbr, c->wg_m_dbr, d_dbr, t->head_size);
 
-    /* kernel_abi_bwd.h: lanes run along keys in S and dK/dV, along queries
-     * in dQ; private arrays per lane. */
+    /* kernel_abi_bwd.h: lanes run along keys in S and dK/dV, along the head
+     * dim in dQ. Every tile lives in local memory: no per-lane limit. */
     status = check_lane_axis(cc, "unroll_m_BcBr", "lanes run along the keys of S", c->unroll_m_bcbr,
                              t);
     if (status != SDPA_SUCCESS)
@@ -219,24 +219,8 @@ sdpa_status_t sdpa_bwd_config_check(const sdpa_bwd_config_t *c, const sdpa_kerne
                              c->unroll_n_dbc, t);
     if (status != SDPA_SUCCESS)
         return status;
-    status = check_lane_axis(cc, "unroll_n_DBr", "lanes run along the queries of dQ",
-                             c->unroll_n_dbr, t);
-    if (status != SDPA_SUCCESS)
-        return status;
-    int64_t sg = t->subgroup_size;
-    status = check_per_lane(cc, "unroll_m_BcBr * unroll_n_BcBr / sub-group",
-                            (int64_t)c->unroll_m_bcbr * c->unroll_n_bcbr / sg,
-                            SDPA_BWD_MAX_S_PER_LANE(t->d_max));
-    if (status != SDPA_SUCCESS)
-        return status;
-    status = check_per_lane(cc, "unroll_m_DBc * unroll_n_DBc / sub-group",
-                            (int64_t)c->unroll_m_dbc * c->unroll_n_dbc / sg,
-                            SDPA_BWD_MAX_DKV_PER_LANE(t->d_max));
-    if (status != SDPA_SUCCESS)
-        return status;
-    status = check_per_lane(cc, "unroll_m_DBr * unroll_n_DBr / sub-group",
-                            (int64_t)c->unroll_m_dbr * c->unroll_n_dbr / sg,
-                            SDPA_BWD_MAX_DQ_PER_LANE(t->d_max));
+    status = check_lane_axis(cc, "unroll_m_DBr", "lanes run along the head dim of dQ",
+                             c->unroll_m_dbr, t);
     if (status != SDPA_SUCCESS)
         return status;
 
@@ -247,11 +231,17 @@ sdpa_status_t sdpa_bwd_config_check(const sdpa_bwd_config_t *c, const sdpa_kerne
                               "wg_m_BcBr * wg_n_BcBr", t, sg_bcbr);
     if (status != SDPA_SUCCESS)
         return status;
-    int64_t slm = SDPA_BWD_SLM_BYTES((int64_t)t->d_max, bc, br);
+    /* Both the main kernel and the deterministic dQ pass must fit: a
+     * configuration does not know which mode it will serve. */
+    /* Local memory is laid out from the head size itself (SDPA_BWD_LD). */
+    int64_t slm = SDPA_BWD_SLM_BYTES(t->head_size, bc, br);
+    int64_t slm_dq = SDPA_BWD_DQ_SLM_BYTES(t->head_size, bc, br);
+    if (slm_dq > slm)
+        slm = slm_dq;
     if (slm > (int64_t)t->device->slm_bytes)
         return BREAKS("local memory <= the device's",
-                      "SDPA_BWD_SLM_BYTES(d_max %d, Bc %" PRId64 ", Br %" PRId64 ") = %" PRId64
-                      " > %" PRIu64 " bytes on %s",
-                      t->d_max, bc, br, slm, t->device->slm_bytes, t->device->name);
+                      "backward local memory (head size %" PRId64 ", Bc %" PRId64 ", Br %" PRId64
+                      ") = %" PRId64 " > %" PRIu64 " bytes on %s",
+                      t->head_size, bc, br, slm, t->device->slm_bytes, t->device->name);
     return SDPA_SUCCESS;
 }

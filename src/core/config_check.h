@@ -55,11 +55,10 @@ sdpa_status_t sdpa_fwd_config_check(const sdpa_fwd_config_t *config,
  *   unroll_n_BcBr * wg_n_BcBr == unroll_n_DBr * wg_n_DBr      (oneDNN)
  *   wg_m_DBr * wg_n_DBr <= wg_m_BcBr * wg_n_BcBr              (oneDNN)
  *   unroll_m_DBr * wg_m_DBr >= head size                      (oneDNN)
- *   unroll_m_BcBr, unroll_n_DBc, unroll_n_DBr % sub-group == 0 (lane axes)
- *   each sub-group tile / sub-group within SDPA_BWD_MAX_S_PER_LANE,
- *   SDPA_BWD_MAX_DKV_PER_LANE, SDPA_BWD_MAX_DQ_PER_LANE (kernel_abi_bwd.h)
+ *   unroll_m_BcBr, unroll_n_DBc, unroll_m_DBr % sub-group == 0 (lane axes)
  *   with a device: local size {sub-group, wg_m_BcBr * wg_n_BcBr, 1} within
- *   its work-group limits, SDPA_BWD_SLM_BYTES within its local memory. */
+ *   its work-group limits, SDPA_BWD_SLM_BYTES and SDPA_BWD_DQ_SLM_BYTES
+ *   within its local memory (kernel_abi_bwd.h). */
 sdpa_status_t sdpa_bwd_config_check(const sdpa_bwd_config_t *config,
                                     const sdpa_kernel_target_t *target, const char *source);
 

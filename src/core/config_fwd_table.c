@@ -441,12 +441,12 @@ const sdpa_fwd_config_row_t sdpa_fwd_config_table[] = {
         R(CPU, 256, ANY, FMA|QUANT,      16, 16,  64, 16, 4, 2, 4, 2),
         R(CPU, 256, ANY, FMA|QUANT|THIN, 16, 16,  64, 16, 4, 1, 4, 1),
 
-        R(CPU, 512, ANY, FMA,             4, 16, 128, 16, 4, 2, 4, 2),
-        R(CPU, 512, ANY, FMA|THIN,        8, 16, 128, 16, 4, 1, 4, 1),
-        R(CPU, 512, ANY, FMA|F32,         4, 16, 128, 16, 4, 2, 4, 2),
-        R(CPU, 512, ANY, FMA|F32|THIN,    8, 16, 128, 16, 4, 1, 4, 1),
-        R(CPU, 512, ANY, FMA|QUANT,       4, 16, 128, 16, 4, 2, 4, 2),
-        R(CPU, 512, ANY, FMA|QUANT|THIN,  8, 16, 128, 16, 4, 1, 4, 1),
+        R(CPU, 512, ANY, FMA,             2, 16, 128, 16, 4, 2, 4, 2),
+        R(CPU, 512, ANY, FMA|THIN,        4, 16, 128, 16, 4, 1, 4, 1),
+        R(CPU, 512, ANY, FMA|F32,         2, 16, 128, 16, 4, 2, 4, 2),
+        R(CPU, 512, ANY, FMA|F32|THIN,    4, 16, 128, 16, 4, 1, 4, 1),
+        R(CPU, 512, ANY, FMA|QUANT,       2, 16, 128, 16, 4, 2, 4, 2),
+        R(CPU, 512, ANY, FMA|QUANT|THIN,  4, 16, 128, 16, 4, 1, 4, 1),
 };
 
 const size_t sdpa_fwd_config_table_size =
@@ -454,13 +454,14 @@ const size_t sdpa_fwd_config_table_size =
 
 /* Last resort for any device and problem, one per head-size bucket: a query
  * tile of 16 (fine for thin and wide Q alike), 4 sub-groups, and K/V tiles
- * small enough for 64 KiB of local memory up to head size 256 (the 512 row
- * needs 82 KiB: Q and O alone take 64), at sub-group 8 or 16 (a device with
- * only sub-group 32 has no fallback). */
+ * small enough for 64 KiB of local memory up to head size 128; the 256 row
+ * needs 84 KiB and the 512 row 147 KiB (Q^T and O alone take 96), so those
+ * run on devices with 128 KiB and 256 KiB (the CPU). Sub-group 8 or 16 (a
+ * device with only sub-group 32 has no fallback). */
 const sdpa_fwd_config_row_t sdpa_fwd_config_fallbacks[] = {
         R(UNKNOWN_GPU,  32, ANY, 0, 16, 16,  16, 16, 2, 1, 2, 1),
-        R(UNKNOWN_GPU,  64, ANY, 0, 16, 16,  16, 16, 4, 1, 4, 1),
-        R(UNKNOWN_GPU, 128, ANY, 0,  8, 16,  32, 16, 4, 1, 4, 1),
+        R(UNKNOWN_GPU,  64, ANY, 0,  8, 16,  16, 16, 4, 1, 4, 1),
+        R(UNKNOWN_GPU, 128, ANY, 0,  4, 16,  32, 16, 4, 1, 4, 1),
         R(UNKNOWN_GPU, 256, ANY, 0,  2, 16,  64, 16, 4, 1, 4, 1),
         R(UNKNOWN_GPU, 512, ANY, 0,  1, 16, 128, 16, 4, 1, 4, 1),
 };

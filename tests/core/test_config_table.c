@@ -279,8 +279,11 @@ START_TEST(every_head_size_and_length_gets_a_valid_fwd_config)
                         continue;
                     }
                     /* Refused only when not even the fallback fits the
-                     * device: head sizes above 256 on 64 KiB devices. */
-                    ck_assert_msg(status == SDPA_ERROR_UNSUPPORTED && d > 256 &&
+                     * device: head sizes above 128 on 64 KiB devices, above
+                     * 256 on 128 KiB ones (kernel_abi.h keeps Q, K, V, S and
+                     * O tiles in local memory). */
+                    ck_assert_msg(status == SDPA_ERROR_UNSUPPORTED &&
+                                          d > (dev.slm_bytes >= 128 * 1024 ? 256 : 128) &&
                                           all_classes[ci] != SDPA_DEVICE_CLASS_CPU,
                                   "%s D %lld Sk %lld props 0x%x: %s",
                                   sdpa_device_class_name(all_classes[ci]), (long long)d,
@@ -293,8 +296,9 @@ START_TEST(every_head_size_and_length_gets_a_valid_fwd_config)
         }
     }
     ck_assert_uint_eq(checked, N_CLASSES * 512 * 4 * 12);
-    /* xe_lp, xe_hpg and unknown_gpu (64 KiB) for D 257..512. */
-    ck_assert_uint_eq(refused, 3 * 256 * 4 * 12);
+    /* xe_lp, xe_hpg and unknown_gpu (64 KiB) for D 129..512; xe_hpc, xe2
+     * and xe3 (128 KiB) for D 257..512. */
+    ck_assert_uint_eq(refused, (3 * 384 + 3 * 256) * 4 * 12);
 }
 END_TEST
 
@@ -366,8 +370,9 @@ START_TEST(every_fwd_row_passes_the_kernel_rules)
         ck_assert_msg(sdpa_fwd_config_check(&row->config, &target, what) == SDPA_SUCCESS, "%s",
                       sdpa_error_message());
     }
-    /* The fallbacks fit every plausible device at sub-group 8 and 16, the
-     * 512 one only with 128 KiB of local memory. */
+    /* The fallbacks fit every plausible device at sub-group 8 and 16 up to
+     * head size 128, the 256 one with 128 KiB of local memory, the 512 one
+     * only the CPU's 256 KiB. */
     static const uint32_t subgroups[] = {8, 16};
     for (size_t ci = 0; ci < N_CLASSES; ci++) {
         sdpa_device_info_t dev;
@@ -379,7 +384,10 @@ START_TEST(every_fwd_row_passes_the_kernel_rules)
                 sdpa_kernel_target_t target = {&dev, subgroups[s], row->criteria.head_size,
                                                row->criteria.head_size};
                 sdpa_status_t status = sdpa_fwd_config_check(&row->config, &target, "fallback");
-                if (row->criteria.head_size <= 256 || dev.slm_bytes >= 128 * 1024)
+                int64_t need_kib = row->criteria.head_size <= 128   ? 64
+                                   : row->criteria.head_size <= 256 ? 128
+                                                                    : 256;
+                if (dev.slm_bytes >= (uint64_t)need_kib * 1024)
                     ck_assert_msg(status == SDPA_SUCCESS, "%s", sdpa_error_message());
                 else
                     ck_assert_int_eq(status, SDPA_ERROR_INVALID_CONFIG);

@@ -40,7 +40,7 @@ static int is_backward_only(uint32_t id)
 {
     return id == SDPA_SC_BLOCK_K || id == SDPA_SC_BLOCK_DK || id == SDPA_SC_BLOCK_DV ||
            (id >= SDPA_SC_UNROLL_M_BCBR && id <= SDPA_SC_WG_N_DBR) ||
-           (id >= SDPA_SC_WITH_DS && id <= SDPA_SC_DETERMINISTIC);
+           (id >= SDPA_SC_WITH_DS && id <= SDPA_SC_DETERMINISTIC) || id == SDPA_SC_DS_DT;
 }
 
 START_TEST(basic_f16_problem)
@@ -514,19 +514,21 @@ START_TEST(gpu_plans)
     fixture_gpu_device(SDPA_DEVICE_CLASS_XE_HPC, &pvc);
     fixture_problem(SDPA_DTYPE_F16, 1, 16, 16, 2048, 2000, 128, &p, &s);
     plan_ok(&p, &s, &pvc, &plan);
-    ck_assert_str_eq(plan.config_string, "fwd d128 sg16 cfg=8,16,32,16,4,1,4,1 (fallback: h128)");
+    ck_assert_str_eq(plan.config_string, "fwd d128 sg16 cfg=4,16,32,16,4,1,4,1 (fallback: h128)");
     ck_assert_int_gt(plan.source.skipped_rows, 0);
     ck_assert_uint_le(plan.slm_bytes, pvc.slm_bytes);
 
-    /* An integrated Xe-LP has no rows of its own: Xe-HPG's, at sub-group 8. */
+    /* An integrated Xe-LP has no rows of its own: Xe-HPG's, at sub-group 8.
+     * Its h32 row stages a 128-key tile and needs 87 KiB; the first that
+     * fits 64 KiB is the h128 row, which serves D = 32 too. */
     sdpa_device_info_t tgl;
     fixture_gpu_device(SDPA_DEVICE_CLASS_XE_LP, &tgl);
     fixture_problem(SDPA_DTYPE_F32, 1, 16, 16, 100, 100, 32, &p, &s);
     plan_ok(&p, &s, &tgl, &plan);
     ck_assert_str_eq(plan.config_string,
-                     "fwd d32 sg8 cfg=32,16,32,16,4,2,4,2 (table: xe_hpg h32 fma f32)");
+                     "fwd d32 sg8 cfg=8,16,32,8,8,2,4,4 (table: xe_hpg h128 fma f32)");
     ck_assert_uint_eq(plan.local_size[0], 8);
-    ck_assert_uint_eq(plan.local_size[1], 8);
+    ck_assert_uint_eq(plan.local_size[1], 16);
 }
 END_TEST
 

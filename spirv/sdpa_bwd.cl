@@ -1,0 +1,586 @@
+/*
+ * sdpa_bwd.cl - backward scaled-dot-product attention, flash-attention-2
+ * style: the gradients of O = softmax(s) V, s = factor * Q K^T + mask,
+ * without ever forming the Sq x Sk matrices, from the forward's log-sum-exp
+ * (LSE) and D_i = rowsum(dO o O):
+ *
+ *   P = exp(s - LSE)         dP = dO V^T         dS = P o (dP - D_i)
+ *   dV = P^T dO              dK = factor dS^T Q  dQ = factor dS K
+ *
+ * (with dropout, P Z replaces P in dV and Z dP replaces dP, Z the keep mask
+ * scaled by 1 / (1 - p)). Four kernels, see kernel_abi_bwd.h for the host
+ * contract:
+ *
+ *   sdpa_bwd_preprocess   D_i, one sub-group per query row.
+ *   sdpa_bwd              a work-group owns Bc keys of one (batch, query
+ *                         head), stages K^T, V^T and K once and walks the query
+ *                         blocks of Br. Per block: stage Q, dO, LSE and D_i;
+ *                         each sub-group recomputes its tile of P and dS;
+ *                         then dV^T and dK^T accumulate in local memory and
+ *                         dQ is added to global memory with f32 atomics.
+ *   sdpa_bwd_dq           DETERMINISTIC mode: a work-group owns about Bc
+ *                         queries (whole sub-blocks of Br), walks the key
+ *                         blocks, recomputes P and dS the same way for each
+ *                         sub-block and accumulates dQ in local memory.
+ *   sdpa_bwd_postprocess  f32 sums to the gradient's dtype and strides.
+ *
+ * All tiles, accumulators included, live in local memory as f32, laid out
+ * so that lanes read and write consecutive addresses; products are the
+ * fused micro-kernels of sdpa_bwd_gemm.h. No array is sized by the head
+ * size (head-dim rows in local memory are SDPA_BWD_LD(d) floats long, set at
+ * run time), so one build per sub-group size serves every head size: the
+ * variants are sdpa_bwd.0.<sg>. Everything else is a specialization
+ * constant, so every branch on SC(...) folds when the module is built.
+ */
+#include "kernel_abi_bwd.h"
+#include "sdpa_bwd_gemm.h"
+#include "sdpa_bwd_scores.h"
+#include "sdpa_bwd_tile.h"
+#include "sdpa_common.h"
+
+/* Work-group tiles (kernel_abi_bwd.h). */
+static inline int sdpa_bwd_bc(void)
+{
+    return SC(UNROLL_M_BCBR) * SC(WG_M_BCBR);
+}
+
+static inline int sdpa_bwd_br(void)
+{
+    return SC(UNROLL_N_BCBR) * SC(WG_N_BCBR);
+}
+
+static inline int sdpa_bwd_subgroups(void)
+{
+    return SC(WG_M_BCBR) * SC(WG_N_BCBR);
+}
+
+static inline __attribute__((always_inline)) sdpa_bwd_problem
+sdpa_bwd_problem_of(int d, int sk, int sq, const global void *scale_ptr, float scale,
+                    float inv_scale, const global void *msk, long ms0, long ms1, long ms2, long ms3,
+                    long dropout_seed, long dropout_offset, float dropout_p,
+                    const global long *dropout_seed_ptr, const global long *dropout_offset_ptr,
+                    const global float *dropout_p_ptr)
+{
+    sdpa_bwd_problem x;
+    x.b = get_group_id(2);
+    x.h = get_group_id(1);
+    x.hq = get_num_groups(1);
+    x.hkv = x.h / SC(KV_GROUP_SIZE);
+    x.sq = sq;
+    x.sk = sk;
+    x.d = d;
+    x.ld = SDPA_BWD_LD(d);
+    x.causal_offset = sdpa_bwd_causal_offset(sk, sq);
+    x.factor = sdpa_bwd_score_factor(scale_ptr, scale, inv_scale);
+    x.log2_factor = x.factor * SDPA_BWD_LOG2E;
+    x.msk = msk;
+    x.msk_head = x.b * ms0 + (long)x.h * ms1;
+    x.ms2 = ms2;
+    x.ms3 = ms3;
+    x.drop = sdpa_bwd_dropout_params(dropout_seed, dropout_offset, dropout_p, dropout_seed_ptr,
+                                     dropout_offset_ptr, dropout_p_ptr);
+    x.drop_head = ((ulong)x.b * (ulong)x.hq + (ulong)x.h) * (ulong)sq * (ulong)sk;
+    return x;
+}
+
+/* The local-memory tiles, in the order SDPA_BWD_SLM_FLOATS and
+ * SDPA_BWD_DQ_SLM_FLOATS count them. */
+typedef struct sdpa_bwd_slm {
+    local float *kt, *vt;   /* K^T, V^T: [ld][bc] */
+    local float *k;         /* K: [bc][ld] */
+    local float *q, *da;    /* Q, dO: [nq][ld] */
+    local float *p, *ds;    /* P Z, dS: [br][bc] */
+    local float *lse2, *di; /* LSE * log2(e), D_i: [nq] */
+    local float *acc0;      /* sdpa_bwd: dK^T [ld][bc]; sdpa_bwd_dq: dQ [nq][ld] */
+    local float *acc1;      /* sdpa_bwd: dV^T [ld][bc] */
+} sdpa_bwd_slm;
+
+/* nq: the query rows staged at once (Br in sdpa_bwd, SDPA_BWD_DQ_QUERIES in
+ * sdpa_bwd_dq); ld: the row length of head-dim rows, SDPA_BWD_LD(d). */
+static inline __attribute__((always_inline)) sdpa_bwd_slm sdpa_bwd_slm_of(local float *slm, int nq,
+                                                                          int ld)
+{
+    const int bc = sdpa_bwd_bc(), br = sdpa_bwd_br();
+    sdpa_bwd_slm m;
+    m.kt = slm;
+    m.vt = m.kt + ld * bc;
+    m.k = m.vt + ld * bc;
+    m.q = m.k + bc * ld;
+    m.da = m.q + nq * ld;
+    m.p = m.da + nq * ld;
+    m.ds = m.p + br * bc;
+    m.lse2 = m.ds + br * bc;
+    m.di = m.lse2 + nq;
+    m.acc0 = m.di + nq;
+    m.acc1 = m.acc0 + ld * bc;
+    return m;
+}
+
+/* The view of m whose query rows start at row r0 of the staged ones. */
+static inline __attribute__((always_inline)) sdpa_bwd_slm sdpa_bwd_slm_rows(sdpa_bwd_slm m, int r0,
+                                                                            int ld)
+{
+    m.q += r0 * ld;
+    m.da += r0 * ld;
+    m.lse2 += r0;
+    m.di += r0;
+    return m;
+}
+
+/* Stages keys [k0, k0 + keys): K^T and V^T for the score products, K
+ * row-major for dQ = dS K (its head-dim columns zero-padded to whole
+ * sub-groups, which the dQ tile reads). Keys past `keys` are zero. */
+static inline __attribute__((always_inline)) void
+sdpa_bwd_stage_keys(const private sdpa_bwd_slm *m, const global void *K, long k_head, long ks2,
+                    long ks3, const global void *V, long v_head, long vs2, long vs3, int k0,
+                    int keys, int d, int ld)
+{
+    const int bc = sdpa_bwd_bc(), n_sg = sdpa_bwd_subgroups();
+    const int d_pad = (d + SUBGROUP_SIZE - 1) / SUBGROUP_SIZE * SUBGROUP_SIZE; /* <= ld */
+    sdpa_bwd_stage_transposed(m->kt, bc, K, k_head, ks2, ks3, k0, keys, d, SC(KEY_DT), n_sg);
+    sdpa_bwd_stage_transposed(m->vt, bc, V, v_head, vs2, vs3, k0, keys, d, SC(VAL_DT), n_sg);
+    sdpa_bwd_stage(m->k, ld, 1, K, k_head + (long)k0 * ks2, ks2, ks3, bc, keys, d_pad, d,
+                   SC(KEY_DT), n_sg);
+}
+
+/* One tensor's four strides from the strides buffer. */
+typedef struct sdpa_bwd_strides {
+    long s0, s1, s2, s3;
+} sdpa_bwd_strides;
+
+static inline __attribute__((always_inline)) sdpa_bwd_strides
+sdpa_bwd_strides_at(const global long *strides, int first)
+{
+    sdpa_bwd_strides s;
+    s.s0 = strides[first];
+    s.s1 = strides[first + 1];
+    s.s2 = strides[first + 2];
+    s.s3 = strides[first + 3];
+    return s;
+}
+
+static inline __attribute__((always_inline)) long
+sdpa_bwd_head_offset(const private sdpa_bwd_strides *s, long b, int head)
+{
+    return b * s->s0 + (long)head * s->s1;
+}
+
+/* Zeroes n floats of local memory, all sub-groups together. */
+static inline __attribute__((always_inline)) void sdpa_bwd_zero(local float *dst, int n)
+{
+    const int step = sdpa_bwd_subgroups() * SUBGROUP_SIZE;
+    int i = get_sub_group_id() * SUBGROUP_SIZE;
+    for (; i + SUBGROUP_SIZE <= n; i += step)
+        dst[i + get_sub_group_local_id()] = 0.0f;
+    if (i < n && i + get_sub_group_local_id() < n)
+        dst[i + get_sub_group_local_id()] = 0.0f;
+}
+
+/*
+ * Stages the queries [q0, q0 + br): Q and dO as f32 rows (zero past the
+ * last query), the log-sum-exp in log2 units and D_i.
+ */
+static inline __attribute__((always_inline)) void
+sdpa_bwd_stage_queries(const private sdpa_bwd_slm *m, const private sdpa_bwd_problem *x, int q0,
+                       int br, const global void *Q, const private sdpa_bwd_strides *qs,
+                       const global void *dA, const private sdpa_bwd_strides *das,
+                       const global float *ws, const global float *d_i)
+{
+    const int n_sg = sdpa_bwd_subgroups();
+    const int rows = sdpa_bwd_min(br, x->sq - q0);
+    const long q_off = sdpa_bwd_head_offset(qs, x->b, x->h) + (long)q0 * qs->s2;
+    const long da_off = sdpa_bwd_head_offset(das, x->b, x->h) + (long)q0 * das->s2;
+    sdpa_bwd_stage(m->q, x->ld, 1, Q, q_off, qs->s2, qs->s3, br, rows, x->d, x->d, SC(QRY_DT),
+                   n_sg);
+    sdpa_bwd_stage(m->da, x->ld, 1, dA, da_off, das->s2, das->s3, br, rows, x->d, x->d, SC(DST_DT),
+                   n_sg);
+    const long row0 = ((long)x->b * x->hq + x->h) * x->sq + q0;
+    for (int r = get_sub_group_id() * SUBGROUP_SIZE + get_sub_group_local_id(); r < br;
+         r += n_sg * SUBGROUP_SIZE) {
+        m->lse2[r] = r < rows ? ws[row0 + r] * SDPA_BWD_LOG2E : 0.0f;
+        m->di[r] = r < rows ? d_i[row0 + r] : 0.0f;
+    }
+}
+
+/* Keys of the block [k0, k0 + keys) that the queries up to q_last may see. */
+static inline __attribute__((always_inline)) int
+sdpa_bwd_visible_keys(const private sdpa_bwd_problem *x, int k0, int keys, int q_last)
+{
+    if (!sdpa_bwd_is_causal())
+        return keys;
+    return sdpa_bwd_clamp(q_last + x->causal_offset - k0 + 1, 0, keys);
+}
+
+/*
+ * This sub-group's tile of the block of keys [k0, k0 + keys) by queries
+ * [q0, q0 + br): UNROLL_N_BCBR queries (rows) by UNROLL_M_BCBR keys (lanes).
+ * Recomputes S = Q K^T into P (P Z in m->p) and dP = dO V^T into dS
+ * (m->ds); ds_out is the dS output (key-block pass with WITH_DS) or NULL.
+ */
+static inline __attribute__((always_inline)) void
+sdpa_bwd_scores_tile(const private sdpa_bwd_problem *x, const private sdpa_bwd_slm *m, int k0,
+                     int keys, int q0, global void *ds_out, long ds_head, long dss2, long dss3)
+{
+    const int sg_id = get_sub_group_id(), lane = get_sub_group_local_id();
+    sdpa_bwd_scores t;
+    t.x = x;
+    t.p = m->p;
+    t.ds = m->ds;
+    t.lse2 = m->lse2;
+    t.di = m->di;
+    t.bc = sdpa_bwd_bc();
+    t.kt0 = (sg_id % SC(WG_M_BCBR)) * SC(UNROLL_M_BCBR);
+    t.qt0 = (sg_id / SC(WG_M_BCBR)) * SC(UNROLL_N_BCBR);
+    t.key0 = k0 + t.kt0;
+    t.query0 = q0 + t.qt0;
+    t.ds_out = ds_out;
+    t.ds_head = ds_head;
+    t.dss2 = dss2;
+    t.dss3 = dss3;
+    const int rows = sdpa_bwd_clamp(x->sq - t.query0, 0, SC(UNROLL_N_BCBR));
+    const int nvec = sdpa_bwd_clamp((keys - t.kt0 + SUBGROUP_SIZE - 1) / SUBGROUP_SIZE, 0,
+                                    SC(UNROLL_M_BCBR) / SUBGROUP_SIZE);
+    /* Keys past the end or beyond the causal band of the tile's first query
+     * need a per-element test; interior tiles skip it. */
+    const int key_last = t.key0 + SC(UNROLL_M_BCBR) - 1;
+    t.check = key_last >= x->sk || (sdpa_bwd_is_causal() && key_last > t.query0 + x->causal_offset);
+
+    if (SC(WITH_DROPOUT))
+        sdpa_bwd_dropout_tile(&t, rows, nvec);
+    sdpa_bwd_p_tile(&t, m->q + t.qt0 * x->ld, x->ld, 1, m->kt + t.kt0 + lane, t.bc, x->d, rows,
+                    nvec);
+    sdpa_bwd_ds_tile(&t, m->da + t.qt0 * x->ld, x->ld, 1, m->vt + t.kt0 + lane, t.bc, x->d, rows,
+                     nvec);
+}
+
+/*
+ * This sub-group's tile of dQ (+)= dS K over the block's first `keys` keys:
+ * UNROLL_N_DBR queries (rows) by UNROLL_M_DBR head-dim columns (lanes).
+ */
+typedef struct sdpa_bwd_dq_place {
+    int qr0, d0; /* first query (block-local) and first head-dim column */
+    int rows;    /* queries below `queries` */
+    int nvec;    /* head-dim vectors with at least one column below d */
+} sdpa_bwd_dq_place;
+
+static inline __attribute__((always_inline)) sdpa_bwd_dq_place sdpa_bwd_dq_place_of(int d,
+                                                                                    int queries)
+{
+    const int sg_id = get_sub_group_id();
+    sdpa_bwd_dq_place t;
+    t.d0 = (sg_id % SC(WG_M_DBR)) * SC(UNROLL_M_DBR);
+    t.qr0 = (sg_id / SC(WG_M_DBR)) * SC(UNROLL_N_DBR);
+    t.rows = sdpa_bwd_clamp(queries - t.qr0, 0, SC(UNROLL_N_DBR));
+    t.nvec = sdpa_bwd_clamp((d - t.d0 + SUBGROUP_SIZE - 1) / SUBGROUP_SIZE, 0,
+                            SC(UNROLL_M_DBR) / SUBGROUP_SIZE);
+    return t;
+}
+
+/* The dQ epilogue of sdpa_bwd: result (query q0 + i, column d0 + j * sg +
+ * lane) times factor, added atomically. */
+typedef struct sdpa_bwd_dq_out {
+    global float *head; /* dQ sums of (b, h) */
+    long s2, s3;
+    int q0, d0, d;
+    float factor;
+} sdpa_bwd_dq_out;
+
+static inline __attribute__((always_inline)) float
+sdpa_bwd_dq_init(const private sdpa_bwd_dq_out *t, int i, int j)
+{
+    return 0.0f;
+}
+
+static inline __attribute__((always_inline)) void
+sdpa_bwd_dq_apply(const private sdpa_bwd_dq_out *t, int i, int j, float value)
+{
+    const int col = t->d0 + j * SUBGROUP_SIZE + get_sub_group_local_id();
+    if (col < t->d && value != 0.0f)
+        sdpa_bwd_atomic_add(t->head + (long)(t->q0 + i) * t->s2 + (long)col * t->s3,
+                            value * t->factor);
+}
+
+SDPA_BWD_DEFINE_TILE(dq_atomic, sdpa_bwd_dq_out, sdpa_bwd_dq_init, sdpa_bwd_dq_apply)
+
+/*
+ * Writes an accumulator of local memory, element (j, d) at
+ * acc[j * acc_j + d * acc_d] for j < count and d < d, times factor, to rows
+ * j0 + j of a gradient: element (j, d) at dst + head + (j0 + j) * s2 + d * s3,
+ * oriented so that lanes follow the destination's contiguous axis.
+ */
+static inline __attribute__((always_inline)) void
+sdpa_bwd_store_acc(global void *dst, long head, long s2, long s3, int j0, local const float *acc,
+                   int acc_j, int acc_d, int count, int d, float factor, sdpa_bwd_out out)
+{
+    const long off = head + (long)j0 * s2;
+    const int n_sg = sdpa_bwd_subgroups();
+    if (s2 == 1 && s3 != 1) /* rows are head-dim elements, lanes run along j */
+        sdpa_bwd_unstage(dst, off, s3, s2, acc, acc_d, acc_j, d, count, factor, out, SC(QRY_DT),
+                         n_sg);
+    else
+        sdpa_bwd_unstage(dst, off, s2, s3, acc, acc_j, acc_d, count, d, factor, out, SC(QRY_DT),
+                         n_sg);
+}
+
+/* Zeroes dS for queries [q_begin, q_end) and keys [k0, k0 + keys). */
+static inline __attribute__((always_inline)) void sdpa_bwd_zero_ds(global void *ds, long head,
+                                                                   long s2, long s3, int q_begin,
+                                                                   int q_end, int k0, int keys)
+{
+    const int lane = get_sub_group_local_id();
+    for (int q = q_begin + get_sub_group_id(); q < q_end; q += sdpa_bwd_subgroups()) {
+        const long row = head + (long)q * s2;
+        for (int c0 = 0; c0 < keys; c0 += SUBGROUP_SIZE) {
+            const int key = k0 + c0 + lane;
+            if (c0 + lane < keys)
+                sdpa_store(ds, row + (long)key * s3, sdpa_bwd_ds_dt(), 0.0f);
+        }
+    }
+}
+
+__attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void
+sdpa_bwd_preprocess(global float *d_i, const global void *A, const global void *dA, int d, int sq,
+                    const global long *strides)
+{
+    const int lane = get_sub_group_local_id();
+    const long b = get_group_id(2);
+    const int h = get_group_id(1), hq = get_num_groups(1);
+    const sdpa_bwd_strides as = sdpa_bwd_strides_at(strides, SDPA_BWD_STRIDE_A);
+    const sdpa_bwd_strides das = sdpa_bwd_strides_at(strides, SDPA_BWD_STRIDE_DA);
+    const int row0 = get_group_id(0) * SDPA_BWD_PRE_ROWS;
+
+    for (int r = get_sub_group_id(); r < SDPA_BWD_PRE_ROWS; r += SDPA_BWD_PRE_SUBGROUPS) {
+        const int i = row0 + r;
+        if (i >= sq)
+            break;
+        const long a_off = sdpa_bwd_head_offset(&as, b, h) + (long)i * as.s2;
+        const long da_off = sdpa_bwd_head_offset(&das, b, h) + (long)i * das.s2;
+        float sum = 0.0f;
+        for (int c0 = 0; c0 < d; c0 += SUBGROUP_SIZE) {
+            const int c = c0 + lane;
+            if (c < d)
+                sum = fma(sdpa_load(A, a_off + (long)c * as.s3, SC(DST_DT)),
+                          sdpa_load(dA, da_off + (long)c * das.s3, SC(DST_DT)), sum);
+        }
+        sum = sub_group_reduce_add(sum);
+        if (lane == 0)
+            d_i[(b * hq + h) * sq + i] = sum;
+    }
+}
+
+__attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void
+sdpa_bwd(const global void *K, const global void *Q, const global void *V, const global float *ws,
+         const global float *d_i, const global void *dA, global void *dS, global void *dK,
+         global void *dQ, global void *dV, const global void *scale_ptr, float scale,
+         float inv_scale, int d, int sk, int sq, const global void *msk, const global long *strides,
+         long ms0, long ms1, long ms2, long ms3, long dss0, long dss1, long dss2, long dss3,
+         long dropout_seed, long dropout_offset, float dropout_p,
+         const global long *dropout_seed_ptr, const global long *dropout_offset_ptr,
+         const global float *dropout_p_ptr, local float *slm)
+{
+    const int bc = sdpa_bwd_bc(), br = sdpa_bwd_br(), n_sg = sdpa_bwd_subgroups();
+    const int sg_id = get_sub_group_id(), lane = get_sub_group_local_id();
+    const int k0 = get_group_id(0) * bc;
+    const int keys = sdpa_bwd_min(bc, sk - k0);
+    const sdpa_bwd_problem x = sdpa_bwd_problem_of(
+            d, sk, sq, scale_ptr, scale, inv_scale, msk, ms0, ms1, ms2, ms3, dropout_seed,
+            dropout_offset, dropout_p, dropout_seed_ptr, dropout_offset_ptr, dropout_p_ptr);
+    const sdpa_bwd_slm m = sdpa_bwd_slm_of(slm, br, x.ld);
+    const sdpa_bwd_strides ks = sdpa_bwd_strides_at(strides, SDPA_BWD_STRIDE_K);
+    const sdpa_bwd_strides qs = sdpa_bwd_strides_at(strides, SDPA_BWD_STRIDE_Q);
+    const sdpa_bwd_strides vs = sdpa_bwd_strides_at(strides, SDPA_BWD_STRIDE_V);
+    const sdpa_bwd_strides das = sdpa_bwd_strides_at(strides, SDPA_BWD_STRIDE_DA);
+    const sdpa_bwd_strides dqs = sdpa_bwd_strides_at(strides, SDPA_BWD_STRIDE_DQ);
+    const sdpa_bwd_strides dks = sdpa_bwd_strides_at(strides, SDPA_BWD_STRIDE_DK);
+    const sdpa_bwd_strides dvs = sdpa_bwd_strides_at(strides, SDPA_BWD_STRIDE_DV);
+    global void *ds_out = SC(WITH_DS) ? dS : 0;
+    const long ds_head = x.b * dss0 + (long)x.h * dss1;
+
+    /* K^T, V^T and K of the block, once; dK^T and dV^T start at zero. */
+    sdpa_bwd_stage_keys(&m, K, sdpa_bwd_head_offset(&ks, x.b, x.hkv), ks.s2, ks.s3, V,
+                        sdpa_bwd_head_offset(&vs, x.b, x.hkv), vs.s2, vs.s3, k0, keys, d, x.ld);
+    sdpa_bwd_zero(m.acc0, d * bc);
+    sdpa_bwd_zero(m.acc1, d * bc);
+
+    /* This sub-group's place in the dK/dV grid: head-dim rows x key lanes. */
+    const bool dkv_owner = sg_id < SC(WG_M_DBC) * SC(WG_N_DBC);
+    const int kv_d0 = (sg_id % SC(WG_M_DBC)) * SC(UNROLL_M_DBC);
+    const int kv_k0 = (sg_id / SC(WG_M_DBC)) * SC(UNROLL_N_DBC);
+    const int kv_drows = sdpa_bwd_clamp(d - kv_d0, 0, SC(UNROLL_M_DBC));
+    const int kv_nvec = sdpa_bwd_clamp((keys - kv_k0 + SUBGROUP_SIZE - 1) / SUBGROUP_SIZE, 0,
+                                       SC(UNROLL_N_DBC) / SUBGROUP_SIZE);
+    sdpa_bwd_acc dk_acc, dv_acc;
+    dk_acc.c = m.acc0 + kv_d0 * bc + kv_k0 + lane;
+    dk_acc.ld = bc;
+    dv_acc.c = m.acc1 + kv_d0 * bc + kv_k0 + lane;
+    dv_acc.ld = bc;
+    /* DETERMINISTIC: dQ comes from sdpa_bwd_dq; DQ may not even be f32. */
+    const bool dq_owner = !SC(DETERMINISTIC) && sg_id < SC(WG_M_DBR) * SC(WG_N_DBR);
+
+    /* Query blocks that can see these keys: all, or from the causal band on. */
+    int first_block = 0;
+    if (sdpa_bwd_is_causal())
+        first_block = sdpa_bwd_max(0, k0 - x.causal_offset) / br;
+    const int blocks = sdpa_bwd_max(0, (sq + br - 1) / br - first_block);
+
+    /* dS of the queries that cannot see these keys is 0: written here, as
+     * no block of the loop covers them. */
+    if (SC(WITH_DS) && first_block > 0)
+        sdpa_bwd_zero_ds(dS, ds_head, dss2, dss3, 0, sdpa_bwd_min(first_block * br, sq), k0, keys);
+
+    /* Work-groups of neighbouring key blocks start at different query
+     * blocks, so that the ones running at the same time add into different
+     * rows of dQ. */
+    for (int step = 0; step < blocks; step++) {
+        int block = get_group_id(0) % blocks + step;
+        if (block >= blocks)
+            block -= blocks;
+        const int q0 = (first_block + block) * br;
+        const int queries = sdpa_bwd_min(br, sq - q0);
+        barrier(CLK_LOCAL_MEM_FENCE); /* the previous block's readers are done */
+        sdpa_bwd_stage_queries(&m, &x, q0, br, Q, &qs, dA, &das, ws, d_i);
+        barrier(CLK_LOCAL_MEM_FENCE);
+
+        sdpa_bwd_scores_tile(&x, &m, k0, keys, q0, ds_out, ds_head, dss2, dss3);
+        barrier(CLK_LOCAL_MEM_FENCE);
+
+        /* dV^T += dO^T (P Z), dK^T += Q^T dS over the block's queries. */
+        if (dkv_owner) {
+            sdpa_bwd_acc_tile(&dv_acc, m.da + kv_d0, 1, x.ld, m.p + kv_k0 + lane, bc, queries,
+                              kv_drows, kv_nvec);
+            sdpa_bwd_acc_tile(&dk_acc, m.q + kv_d0, 1, x.ld, m.ds + kv_k0 + lane, bc, queries,
+                              kv_drows, kv_nvec);
+        }
+
+        /* dQ += factor dS K, added atomically. */
+        if (dq_owner) {
+            const sdpa_bwd_dq_place t = sdpa_bwd_dq_place_of(d, queries);
+            sdpa_bwd_dq_out out;
+            out.head = (global float *)dQ + sdpa_bwd_head_offset(&dqs, x.b, x.h);
+            out.s2 = dqs.s2;
+            out.s3 = dqs.s3;
+            out.q0 = q0 + t.qr0;
+            out.d0 = t.d0;
+            out.d = d;
+            out.factor = x.factor;
+            sdpa_bwd_dq_atomic_tile(&out, m.ds + t.qr0 * bc, bc, 1, m.k + t.d0 + lane, x.ld,
+                                    sdpa_bwd_visible_keys(&x, k0, keys, q0 + queries - 1), t.rows,
+                                    t.nvec);
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    /* dK and dV of the block: into the gradients (one query head per K/V
+     * head), atomically into f32 sums (DKV_ATOMIC), or into this query
+     * head's f32 partial slice (DETERMINISTIC with GQA). Every key below sk
+     * is written, zeros included (atomic adds of 0 are skipped). */
+    const bool partial = SC(DETERMINISTIC) && SC(KV_GROUP_SIZE) > 1;
+    sdpa_bwd_out out;
+    out.atomic = !SC(DETERMINISTIC) && SC(DKV_ATOMIC);
+    out.f32 = partial || out.atomic;
+    const int head = partial ? x.h : x.hkv;
+    sdpa_bwd_store_acc(dK, sdpa_bwd_head_offset(&dks, x.b, head), dks.s2, dks.s3, k0, m.acc0, 1, bc,
+                       keys, d, x.factor, out);
+    sdpa_bwd_store_acc(dV, sdpa_bwd_head_offset(&dvs, x.b, head), dvs.s2, dvs.s3, k0, m.acc1, 1, bc,
+                       keys, d, 1.0f, out);
+}
+
+__attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void
+sdpa_bwd_dq(const global void *K, const global void *Q, const global void *V,
+            const global float *ws, const global float *d_i, const global void *dA, global void *dS,
+            global void *dK, global void *dQ, global void *dV, const global void *scale_ptr,
+            float scale, float inv_scale, int d, int sk, int sq, const global void *msk,
+            const global long *strides, long ms0, long ms1, long ms2, long ms3, long dss0,
+            long dss1, long dss2, long dss3, long dropout_seed, long dropout_offset,
+            float dropout_p, const global long *dropout_seed_ptr,
+            const global long *dropout_offset_ptr, const global float *dropout_p_ptr,
+            local float *slm)
+{
+    const int bc = sdpa_bwd_bc(), br = sdpa_bwd_br();
+    /* Queries of the work-group: SDPA_BWD_DQ_QUERIES(bc, br), spelled as a
+     * product so that LLVM does not rewrite (bc / br) * br into
+     * bc - bc % br with a `freeze`, which llvm-spirv-15 cannot translate. */
+    const int bq = sdpa_bwd_max(1, bc / br) * br;
+    const int lane = get_sub_group_local_id();
+    const int q0 = get_group_id(0) * bq;
+    const int queries = sdpa_bwd_min(bq, sq - q0);
+    const sdpa_bwd_problem x = sdpa_bwd_problem_of(
+            d, sk, sq, scale_ptr, scale, inv_scale, msk, ms0, ms1, ms2, ms3, dropout_seed,
+            dropout_offset, dropout_p, dropout_seed_ptr, dropout_offset_ptr, dropout_p_ptr);
+    const sdpa_bwd_slm m = sdpa_bwd_slm_of(slm, bq, x.ld);
+    const sdpa_bwd_strides ks = sdpa_bwd_strides_at(strides, SDPA_BWD_STRIDE_K);
+    const sdpa_bwd_strides qs = sdpa_bwd_strides_at(strides, SDPA_BWD_STRIDE_Q);
+    const sdpa_bwd_strides vs = sdpa_bwd_strides_at(strides, SDPA_BWD_STRIDE_V);
+    const sdpa_bwd_strides das = sdpa_bwd_strides_at(strides, SDPA_BWD_STRIDE_DA);
+    const sdpa_bwd_strides dqs = sdpa_bwd_strides_at(strides, SDPA_BWD_STRIDE_DQ);
+
+    sdpa_bwd_stage_queries(&m, &x, q0, bq, Q, &qs, dA, &das, ws, d_i);
+    sdpa_bwd_zero(m.acc0, bq * x.ld);
+
+    /* Keys the work-group's queries can see: all, or up to the causal band
+     * of its last query. */
+    const int k_end = sdpa_bwd_visible_keys(&x, 0, sk, q0 + queries - 1);
+    const int sub_blocks = (queries + br - 1) / br;
+    const bool dq_owner = get_sub_group_id() < SC(WG_M_DBR) * SC(WG_N_DBR);
+
+    /* Each block of keys, staged once, serves the work-group's sub-blocks of
+     * br queries in turn: the staging is paid once per bq queries. */
+    for (int k0 = 0; k0 < k_end; k0 += bc) {
+        const int keys = sdpa_bwd_min(bc, sk - k0);
+        barrier(CLK_LOCAL_MEM_FENCE); /* the previous block's readers are done */
+        sdpa_bwd_stage_keys(&m, K, sdpa_bwd_head_offset(&ks, x.b, x.hkv), ks.s2, ks.s3, V,
+                            sdpa_bwd_head_offset(&vs, x.b, x.hkv), vs.s2, vs.s3, k0, keys, d, x.ld);
+        for (int sb = 0; sb < sub_blocks; sb++) {
+            const int r0 = sb * br, rows = sdpa_bwd_min(br, queries - r0);
+            const sdpa_bwd_slm ms = sdpa_bwd_slm_rows(m, r0, x.ld);
+            barrier(CLK_LOCAL_MEM_FENCE); /* keys staged, previous sub-block's readers done */
+            sdpa_bwd_scores_tile(&x, &ms, k0, keys, q0 + r0, 0, 0, 0, 0);
+            barrier(CLK_LOCAL_MEM_FENCE);
+
+            if (dq_owner) {
+                const sdpa_bwd_dq_place t = sdpa_bwd_dq_place_of(d, rows);
+                sdpa_bwd_acc dq_acc;
+                dq_acc.c = m.acc0 + (r0 + t.qr0) * x.ld + t.d0 + lane;
+                dq_acc.ld = x.ld;
+                sdpa_bwd_acc_tile(&dq_acc, m.ds + t.qr0 * bc, bc, 1, m.k + t.d0 + lane, x.ld,
+                                  sdpa_bwd_visible_keys(&x, k0, keys, q0 + r0 + rows - 1), t.rows,
+                                  t.nvec);
+            }
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    sdpa_bwd_out out;
+    out.f32 = false;
+    out.atomic = false;
+    sdpa_bwd_store_acc(dQ, sdpa_bwd_head_offset(&dqs, x.b, x.h), dqs.s2, dqs.s3, q0, m.acc0, x.ld,
+                       1, queries, d, x.factor, out);
+}
+
+__attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void
+sdpa_bwd_postprocess(global void *dst, const global float *src, int d, int s, int slices,
+                     long slice_stride, long ss0, long ss1, long ss2, long ss3, long ds0, long ds1,
+                     long ds2, long ds3)
+{
+    const int lane = get_sub_group_local_id();
+    const long b = get_group_id(2), h = get_group_id(1);
+    const int row0 = get_group_id(0) * SDPA_BWD_POST_ROWS;
+
+    for (int r = get_sub_group_id(); r < SDPA_BWD_POST_ROWS; r += SDPA_BWD_POST_SUBGROUPS) {
+        const int row = row0 + r;
+        if (row >= s)
+            break;
+        const long src_off = b * ss0 + h * ss1 + (long)row * ss2;
+        const long dst_off = b * ds0 + h * ds1 + (long)row * ds2;
+        for (int c0 = 0; c0 < d; c0 += SUBGROUP_SIZE) {
+            const int c = c0 + lane;
+            if (c >= d)
+                break;
+            /* Slices in a fixed order: the same bits every run. */
+            float sum = 0.0f;
+            for (int g = 0; g < slices; g++)
+                sum += src[(long)g * slice_stride + src_off + (long)c * ss3];
+            sdpa_store(dst, dst_off + (long)c * ds3, SC(QRY_DT), sum);
+        }
+    }
+}

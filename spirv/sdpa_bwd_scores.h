@@ -1,0 +1,250 @@
+/*
+ * sdpa_bwd_scores.h - turning raw scores q.k back into the forward's
+ * probabilities and their gradient: the effective score multiplier (host,
+ * device or no scale, possibly inverted), the causal band, the dropout keep
+ * decision (Philox4x32-10, layout in kernel_abi.h, regenerated exactly as the
+ * forward drew it), and the two fused epilogues of the score tiles:
+ *
+ *   S block  -> P = exp(s - LSE), s the scaled and masked score; P Z and P
+ *               go to local memory (Z: the dropout factor);
+ *   dP block -> dS = P (Z dP - D_i), to local memory and, WITH_DS, to the
+ *               dS output.
+ */
+#ifndef SDPA_SPIRV_BWD_SCORES_H
+#define SDPA_SPIRV_BWD_SCORES_H
+
+#include "kernel_abi_bwd.h"
+#include "sdpa_bwd_gemm.h"
+#include "sdpa_common.h"
+
+#define SDPA_BWD_LOG2E 1.44269504088896340736f
+
+/* The dS dtype (SpecId 175, see kernel_abi_bwd.h). */
+static inline int sdpa_bwd_ds_dt(void)
+{
+    return __spirv_SpecConstant(SDPA_BWD_DS_DT_SPEC_ID, (int)SDPA_DT_UNDEF);
+}
+
+/* The factor s_ij = factor * q_i.k_j + mask_ij applies: scale, 1 / scale
+ * (INVERT_SCALE) or 1 (no scale). It also multiplies dQ and dK. */
+static inline float sdpa_bwd_score_factor(const global void *scale_ptr, float scale,
+                                          float inv_scale)
+{
+    if (!SC(WITH_ATTN_SCALE))
+        return 1.0f;
+    if (SC(WITH_HOST_SCALE))
+        return SC(INVERT_SCALE) ? inv_scale : scale;
+    const float s = sdpa_load(scale_ptr, 0, SC(SCALE_DT));
+    return SC(INVERT_SCALE) ? 1.0f / s : s;
+}
+
+static inline bool sdpa_bwd_is_causal(void)
+{
+    return SC(MASK_KIND) == SDPA_MASK_KIND_TOP_LEFT || SC(MASK_KIND) == SDPA_MASK_KIND_BOTTOM_RIGHT;
+}
+
+/* Query i sees key j iff j <= i + offset (causal masks only). */
+static inline int sdpa_bwd_causal_offset(int sk, int sq)
+{
+    return SC(MASK_KIND) == SDPA_MASK_KIND_BOTTOM_RIGHT ? sk - sq : 0;
+}
+
+/* Philox4x32-10 of counter {lo32(c), hi32(c), 0, 0} and key {lo32(seed),
+ * hi32(seed)}: its four words. */
+static inline uint4 sdpa_bwd_philox(ulong c, ulong seed)
+{
+    uint c0 = (uint)c, c1 = (uint)(c >> 32), c2 = 0u, c3 = 0u;
+    uint k0 = (uint)seed, k1 = (uint)(seed >> 32);
+    for (int round = 0; round < SDPA_PHILOX_ROUNDS; round++) {
+        if (round > 0) {
+            k0 += SDPA_PHILOX_W0;
+            k1 += SDPA_PHILOX_W1;
+        }
+        const uint hi0 = mul_hi(SDPA_PHILOX_M0, c0), lo0 = SDPA_PHILOX_M0 * c0;
+        const uint hi1 = mul_hi(SDPA_PHILOX_M1, c2), lo1 = SDPA_PHILOX_M1 * c2;
+        c0 = hi1 ^ c1 ^ k0;
+        c1 = lo1;
+        c2 = hi0 ^ c3 ^ k1;
+        c3 = lo0;
+    }
+    return (uint4)(c0, c1, c2, c3);
+}
+
+/* The cl_intel_subgroups shuffle (OpSubgroupShuffleINTEL, from the
+ * SPV_INTEL_subgroups extension the build enables); declared here because
+ * the compiler declares it only with -cl-ext=+cl_intel_subgroups. */
+uint __attribute__((overloadable)) intel_sub_group_shuffle(uint value, uint lane);
+
+/* Dropout of one problem: element n of [B, Hq, Sq, Sk] is kept iff its
+ * Philox word w satisfies (w >> 8) * 2^-24 >= p; kept probabilities are
+ * multiplied by 1 / (1 - p). */
+typedef struct sdpa_bwd_dropout {
+    ulong seed, offset;
+    float p, keep_scale;
+} sdpa_bwd_dropout;
+
+static inline __attribute__((always_inline)) sdpa_bwd_dropout
+sdpa_bwd_dropout_params(long seed, long offset, float p, const global long *seed_ptr,
+                        const global long *offset_ptr, const global float *p_ptr)
+{
+    sdpa_bwd_dropout d;
+    d.seed = 0;
+    d.offset = 0;
+    d.p = 0.0f;
+    d.keep_scale = 1.0f;
+    if (!SC(WITH_DROPOUT))
+        return d;
+    if (SC(DROPOUT_HOST_SCALARS)) {
+        d.seed = (ulong)seed;
+        d.offset = SC(DROPOUT_OFFSET) ? (ulong)offset : 0;
+        d.p = p;
+    } else {
+        d.seed = (ulong)*seed_ptr;
+        d.offset = SC(DROPOUT_OFFSET) ? (ulong)*offset_ptr : 0;
+        d.p = *p_ptr;
+    }
+    d.keep_scale = 1.0f / (1.0f - d.p);
+    return d;
+}
+
+/* The factor a probability whose random word is `word` is multiplied by:
+ * 1 / (1 - p) if kept, else 0. */
+static inline float sdpa_bwd_keep_factor(const private sdpa_bwd_dropout *d, uint word)
+{
+    return (float)(word >> 8) * 0x1p-24f >= d->p ? d->keep_scale : 0.0f;
+}
+
+/*
+ * Dropout factors of elements n0 + c, c = 0 .. 3 * SUBGROUP_SIZE - 1 (three
+ * vectors, lane l of vector v holding c = v * SUBGROUP_SIZE + l), stored at
+ * dst[v * SUBGROUP_SIZE] for v < nvec (dst: this lane's column of vector 0).
+ * One Philox4x32-10 block serves four consecutive elements: lane l computes
+ * block n0 / 4 + l, and the lanes fetch their words with shuffles, so that
+ * one sub-group-wide Philox call covers three vectors (4 * sg - 3 elements
+ * from any starting point) instead of one.
+ */
+static inline __attribute__((always_inline)) void
+sdpa_bwd_dropout_factors3(const private sdpa_bwd_dropout *d, ulong n0, local float *dst, int nvec)
+{
+    const uint lane = get_sub_group_local_id();
+    const uint4 w = sdpa_bwd_philox(d->offset + n0 / 4 + lane, d->seed);
+    const uint skew = (uint)(n0 % 4);
+    for (int v = 0; v < 3 && v < nvec; v++) {
+        const uint c = skew + (uint)v * SUBGROUP_SIZE + lane; /* position from block n0 / 4 */
+        const uint src = c / 4;
+        const uint w0 = intel_sub_group_shuffle(w.s0, src), w1 = intel_sub_group_shuffle(w.s1, src);
+        const uint w2 = intel_sub_group_shuffle(w.s2, src), w3 = intel_sub_group_shuffle(w.s3, src);
+        /* Bit tests rather than a switch on c % 4: LLVM turns that into a
+         * switch on an i2, which llvm-spirv-15 cannot translate. */
+        const uint lo = (c & 1u) ? w1 : w0, hi = (c & 1u) ? w3 : w2;
+        dst[v * SUBGROUP_SIZE] = sdpa_bwd_keep_factor(d, (c & 2u) ? hi : lo);
+    }
+}
+
+/* What every phase of a work-group knows about its problem. */
+typedef struct sdpa_bwd_problem {
+    long b;            /* batch */
+    int h, hq, hkv;    /* query head, query heads, K/V head */
+    int sq, sk, d;     /* queries, keys, head size */
+    int ld;            /* floats per head-dim row in local memory: SDPA_BWD_LD(d) */
+    int causal_offset; /* query i sees key j <= i + causal_offset */
+    float factor;      /* the score multiplier: scale, 1 / scale or 1 */
+    float log2_factor; /* factor * log2(e) */
+    const global void *msk;
+    long msk_head, ms2, ms3; /* mask offset of (b, h); query and key strides */
+    sdpa_bwd_dropout drop;
+    ulong drop_head; /* dropout index of (b, h, query 0, key 0) */
+} sdpa_bwd_problem;
+
+/*
+ * A sub-group's score tile: rows are queries query0.. (block rows qt0..),
+ * lanes are keys key0 + vector * SUBGROUP_SIZE + lane (block columns kt0..).
+ * p and ds are the block's [br][bc] tiles.
+ */
+typedef struct sdpa_bwd_scores {
+    const private sdpa_bwd_problem *x;
+    local float *p, *ds;
+    local const float *lse2, *di;
+    int bc, kt0, qt0, key0, query0;
+    bool check;          /* some key of the tile is past the end or outside the causal band */
+    global void *ds_out; /* WITH_DS in the key-block pass, else NULL */
+    long ds_head, dss2, dss3;
+} sdpa_bwd_scores;
+
+static inline __attribute__((always_inline)) float
+sdpa_bwd_scores_init(const private sdpa_bwd_scores *t, int i, int j)
+{
+    return 0.0f;
+}
+
+/* S block -> P: p gets P Z, ds gets P (read back by the dP epilogue). With
+ * dropout, p holds Z on entry. */
+static inline __attribute__((always_inline)) void sdpa_bwd_p_apply(const private sdpa_bwd_scores *t,
+                                                                   int i, int j, float s)
+{
+    const private sdpa_bwd_problem *x = t->x;
+    const int lane = get_sub_group_local_id();
+    const int key = t->key0 + j * SUBGROUP_SIZE + lane;
+    const int q = t->query0 + i;
+    bool valid = true;
+    if (t->check)
+        valid = key < x->sk && (!sdpa_bwd_is_causal() || key <= q + x->causal_offset);
+    float p = 0.0f;
+    if (valid) {
+        float score = s * x->log2_factor;
+        if (SC(MASK_KIND) == SDPA_MASK_KIND_BUFFER) {
+            const long row = x->msk_head + (long)q * x->ms2;
+            const float add = x->ms3 == 1 ? sdpa_load(x->msk, row + key, SC(MSK_DT))
+                                          : sdpa_load(x->msk, row + (long)key * x->ms3, SC(MSK_DT));
+            score = fma(add, SDPA_BWD_LOG2E, score);
+        }
+        const float lse2 = t->lse2[t->qt0 + i];
+        p = lse2 == -INFINITY ? 0.0f : exp2(score - lse2);
+    }
+    const int idx = (t->qt0 + i) * t->bc + t->kt0 + j * SUBGROUP_SIZE + lane;
+    const float z = SC(WITH_DROPOUT) ? t->p[idx] : 1.0f; /* from sdpa_bwd_dropout_tile */
+    t->p[idx] = p * z;
+    t->ds[idx] = p;
+}
+
+/* dP block -> dS = P (Z dP - D_i) = (P Z) dP - P D_i; 0 wherever P is 0,
+ * even when D_i is not finite. */
+static inline __attribute__((always_inline)) void
+sdpa_bwd_ds_apply(const private sdpa_bwd_scores *t, int i, int j, float dp)
+{
+    const int lane = get_sub_group_local_id();
+    const int idx = (t->qt0 + i) * t->bc + t->kt0 + j * SUBGROUP_SIZE + lane;
+    const float pz = t->p[idx], p = t->ds[idx];
+    const float ds = p == 0.0f ? 0.0f : fma(pz, dp, -p * t->di[t->qt0 + i]);
+    t->ds[idx] = ds;
+    if (SC(WITH_DS) && t->ds_out) {
+        const int key = t->key0 + j * SUBGROUP_SIZE + lane;
+        if (key < t->x->sk) {
+            const long row = t->ds_head + (long)(t->query0 + i) * t->dss2;
+            if (t->dss3 == 1)
+                sdpa_store(t->ds_out, row + key, sdpa_bwd_ds_dt(), ds);
+            else
+                sdpa_store(t->ds_out, row + (long)key * t->dss3, sdpa_bwd_ds_dt(), ds);
+        }
+    }
+}
+
+SDPA_BWD_DEFINE_TILE(p, sdpa_bwd_scores, sdpa_bwd_scores_init, sdpa_bwd_p_apply)
+
+/* Dropout factors Z of the tile's `rows` rows and `nvec` vectors, into
+ * t->p (where the P epilogue picks them up). */
+static inline __attribute__((always_inline)) void
+sdpa_bwd_dropout_tile(const private sdpa_bwd_scores *t, int rows, int nvec)
+{
+    const private sdpa_bwd_problem *x = t->x;
+    for (int i = 0; i < rows; i++) {
+        const ulong n_row = x->drop_head + (ulong)(t->query0 + i) * (ulong)x->sk + (ulong)t->key0;
+        local float *row = t->p + (t->qt0 + i) * t->bc + t->kt0 + get_sub_group_local_id();
+        for (int j = 0; j < nvec; j += 3)
+            sdpa_bwd_dropout_factors3(&x->drop, n_row + (ulong)j * SUBGROUP_SIZE,
+                                      row + j * SUBGROUP_SIZE, nvec - j);
+    }
+}
+SDPA_BWD_DEFINE_TILE(ds, sdpa_bwd_scores, sdpa_bwd_scores_init, sdpa_bwd_ds_apply)
+
+#endif /* SDPA_SPIRV_BWD_SCORES_H */

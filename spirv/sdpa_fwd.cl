@@ -1,0 +1,330 @@
+/*
+ * sdpa_fwd.cl - forward scaled-dot-product attention, flash-attention-2
+ * style: O = softmax(scale * Q K^T + mask) V without ever forming the
+ * Sq x Sk matrix.
+ *
+ * A work-group owns BQ rows (queries of one batch and head; with
+ * Q1_GQA_BATCH, the query heads that share one K/V head) and streams the
+ * keys in tiles of BK. Per key tile:
+ *
+ *   1. stage K and V as f32 in local memory (converted, dequantized once);
+ *   2. S = K^T Q: sub-group (m, n) of the KQ grid computes UNROLL_M_KQ keys
+ *      by UNROLL_N_KQ queries, lanes along queries;
+ *   3. scale and mask S (log2 units), take each query's maximum (across the
+ *      WG_M_KQ sub-groups that share a query through local memory), update
+ *      the running maximum m, form P = exp2(S - m) and the running sum l,
+ *      publish P and the rescaling factor alpha in local memory;
+ *   4. O = alpha O + V P: sub-group (m, n) of the VS grid owns UNROLL_M_VS
+ *      head-dim rows by UNROLL_N_VS queries of O, lanes along the head
+ *      dimension; O stays in local memory for the whole key loop.
+ *
+ * At the end O is divided by l and stored; training also writes the
+ * log-sum-exp (natural log, scale included).
+ *
+ * Both products are register-blocked micro-kernels (sdpa_fwd_gemm.h) over
+ * f32 tiles in local memory, which keeps the kernel free of private arrays
+ * indexed by run-time values: Intel's CPU compiler, which turns the lanes of
+ * a sub-group into SIMD lanes, handles those poorly, and a GPU would spill
+ * them. Per key tile there are three barriers (four when WG_M_KQ > 1).
+ *
+ * Built once per head-size bucket D_MAX (it sizes the local tiles) and
+ * sub-group size; everything else is a specialization constant, so every
+ * branch on SC(...) folds when the module is built. The host contract
+ * (argument order, geometry, local memory) is in kernel_abi.h. The
+ * remainder_k argument is not needed (keys past Sk are masked with the same
+ * code on every tile) and dropout arguments are not read (WITH_DROPOUT is
+ * not implemented yet).
+ */
+#include "sdpa_common.h"
+#include "sdpa_fwd_gemm.h"
+#include "sdpa_fwd_quant.h"
+#include "sdpa_fwd_softmax.h"
+#include "sdpa_fwd_tile.h"
+#include "sdpa_fwd_uniform.h"
+
+/* The rows of a work-group. Normally row r is query query0 + r of head
+ * head0; in the Q1_GQA_BATCH decode path (Sq == 1) row r is query 0 of
+ * head head0 + r. */
+typedef struct sdpa_fwd_rows {
+    long b;     /* batch */
+    int head0;  /* query head of row 0 */
+    int query0; /* query index of row 0 */
+    int hq;     /* query heads */
+    int hkv;    /* K/V head of every row */
+    int n_kv;   /* K/V heads */
+    int rows;   /* valid rows: <= BQ, fewer in the last work-group */
+} sdpa_fwd_rows;
+
+static inline int sdpa_fwd_row_head(const private sdpa_fwd_rows *w, int r)
+{
+    return SC(Q1_GQA_BATCH) ? w->head0 + r : w->head0;
+}
+
+static inline int sdpa_fwd_row_query(const private sdpa_fwd_rows *w, int r)
+{
+    return SC(Q1_GQA_BATCH) ? 0 : w->query0 + r;
+}
+
+static inline sdpa_fwd_rows sdpa_fwd_work_group_rows(int bq, int sq)
+{
+    const int group = SC(KV_GROUP_SIZE);
+    const int row0 = (int)get_group_id(0) * bq;
+    sdpa_fwd_rows w;
+    w.b = get_group_id(2);
+    if (SC(Q1_GQA_BATCH)) {
+        w.hkv = get_group_id(1);
+        w.n_kv = get_num_groups(1);
+        w.hq = w.n_kv * group;
+        w.head0 = w.hkv * group + row0;
+        w.query0 = 0;
+        w.rows = sdpa_fwd_imin(bq, group - row0);
+    } else {
+        w.head0 = get_group_id(1);
+        w.hq = get_num_groups(1);
+        w.hkv = w.head0 / group;
+        w.n_kv = w.hq / group;
+        w.query0 = row0;
+        w.rows = sdpa_fwd_imin(bq, sq - row0);
+    }
+    if (!SC(REMAINDER_Q))
+        w.rows = bq;
+    return w;
+}
+
+/*
+ * Scales one column of this sub-group's S tile into log2 units and applies
+ * the masks, in place: s[i * s_ld] is key k0 + i (i < rows_s) against tile
+ * row r (this lane's query). Keys after `last` (the last key this query
+ * sees: the end of the keys or of its causal band) become -inf. Returns the
+ * column's maximum.
+ *
+ * Every tile takes the same path (a select per score, no branch on the
+ * tile): Intel's CPU vectorizer treats a branch on the key-loop counter as
+ * divergent and would run the loop under lane masks.
+ */
+static inline __attribute__((always_inline)) float
+sdpa_fwd_mask_scores(local float *s, int s_ld, int rows_s, float log2_scale, int k0, int last,
+                     const private sdpa_fwd_rows *w, int r, const global void *msk, long ms0,
+                     long ms1, long ms2, long ms3)
+{
+    /* The mask row of this query: uniform across the sub-group when the
+     * mask has one row for all queries (and the rows are queries). */
+    const bool mask_uniform = SC(BROADCAST_MASK_Q) && !SC(Q1_GQA_BATCH);
+    long m_off = w->b * ms0 + (long)w->head0 * ms1;
+    if (!mask_uniform)
+        m_off = w->b * ms0 + (long)sdpa_fwd_row_head(w, r) * ms1 +
+                (long)sdpa_fwd_row_query(w, r) * ms2;
+
+    float mx = -INFINITY;
+    for (int i = 0; i < rows_s; i++) {
+        float x = s[i * s_ld] * log2_scale;
+        if (SC(MASK_KIND) == SDPA_MASK_KIND_BUFFER)
+            x = fma(sdpa_fwd_load(msk, m_off + (long)(k0 + i) * ms3, SC(MSK_DT)), SDPA_FWD_LOG2E,
+                    x);
+        x = k0 + i > last ? -INFINITY : x;
+        s[i * s_ld] = x;
+        mx = fmax(mx, x);
+    }
+    return mx;
+}
+
+/*
+ * Turns one column of S (log2 units) into probabilities in place,
+ * p = exp2(s - shift), and returns their sum.
+ */
+static inline float sdpa_fwd_exp_scores(local float *s, int s_ld, int rows_s, float shift)
+{
+    float sum = 0.0f;
+    for (int i = 0; i < rows_s; i++) {
+        float p = sdpa_fwd_exp2(s[i * s_ld] - shift);
+        s[i * s_ld] = p;
+        sum += p;
+    }
+    return sum;
+}
+
+__attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void
+sdpa_fwd(const global void *K, const global void *Q, const global void *V, global float *ws,
+         global void *A, const global void *scale_ptr, float scale, float inv_scale, int d, int sk,
+         int sq, const global void *k_scales, const global void *k_zp, const global void *v_scales,
+         const global void *v_zp, const global void *msk, long ks0, long ks1, long ks2, long ks3,
+         long qs0, long qs1, long qs2, long qs3, long vs0, long vs1, long vs2, long vs3, long as0,
+         long as1, long as2, long as3, long ms0, long ms1, long ms2, long ms3, int remainder_k,
+         global uchar *dropout_mask, long dropout_seed, long dropout_offset, float dropout_p,
+         const global long *dropout_seed_ptr, const global long *dropout_offset_ptr,
+         const global float *dropout_p_ptr, local float *slm)
+{
+    /* Work-group tiles (kernel_abi.h) and this sub-group's place in them. */
+    const int bk = SC(UNROLL_M_KQ) * SC(WG_M_KQ);
+    const int bq = SC(UNROLL_N_KQ) * SC(WG_N_KQ);
+    const int sg_id = get_local_id(1);
+    const int lane = get_sub_group_local_id();
+    const int m_kq = sg_id % SC(WG_M_KQ), n_kq = sg_id / SC(WG_M_KQ);
+    const int m_vs = sg_id % SC(WG_M_VS), n_vs = sg_id / SC(WG_M_VS);
+    const int kq_key0 = m_kq * SC(UNROLL_M_KQ); /* first key of the S tile */
+    const int kq_col0 = n_kq * SC(UNROLL_N_KQ); /* first query of the S tile */
+    const int kq_nvec = SC(UNROLL_N_KQ) / SUBGROUP_SIZE;
+    const int vs_d0 = m_vs * SC(UNROLL_M_VS);   /* first head-dim row of O */
+    const int vs_row0 = n_vs * SC(UNROLL_N_VS); /* first query of O */
+    const int vs_nvec = SC(UNROLL_M_VS) / SUBGROUP_SIZE;
+    const int d_end = SC(D_FULL) ? D_MAX : d; /* head size, folded when full */
+
+    const sdpa_fwd_rows w = sdpa_fwd_work_group_rows(bq, sq);
+    const bool transpose_k = SC(TRANSPOSE_K);
+
+    /* Local memory, SDPA_FWD_SLM_FLOATS in all. Tiles the inner loops read
+     * with one lane per column are laid out with that column contiguous.
+     * Rows are padded by SDPA_FWD_SLM_PAD floats: with a power-of-two row
+     * length, a micro-kernel walking down a column maps every row to the
+     * same few cache sets (L1 thrashing on the CPU, bank conflicts on GPUs). */
+    const int pad = SDPA_FWD_SLM_PAD;
+    const int q_ld = bq + pad, s_ld = bq + pad, kv_ld = D_MAX + pad;
+    local float *q_slm = slm;                          /* Q^T [D_MAX][q_ld] */
+    local float *k_slm = q_slm + D_MAX * q_ld;         /* K [bk][kv_ld] or K^T [D_MAX][bk + pad] */
+    local float *v_slm = k_slm + (bk + pad) * kv_ld;   /* V [bk][kv_ld] */
+    local float *s_slm = v_slm + bk * kv_ld;           /* S, then P [bk][s_ld] */
+    local float *o_slm = s_slm + bk * s_ld;            /* O [bq][D_MAX] */
+    local float *max_slm = o_slm + bq * D_MAX;         /* running max [WG_M_KQ][bq] */
+    local float *sum_slm = max_slm + SC(WG_M_KQ) * bq; /* running sums [WG_M_KQ][bq] */
+    local float *red_slm = sum_slm + SC(WG_M_KQ) * bq; /* tile maxima [WG_M_KQ][bq] */
+    local float *alpha_slm = red_slm + SC(WG_M_KQ) * bq; /* rescaling of O [bq] */
+    local float *inv_sum_slm = alpha_slm + bq;           /* 1 / sum [bq] */
+    const int k_key_stride = transpose_k ? 1 : kv_ld;
+    const int k_d_stride = transpose_k ? bk + pad : 1;
+
+    /* Q, unscaled: the scale is applied to S in f32. */
+    {
+        long q_off = w.b * qs0 + (long)w.head0 * qs1 + (long)w.query0 * qs2;
+        long q_row_stride = SC(Q1_GQA_BATCH) ? qs1 : qs2;
+        sdpa_fwd_stage_q(q_slm, q_ld, Q, q_off, q_row_stride, qs3, bq, w.rows, d);
+    }
+
+    /* Keys this work-group can see: all of them, or up to the causal band
+     * of its last row. */
+    const int causal_offset = sdpa_fwd_causal_offset(sk, sq);
+    int k_end = sk;
+    if (sdpa_fwd_is_causal())
+        k_end = sdpa_fwd_iclamp(sdpa_fwd_row_query(&w, w.rows - 1) + causal_offset + 1, 0, sk);
+
+    const float log2_scale = sdpa_fwd_log2_scale(scale_ptr, scale, inv_scale);
+    const sdpa_fwd_kv_format k_fmt = sdpa_fwd_key_format(k_scales, k_zp, d);
+    const sdpa_fwd_kv_format v_fmt = sdpa_fwd_value_format(v_scales, v_zp, d);
+    const long k_head = w.b * ks0 + (long)w.hkv * ks1;
+    const long v_head = w.b * vs0 + (long)w.hkv * vs1;
+    const long token0 = (w.b * w.n_kv + w.hkv) * (long)sk;
+
+    /* Running softmax state of this lane's queries (KQ layout, one copy per
+     * KQ sub-group) and O (VS layout): each element belongs to one lane. */
+    for (int j = 0; j < kq_nvec; j++) {
+        const int col = kq_col0 + j * SUBGROUP_SIZE + lane;
+        max_slm[m_kq * bq + col] = -INFINITY;
+        sum_slm[m_kq * bq + col] = 0.0f;
+    }
+
+    /* O's rows and head-dim vectors this sub-group really has: the vectors
+     * that start past the head size (or past D_MAX, when the VS tiles cover
+     * more than the bucket) are never touched. */
+    const int vs_rows = SC(REMAINDER_Q) ? sdpa_fwd_iclamp(w.rows - vs_row0, 0, SC(UNROLL_N_VS))
+                                        : SC(UNROLL_N_VS);
+    const int vs_nvec_used =
+            SC(D_FULL)
+                    ? sdpa_fwd_iclamp((D_MAX - vs_d0) / SUBGROUP_SIZE, 0, vs_nvec)
+                    : sdpa_fwd_iclamp((d - vs_d0 + SUBGROUP_SIZE - 1) / SUBGROUP_SIZE, 0, vs_nvec);
+    for (int i = 0; i < SC(UNROLL_N_VS); i++)
+        for (int j = 0; j < vs_nvec_used; j++)
+            o_slm[(vs_row0 + i) * D_MAX + vs_d0 + j * SUBGROUP_SIZE + lane] = 0.0f;
+    /* The finish reads the other KQ sub-groups' sums, also when the key loop
+     * (and its barriers) runs zero times: a causal tile that sees no key. */
+    if (SC(WG_M_KQ) > 1)
+        barrier(CLK_LOCAL_MEM_FENCE);
+
+    for (int k0 = 0; k0 < k_end; k0 += bk) {
+        /* 1. K and V tiles, f32, dequantized. */
+        sdpa_fwd_stage_kv(k_slm, k_key_stride, k_d_stride, K, k_head, ks2, ks3, &k_fmt, token0, k0,
+                          bk, sk, d, transpose_k);
+        sdpa_fwd_stage_kv(v_slm, kv_ld, 1, V, v_head, vs2, vs3, &v_fmt, token0, k0, bk, sk, d,
+                          false);
+        barrier(CLK_LOCAL_MEM_FENCE);
+
+        /* 2. S = K^T Q for this sub-group's keys and queries. */
+        local float *s_tile = s_slm + kq_key0 * s_ld + kq_col0 + lane;
+        sdpa_fwd_kq_tile(s_tile, s_ld, k_slm + kq_key0 * k_key_stride, k_key_stride, k_d_stride,
+                         q_slm + kq_col0 + lane, q_ld, d_end, SC(UNROLL_M_KQ), kq_nvec);
+
+        /* 3. Scale and mask S; the maximum of each query over the tile's
+         *    keys, agreed between the sub-groups that split the keys. */
+        const int s_key0 = k0 + kq_key0;
+        for (int j = 0; j < kq_nvec; j++) {
+            const int col = kq_col0 + j * SUBGROUP_SIZE + lane;
+            int last = k_end - 1;
+            if (sdpa_fwd_is_causal())
+                last = sdpa_fwd_imin(last, sdpa_fwd_row_query(&w, col) + causal_offset);
+            red_slm[m_kq * bq + col] = sdpa_fwd_mask_scores(s_tile + j * SUBGROUP_SIZE, s_ld,
+                                                            SC(UNROLL_M_KQ), log2_scale, s_key0,
+                                                            last, &w, col, msk, ms0, ms1, ms2, ms3);
+        }
+        if (SC(WG_M_KQ) > 1)
+            barrier(CLK_LOCAL_MEM_FENCE);
+
+        /*    Online softmax: new running max, P = exp2(S - max), running
+         *    sum; P and the factor alpha that rescales O go to local memory. */
+        for (int j = 0; j < kq_nvec; j++) {
+            const int col = kq_col0 + j * SUBGROUP_SIZE + lane;
+            float tile_max = red_slm[col];
+            for (int mm = 1; mm < SC(WG_M_KQ); mm++)
+                tile_max = fmax(tile_max, red_slm[mm * bq + col]);
+            sdpa_fwd_softmax_state st = {max_slm[m_kq * bq + col], sum_slm[m_kq * bq + col]};
+            float shift;
+            const float alpha = sdpa_fwd_update_max(&st, tile_max, &shift);
+            const float sum =
+                    sdpa_fwd_exp_scores(s_tile + j * SUBGROUP_SIZE, s_ld, SC(UNROLL_M_KQ), shift);
+            max_slm[m_kq * bq + col] = st.max;
+            sum_slm[m_kq * bq + col] = fma(st.sum, alpha, sum);
+            if (m_kq == 0)
+                alpha_slm[col] = alpha;
+            /* Dropout goes here. The sum above (the softmax denominator) is
+             * over the undropped probabilities; P V uses the dropped ones:
+             * with WITH_DROPOUT, element (b, head, query, key) of this
+             * column of P would be zeroed, or scaled by 1 / (1 - p), per
+             * kernel_abi.h (and the keep mask written) before the barrier. */
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+
+        /* 4. O = alpha O + V P. Always over the whole tile: past the end of
+         *    the keys P and V are 0 (a trip count that depends on the tile
+         *    would make the CPU vectorizer mask the loop, see above). */
+        sdpa_fwd_vs_tile(o_slm + vs_row0 * D_MAX + vs_d0 + lane, D_MAX, v_slm + vs_d0 + lane, kv_ld,
+                         s_slm + vs_row0, s_ld, alpha_slm + vs_row0, bk, vs_rows, vs_nvec_used);
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+
+    /* Finish: the sum over all keys (the KQ sub-groups that split the keys
+     * each hold a part), the log-sum-exp, and 1 / sum for the VS layout. */
+    if (m_kq == 0) {
+        for (int j = 0; j < kq_nvec; j++) {
+            const int r = kq_col0 + j * SUBGROUP_SIZE + lane;
+            float l = sum_slm[r];
+            for (int mm = 1; mm < SC(WG_M_KQ); mm++)
+                l += sum_slm[mm * bq + r];
+            inv_sum_slm[r] = sdpa_fwd_inv_sum(l);
+            if (SC(IS_TRAINING) && r < w.rows) {
+                long h = sdpa_fwd_row_head(&w, r);
+                ws[(w.b * w.hq + h) * sq + sdpa_fwd_row_query(&w, r)] = sdpa_fwd_lse(max_slm[r], l);
+            }
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    /* Normalize and store this sub-group's part of O. */
+    const int n = sdpa_fwd_iclamp(d - vs_d0, 0, SC(UNROLL_M_VS));
+    for (int i = 0; i < vs_rows; i++) {
+        const int r = vs_row0 + i;
+        const long a_off = w.b * as0 + (long)sdpa_fwd_row_head(&w, r) * as1 +
+                           (long)sdpa_fwd_row_query(&w, r) * as2 + (long)vs_d0 * as3;
+        local const float *o_row = o_slm + r * D_MAX + vs_d0;
+        if (as3 == 1)
+            sdpa_fwd_store_row(A, a_off, 1, o_row, n, inv_sum_slm[r]);
+        else
+            sdpa_fwd_store_row(A, a_off, as3, o_row, n, inv_sum_slm[r]);
+    }
+}

@@ -1,0 +1,247 @@
+/*
+ * sdpa_fwd_tile.h - moving tiles between global memory (any dtype, any
+ * strides) and the forward kernel's f32 tiles in local memory.
+ *
+ * Every copy is cooperative: the work-group's sub-groups take rows in turn
+ * and the lanes of a sub-group take consecutive columns. When a row is
+ * contiguous in global memory (innermost stride 1, tested at run time: the
+ * test is uniform and costs nothing) the lanes read consecutive elements
+ * from a sub-group-uniform row pointer, which the GPU coalesces and the CPU
+ * device turns into one vector load; otherwise each lane computes its own
+ * 64-bit offset (a gather). Full chunks of SUBGROUP_SIZE columns and the
+ * tail are separate loops, so that the full chunks carry no lane mask.
+ */
+#ifndef SDPA_SPIRV_FWD_TILE_H
+#define SDPA_SPIRV_FWD_TILE_H
+
+#include "sdpa_fwd_quant.h"
+#include "sdpa_fwd_uniform.h"
+
+static inline bool sdpa_fwd_is_nibble(int dt)
+{
+    return dt == SDPA_DT_S4 || dt == SDPA_DT_U4;
+}
+
+/* p advanced by n elements of dtype dt (not a 4-bit type). */
+static inline const global void *sdpa_fwd_advance(const global void *p, long n, int dt)
+{
+    switch (dt) {
+    case SDPA_DT_F16:
+    case SDPA_DT_BF16:
+        return (const global ushort *)p + n;
+    case SDPA_DT_S8:
+    case SDPA_DT_U8:
+        return (const global uchar *)p + n;
+    default:
+        return (const global float *)p + n;
+    }
+}
+
+/* Where this lane's element c = c0 + lane of a row lives: a uniform base and
+ * a small lane index on the contiguous path, else the full 64-bit offset. */
+#define SDPA_FWD_ELEMENT(src, off, stride, c0, dt, base, idx)                                      \
+    do {                                                                                           \
+        if ((stride) == 1 && !sdpa_fwd_is_nibble(dt)) {                                            \
+            (base) = sdpa_fwd_advance((src), (off) + (c0), (dt));                                  \
+            (idx) = get_sub_group_local_id();                                                      \
+        } else {                                                                                   \
+            (base) = (src);                                                                        \
+            (idx) = (off) + (long)((c0) + (int)get_sub_group_local_id()) * (stride);               \
+        }                                                                                          \
+    } while (0)
+
+/*
+ * Element c0 + lane of a contiguous row of 4-bit integers starting at an
+ * even element (sdpa.h: every stride but the innermost is even), as f32:
+ * the sub-group's SUBGROUP_SIZE / 2 bytes are read as uniform loads into one
+ * word, and each lane shifts out its nibble. A per-lane byte load would be
+ * a gather on the CPU device.
+ */
+static inline __attribute__((always_inline)) float
+sdpa_fwd_nibble_row_element(const global uchar *bytes, bool is_signed)
+{
+    ulong word = 0;
+    for (int b = 0; b < SUBGROUP_SIZE / 2; b++)
+        word |= (ulong)bytes[b] << (8 * b);
+    uint n = (uint)(word >> (4 * get_sub_group_local_id())) & 0xfu;
+    return is_signed ? (float)((int)(n << 28) >> 28) : (float)n;
+}
+
+/* Element c0 + lane of a row of K or V along the head dimension (token
+ * `token`), as f32. `full`: the whole chunk c0..c0+SUBGROUP_SIZE-1 lies in
+ * the row (the 4-bit word read may not run past its end otherwise). */
+static inline __attribute__((always_inline)) float
+sdpa_fwd_kv_row_element(const global void *src, long off, long stride, int c0,
+                        const private sdpa_fwd_kv_format *f, long token, bool full)
+{
+    /* When the scale groups are whole multiples of the chunk, all lanes share
+     * one group: index it with c0, which the compiler sees as uniform, so
+     * that the scale and zero point are one broadcast load, not a gather. */
+    const int d = f->group_size % SUBGROUP_SIZE == 0 ? c0 : c0 + (int)get_sub_group_local_id();
+#if SUBGROUP_SIZE <= 16 /* the sub-group's nibbles fit one ulong */
+    if (sdpa_fwd_is_nibble(f->dt) && stride == 1 && full) {
+        float q = sdpa_fwd_nibble_row_element((const global uchar *)src + ((off + c0) >> 1),
+                                              f->dt == SDPA_DT_S4);
+        return sdpa_fwd_dequantize(q, f, token, d);
+    }
+#endif
+    const global void *base;
+    long idx;
+    SDPA_FWD_ELEMENT(src, off, stride, c0, f->dt, base, idx);
+    return sdpa_fwd_kv_load(base, idx, f, token, d);
+}
+
+/* The head-dim row of token `token` of K or V: n elements at
+ * src + off + c * stride (c = 0..n-1), written as f32 to dst[c], or zeros
+ * when the row is not `valid` (read anyway, see sdpa_fwd_stage_kv). Called
+ * with stride == 1 as a literal on the contiguous path. */
+static inline __attribute__((always_inline)) void
+sdpa_fwd_copy_kv_row(local float *dst, const global void *src, long off, long stride, int n,
+                     const private sdpa_fwd_kv_format *f, long token, bool valid)
+{
+    const int lane = get_sub_group_local_id();
+    int c0 = 0;
+    for (; c0 + SUBGROUP_SIZE <= n; c0 += SUBGROUP_SIZE) {
+        float x = sdpa_fwd_kv_row_element(src, off, stride, c0, f, token, true);
+        dst[c0 + lane] = valid ? x : 0.0f;
+    }
+    if (c0 < n && c0 + lane < n) {
+        float x = sdpa_fwd_kv_row_element(src, off, stride, c0, f, token, false);
+        dst[c0 + lane] = valid ? x : 0.0f;
+    }
+}
+
+/* Zeroes n floats at dst[c * dst_stride]. */
+static inline void sdpa_fwd_zero_row(local float *dst, int dst_stride, int n)
+{
+    const int lane = get_sub_group_local_id();
+    for (int c0 = 0; c0 < n; c0 += SUBGROUP_SIZE)
+        if (c0 + lane < n)
+            dst[(c0 + lane) * dst_stride] = 0.0f;
+}
+
+/*
+ * Stages keys [k0, k0 + bk) of a K or V head as f32 in local memory:
+ * element (key, d) goes to dst[key * dst_key_stride + d * dst_d_stride].
+ * Keys at or past `sk` are zero. Only d < `d` is written. `src_off` is the
+ * offset of the head, key_stride/d_stride the tensor's strides; token0 is
+ * the dense token index of key 0 of the head (for per-group scales).
+ * keys_on_lanes makes the lanes run along keys (the layout of a transposed
+ * K), otherwise along the head dimension (then dst_d_stride must be 1).
+ *
+ * The copy has the same control flow for every tile: a key past the end
+ * reads the last key instead and is then replaced by zero. Intel's CPU
+ * vectorizer treats a branch on the key-loop counter as divergent (the
+ * counter lives across barriers) and would run the whole copy under lane
+ * masks otherwise.
+ */
+static inline __attribute__((always_inline)) void
+sdpa_fwd_stage_kv(local float *dst, int dst_key_stride, int dst_d_stride, const global void *src,
+                  long src_off, long key_stride, long d_stride, const private sdpa_fwd_kv_format *f,
+                  long token0, int k0, int bk, int sk, int d, bool keys_on_lanes)
+{
+    const int sg_id = get_local_id(1);
+    const int n_sg = SC(WG_M_KQ) * SC(WG_N_KQ);
+    const int lane = get_sub_group_local_id();
+
+    if (keys_on_lanes) {
+        /* Rows are head-dim elements, lanes run along keys (bk columns). */
+        for (int r = sg_id; r < d; r += n_sg) {
+            local float *row = dst + r * dst_d_stride;
+            for (int c0 = 0; c0 < bk; c0 += SUBGROUP_SIZE) {
+                const int key = k0 + c0 + lane;
+                const int key_read = key < sk ? key : sk - 1;
+                float x = sdpa_fwd_kv_load(src, src_off + key_read * key_stride + r * d_stride, f,
+                                           token0 + key_read, r);
+                if (c0 + SUBGROUP_SIZE <= bk || c0 + lane < bk)
+                    row[(c0 + lane) * dst_key_stride] = key < sk ? x : 0.0f;
+            }
+        }
+    } else {
+        /* Rows are keys, lanes run along the head dimension. */
+        for (int r = sg_id; r < bk; r += n_sg) {
+            local float *row = dst + r * dst_key_stride;
+            const int key = k0 + r;
+            const int key_read = key < sk ? key : sk - 1;
+            const long off = src_off + (long)key_read * key_stride;
+            if (d_stride == 1)
+                sdpa_fwd_copy_kv_row(row, src, off, 1, d, f, token0 + key_read, key < sk);
+            else
+                sdpa_fwd_copy_kv_row(row, src, off, d_stride, d, f, token0 + key_read, key < sk);
+        }
+    }
+}
+
+/* Element c0 + lane of a Q row as f32. */
+static inline __attribute__((always_inline)) float
+sdpa_fwd_q_row_element(const global void *src, long off, long stride, int c0)
+{
+    const global void *base;
+    long idx;
+    SDPA_FWD_ELEMENT(src, off, stride, c0, SC(QRY_DT), base, idx);
+    return sdpa_fwd_load(base, idx, SC(QRY_DT));
+}
+
+/* One row of Q: n elements at src + off + c * stride into dst[c * dst_stride]. */
+static inline __attribute__((always_inline)) void sdpa_fwd_copy_q_row(local float *dst,
+                                                                      int dst_stride,
+                                                                      const global void *src,
+                                                                      long off, long stride, int n)
+{
+    const int lane = get_sub_group_local_id();
+    int c0 = 0;
+    for (; c0 + SUBGROUP_SIZE <= n; c0 += SUBGROUP_SIZE)
+        dst[(c0 + lane) * dst_stride] = sdpa_fwd_q_row_element(src, off, stride, c0);
+    if (c0 < n && c0 + lane < n)
+        dst[(c0 + lane) * dst_stride] = sdpa_fwd_q_row_element(src, off, stride, c0);
+}
+
+/*
+ * Stages the work-group's queries as f32, transposed: row r (0 <= r < bq) of
+ * the tile goes to dst[d * ld + r], so that the S = K^T Q inner loop reads
+ * consecutive queries with consecutive lanes. Row r lives at
+ * src + off + r * row_stride; rows at or past `rows` are zero.
+ */
+static inline __attribute__((always_inline)) void sdpa_fwd_stage_q(local float *dst, int ld,
+                                                                   const global void *src, long off,
+                                                                   long row_stride, long d_stride,
+                                                                   int bq, int rows, int d)
+{
+    const int sg_id = get_local_id(1);
+    const int n_sg = SC(WG_M_KQ) * SC(WG_N_KQ);
+
+    for (int r = sg_id; r < bq; r += n_sg) {
+        if (SC(REMAINDER_Q) && r >= rows) {
+            sdpa_fwd_zero_row(dst + r, ld, d);
+            continue;
+        }
+        long row_off = off + (long)r * row_stride;
+        if (d_stride == 1)
+            sdpa_fwd_copy_q_row(dst + r, ld, src, row_off, 1, d);
+        else
+            sdpa_fwd_copy_q_row(dst + r, ld, src, row_off, d_stride, d);
+    }
+}
+
+/* Stores src[c] * factor (local f32, c = 0..n-1) to element
+ * off + c * stride of dst, in the output dtype. Called with stride == 1 as
+ * a literal on the contiguous path. */
+static inline __attribute__((always_inline)) void sdpa_fwd_store_row(global void *dst, long off,
+                                                                     long stride,
+                                                                     local const float *src, int n,
+                                                                     float factor)
+{
+    const int lane = get_sub_group_local_id();
+    const int dt = SC(DST_DT);
+    for (int c0 = 0; c0 < n; c0 += SUBGROUP_SIZE) {
+        if (c0 + SUBGROUP_SIZE <= n || c0 + lane < n) {
+            float x = src[c0 + lane] * factor;
+            if (stride == 1)
+                sdpa_fwd_store((global void *)sdpa_fwd_advance(dst, off + c0, dt), lane, dt, x);
+            else
+                sdpa_fwd_store(dst, off + (long)(c0 + lane) * stride, dt, x);
+        }
+    }
+}
+
+#endif /* SDPA_SPIRV_FWD_TILE_H */
