@@ -71,9 +71,9 @@ extern "C" {
 /* An ABI version packs major (16 bits) and minor (16 bits). A minor bump only
  * appends members to sdpa_backend_iface_t and to descriptors; a major bump
  * changes existing members and needs a new negotiation. */
-#define SDPA_MAKE_VERSION(major, minor) ((((uint32_t)(major)) << 16) | ((uint32_t)(minor) & 0xffffu))
+#define SDPA_MAKE_VERSION(major, minor) ((((uint32_t)(major)) << 16) | ((uint32_t)(minor)&0xffffu))
 #define SDPA_VERSION_MAJOR(version) ((uint32_t)(version) >> 16)
-#define SDPA_VERSION_MINOR(version) ((uint32_t)(version) & 0xffffu)
+#define SDPA_VERSION_MINOR(version) ((uint32_t)(version)&0xffffu)
 
 /* The ABI this header describes. */
 #define SDPA_ABI_VERSION SDPA_MAKE_VERSION(1, 0)
@@ -130,8 +130,8 @@ typedef enum sdpa_status {
 typedef enum sdpa_dtype {
     SDPA_DTYPE_UNDEF = 0, /* absent tensor / "use the default" */
     SDPA_DTYPE_F32 = 1,
-    SDPA_DTYPE_F16 = 2,   /* IEEE binary16 */
-    SDPA_DTYPE_BF16 = 3,  /* bfloat16: the high half of an f32 */
+    SDPA_DTYPE_F16 = 2,  /* IEEE binary16 */
+    SDPA_DTYPE_BF16 = 3, /* bfloat16: the high half of an f32 */
     SDPA_DTYPE_S8 = 4,
     SDPA_DTYPE_U8 = 5,
     /* 4-bit integers, two per byte: element 2i is the low nibble of byte i and
@@ -177,10 +177,13 @@ typedef enum sdpa_scale_kind {
     SDPA_SCALE_DEVICE = 2, /* one element of scale_dtype at exec_args.scale_ptr */
 } sdpa_scale_kind_t;
 
+/* In forward, a query row whose keys are all masked gives NaN (ACCURATE) or 0
+ * (INF_AS_ZERO). Backward treats such a row as probabilities of 0 in both
+ * modes: it adds nothing to dK and dV, and its dQ (and dS) row is 0. */
 typedef enum sdpa_softmax_kind {
-    /* A row whose keys are all masked gives NaN, as exp(-inf - -inf) does. */
+    /* A fully masked row gives NaN, as exp(-inf - -inf) does. */
     SDPA_SOFTMAX_ACCURATE = 0,
-    /* A row whose keys are all masked gives 0 (and a -inf log-sum-exp). */
+    /* A fully masked row gives 0 (and a -inf log-sum-exp). */
     SDPA_SOFTMAX_INF_AS_ZERO = 1,
 } sdpa_softmax_kind_t;
 
@@ -193,7 +196,7 @@ typedef enum sdpa_quant_kind {
 /* Dequantization of an integer K or V: x = (q - zero_point) * scale. */
 typedef struct sdpa_quant_desc {
     sdpa_quant_kind_t scales;
-    sdpa_dtype_t scales_dtype;      /* f32, f16 or bf16 */
+    sdpa_dtype_t scales_dtype; /* f32, f16 or bf16 */
     sdpa_quant_kind_t zero_points;
     sdpa_dtype_t zero_points_dtype; /* s8, u8, s4, u4 or s32 */
     /* PER_GROUP: head_dim elements per group, a power of two dividing D.
@@ -208,8 +211,8 @@ typedef struct sdpa_quant_desc {
  * backward regenerates the mask forward used. */
 typedef struct sdpa_dropout_desc {
     uint32_t enabled;
-    uint32_t host_scalars;    /* 1: values in exec args; 0: device pointers */
-    uint32_t with_offset;     /* 0: offset is 0 */
+    uint32_t host_scalars;     /* 1: values in exec args; 0: device pointers */
+    uint32_t with_offset;      /* 0: offset is 0 */
     uint32_t with_mask_output; /* forward writes uint8 keep mask [B,Hq,Sq,Sk] */
 } sdpa_dropout_desc_t;
 
@@ -303,8 +306,8 @@ typedef struct sdpa_context sdpa_context_t;
 typedef struct sdpa_primitive sdpa_primitive_t;
 
 typedef struct sdpa_context_desc {
-    uint32_t struct_size;    /* sizeof(sdpa_context_desc_t) */
-    uint32_t struct_version; /* SDPA_CONTEXT_DESC_VERSION */
+    uint32_t struct_size;           /* sizeof(sdpa_context_desc_t) */
+    uint32_t struct_version;        /* SDPA_CONTEXT_DESC_VERSION */
     ze_context_handle_t ze_context; /* required by "ze"; ignored by "ref" */
     ze_device_handle_t ze_device;   /* required by "ze"; ignored by "ref" */
     /* Optional default command list (immediate or regular) for launches.
@@ -318,8 +321,8 @@ typedef struct sdpa_features {
     uint32_t struct_size;    /* sizeof(sdpa_features_t) */
     uint32_t struct_version; /* SDPA_FEATURES_VERSION */
     char device_name[256];
-    uint32_t max_head_size;    /* largest D */
-    uint32_t subgroup_size;    /* sub-group size the kernels use (0: host) */
+    uint32_t max_head_size; /* largest D */
+    uint32_t subgroup_size; /* sub-group size the kernels use (0: host) */
     uint32_t has_f16, has_bf16;
     uint32_t has_backward, has_deterministic_backward;
     uint32_t has_quantized_kv, has_dropout;
@@ -335,6 +338,10 @@ typedef enum sdpa_query {
     /* uint64_t, on a context: modules this context has built so far (a
      * second primitive with the same kernels builds none). */
     SDPA_QUERY_MODULES_BUILT = 4,
+    /* uint64_t, on a context: device allocations the context has made for
+     * scratch so far (it grows its scratch only when a larger execution
+     * needs it). */
+    SDPA_QUERY_SCRATCH_ALLOCATIONS = 5,
 } sdpa_query_t;
 
 /* ------------------------------------------------------------------------- */
@@ -362,7 +369,8 @@ typedef struct sdpa_backend_iface {
     void (*context_destroy)(sdpa_context_t *ctx);
     /* Fills out (whose struct_size/struct_version the caller sets). */
     sdpa_status_t (*context_get_features)(sdpa_context_t *ctx, sdpa_features_t *out);
-    /* Context-wide queries (SDPA_QUERY_MODULES_BUILT). */
+    /* Context-wide queries (SDPA_QUERY_MODULES_BUILT,
+     * SDPA_QUERY_SCRATCH_ALLOCATIONS). */
     sdpa_status_t (*context_query)(sdpa_context_t *ctx, sdpa_query_t what, void *out,
                                    size_t out_size);
 

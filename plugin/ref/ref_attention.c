@@ -46,12 +46,15 @@ static double softmax_row(const ref_exec_t *x, double *s)
         if (s[j] > max)
             max = s[j];
     }
-    if (max == -INFINITY && x->problem->softmax_kind == SDPA_SOFTMAX_INF_AS_ZERO) {
+    /* A row that sees no key: zeros with inf-as-zero, and in backward in
+     * either mode (sdpa.h: such a row contributes nothing to the gradients). */
+    if (max == -INFINITY && (x->problem->softmax_kind == SDPA_SOFTMAX_INF_AS_ZERO ||
+                             x->problem->prop_kind == SDPA_BACKWARD)) {
         for (int64_t j = 0; j < sk; j++)
             s[j] = 0.0;
         return -INFINITY;
     }
-    /* ACCURATE with every key masked: exp(-inf - -inf) is NaN, as specified. */
+    /* Forward, ACCURATE, every key masked: exp(-inf - -inf) is NaN, as specified. */
     double sum = 0.0;
     for (int64_t j = 0; j < sk; j++) {
         s[j] = exp(s[j] - max);

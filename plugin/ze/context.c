@@ -130,8 +130,8 @@ sdpa_status_t ze_context_get_features(sdpa_context_t *ctx, sdpa_features_t *out)
     f.subgroup_size = sdpa_device_subgroup_size(&ctx->device);
     f.has_f16 = (uint32_t)ctx->device.has_fp16;
     f.has_bf16 = (uint32_t)ctx->device.has_bf16;
-    f.has_backward = 0;
-    f.has_deterministic_backward = 0;
+    f.has_backward = 1;
+    f.has_deterministic_backward = 1;
     f.has_quantized_kv = 1;
     f.has_dropout = 0;
     sdpa_features_store(&f, out);
@@ -140,6 +140,10 @@ sdpa_status_t ze_context_get_features(sdpa_context_t *ctx, sdpa_features_t *out)
 
 sdpa_status_t ze_context_query(sdpa_context_t *ctx, sdpa_query_t what, void *out, size_t out_size)
 {
-    uint64_t built = ctx ? sdpa_module_cache_builds(ctx->modules) : 0;
-    return sdpa_context_query_answer(ctx, what, out, out_size, built);
+    sdpa_context_counters_t counters = {0, 0};
+    if (ctx) {
+        counters.modules_built = sdpa_module_cache_builds(ctx->modules);
+        counters.scratch_allocations = sdpa_scratch_allocations(ctx->scratch);
+    }
+    return sdpa_context_query_answer(ctx, what, out, out_size, &counters);
 }

@@ -26,8 +26,7 @@ sdpa_status_t ze_primitive_create(sdpa_context_t *ctx, const sdpa_problem_desc_t
     prim->ctx = ctx;
     pthread_mutex_init(&prim->launch_lock, NULL);
     if (prim->problem.prop_kind == SDPA_BACKWARD)
-        status = sdpa_fail(SDPA_ERROR_UNSUPPORTED, "prop_kind = SDPA_BACKWARD: the ze backend "
-                                                   "does not implement backward yet");
+        status = ze_bwd_prepare(prim);
     else
         status = ze_fwd_prepare(prim);
     if (status != SDPA_SUCCESS) {
@@ -44,6 +43,7 @@ void ze_primitive_destroy(sdpa_primitive_t *prim)
         return;
     if (prim->fwd_kernel)
         zeKernelDestroy(prim->fwd_kernel);
+    ze_bwd_release(prim);
     pthread_mutex_destroy(&prim->launch_lock);
     free(prim);
 }
@@ -54,8 +54,10 @@ sdpa_status_t ze_primitive_query(sdpa_primitive_t *prim, sdpa_query_t what, void
     if (prim == NULL)
         return sdpa_primitive_query_answer(prim, what, out, out_size, 0, 0, "");
     size_t workspace = sdpa_workspace_bytes(&prim->problem, &prim->shape);
-    return sdpa_primitive_query_answer(prim, what, out, out_size, workspace, 0,
-                                       prim->fwd.config_string);
+    int backward = prim->problem.prop_kind == SDPA_BACKWARD;
+    return sdpa_primitive_query_answer(
+            prim, what, out, out_size, workspace, backward ? prim->bwd.scratch.total_bytes : 0,
+            backward ? prim->bwd.config_string : prim->fwd.config_string);
 }
 
 /* The plan's constants assume each base pointer is as aligned as the rows
@@ -78,17 +80,20 @@ sdpa_status_t ze_primitive_execute(sdpa_primitive_t *prim, const sdpa_exec_args_
     sdpa_status_t status = sdpa_exec_args_check(&prim->problem, args, &checked);
     if (status != SDPA_SUCCESS)
         return status;
-    const sdpa_fwd_plan_t *plan = &prim->fwd;
-    if ((status = check_alignment("q", checked.q, plan->q_align)) != SDPA_SUCCESS ||
-        (status = check_alignment("k", checked.k, plan->k_align)) != SDPA_SUCCESS ||
-        (status = check_alignment("v", checked.v, plan->v_align)) != SDPA_SUCCESS ||
-        (status = check_alignment("dst", checked.dst, plan->dst_align)) != SDPA_SUCCESS)
-        return status;
+    int backward = prim->problem.prop_kind == SDPA_BACKWARD;
+    if (!backward) {
+        const sdpa_fwd_plan_t *plan = &prim->fwd;
+        if ((status = check_alignment("q", checked.q, plan->q_align)) != SDPA_SUCCESS ||
+            (status = check_alignment("k", checked.k, plan->k_align)) != SDPA_SUCCESS ||
+            (status = check_alignment("v", checked.v, plan->v_align)) != SDPA_SUCCESS ||
+            (status = check_alignment("dst", checked.dst, plan->dst_align)) != SDPA_SUCCESS)
+            return status;
+    }
 
     ze_command_list_handle_t list =
             checked.command_list ? checked.command_list : prim->ctx->command_list;
     pthread_mutex_lock(&prim->launch_lock);
-    status = ze_fwd_execute(prim, &checked, list);
+    status = backward ? ze_bwd_execute(prim, &checked, list) : ze_fwd_execute(prim, &checked, list);
     pthread_mutex_unlock(&prim->launch_lock);
     return status;
 }

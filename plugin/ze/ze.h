@@ -21,6 +21,7 @@
 
 #include <level_zero/ze_api.h>
 
+#include "bwd_plan.h"
 #include "device.h"
 #include "fwd_plan.h"
 #include "module_cache.h"
@@ -54,6 +55,13 @@ struct sdpa_primitive {
     /* Forward. */
     sdpa_fwd_plan_t fwd;
     ze_kernel_handle_t fwd_kernel;
+
+    /* Backward: the pipeline's kernels, and the strides buffer in host USM
+     * (each execution copies it into the scratch, so it must stay alive as
+     * long as executions may be pending: the primitive's lifetime). */
+    sdpa_bwd_plan_t bwd;
+    ze_kernel_handle_t bwd_pre, bwd_main, bwd_dq, bwd_post;
+    int64_t *bwd_strides_host;
 };
 
 /* context.c */
@@ -78,6 +86,12 @@ sdpa_status_t ze_kernel_from_cache(sdpa_context_t *ctx, const char *source, int 
 /* Typed argument setters; the message names the kernel argument. */
 sdpa_status_t ze_set_arg(ze_kernel_handle_t kernel, uint32_t index, size_t size, const void *value);
 sdpa_status_t ze_set_ptr(ze_kernel_handle_t kernel, uint32_t index, const void *pointer);
+
+/* bwd.c */
+sdpa_status_t ze_bwd_prepare(sdpa_primitive_t *prim);
+void ze_bwd_release(sdpa_primitive_t *prim);
+sdpa_status_t ze_bwd_execute(sdpa_primitive_t *prim, const sdpa_exec_args_t *args,
+                             ze_command_list_handle_t list);
 
 /* fwd.c */
 sdpa_status_t ze_fwd_prepare(sdpa_primitive_t *prim);

@@ -63,18 +63,28 @@ void sdpa_features_store(const sdpa_features_t *features, sdpa_features_t *out)
 }
 
 sdpa_status_t sdpa_context_query_answer(const sdpa_context_t *ctx, sdpa_query_t what, void *out,
-                                        size_t out_size, uint64_t modules_built)
+                                        size_t out_size, const sdpa_context_counters_t *counters)
 {
     if (ctx == NULL || out == NULL)
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "%s is NULL", ctx == NULL ? "ctx" : "out");
-    if (what != SDPA_QUERY_MODULES_BUILT)
+    uint64_t value;
+    const char *name;
+    if (what == SDPA_QUERY_MODULES_BUILT) {
+        value = counters->modules_built;
+        name = "SDPA_QUERY_MODULES_BUILT";
+    } else if (what == SDPA_QUERY_SCRATCH_ALLOCATIONS) {
+        value = counters->scratch_allocations;
+        name = "SDPA_QUERY_SCRATCH_ALLOCATIONS";
+    } else {
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
-                         "what = %d: contexts answer only SDPA_QUERY_MODULES_BUILT (4)", (int)what);
+                         "what = %d: contexts answer only SDPA_QUERY_MODULES_BUILT (4) and "
+                         "SDPA_QUERY_SCRATCH_ALLOCATIONS (5)",
+                         (int)what);
+    }
     if (out_size < sizeof(uint64_t))
-        return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
-                         "out_size = %zu: SDPA_QUERY_MODULES_BUILT needs %zu bytes", out_size,
-                         sizeof(uint64_t));
-    memcpy(out, &modules_built, sizeof(modules_built));
+        return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "out_size = %zu: %s needs %zu bytes",
+                         out_size, name, sizeof(uint64_t));
+    memcpy(out, &value, sizeof(value));
     return SDPA_SUCCESS;
 }
 
@@ -105,8 +115,11 @@ sdpa_status_t sdpa_primitive_query_answer(const sdpa_primitive_t *prim, sdpa_que
         snprintf(out, out_size, "%s", config_string);
         return SDPA_SUCCESS;
     case SDPA_QUERY_MODULES_BUILT:
+    case SDPA_QUERY_SCRATCH_ALLOCATIONS:
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
-                         "what = SDPA_QUERY_MODULES_BUILT: a context query, not a primitive one");
+                         "what = %s: a context query, not a primitive one",
+                         what == SDPA_QUERY_MODULES_BUILT ? "SDPA_QUERY_MODULES_BUILT"
+                                                          : "SDPA_QUERY_SCRATCH_ALLOCATIONS");
     }
     return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "what = %d: not a valid sdpa_query_t", (int)what);
 }

@@ -26,10 +26,16 @@ sdpa_status_t sdpa_features_begin(const sdpa_context_t *ctx, const sdpa_features
                                   sdpa_features_t *features);
 void sdpa_features_store(const sdpa_features_t *features, sdpa_features_t *out);
 
-/* context_query: checks ctx, out and what (only SDPA_QUERY_MODULES_BUILT is a
- * context query), then stores modules_built. */
+/* What a context counts. */
+typedef struct sdpa_context_counters {
+    uint64_t modules_built;       /* SDPA_QUERY_MODULES_BUILT */
+    uint64_t scratch_allocations; /* SDPA_QUERY_SCRATCH_ALLOCATIONS */
+} sdpa_context_counters_t;
+
+/* context_query: checks ctx, out and what (SDPA_QUERY_MODULES_BUILT or
+ * SDPA_QUERY_SCRATCH_ALLOCATIONS), then stores the counter asked for. */
 sdpa_status_t sdpa_context_query_answer(const sdpa_context_t *ctx, sdpa_query_t what, void *out,
-                                        size_t out_size, uint64_t modules_built);
+                                        size_t out_size, const sdpa_context_counters_t *counters);
 
 /* primitive_query: checks prim, out and what; answers the size queries and
  * the configuration string from the values given. */

@@ -1,0 +1,277 @@
+/* bwd_plan.c - variant, configuration, constants, scratch and geometry of a
+ * backward execution. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "bwd_plan.h"
+#include "error.h"
+#include "fwd_plan.h"
+#include "kernel_abi_bwd.h"
+
+#define THIN_Q_MAX_QUERIES 16
+
+void sdpa_bwd_config_query_for(const sdpa_problem_desc_t *problem, const sdpa_shape_t *shape,
+                               const sdpa_device_info_t *device, sdpa_config_query_t *out)
+{
+    unsigned props = 0;
+    if (shape->q_len <= THIN_Q_MAX_QUERIES)
+        props |= SDPA_CONFIG_THIN_Q;
+    if (device->integrated)
+        props |= SDPA_CONFIG_INTEGRATED;
+    if (SDPA_KERNELS_USE_FMA)
+        props |= SDPA_CONFIG_FMA;
+    if (problem->q.dtype == SDPA_DTYPE_F32)
+        props |= SDPA_CONFIG_F32;
+    *out = (sdpa_config_query_t){device->device_class, shape->head_size, shape->k_len, props};
+}
+
+static void set_constants(sdpa_bwd_plan_t *plan, const sdpa_problem_desc_t *p,
+                          const sdpa_shape_t *shape)
+{
+    sdpa_spec_values_t *v = &plan->constants;
+    const sdpa_bwd_config_t *c = &plan->config;
+    int mask_buffer = p->mask_kind == SDPA_MASK_BUFFER;
+    int dropout = p->dropout.enabled != 0;
+
+    sdpa_spec_values_init(v);
+    sdpa_spec_values_set_int(v, SDPA_SC_QRY_DT, p->q.dtype);
+    sdpa_spec_values_set_int(v, SDPA_SC_KEY_DT, p->k.dtype);
+    sdpa_spec_values_set_int(v, SDPA_SC_VAL_DT, p->v.dtype);
+    sdpa_spec_values_set_int(v, SDPA_SC_DST_DT, p->dst.dtype);
+    sdpa_spec_values_set_int(v, SDPA_SC_MSK_DT, mask_buffer ? p->mask.dtype : SDPA_DTYPE_UNDEF);
+    sdpa_spec_values_set_int(v, SDPA_SC_SCALE_DT,
+                             p->scale_kind == SDPA_SCALE_DEVICE ? p->scale_dtype : SDPA_DTYPE_F32);
+    sdpa_spec_values_set_int(v, SDPA_SC_KV_GROUP_SIZE, (int32_t)shape->kv_group_size);
+    sdpa_spec_values_set_bool(v, SDPA_SC_TRANSPOSE_K, p->k.strides[2] == 1 && p->k.strides[3] != 1);
+    sdpa_spec_values_set_bool(v, SDPA_SC_D_FULL, shape->head_size == plan->d_max);
+    sdpa_spec_values_set_bool(v, SDPA_SC_WITH_ATTN_SCALE, p->scale_kind != SDPA_SCALE_NONE);
+    sdpa_spec_values_set_bool(v, SDPA_SC_WITH_HOST_SCALE, p->scale_kind == SDPA_SCALE_HOST);
+    sdpa_spec_values_set_bool(v, SDPA_SC_INVERT_SCALE,
+                              p->scale_kind != SDPA_SCALE_NONE && p->invert_scale);
+    sdpa_spec_values_set_int(v, SDPA_SC_MASK_KIND, p->mask_kind);
+    sdpa_spec_values_set_bool(v, SDPA_SC_BROADCAST_MASK_Q, mask_buffer && p->mask.dims[2] == 1);
+    sdpa_spec_values_set_bool(v, SDPA_SC_SOFTMAX_INF_AS_ZERO,
+                              p->softmax_kind == SDPA_SOFTMAX_INF_AS_ZERO);
+
+    sdpa_spec_values_set_int(v, SDPA_SC_UNROLL_M_BCBR, c->unroll_m_bcbr);
+    sdpa_spec_values_set_int(v, SDPA_SC_UNROLL_N_BCBR, c->unroll_n_bcbr);
+    sdpa_spec_values_set_int(v, SDPA_SC_UNROLL_M_DBC, c->unroll_m_dbc);
+    sdpa_spec_values_set_int(v, SDPA_SC_UNROLL_N_DBC, c->unroll_n_dbc);
+    sdpa_spec_values_set_int(v, SDPA_SC_UNROLL_M_DBR, c->unroll_m_dbr);
+    sdpa_spec_values_set_int(v, SDPA_SC_UNROLL_N_DBR, c->unroll_n_dbr);
+    sdpa_spec_values_set_int(v, SDPA_SC_WG_M_BCBR, c->wg_m_bcbr);
+    sdpa_spec_values_set_int(v, SDPA_SC_WG_N_BCBR, c->wg_n_bcbr);
+    sdpa_spec_values_set_int(v, SDPA_SC_WG_M_DBC, c->wg_m_dbc);
+    sdpa_spec_values_set_int(v, SDPA_SC_WG_N_DBC, c->wg_n_dbc);
+    sdpa_spec_values_set_int(v, SDPA_SC_WG_M_DBR, c->wg_m_dbr);
+    sdpa_spec_values_set_int(v, SDPA_SC_WG_N_DBR, c->wg_n_dbr);
+
+    int with_ds = p->ds.dtype != SDPA_DTYPE_UNDEF;
+    sdpa_spec_values_set_bool(v, SDPA_SC_WITH_DS, with_ds);
+    sdpa_spec_values_set_int(v, SDPA_SC_DS_DT, with_ds ? p->ds.dtype : SDPA_DTYPE_UNDEF);
+    sdpa_spec_values_set_bool(v, SDPA_SC_DQ_F32_SCRATCH, plan->scratch.dq_f32_scratch);
+    sdpa_spec_values_set_bool(v, SDPA_SC_DKV_F32_SCRATCH, plan->scratch.dkv_f32_scratch);
+    sdpa_spec_values_set_bool(v, SDPA_SC_DKV_ATOMIC, plan->scratch.dkv_atomic);
+    sdpa_spec_values_set_bool(v, SDPA_SC_DETERMINISTIC,
+                              plan->scratch.mode == SDPA_BWD_MODE_DETERMINISTIC);
+
+    sdpa_spec_values_set_bool(v, SDPA_SC_WITH_DROPOUT, dropout);
+    sdpa_spec_values_set_bool(v, SDPA_SC_DROPOUT_HOST_SCALARS, dropout && p->dropout.host_scalars);
+    sdpa_spec_values_set_bool(v, SDPA_SC_DROPOUT_OFFSET, dropout && p->dropout.with_offset);
+}
+
+static void copy4(int64_t *out, const int64_t in[4])
+{
+    memcpy(out, in, 4 * sizeof(int64_t));
+}
+
+/* Strides of a dense [B, H, S, D] f32 buffer. */
+static void dense4(int64_t *out, int64_t heads, int64_t seq, int64_t d)
+{
+    out[0] = heads * seq * d;
+    out[1] = seq * d;
+    out[2] = d;
+    out[3] = 1;
+}
+
+/* The strides buffer: the inputs' strides, then where dQ, dK and dV go. */
+static void set_strides(sdpa_bwd_plan_t *plan, const sdpa_problem_desc_t *p,
+                        const sdpa_shape_t *shape)
+{
+    int64_t *s = plan->strides;
+    int64_t d = shape->head_size;
+    copy4(s + SDPA_BWD_STRIDE_K, p->k.strides);
+    copy4(s + SDPA_BWD_STRIDE_Q, p->q.strides);
+    copy4(s + SDPA_BWD_STRIDE_V, p->v.strides);
+    copy4(s + SDPA_BWD_STRIDE_A, p->dst.strides);
+    copy4(s + SDPA_BWD_STRIDE_DA, p->diff_dst.strides);
+
+    if (plan->dq_target == SDPA_BWD_TARGET_SCRATCH)
+        dense4(s + SDPA_BWD_STRIDE_DQ, shape->q_heads, shape->q_len, d);
+    else
+        copy4(s + SDPA_BWD_STRIDE_DQ, p->diff_q.strides);
+
+    if (plan->scratch.dkv_partials) {
+        dense4(s + SDPA_BWD_STRIDE_DK, shape->q_heads, shape->k_len, d);
+        dense4(s + SDPA_BWD_STRIDE_DV, shape->q_heads, shape->k_len, d);
+    } else if (plan->dkv_target == SDPA_BWD_TARGET_SCRATCH) {
+        dense4(s + SDPA_BWD_STRIDE_DK, shape->kv_heads, shape->k_len, d);
+        dense4(s + SDPA_BWD_STRIDE_DV, shape->kv_heads, shape->k_len, d);
+    } else {
+        copy4(s + SDPA_BWD_STRIDE_DK, p->diff_k.strides);
+        copy4(s + SDPA_BWD_STRIDE_DV, p->diff_v.strides);
+    }
+
+    for (int axis = 0; axis < 4; axis++) {
+        plan->mask_strides[axis] = p->mask_kind == SDPA_MASK_BUFFER && p->mask.dims[axis] > 1
+                                           ? p->mask.strides[axis]
+                                           : 0;
+        plan->ds_strides[axis] = p->ds.dtype != SDPA_DTYPE_UNDEF ? p->ds.strides[axis] : 0;
+    }
+}
+
+static uint32_t div_up(int64_t a, int64_t b)
+{
+    return (uint32_t)((a + b - 1) / b);
+}
+
+/* A postprocess from an f32 scratch region into a gradient. */
+static void add_post(sdpa_bwd_plan_t *plan, sdpa_bwd_buffer_t dst, sdpa_scratch_region_t src,
+                     const sdpa_tensor_desc_t *gradient, int64_t src_heads, int32_t slices)
+{
+    sdpa_bwd_post_t *post = &plan->posts[plan->num_posts++];
+    int64_t heads = gradient->dims[1], seq = gradient->dims[2], d = gradient->dims[3];
+    post->dst = dst;
+    post->src = src;
+    post->head_size = (int32_t)d;
+    post->seq_len = (int32_t)seq;
+    post->slices = slices;
+    /* Partials [B, Hq, S, D]: K/V head h sums query heads h*G .. h*G + G-1,
+     * so the head stride spans G slices and the slices are one head apart. */
+    dense4(post->src_strides, src_heads, seq, d);
+    post->src_strides[1] = (int64_t)slices * seq * d;
+    post->slice_stride = seq * d;
+    copy4(post->dst_strides, gradient->strides);
+    post->group_count[0] = div_up(seq, SDPA_BWD_POST_ROWS);
+    post->group_count[1] = (uint32_t)heads;
+    post->group_count[2] = (uint32_t)gradient->dims[0];
+}
+
+static void set_posts(sdpa_bwd_plan_t *plan, const sdpa_problem_desc_t *p,
+                      const sdpa_shape_t *shape)
+{
+    const sdpa_bwd_scratch_t *s = &plan->scratch;
+    if (s->dq_f32_scratch)
+        add_post(plan, SDPA_BWD_BUFFER_DIFF_Q, s->dq, &p->diff_q, shape->q_heads, 1);
+    if (s->dkv_partials) {
+        int32_t g = (int32_t)shape->kv_group_size;
+        add_post(plan, SDPA_BWD_BUFFER_DIFF_K, s->dk, &p->diff_k, shape->q_heads, g);
+        add_post(plan, SDPA_BWD_BUFFER_DIFF_V, s->dv, &p->diff_v, shape->q_heads, g);
+    } else if (s->dkv_f32_scratch) {
+        add_post(plan, SDPA_BWD_BUFFER_DIFF_K, s->dk, &p->diff_k, shape->kv_heads, 1);
+        add_post(plan, SDPA_BWD_BUFFER_DIFF_V, s->dv, &p->diff_v, shape->kv_heads, 1);
+    }
+}
+
+static sdpa_status_t set_geometry(sdpa_bwd_plan_t *plan, const sdpa_shape_t *shape,
+                                  const sdpa_device_info_t *device)
+{
+    const sdpa_bwd_config_t *c = &plan->config;
+    int64_t bc = (int64_t)c->unroll_m_bcbr * c->wg_m_bcbr;
+    int64_t br = (int64_t)c->unroll_n_bcbr * c->wg_n_bcbr;
+    uint32_t sg = plan->subgroup_size;
+
+    plan->pre_local[0] = sg;
+    plan->pre_local[1] = SDPA_BWD_PRE_SUBGROUPS;
+    plan->pre_local[2] = 1;
+    plan->pre_groups[0] = div_up(shape->q_len, SDPA_BWD_PRE_ROWS);
+    plan->pre_groups[1] = (uint32_t)shape->q_heads;
+    plan->pre_groups[2] = (uint32_t)shape->batch;
+
+    plan->local_size[0] = sg;
+    plan->local_size[1] = (uint32_t)(c->wg_m_bcbr * c->wg_n_bcbr);
+    plan->local_size[2] = 1;
+    plan->main_groups[0] = div_up(shape->k_len, bc);
+    plan->main_groups[1] = (uint32_t)shape->q_heads;
+    plan->main_groups[2] = (uint32_t)shape->batch;
+    plan->dq_groups[0] = div_up(shape->q_len, SDPA_BWD_DQ_QUERIES(bc, br));
+    plan->dq_groups[1] = (uint32_t)shape->q_heads;
+    plan->dq_groups[2] = (uint32_t)shape->batch;
+    plan->slm_bytes = (uint32_t)SDPA_BWD_SLM_BYTES(shape->head_size, bc, br);
+    plan->dq_slm_bytes = (uint32_t)SDPA_BWD_DQ_SLM_BYTES(shape->head_size, bc, br);
+
+    plan->post_local[0] = sg;
+    plan->post_local[1] = SDPA_BWD_POST_SUBGROUPS;
+    plan->post_local[2] = 1;
+
+    const uint32_t *groups[3] = {plan->pre_groups, plan->main_groups, plan->dq_groups};
+    for (int g = 0; g < 3; g++)
+        for (int i = 0; i < 3; i++) {
+            uint32_t max =
+                    device->max_group_count_xyz[i] ? device->max_group_count_xyz[i] : UINT32_MAX;
+            if (groups[g][i] > max)
+                return sdpa_fail(SDPA_ERROR_UNSUPPORTED,
+                                 "backward group count %c = %" PRIu32
+                                 " exceeds the device's %" PRIu32,
+                                 "xyz"[i], groups[g][i], max);
+        }
+    return SDPA_SUCCESS;
+}
+
+sdpa_status_t sdpa_bwd_plan_make(const sdpa_problem_desc_t *problem, const sdpa_shape_t *shape,
+                                 const sdpa_device_info_t *device, sdpa_bwd_plan_t *out)
+{
+    if (problem->prop_kind != SDPA_BACKWARD)
+        return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
+                         "prop_kind = %d: the backward plan serves BACKWARD only",
+                         (int)problem->prop_kind);
+    sdpa_bwd_plan_t plan;
+    memset(&plan, 0, sizeof(plan));
+    plan.subgroup_size = sdpa_device_subgroup_size(device);
+    if (plan.subgroup_size == 0)
+        return sdpa_fail(SDPA_ERROR_UNSUPPORTED,
+                         "device \"%s\" supports none of the sub-group sizes the kernels are "
+                         "built for",
+                         device->name);
+    plan.d_max = sdpa_head_size_bucket(shape->head_size);
+    if (plan.d_max == 0 || plan.d_max > SDPA_BWD_MAX_HEAD_SIZE)
+        return sdpa_fail(SDPA_ERROR_UNSUPPORTED,
+                         "head size %" PRId64 ": backward serves head sizes 1..%d",
+                         shape->head_size, SDPA_BWD_MAX_HEAD_SIZE);
+
+    sdpa_config_query_t query;
+    sdpa_bwd_config_query_for(problem, shape, device, &query);
+    sdpa_kernel_target_t target = {device, plan.subgroup_size, plan.d_max, shape->head_size};
+    sdpa_status_t status = sdpa_bwd_config_choose(&query, &target, &plan.config, &plan.source);
+    if (status != SDPA_SUCCESS)
+        return status;
+
+    status = sdpa_bwd_scratch_plan(problem, shape, sdpa_bwd_mode_of(problem), &plan.scratch);
+    if (status != SDPA_SUCCESS)
+        return status;
+    const sdpa_bwd_scratch_t *s = &plan.scratch;
+    if (s->mode == SDPA_BWD_MODE_ATOMIC)
+        plan.dq_target = s->dq_f32_scratch ? SDPA_BWD_TARGET_SCRATCH : SDPA_BWD_TARGET_OUTPUT;
+    plan.dkv_target = (s->dkv_f32_scratch || s->dkv_partials) ? SDPA_BWD_TARGET_SCRATCH
+                                                              : SDPA_BWD_TARGET_OUTPUT;
+
+    status = set_geometry(&plan, shape, device);
+    if (status != SDPA_SUCCESS)
+        return status;
+    plan.head_size = (int32_t)shape->head_size;
+    plan.k_len = (int32_t)shape->k_len;
+    plan.q_len = (int32_t)shape->q_len;
+    set_strides(&plan, problem, shape);
+    set_posts(&plan, problem, shape);
+    set_constants(&plan, problem, shape);
+    plan.build_flags = "";
+
+    char cfg[128];
+    snprintf(plan.config_string, sizeof(plan.config_string), "bwd d%d sg%" PRIu32 " %s cfg=%s (%s)",
+             plan.d_max, plan.subgroup_size,
+             s->mode == SDPA_BWD_MODE_DETERMINISTIC ? "deterministic" : "atomic",
+             sdpa_bwd_config_format(&plan.config, cfg, sizeof(cfg)), plan.source.text);
+    *out = plan;
+    return SDPA_SUCCESS;
+}

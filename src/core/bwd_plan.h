@@ -1,0 +1,91 @@
+/*
+ * bwd_plan.h - everything about a backward execution that is fixed when the
+ * primitive is created: the SPIR-V variant and configuration, the
+ * specialization constants, the scratch layout and zero fills, the strides
+ * buffer's contents, and the geometry of each launch of the pipeline
+ * (kernel_abi_bwd.h):
+ *
+ *   fills -> copy strides -> preprocess -> main -> [dq pass] -> postprocesses
+ *
+ * The ze backend appends them in that order with a barrier between
+ * dependent steps.
+ */
+#ifndef SDPA_CORE_BWD_PLAN_H
+#define SDPA_CORE_BWD_PLAN_H
+
+#include <stdint.h>
+
+#include "bwd_scratch.h"
+#include "config_choose.h"
+#include "device.h"
+#include "kernel_abi.h"
+#include "kernel_config.h"
+#include "problem.h"
+#include "sdpa.h"
+#include "spec_values.h"
+
+/* The largest head size backward serves (its largest SPIR-V variant; the
+ * device's local memory may lower it, which the configuration checks say). */
+#define SDPA_BWD_MAX_HEAD_SIZE 512
+
+/* Where a gradient buffer a kernel writes lives. */
+typedef enum sdpa_bwd_target {
+    SDPA_BWD_TARGET_NONE = 0, /* not used */
+    SDPA_BWD_TARGET_OUTPUT,   /* the caller's diff_q / diff_k / diff_v */
+    SDPA_BWD_TARGET_SCRATCH,  /* a scratch region (sdpa_bwd_scratch_t) */
+} sdpa_bwd_target_t;
+
+/* One sdpa_bwd_postprocess launch: f32 sums to a gradient. */
+typedef struct sdpa_bwd_post {
+    sdpa_bwd_buffer_t dst;     /* SDPA_BWD_BUFFER_DIFF_Q, _DIFF_K or _DIFF_V */
+    sdpa_scratch_region_t src; /* in the scratch */
+    int32_t head_size, seq_len, slices;
+    int64_t slice_stride;
+    int64_t src_strides[4], dst_strides[4];
+    uint32_t group_count[3];
+} sdpa_bwd_post_t;
+
+typedef struct sdpa_bwd_plan {
+    int d_max;
+    uint32_t subgroup_size;
+    sdpa_bwd_config_t config;
+    sdpa_config_source_t source;
+    /* Every backward constant; the postprocess reads only QRY_DT. */
+    sdpa_spec_values_t constants;
+    const char *build_flags;
+
+    sdpa_bwd_scratch_t scratch;
+    /* Where sdpa_bwd adds dQ (ATOMIC mode; NONE in DETERMINISTIC mode, where
+     * sdpa_bwd_dq writes diff_q) and puts dK, dV. */
+    sdpa_bwd_target_t dq_target, dkv_target;
+
+    /* The strides buffer (kernel_abi_bwd.h), copied to scratch.strides. */
+    int64_t strides[SDPA_BWD_STRIDES_COUNT];
+    /* Mask and dS strides arguments (mask: 0 on broadcast dims). */
+    int64_t mask_strides[4], ds_strides[4];
+    int32_t head_size, k_len, q_len;
+
+    uint32_t pre_local[3], pre_groups[3];
+    uint32_t local_size[3]; /* sdpa_bwd and sdpa_bwd_dq */
+    uint32_t main_groups[3], dq_groups[3];
+    uint32_t slm_bytes, dq_slm_bytes;
+    uint32_t post_local[3];
+    uint32_t num_posts;
+    sdpa_bwd_post_t posts[3];
+
+    char config_string[192];
+} sdpa_bwd_plan_t;
+
+/* The configuration-table query of a backward problem: oneDNN's (thin when
+ * Sq <= 16, never quantized, keyed by Sk). */
+void sdpa_bwd_config_query_for(const sdpa_problem_desc_t *problem, const sdpa_shape_t *shape,
+                               const sdpa_device_info_t *device, sdpa_config_query_t *out);
+
+/* Plans the backward pass of problem (checked, prop_kind BACKWARD) on
+ * device. Returns SDPA_SUCCESS, SDPA_ERROR_INVALID_CONFIG (a bad
+ * BWD_SDPA_CONFIG), or SDPA_ERROR_UNSUPPORTED (head size above the largest
+ * backward variant, no configuration fits the device, or sizes overflow). */
+sdpa_status_t sdpa_bwd_plan_make(const sdpa_problem_desc_t *problem, const sdpa_shape_t *shape,
+                                 const sdpa_device_info_t *device, sdpa_bwd_plan_t *out);
+
+#endif /* SDPA_CORE_BWD_PLAN_H */
