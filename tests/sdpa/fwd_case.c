@@ -117,11 +117,6 @@ static void quant_param_layout(const fwd_case_t *c, sdpa_quant_kind_t kind, int6
     tensor_layout(out, dtype, d, ORDER_BHSD, 0);
 }
 
-typedef struct fwd_buffers {
-    test_tensor_t q, k, v, dst, dst_ref, mask, ws, ws_ref, scale;
-    test_tensor_t k_scales, k_zp, v_scales, v_zp;
-} fwd_buffers_t;
-
 static void alloc_quant(test_env_t *env, const fwd_case_t *c, const sdpa_quant_desc_t *q,
                         test_tensor_t *scales, test_tensor_t *zp, test_rng_t *rng)
 {
@@ -185,8 +180,8 @@ static void fill_mask(test_tensor_t *t, const fwd_case_t *c, test_rng_t *rng)
             }
 }
 
-static void alloc_buffers(test_env_t *env, const fwd_case_t *c, const sdpa_problem_desc_t *p,
-                          fwd_buffers_t *b, test_rng_t *rng)
+void fwd_buffers_alloc(test_env_t *env, const fwd_case_t *c, const sdpa_problem_desc_t *p,
+                       fwd_buffers_t *b, test_rng_t *rng)
 {
     memset(b, 0, sizeof(*b));
     void (*alloc)(test_env_t *, test_tensor_t *, const sdpa_tensor_desc_t *) =
@@ -224,7 +219,7 @@ static void alloc_buffers(test_env_t *env, const fwd_case_t *c, const sdpa_probl
     alloc_quant(env, c, &c->v_quant, &b->v_scales, &b->v_zp, rng);
 }
 
-static void free_buffers(test_env_t *env, fwd_buffers_t *b)
+void fwd_buffers_free(test_env_t *env, fwd_buffers_t *b)
 {
     test_tensor_t *all[] = {&b->q,    &b->k,        &b->v,      &b->dst,   &b->dst_ref,
                             &b->mask, &b->ws,       &b->ws_ref, &b->scale, &b->k_scales,
@@ -233,8 +228,7 @@ static void free_buffers(test_env_t *env, fwd_buffers_t *b)
         tensor_free(env, all[i]);
 }
 
-static void exec_args(const fwd_case_t *c, const fwd_buffers_t *b, int reference,
-                      sdpa_exec_args_t *a)
+void fwd_exec_args(const fwd_case_t *c, const fwd_buffers_t *b, int reference, sdpa_exec_args_t *a)
 {
     memset(a, 0, sizeof(*a));
     a->struct_size = sizeof(*a);
@@ -263,9 +257,9 @@ static double value_bound(const fwd_case_t *c)
     return 0.05 * (sdpa_dtype_bits(c->v_dtype) == 4 ? 16 + 7 : 256 + 20);
 }
 
-static void run_backend(const sdpa_backend_iface_t *be, sdpa_context_t *ctx,
-                        const sdpa_problem_desc_t *p, const sdpa_exec_args_t *a, const char *name,
-                        const char *what)
+void run_on_backend(const sdpa_backend_iface_t *be, sdpa_context_t *ctx,
+                    const sdpa_problem_desc_t *p, const sdpa_exec_args_t *a, const char *name,
+                    const char *what)
 {
     sdpa_primitive_t *prim = NULL;
     sdpa_status_t st = be->primitive_create(ctx, p, &prim);
@@ -283,13 +277,13 @@ double fwd_case_run(test_env_t *env, const fwd_case_t *c, uint64_t seed)
     fwd_case_problem(c, &p);
     test_rng_t rng = {seed};
     fwd_buffers_t b;
-    alloc_buffers(env, c, &p, &b, &rng);
+    fwd_buffers_alloc(env, c, &p, &b, &rng);
 
     sdpa_exec_args_t a;
-    exec_args(c, &b, 0, &a);
-    run_backend(env->ze, env->ze_ctx, &p, &a, "ze", what);
-    exec_args(c, &b, 1, &a);
-    run_backend(env->ref, env->ref_ctx, &p, &a, "ref", what);
+    fwd_exec_args(c, &b, 0, &a);
+    run_on_backend(env->ze, env->ze_ctx, &p, &a, "ze", what);
+    fwd_exec_args(c, &b, 1, &a);
+    run_on_backend(env->ref, env->ref_ctx, &p, &a, "ref", what);
 
     /* Tolerance: O is rounded once to its dtype by both backends (so they may
      * differ by one unit in the last place), plus the accumulation error of
@@ -326,6 +320,6 @@ double fwd_case_run(test_env_t *env, const fwd_case_t *c, uint64_t seed)
         if (w.worst_ratio > worst)
             worst = w.worst_ratio;
     }
-    free_buffers(env, &b);
+    fwd_buffers_free(env, &b);
     return worst;
 }

@@ -45,6 +45,27 @@ void fwd_case_describe(const fwd_case_t *c, char *out, size_t size);
 /* The problem descriptor of c (without tensors' data). */
 void fwd_case_problem(const fwd_case_t *c, sdpa_problem_desc_t *out);
 
+/* The buffers of a forward case. */
+typedef struct fwd_buffers {
+    test_tensor_t q, k, v, dst, dst_ref, mask, ws, ws_ref, scale;
+    test_tensor_t k_scales, k_zp, v_scales, v_zp;
+} fwd_buffers_t;
+
+/* Allocates and fills the inputs of c (problem p) from rng; outputs are
+ * 0xff-filled. */
+void fwd_buffers_alloc(test_env_t *env, const fwd_case_t *c, const sdpa_problem_desc_t *p,
+                       fwd_buffers_t *b, test_rng_t *rng);
+void fwd_buffers_free(test_env_t *env, fwd_buffers_t *b);
+
+/* Execution arguments for c's buffers; reference selects dst_ref/ws_ref. */
+void fwd_exec_args(const fwd_case_t *c, const fwd_buffers_t *b, int reference, sdpa_exec_args_t *a);
+
+/* Creates a primitive for p on backend be, executes a, destroys it;
+ * asserts success, naming what. */
+void run_on_backend(const sdpa_backend_iface_t *be, sdpa_context_t *ctx,
+                    const sdpa_problem_desc_t *p, const sdpa_exec_args_t *a, const char *name,
+                    const char *what);
+
 /* Runs c on ze and ref and asserts (Check) that O (and the log-sum-exp
  * workspace when training) agree within tolerances that follow from the
  * dtypes, D and Sk, and that nothing wrote outside O. Returns the worst

@@ -1,0 +1,230 @@
+/* bwd_case.c - a backward case on ze against ref. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "bwd_case.h"
+#include "element.h"
+#include "problem.h"
+
+void bwd_case_init(bwd_case_t *c, int64_t batch, int64_t q_heads, int64_t kv_heads, int64_t q_len,
+                   int64_t k_len, int64_t head_size)
+{
+    memset(c, 0, sizeof(*c));
+    fwd_case_init(&c->fwd, batch, q_heads, kv_heads, q_len, k_len, head_size);
+}
+
+void bwd_case_problem(const bwd_case_t *c, sdpa_problem_desc_t *p)
+{
+    fwd_case_problem(&c->fwd, p);
+    p->prop_kind = SDPA_BACKWARD;
+    p->diff_dst = p->dst;
+    p->diff_q = p->q;
+    p->diff_k = p->k;
+    p->diff_v = p->v;
+    p->diff_k.dtype = p->diff_v.dtype = p->q.dtype;
+    if (c->gradient_layouts_differ) {
+        /* Dense gradients whatever the inputs' layouts. */
+        tensor_layout(&p->diff_q, p->q.dtype, p->q.dims, ORDER_BHSD, 0);
+        tensor_layout(&p->diff_k, p->q.dtype, p->k.dims, ORDER_BSHD, 1);
+        tensor_layout(&p->diff_v, p->q.dtype, p->v.dims, ORDER_HBSD, 0);
+        tensor_layout(&p->diff_dst, p->dst.dtype, p->dst.dims, ORDER_BSHD, 0);
+    }
+    if (c->ds_dtype != SDPA_DTYPE_UNDEF) {
+        int64_t d[4] = {c->fwd.batch, c->fwd.q_heads, c->fwd.q_len, c->fwd.k_len};
+        tensor_layout(&p->ds, c->ds_dtype, d, ORDER_BHSD, 0);
+    }
+    p->deterministic = (uint32_t)c->deterministic;
+}
+
+typedef struct grads {
+    test_tensor_t dq, dk, dv, ds;
+} grads_t;
+
+static void grads_alloc(test_env_t *env, const sdpa_problem_desc_t *p, grads_t *g)
+{
+    memset(g, 0, sizeof(*g));
+    tensor_alloc(env, &g->dq, &p->diff_q);
+    tensor_alloc(env, &g->dk, &p->diff_k);
+    tensor_alloc(env, &g->dv, &p->diff_v);
+    if (p->ds.dtype != SDPA_DTYPE_UNDEF)
+        tensor_alloc(env, &g->ds, &p->ds);
+}
+
+static void grads_free(test_env_t *env, grads_t *g)
+{
+    tensor_free(env, &g->dq);
+    tensor_free(env, &g->dk);
+    tensor_free(env, &g->dv);
+    tensor_free(env, &g->ds);
+}
+
+static void set_grads(sdpa_exec_args_t *a, const grads_t *g)
+{
+    a->diff_q = g->dq.data;
+    a->diff_k = g->dk.data;
+    a->diff_v = g->dv.data;
+    a->ds = g->ds.data;
+}
+
+/* Largest |element| of a (finite elements only). */
+static double max_abs(const test_tensor_t *t)
+{
+    const sdpa_tensor_desc_t *d = &t->desc;
+    double m = 0;
+    int64_t i[4];
+    for (i[0] = 0; i[0] < d->dims[0]; i[0]++)
+        for (i[1] = 0; i[1] < d->dims[1]; i[1]++)
+            for (i[2] = 0; i[2] < d->dims[2]; i[2]++)
+                for (i[3] = 0; i[3] < d->dims[3]; i[3]++) {
+                    double v = fabs(sdpa_element_load(t->data,
+                                                      i[0] * d->strides[0] + i[1] * d->strides[1] +
+                                                              i[2] * d->strides[2] +
+                                                              i[3] * d->strides[3],
+                                                      d->dtype));
+                    if (isfinite(v) && v > m)
+                        m = v;
+                }
+    return m;
+}
+
+/* The magnitudes a gradient is built from, independent of cancellation
+ * (with Sk = 1, dS = P (dP - D_i) is exactly 0 in exact arithmetic but a
+ * rounding error of |dP| in f32): |dP| <= max|dO| max|V| sqrt(D)-ish sums,
+ * dQ and dK multiply dS by the score multiplier and max|K| or max|Q|, dV
+ * sums probabilities (at most 1 per query) times dO. */
+typedef struct grad_scales {
+    double dq, dk, dv, ds;
+} grad_scales_t;
+
+/* The cases pass scale 1/sqrt(D), or sqrt(D) with invert_scale: the scores'
+ * multiplier is 1/sqrt(D) either way (1 without a scale). */
+static double multiplier(const fwd_case_t *f)
+{
+    return f->scale_kind == SDPA_SCALE_NONE ? 1 : 1.0 / sqrt((double)f->head_size);
+}
+
+static void natural_scales(const fwd_case_t *f, const fwd_buffers_t *b, const test_tensor_t *d_dst,
+                           grad_scales_t *out)
+{
+    double dp = max_abs(d_dst) * max_abs(&b->v) * sqrt((double)f->head_size);
+    double m = multiplier(f);
+    out->ds = dp;
+    out->dq = m * dp * max_abs(&b->k) * sqrt((double)f->k_len);
+    out->dk = m * dp * max_abs(&b->q) * sqrt((double)f->q_len);
+    out->dv = max_abs(d_dst) * sqrt((double)f->q_len);
+}
+
+/* Tolerance of a gradient: f32 rounding that grows with the square root of
+ * the reduction lengths (Sq, Sk and D), plus the rounding of O to its dtype,
+ * which ze reads back to form D_i = rowsum(dO * O) while ref forms D_i from
+ * exact probabilities; relative to the larger of the gradient's largest
+ * element and the magnitude of its terms. tensor_compare adds one unit in the
+ * last place of the gradient's own dtype for its final rounding. */
+static double gradient_tolerance(const bwd_case_t *c, const test_tensor_t *want, double scale)
+{
+    const fwd_case_t *f = &c->fwd;
+    double terms = sqrt((double)(f->q_len + f->k_len + f->head_size));
+    double eps_o = f->q_dtype == SDPA_DTYPE_F32 ? 0 : sdpa_dtype_epsilon(f->q_dtype);
+    double magnitude = max_abs(want);
+    if (scale > magnitude)
+        magnitude = scale;
+    return 8 * magnitude * (0x1.0p-24 * terms + eps_o);
+}
+
+static double compare_grad(const bwd_case_t *c, const char *what, const char *name,
+                           const test_tensor_t *got, const test_tensor_t *want, double scale)
+{
+    compare_result_t r;
+    tensor_compare(&want->desc, got->data, want->data, gradient_tolerance(c, want, scale), 1.0, &r);
+    ck_assert_msg(r.bad == 0,
+                  "%s: %s differs in %lld of %lld elements; worst at [%lld,%lld,%lld,%lld]: ze "
+                  "%.9g ref %.9g tolerance %.3g",
+                  what, name, (long long)r.bad, (long long)r.checked, (long long)r.worst_idx[0],
+                  (long long)r.worst_idx[1], (long long)r.worst_idx[2], (long long)r.worst_idx[3],
+                  r.worst_got, r.worst_want, r.worst_tol);
+    ck_assert_msg(tensor_padding_intact(got), "%s: ze wrote outside %s's elements", what, name);
+    return r.worst_ratio;
+}
+
+static void assert_same_bits(const test_tensor_t *a, const test_tensor_t *b, const char *what,
+                             const char *name)
+{
+    if (a->data)
+        ck_assert_msg(memcmp(a->data, b->data, a->bytes) == 0,
+                      "%s: %s differs between two deterministic runs", what, name);
+}
+
+double bwd_case_run(test_env_t *env, const bwd_case_t *c, uint64_t seed, int repeat_bits)
+{
+    char what[600];
+    fwd_case_describe(&c->fwd, what, sizeof(what));
+    size_t n = strlen(what);
+    snprintf(what + n, sizeof(what) - n, " BWD%s%s%s", c->deterministic ? " deterministic" : "",
+             c->ds_dtype ? " dS" : "", c->gradient_layouts_differ ? " own-layouts" : "");
+
+    /* Forward (training) on ref: O and the log-sum-exp the backward reads. */
+    fwd_case_t fc = c->fwd;
+    fc.training = 1;
+    sdpa_problem_desc_t pf;
+    fwd_case_problem(&fc, &pf);
+    test_rng_t rng = {seed};
+    fwd_buffers_t b;
+    fwd_buffers_alloc(env, &fc, &pf, &b, &rng);
+    sdpa_exec_args_t a;
+    fwd_exec_args(&fc, &b, 0, &a);
+    run_on_backend(env->ref, env->ref_ctx, &pf, &a, "ref (forward)", what);
+
+    sdpa_problem_desc_t p;
+    bwd_case_problem(c, &p);
+    /* O in the layout of diff_dst's twin: the problem's dst layout. */
+    test_tensor_t d_dst;
+    tensor_alloc(env, &d_dst, &p.diff_dst);
+    tensor_fill_uniform(&d_dst, &rng, -1, 1);
+
+    grads_t ze, ref;
+    grads_alloc(env, &p, &ze);
+    grads_alloc(env, &p, &ref);
+    a.diff_dst = d_dst.data;
+    set_grads(&a, &ze);
+    run_on_backend(env->ze, env->ze_ctx, &p, &a, "ze", what);
+    set_grads(&a, &ref);
+    run_on_backend(env->ref, env->ref_ctx, &p, &a, "ref", what);
+
+    grad_scales_t scales;
+    natural_scales(&c->fwd, &b, &d_dst, &scales);
+    double worst = compare_grad(c, what, "dQ", &ze.dq, &ref.dq, scales.dq);
+    double r = compare_grad(c, what, "dK", &ze.dk, &ref.dk, scales.dk);
+    worst = r > worst ? r : worst;
+    r = compare_grad(c, what, "dV", &ze.dv, &ref.dv, scales.dv);
+    worst = r > worst ? r : worst;
+    if (c->ds_dtype) {
+        r = compare_grad(c, what, "dS", &ze.ds, &ref.ds, scales.ds);
+        worst = r > worst ? r : worst;
+    }
+
+    if (repeat_bits) {
+        grads_t again;
+        grads_alloc(env, &p, &again);
+        set_grads(&a, &again);
+        sdpa_primitive_t *prim = NULL;
+        ck_assert_int_eq(env->ze->primitive_create(env->ze_ctx, &p, &prim), SDPA_SUCCESS);
+        for (int run = 0; run < 2; run++) {
+            ck_assert_msg(env->ze->primitive_execute(prim, &a) == SDPA_SUCCESS, "%s: %s", what,
+                          env->ze->last_error());
+            assert_same_bits(&again.dq, &ze.dq, what, "dQ");
+            assert_same_bits(&again.dk, &ze.dk, what, "dK");
+            assert_same_bits(&again.dv, &ze.dv, what, "dV");
+            assert_same_bits(&again.ds, &ze.ds, what, "dS");
+        }
+        env->ze->primitive_destroy(prim);
+        grads_free(env, &again);
+    }
+
+    grads_free(env, &ref);
+    grads_free(env, &ze);
+    tensor_free(env, &d_dst);
+    fwd_buffers_free(env, &b);
+    return worst;
+}

@@ -1,0 +1,464 @@
+/*
+ * test_bwd.c - backward attention on the ze backend against the ref
+ * backend's analytic double-precision gradients, a finite-difference check
+ * of ze's gradients against ze's own forward, bit-identical repeats in the
+ * deterministic mode, and scratch reuse across shapes.
+ */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bwd_case.h"
+#include "element.h"
+#include "problem.h"
+#include "ze_env.h"
+
+static test_env_t env;
+static int env_ready;
+static int cases_run;
+
+static void setup(void)
+{
+    if (!env_ready) {
+        ck_assert_int_eq(test_env_open(&env), 0);
+        env_ready = 1;
+    }
+}
+
+/* As in test_fwd.c: sizes that share a family's module (Sq > 16 and not a
+ * multiple of 8, one K/V head per query head); GQA, thin queries and exact
+ * multiples have families of their own. */
+typedef struct sizes {
+    int64_t batch, q_heads, kv_heads, q_len, k_len;
+} sizes_t;
+
+static const sizes_t family_sizes[] = {
+        {1, 2, 2, 37, 1},  {2, 1, 1, 37, 29}, {1, 2, 2, 75, 130},
+        {2, 1, 1, 21, 37}, {1, 1, 1, 53, 70},
+};
+#define FAMILY_SIZES (sizeof(family_sizes) / sizeof(family_sizes[0]))
+
+static void run_family(const bwd_case_t *base, const char *family)
+{
+    double worst = 0;
+    for (size_t i = 0; i < FAMILY_SIZES; i++) {
+        bwd_case_t c = *base;
+        const sizes_t *s = &family_sizes[i];
+        c.fwd.batch = s->batch;
+        c.fwd.q_heads = s->q_heads;
+        c.fwd.kv_heads = s->kv_heads;
+        c.fwd.q_len = s->q_len;
+        c.fwd.k_len = s->k_len;
+        double r = bwd_case_run(&env, &c, 2000 + i, 0);
+        worst = r > worst ? r : worst;
+        cases_run++;
+    }
+    printf("bwd family %-30s %zu cases, worst error/tolerance %.3f\n", family, (size_t)FAMILY_SIZES,
+           worst);
+}
+
+static void base_case(bwd_case_t *c, int64_t head_size, sdpa_dtype_t dt)
+{
+    bwd_case_init(c, 1, 1, 1, 1, 1, head_size);
+    c->fwd.q_dtype = c->fwd.k_dtype = c->fwd.v_dtype = dt;
+}
+
+START_TEST(dtypes)
+{
+    static const sdpa_dtype_t triples[][3] = {
+            {SDPA_DTYPE_F32, SDPA_DTYPE_F32, SDPA_DTYPE_F32},
+            {SDPA_DTYPE_F16, SDPA_DTYPE_F16, SDPA_DTYPE_F16},
+            {SDPA_DTYPE_BF16, SDPA_DTYPE_BF16, SDPA_DTYPE_BF16},
+            {SDPA_DTYPE_F16, SDPA_DTYPE_BF16, SDPA_DTYPE_F32},
+            {SDPA_DTYPE_F32, SDPA_DTYPE_F16, SDPA_DTYPE_BF16},
+    };
+    bwd_case_t c;
+    base_case(&c, 64, SDPA_DTYPE_F32);
+    c.fwd.q_dtype = triples[_i][0];
+    c.fwd.k_dtype = triples[_i][1];
+    c.fwd.v_dtype = triples[_i][2];
+    char name[64];
+    snprintf(name, sizeof(name), "dtypes q%s k%s v%s", sdpa_dtype_name(c.fwd.q_dtype),
+             sdpa_dtype_name(c.fwd.k_dtype), sdpa_dtype_name(c.fwd.v_dtype));
+    run_family(&c, name);
+}
+END_TEST
+
+static const int64_t head_sizes[] = {1, 7, 32, 33, 64, 80, 128, 160, 256};
+
+START_TEST(head_sizes_bf16)
+{
+    bwd_case_t c;
+    base_case(&c, head_sizes[_i], _i % 2 ? SDPA_DTYPE_BF16 : SDPA_DTYPE_F16);
+    char name[64];
+    snprintf(name, sizeof(name), "head size %lld", (long long)head_sizes[_i]);
+    run_family(&c, name);
+}
+END_TEST
+
+START_TEST(masks)
+{
+    bwd_case_t c;
+    base_case(&c, 64, SDPA_DTYPE_F16);
+    c.fwd.softmax = SDPA_SOFTMAX_INF_AS_ZERO;
+    const char *name = "";
+    switch (_i) {
+    case 0:
+        c.fwd.mask_kind = SDPA_MASK_BUFFER;
+        c.fwd.mask_dtype = SDPA_DTYPE_F32;
+        name = "mask buffer f32";
+        break;
+    case 1:
+        c.fwd.mask_kind = SDPA_MASK_BUFFER;
+        c.fwd.mask_dtype = SDPA_DTYPE_BF16;
+        c.fwd.mask_broadcast_batch = c.fwd.mask_broadcast_queries = 1;
+        name = "mask buffer bf16, broadcast";
+        break;
+    case 2:
+        c.fwd.mask_kind = SDPA_MASK_BUFFER;
+        c.fwd.mask_dtype = SDPA_DTYPE_F16;
+        c.fwd.mask_broadcast_heads = 1;
+        c.fwd.fully_masked_rows = 1;
+        name = "mask buffer f16, dead rows";
+        break;
+    case 3:
+        c.fwd.mask_kind = SDPA_MASK_CAUSAL_TOP_LEFT;
+        name = "causal top-left";
+        break;
+    default:
+        c.fwd.mask_kind = SDPA_MASK_CAUSAL_BOTTOM_RIGHT;
+        name = "causal bottom-right";
+        break;
+    }
+    run_family(&c, name);
+}
+END_TEST
+
+START_TEST(scales)
+{
+    bwd_case_t c;
+    base_case(&c, 32, SDPA_DTYPE_F32);
+    static const char *names[] = {"no scale", "host scale, inverted", "device f16 scale",
+                                  "device f32 scale, inverted"};
+    c.fwd.scale_kind = _i == 0 ? SDPA_SCALE_NONE : _i == 1 ? SDPA_SCALE_HOST : SDPA_SCALE_DEVICE;
+    c.fwd.scale_dtype = _i == 2 ? SDPA_DTYPE_F16 : SDPA_DTYPE_F32;
+    c.fwd.invert_scale = _i % 2;
+    run_family(&c, names[_i]);
+}
+END_TEST
+
+START_TEST(layouts)
+{
+    bwd_case_t c;
+    base_case(&c, 48, _i ? SDPA_DTYPE_BF16 : SDPA_DTYPE_F32);
+    c.fwd.q_order = _i ? ORDER_BSHD : ORDER_BHSD;
+    c.fwd.k_order = ORDER_BHDS; /* transposed K: dK is written in K's layout */
+    c.fwd.v_order = _i ? ORDER_HBSD : ORDER_BHSD;
+    c.fwd.dst_order = _i ? ORDER_BSHD : ORDER_BHSD;
+    c.fwd.pad = _i ? 3 : 0;
+    c.gradient_layouts_differ = _i == 2;
+    run_family(&c, _i ? "transposed K, strided, padded" : "transposed K");
+}
+END_TEST
+
+START_TEST(ds_output)
+{
+    bwd_case_t c;
+    base_case(&c, 64, _i ? SDPA_DTYPE_F16 : SDPA_DTYPE_F32);
+    c.ds_dtype = _i ? SDPA_DTYPE_F16 : SDPA_DTYPE_F32;
+    c.fwd.mask_kind = SDPA_MASK_CAUSAL_BOTTOM_RIGHT;
+    run_family(&c, "dS output");
+}
+END_TEST
+
+/* GQA: several query heads add into one dK/dV; in both modes. */
+START_TEST(gqa)
+{
+    static const struct {
+        int64_t q_heads, kv_heads;
+    } groups[] = {{4, 1}, {8, 2}, {6, 3}, {4, 2}};
+    bwd_case_t c;
+    base_case(&c, 64, _i % 2 ? SDPA_DTYPE_BF16 : SDPA_DTYPE_F32);
+    double worst = 0;
+    for (int deterministic = 0; deterministic <= 1; deterministic++)
+        for (int64_t q_len = 5; q_len <= 45; q_len += 40) {
+            c.deterministic = deterministic;
+            c.fwd.batch = 2;
+            c.fwd.q_heads = groups[_i].q_heads;
+            c.fwd.kv_heads = groups[_i].kv_heads;
+            c.fwd.q_len = q_len;
+            c.fwd.k_len = 77;
+            c.fwd.mask_kind = q_len > 5 ? SDPA_MASK_CAUSAL_TOP_LEFT : SDPA_MASK_NONE;
+            c.fwd.softmax = SDPA_SOFTMAX_INF_AS_ZERO;
+            double r = bwd_case_run(&env, &c, 300 + (uint64_t)q_len, deterministic);
+            worst = r > worst ? r : worst;
+            cases_run++;
+        }
+    printf("bwd family gqa %lld/%lld (atomic and deterministic) 4 cases, worst error/tolerance "
+           "%.3f\n",
+           (long long)groups[_i].q_heads, (long long)groups[_i].kv_heads, worst);
+}
+END_TEST
+
+START_TEST(deterministic)
+{
+    bwd_case_t c;
+    base_case(&c, _i ? 128 : 64, _i ? SDPA_DTYPE_F16 : SDPA_DTYPE_F32);
+    c.deterministic = 1;
+    c.ds_dtype = _i ? SDPA_DTYPE_UNDEF : SDPA_DTYPE_F32;
+    double worst = 0;
+    for (size_t i = 0; i < FAMILY_SIZES; i++) {
+        bwd_case_t d = c;
+        d.fwd.batch = family_sizes[i].batch;
+        d.fwd.q_heads = family_sizes[i].q_heads;
+        d.fwd.kv_heads = family_sizes[i].kv_heads;
+        d.fwd.q_len = family_sizes[i].q_len;
+        d.fwd.k_len = family_sizes[i].k_len;
+        double r = bwd_case_run(&env, &d, 400 + i, 1);
+        worst = r > worst ? r : worst;
+        cases_run++;
+    }
+    printf("bwd family deterministic d%lld           %zu cases (3 runs each, bit-identical), worst "
+           "error/tolerance %.3f\n",
+           (long long)c.fwd.head_size, (size_t)FAMILY_SIZES, worst);
+}
+END_TEST
+
+START_TEST(thin_and_exact)
+{
+    static const struct {
+        int64_t q_len, k_len;
+    } shapes[] = {{1, 1}, {1, 100}, {16, 33}, {64, 64}, {128, 64}, {9, 128}};
+    bwd_case_t c;
+    base_case(&c, _i ? 128 : 64, _i ? SDPA_DTYPE_F16 : SDPA_DTYPE_F32);
+    double worst = 0;
+    for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+        c.fwd.batch = 1;
+        c.fwd.q_heads = c.fwd.kv_heads = 2;
+        c.fwd.q_len = shapes[i].q_len;
+        c.fwd.k_len = shapes[i].k_len;
+        double r = bwd_case_run(&env, &c, 500 + i, 0);
+        worst = r > worst ? r : worst;
+        cases_run++;
+    }
+    printf("bwd family thin/exact sizes %d           6 cases, worst error/tolerance %.3f\n", _i,
+           worst);
+}
+END_TEST
+
+/* --- finite differences: ze's gradients against ze's own forward ------------ */
+
+/* L = sum(dO * O) as ze's forward computes it, in double from f32 O. */
+static double ze_loss(const sdpa_primitive_t *fwd, const sdpa_exec_args_t *a, const float *d_dst,
+                      int64_t n)
+{
+    ck_assert_int_eq(env.ze->primitive_execute((sdpa_primitive_t *)fwd, a), SDPA_SUCCESS);
+    const float *o = a->dst;
+    double loss = 0;
+    for (int64_t i = 0; i < n; i++)
+        loss += (double)d_dst[i] * o[i];
+    return loss;
+}
+
+START_TEST(finite_differences)
+{
+    /* f32, tiny: every input element is perturbed. The check is of the
+     * derivative itself, so the tolerance is that of a central difference
+     * with step h on f32 forward outputs: h^2 curvature plus f32 rounding of
+     * the loss over h. */
+    bwd_case_t c;
+    bwd_case_init(&c, 1, 2, 1, 3, 5, 4);
+    c.fwd.mask_kind = _i ? SDPA_MASK_CAUSAL_BOTTOM_RIGHT : SDPA_MASK_NONE;
+    c.fwd.training = 1;
+    sdpa_problem_desc_t pf, pb;
+    fwd_case_problem(&c.fwd, &pf);
+    bwd_case_problem(&c, &pb);
+    test_rng_t rng = {77 + (uint64_t)_i};
+    fwd_buffers_t b;
+    fwd_buffers_alloc(&env, &c.fwd, &pf, &b, &rng);
+    test_tensor_t d_dst, dq, dk, dv;
+    tensor_alloc(&env, &d_dst, &pb.diff_dst);
+    tensor_fill_uniform(&d_dst, &rng, -1, 1);
+    tensor_alloc(&env, &dq, &pb.diff_q);
+    tensor_alloc(&env, &dk, &pb.diff_k);
+    tensor_alloc(&env, &dv, &pb.diff_v);
+
+    sdpa_primitive_t *fwd, *bwd;
+    ck_assert_int_eq(env.ze->primitive_create(env.ze_ctx, &pf, &fwd), SDPA_SUCCESS);
+    ck_assert_int_eq(env.ze->primitive_create(env.ze_ctx, &pb, &bwd), SDPA_SUCCESS);
+    sdpa_exec_args_t a;
+    fwd_exec_args(&c.fwd, &b, 0, &a);
+    int64_t n_out = tensor_span(&pf.dst);
+    ze_loss(fwd, &a, d_dst.data, n_out);
+    a.diff_dst = d_dst.data;
+    a.diff_q = dq.data;
+    a.diff_k = dk.data;
+    a.diff_v = dv.data;
+    ck_assert_int_eq(env.ze->primitive_execute(bwd, &a), SDPA_SUCCESS);
+
+    const double h = 1.0 / 256;
+    struct {
+        const char *name;
+        test_tensor_t *input, *grad;
+    } wrt[] = {{"Q", &b.q, &dq}, {"K", &b.k, &dk}, {"V", &b.v, &dv}};
+    double worst = 0;
+    int checked = 0;
+    for (int w = 0; w < 3; w++) {
+        float *x = wrt[w].input->data;
+        const float *g = wrt[w].grad->data;
+        for (int64_t i = 0; i < tensor_span(&wrt[w].input->desc); i++) {
+            float saved = x[i];
+            x[i] = saved + (float)h;
+            double up = ze_loss(fwd, &a, d_dst.data, n_out);
+            x[i] = saved - (float)h;
+            double down = ze_loss(fwd, &a, d_dst.data, n_out);
+            x[i] = saved;
+            double fd = (up - down) / (2 * h);
+            double tol = 2e-3 * (1 + fabs(fd));
+            double err = fabs(fd - g[i]) / tol;
+            ck_assert_msg(err <= 1, "d%s[%lld]: ze backward %.7g, finite difference %.7g",
+                          wrt[w].name, (long long)i, g[i], fd);
+            worst = err > worst ? err : worst;
+            checked++;
+        }
+    }
+    printf("finite differences (%s): %d derivatives of ze's forward, worst error/tolerance "
+           "%.3f\n",
+           _i ? "causal" : "no mask", checked, worst);
+    env.ze->primitive_destroy(bwd);
+    env.ze->primitive_destroy(fwd);
+    tensor_free(&env, &dv);
+    tensor_free(&env, &dk);
+    tensor_free(&env, &dq);
+    tensor_free(&env, &d_dst);
+    fwd_buffers_free(&env, &b);
+}
+END_TEST
+
+/* --- scratch: grown only when a larger execution needs it -------------------- */
+
+static uint64_t scratch_allocations(sdpa_context_t *ctx)
+{
+    uint64_t n = 0;
+    ck_assert_int_eq(env.ze->context_query(ctx, SDPA_QUERY_SCRATCH_ALLOCATIONS, &n, sizeof(n)),
+                     SDPA_SUCCESS);
+    return n;
+}
+
+START_TEST(scratch_reuse)
+{
+    sdpa_context_desc_t desc = {.struct_size = sizeof(desc),
+                                .struct_version = SDPA_CONTEXT_DESC_VERSION,
+                                .ze_context = env.context,
+                                .ze_device = env.device};
+    sdpa_context_t *ctx;
+    ck_assert_int_eq(env.ze->context_create(&desc, &ctx), SDPA_SUCCESS);
+    /* f16: dQ always accumulates in f32 scratch. */
+    static const int64_t lengths[] = {200, 50, 120, 200, 17, 600, 300};
+    uint64_t expected[] = {1, 1, 1, 1, 1, 2, 2};
+    size_t previous_largest = 0;
+    for (size_t i = 0; i < sizeof(lengths) / sizeof(lengths[0]); i++) {
+        bwd_case_t c;
+        bwd_case_init(&c, 1, 2, 2, lengths[i], 64, 32);
+        c.fwd.q_dtype = c.fwd.k_dtype = c.fwd.v_dtype = SDPA_DTYPE_F16;
+        sdpa_problem_desc_t p;
+        bwd_case_problem(&c, &p);
+        sdpa_primitive_t *prim;
+        ck_assert_int_eq(env.ze->primitive_create(ctx, &p, &prim), SDPA_SUCCESS);
+        size_t bytes = 0;
+        ck_assert_int_eq(
+                env.ze->primitive_query(prim, SDPA_QUERY_SCRATCH_BYTES, &bytes, sizeof(bytes)),
+                SDPA_SUCCESS);
+        ck_assert_uint_gt(bytes, 2 * lengths[i] * 32 * sizeof(float) - 1);
+        previous_largest = bytes > previous_largest ? bytes : previous_largest;
+
+        fwd_case_t fc = c.fwd;
+        fc.training = 1;
+        sdpa_problem_desc_t pf;
+        fwd_case_problem(&fc, &pf);
+        test_rng_t rng = {i};
+        fwd_buffers_t b;
+        fwd_buffers_alloc(&env, &fc, &pf, &b, &rng);
+        test_tensor_t d_dst, dq, dk, dv;
+        tensor_alloc(&env, &d_dst, &p.diff_dst);
+        tensor_alloc(&env, &dq, &p.diff_q);
+        tensor_alloc(&env, &dk, &p.diff_k);
+        tensor_alloc(&env, &dv, &p.diff_v);
+        sdpa_exec_args_t a;
+        fwd_exec_args(&fc, &b, 0, &a);
+        a.diff_dst = d_dst.data;
+        a.diff_q = dq.data;
+        a.diff_k = dk.data;
+        a.diff_v = dv.data;
+        for (int run = 0; run < 2; run++)
+            ck_assert_int_eq(env.ze->primitive_execute(prim, &a), SDPA_SUCCESS);
+        ck_assert_uint_eq(scratch_allocations(ctx), expected[i]);
+
+        /* Caller-owned scratch: the context allocates nothing; too small is refused. */
+        void *own = test_alloc(&env, bytes);
+        a.scratch = own;
+        a.scratch_size = bytes;
+        ck_assert_int_eq(env.ze->primitive_execute(prim, &a), SDPA_SUCCESS);
+        a.scratch_size = bytes - 1;
+        ck_assert_int_eq(env.ze->primitive_execute(prim, &a), SDPA_ERROR_INSUFFICIENT_SCRATCH);
+        ck_assert_msg(strstr(env.ze->last_error(), "scratch_size") != NULL, "%s",
+                      env.ze->last_error());
+        ck_assert_uint_eq(scratch_allocations(ctx), expected[i]);
+        test_free(&env, own);
+
+        env.ze->primitive_destroy(prim);
+        tensor_free(&env, &dv);
+        tensor_free(&env, &dk);
+        tensor_free(&env, &dq);
+        tensor_free(&env, &d_dst);
+        fwd_buffers_free(&env, &b);
+    }
+    printf("scratch: 7 shapes, %llu device allocations (largest %zu bytes)\n",
+           (unsigned long long)scratch_allocations(ctx), previous_largest);
+    env.ze->context_destroy(ctx);
+}
+END_TEST
+
+START_TEST(case_count)
+{
+    printf("backward cases run against ref: %d, modules built: %llu\n", cases_run,
+           (unsigned long long)test_modules_built(&env));
+    ck_assert_int_ge(cases_run, 1);
+}
+END_TEST
+
+static Suite *bwd_suite(void)
+{
+    Suite *s = suite_create("ze backward");
+    TCase *t = tcase_create("backward");
+    tcase_add_unchecked_fixture(t, setup, NULL);
+    tcase_set_timeout(t, 1800);
+    tcase_add_loop_test(t, dtypes, 0, 5);
+    tcase_add_loop_test(t, head_sizes_bf16, 0, sizeof(head_sizes) / sizeof(head_sizes[0]));
+    tcase_add_loop_test(t, masks, 0, 5);
+    tcase_add_loop_test(t, scales, 0, 4);
+    tcase_add_loop_test(t, layouts, 0, 3);
+    tcase_add_loop_test(t, ds_output, 0, 2);
+    tcase_add_loop_test(t, gqa, 0, 4);
+    tcase_add_loop_test(t, deterministic, 0, 2);
+    tcase_add_loop_test(t, thin_and_exact, 0, 2);
+    tcase_add_loop_test(t, finite_differences, 0, 2);
+    tcase_add_test(t, scratch_reuse);
+    tcase_add_test(t, case_count);
+    suite_add_tcase(s, t);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *runner = srunner_create(bwd_suite());
+    srunner_set_fork_status(runner, CK_NOFORK);
+    srunner_run_all(runner, CK_NORMAL);
+    int failed = srunner_ntests_failed(runner);
+    srunner_free(runner);
+    if (env_ready)
+        test_env_close(&env);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
