@@ -39,9 +39,19 @@ typedef struct bench_case {
     int64_t batch, q_heads, kv_heads, q_len, k_len, head_size;
     sdpa_dtype_t dtype;
     sdpa_mask_kind_t mask; /* SDPA_MASK_NONE or SDPA_MASK_CAUSAL_BOTTOM_RIGHT */
-    int max_reps;          /* at most this many timed runs (small cases: many) */
-    int in_default_run;    /* 0: only when named with --case */
+    /* K and V: SDPA_DTYPE_UNDEF (dtype, like Q), or s8 / s4 with f16 scales
+     * per group of BENCH_KV_GROUP head_dim elements and no zero points. */
+    sdpa_dtype_t kv_dtype;
+    int deterministic;  /* backward: the deterministic mode (no atomics) */
+    int max_reps;       /* at most this many timed runs (small cases: many) */
+    int in_default_run; /* 0: only when named with --case */
 } bench_case_t;
+
+/* Head-dim elements per scale of a quantized K or V. */
+#define BENCH_KV_GROUP 32
+
+/* The dtype K and V are stored in. */
+sdpa_dtype_t bench_kv_dtype(const bench_case_t *c);
 
 /* The case table; *count gets its length. */
 const bench_case_t *bench_cases(size_t *count);
@@ -75,6 +85,9 @@ typedef struct bench_host {
     float *q, *k, *v;
     float *diff_dst; /* backward only */
     float scale;     /* 1 / sqrt(D) */
+    /* Quantized K/V: every group's scale (f16-exact); k and v hold integers
+     * times it, so both sides see the same values. */
+    float kv_scale;
 } bench_host_t;
 
 /* Allocates and fills h with reproducible values in [-1, 1). Returns 0, or
@@ -149,6 +162,11 @@ int bench_copy(bench_device_t *d, void *dst, const void *src, size_t bytes);
 
 /* Waits on the host for d->done and resets it. Returns 0 or -1. */
 int bench_wait_done(bench_device_t *d);
+
+/* Uploads count values of an s8 or s4 tensor, given as integers times scale
+ * (exact), packed two per byte for s4 (low nibble first). */
+int bench_upload_int(bench_device_t *d, void *dst, const float *src, int64_t count,
+                     sdpa_dtype_t dtype, float scale);
 
 /* Uploads count f32 values as dtype to USM, and downloads back to f32. */
 int bench_upload(bench_device_t *d, void *dst, const float *src, int64_t count, sdpa_dtype_t dtype);

@@ -59,6 +59,37 @@ static const bench_case_t cases[] = {
          .mask = SDPA_MASK_NONE,
          .max_reps = 10,
          .in_default_run = 1},
+        /* The cost of the deterministic mode: the row above without atomics
+         * (dQ in a second pass over the keys). */
+        {.name = "bert-base-bwd-det",
+         .about = "BERT-base backward, deterministic: B8 H12 S512 D64 f32",
+         .pass = BENCH_BACKWARD,
+         SHAPE(8, 12, 12, 512, 512, 64),
+         .dtype = SDPA_DTYPE_F32,
+         .mask = SDPA_MASK_NONE,
+         .deterministic = 1,
+         .max_reps = 10,
+         .in_default_run = 1},
+        /* A quantized KV cache against the f16 decode row: 2x and 4x fewer
+         * K/V bytes (plus one f16 scale per 32 elements). */
+        {.name = "llama3-8b-decode-int8",
+         .about = "Llama-3-8B decode, K/V s8 with f16 scales per 32: B1 Hq32 Hkv8 Sq1 Sk4096 D128",
+         .pass = BENCH_FORWARD,
+         SHAPE(1, 32, 8, 1, 4096, 128),
+         .dtype = SDPA_DTYPE_F16,
+         .kv_dtype = SDPA_DTYPE_S8,
+         .mask = SDPA_MASK_NONE,
+         .max_reps = 100,
+         .in_default_run = 1},
+        {.name = "llama3-8b-decode-int4",
+         .about = "Llama-3-8B decode, K/V s4 with f16 scales per 32: B1 Hq32 Hkv8 Sq1 Sk4096 D128",
+         .pass = BENCH_FORWARD,
+         SHAPE(1, 32, 8, 1, 4096, 128),
+         .dtype = SDPA_DTYPE_F16,
+         .kv_dtype = SDPA_DTYPE_S4,
+         .mask = SDPA_MASK_NONE,
+         .max_reps = 100,
+         .in_default_run = 1},
         /* Small shapes for trying the tool (and the ref backend) quickly. */
         {.name = "tiny",
          .about = "tiny: B1 Hq4 Hkv2 S256 D64 causal f16",
@@ -121,12 +152,20 @@ int64_t bench_kv_elements(const bench_case_t *c)
 double bench_case_min_bytes(const bench_case_t *c)
 {
     double elem = (double)((size_t)sdpa_dtype_bits(c->dtype) / 8);
-    double q = (double)bench_q_elements(c) * elem, kv = (double)bench_kv_elements(c) * elem;
+    double q = (double)bench_q_elements(c) * elem;
+    double kv = (double)bench_kv_elements(c) * (double)sdpa_dtype_bits(bench_kv_dtype(c)) / 8.0;
+    if (c->kv_dtype != SDPA_DTYPE_UNDEF) /* one f16 scale per group */
+        kv += 2.0 * (double)(bench_kv_elements(c) / BENCH_KV_GROUP);
     if (c->pass == BENCH_FORWARD)
         return 2.0 * q + 2.0 * kv; /* Q, K, V in; O out */
     double lse = 4.0 * (double)(c->batch * c->q_heads * c->q_len);
     /* In: Q, O, dO, K, V, LSE. Out: dQ, dK, dV. */
     return 3.0 * q + 2.0 * kv + lse + q + 2.0 * kv;
+}
+
+sdpa_dtype_t bench_kv_dtype(const bench_case_t *c)
+{
+    return c->kv_dtype != SDPA_DTYPE_UNDEF ? c->kv_dtype : c->dtype;
 }
 
 const char *bench_pass_name(bench_pass_t pass)

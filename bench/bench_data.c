@@ -30,13 +30,37 @@ static float *random_tensor(int64_t count, sdpa_dtype_t dtype, uint64_t seed)
     return data;
 }
 
+/* count values q * scale in [-1, 1], q a random integer of dtype (s8: up to
+ * +-127, s4: -8..7), scale = 1 / the largest positive q. */
+static float *random_int_tensor(int64_t count, sdpa_dtype_t dtype, uint64_t seed, float *scale)
+{
+    float *data = malloc((size_t)count * sizeof(float));
+    if (data == NULL)
+        return NULL;
+    const int max = dtype == SDPA_DTYPE_S8 ? 127 : 7;
+    *scale = (float)sdpa_element_round(SDPA_DTYPE_F16, 1.0 / max);
+    uint64_t state = seed;
+    for (int64_t i = 0; i < count; i++) {
+        int q = (int)(next_random(&state) % (uint64_t)(2 * max + 2)) - (max + 1);
+        if (dtype == SDPA_DTYPE_S8 && q < -127)
+            q = -127;
+        data[i] = (float)q * *scale;
+    }
+    return data;
+}
+
 int bench_host_create(const bench_case_t *c, bench_host_t *h)
 {
     *h = (bench_host_t){.scale = (float)(1.0 / sqrt((double)c->head_size))};
     int64_t q = bench_q_elements(c), kv = bench_kv_elements(c);
     h->q = random_tensor(q, c->dtype, 1);
-    h->k = random_tensor(kv, c->dtype, 2);
-    h->v = random_tensor(kv, c->dtype, 3);
+    if (c->kv_dtype != SDPA_DTYPE_UNDEF) {
+        h->k = random_int_tensor(kv, c->kv_dtype, 2, &h->kv_scale);
+        h->v = random_int_tensor(kv, c->kv_dtype, 3, &h->kv_scale);
+    } else {
+        h->k = random_tensor(kv, c->dtype, 2);
+        h->v = random_tensor(kv, c->dtype, 3);
+    }
     if (c->pass == BENCH_BACKWARD)
         h->diff_dst = random_tensor(q, c->dtype, 4);
     if (!h->q || !h->k || !h->v || (c->pass == BENCH_BACKWARD && !h->diff_dst)) {

@@ -1,5 +1,6 @@
 /* bench_device.c - the Level Zero side of the benchmark: one device, an
  * in-order immediate list, an event, and allocations counted to the byte. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,6 +134,27 @@ int bench_upload(bench_device_t *d, void *dst, const float *src, int64_t count, 
     }
     for (int64_t i = 0; i < count; i++)
         sdpa_element_store(staging, (int64_t)i, dtype, src[i]);
+    int rc = bench_copy(d, dst, staging, bytes);
+    free(staging);
+    return rc;
+}
+
+int bench_upload_int(bench_device_t *d, void *dst, const float *src, int64_t count,
+                     sdpa_dtype_t dtype, float scale)
+{
+    size_t bytes = (size_t)(count * sdpa_dtype_bits(dtype) + 7) / 8;
+    uint8_t *staging = calloc(bytes, 1);
+    if (staging == NULL) {
+        fprintf(stderr, "sdpa_bench: out of host memory (%zu bytes)\n", bytes);
+        return -1;
+    }
+    for (int64_t i = 0; i < count; i++) {
+        long q = lrintf(src[i] / scale);
+        if (dtype == SDPA_DTYPE_S8)
+            staging[i] = (uint8_t)(int8_t)q;
+        else
+            staging[i / 2] |= (uint8_t)(((unsigned long)q & 0xfu) << (4 * (i & 1)));
+    }
     int rc = bench_copy(d, dst, staging, bytes);
     free(staging);
     return rc;

@@ -1,6 +1,7 @@
 /* bench_ours.c - our backend on one case: tensors in USM, primitives, timed
  * executions, results copied back for the accuracy check. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "bench.h"
@@ -64,7 +65,7 @@ static sdpa_tensor_desc_t dense(sdpa_dtype_t dtype, int64_t b, int64_t h, int64_
 static sdpa_problem_desc_t make_problem(const bench_case_t *c, sdpa_prop_kind_t kind)
 {
     sdpa_tensor_desc_t q = dense(c->dtype, c->batch, c->q_heads, c->q_len, c->head_size);
-    sdpa_tensor_desc_t kv = dense(c->dtype, c->batch, c->kv_heads, c->k_len, c->head_size);
+    sdpa_tensor_desc_t kv = dense(bench_kv_dtype(c), c->batch, c->kv_heads, c->k_len, c->head_size);
     sdpa_problem_desc_t p = {.struct_size = sizeof(p),
                              .struct_version = SDPA_PROBLEM_DESC_VERSION,
                              .prop_kind = kind,
@@ -75,7 +76,14 @@ static sdpa_problem_desc_t make_problem(const bench_case_t *c, sdpa_prop_kind_t 
                              .mask_kind = c->mask,
                              .scale_kind = SDPA_SCALE_HOST,
                              .softmax_kind = SDPA_SOFTMAX_ACCURATE};
+    if (c->kv_dtype != SDPA_DTYPE_UNDEF) {
+        const sdpa_quant_desc_t quant = {.scales = SDPA_QUANT_PER_GROUP,
+                                         .scales_dtype = SDPA_DTYPE_F16,
+                                         .group_size = BENCH_KV_GROUP};
+        p.k_quant = p.v_quant = quant;
+    }
     if (kind == SDPA_BACKWARD) {
+        p.deterministic = (uint32_t)c->deterministic;
         p.diff_dst = q;
         p.diff_q = q;
         p.diff_k = kv;
@@ -87,8 +95,10 @@ static sdpa_problem_desc_t make_problem(const bench_case_t *c, sdpa_prop_kind_t 
 /* Every USM buffer of a case, with its size for the accounting. */
 typedef struct case_memory {
     void *q, *k, *v, *dst, *workspace, *fwd_scratch;
+    void *kv_scales; /* quantized K/V: one f16 scale per group, shared by K and V */
     void *diff_dst, *diff_q, *diff_k, *diff_v, *bwd_scratch;
-    size_t q_bytes, kv_bytes, workspace_bytes, fwd_scratch_bytes, bwd_scratch_bytes;
+    size_t q_bytes, kv_bytes, kv_scales_bytes, workspace_bytes, fwd_scratch_bytes,
+            bwd_scratch_bytes;
 } case_memory_t;
 
 static void case_memory_free(bench_device_t *d, case_memory_t *m)
@@ -101,6 +111,7 @@ static void case_memory_free(bench_device_t *d, case_memory_t *m)
     bench_free(d, m->fwd_scratch, m->fwd_scratch_bytes);
     bench_free(d, m->workspace, m->workspace_bytes);
     bench_free(d, m->dst, m->q_bytes);
+    bench_free(d, m->kv_scales, m->kv_scales_bytes);
     bench_free(d, m->v, m->kv_bytes);
     bench_free(d, m->k, m->kv_bytes);
     bench_free(d, m->q, m->q_bytes);
@@ -172,14 +183,32 @@ int bench_run_ours(bench_device_t *d, const bench_backend_t *b, const bench_case
 
     size_t elem = ((size_t)sdpa_dtype_bits(c->dtype) / 8);
     int64_t q_count = bench_q_elements(c), kv_count = bench_kv_elements(c);
+    int quantized = c->kv_dtype != SDPA_DTYPE_UNDEF;
     m.q_bytes = (size_t)q_count * elem;
-    m.kv_bytes = (size_t)kv_count * elem;
+    m.kv_bytes = (size_t)(kv_count * sdpa_dtype_bits(bench_kv_dtype(c)) + 7) / 8;
     if (alloc_if_needed(d, &m.q, m.q_bytes) || alloc_if_needed(d, &m.k, m.kv_bytes) ||
         alloc_if_needed(d, &m.v, m.kv_bytes) || alloc_if_needed(d, &m.dst, m.q_bytes) ||
-        bench_upload(d, m.q, h->q, q_count, c->dtype) ||
-        bench_upload(d, m.k, h->k, kv_count, c->dtype) ||
-        bench_upload(d, m.v, h->v, kv_count, c->dtype))
+        bench_upload(d, m.q, h->q, q_count, c->dtype))
         goto cleanup;
+    if (quantized) {
+        int64_t groups = kv_count / BENCH_KV_GROUP;
+        float *scales = malloc((size_t)groups * sizeof(float));
+        if (scales == NULL)
+            goto cleanup;
+        for (int64_t i = 0; i < groups; i++)
+            scales[i] = h->kv_scale;
+        m.kv_scales_bytes = (size_t)groups * 2;
+        int failed = alloc_if_needed(d, &m.kv_scales, m.kv_scales_bytes) ||
+                     bench_upload(d, m.kv_scales, scales, groups, SDPA_DTYPE_F16) ||
+                     bench_upload_int(d, m.k, h->k, kv_count, c->kv_dtype, h->kv_scale) ||
+                     bench_upload_int(d, m.v, h->v, kv_count, c->kv_dtype, h->kv_scale);
+        free(scales);
+        if (failed)
+            goto cleanup;
+    } else if (bench_upload(d, m.k, h->k, kv_count, c->dtype) ||
+               bench_upload(d, m.v, h->v, kv_count, c->dtype)) {
+        goto cleanup;
+    }
 
     /* Forward: inference, or training (it writes the log-sum-exp backward reads). */
     sdpa_problem_desc_t fwd_problem = make_problem(
@@ -206,6 +235,8 @@ int bench_run_ours(bench_device_t *d, const bench_backend_t *b, const bench_case
                                    .dst = m.dst,
                                    .workspace = m.workspace,
                                    .scale = h->scale,
+                                   .k_scales = m.kv_scales,
+                                   .v_scales = m.kv_scales,
                                    .scratch = m.fwd_scratch,
                                    .scratch_size = m.fwd_scratch_bytes,
                                    .signal_event = d->done};
