@@ -146,6 +146,11 @@ MUTATE(quant_in_backward, d->k.dtype = SDPA_DTYPE_S8;
 MUTATE(diff_q_dtype, d->diff_q.dtype = SDPA_DTYPE_F32)
 MUTATE(diff_k_dims, d->diff_k.dims[2] = 5)
 MUTATE(diff_dst_missing, d->diff_dst.dtype = SDPA_DTYPE_UNDEF)
+MUTATE(diff_k_dtype, d->diff_k.dtype = SDPA_DTYPE_BF16)
+MUTATE(diff_v_head_size, d->diff_v.dims[3] = 17)
+MUTATE(diff_dst_queries, d->diff_dst.dims[2] = 9)
+MUTATE(diff_q_negative_stride, d->diff_q.strides[2] = -16)
+MUTATE(diff_v_missing, d->diff_v.dtype = SDPA_DTYPE_UNDEF)
 MUTATE(ds_dims, d->ds.dims[3] = 5)
 MUTATE(ds_integer, d->ds.dtype = SDPA_DTYPE_S8)
 MUTATE(deterministic_3, d->deterministic = 3)
@@ -177,6 +182,8 @@ MUTATE_ARGS(args_seed_ptr_null, a->dropout_seed_ptr = NULL)
 MUTATE_ARGS(args_offset_ptr_null, a->dropout_offset_ptr = NULL)
 MUTATE_ARGS(args_diff_q_null, a->diff_q = NULL)
 MUTATE_ARGS(args_diff_dst_null, a->diff_dst = NULL)
+MUTATE_ARGS(args_diff_k_null, a->diff_k = NULL)
+MUTATE_ARGS(args_diff_v_null, a->diff_v = NULL)
 MUTATE_ARGS(args_ds_null, a->ds = NULL)
 MUTATE_ARGS(args_wait_events_null, a->num_wait_events = 2; a->wait_events = NULL)
 
@@ -347,6 +354,12 @@ static const invalid_case_t table[] = {
         P("diff_q dtype", bwd, diff_q_dtype, IA, "diff_q.dtype = f32", "q.dtype = f16"),
         P("diff_k dims", bwd, diff_k_dims, IA, "diff_k.dims[2] = 5"),
         P("diff_dst missing", bwd, diff_dst_missing, IA, "diff_dst.dtype = undef"),
+        P("diff_k dtype", bwd, diff_k_dtype, IA, "diff_k.dtype = bf16"),
+        P("diff_v head size", bwd, diff_v_head_size, IA, "diff_v.dims[3] = 17"),
+        P("diff_dst queries", bwd, diff_dst_queries, IA, "diff_dst.dims[2] = 9"),
+        P("diff_q stride", bwd, diff_q_negative_stride, IA, "diff_q.strides[2] = -16",
+          "non-negative"),
+        P("diff_v missing", bwd, diff_v_missing, IA, "diff_v.dtype = undef"),
         P("ds dims", bwd_ds, ds_dims, IA, "ds.dims[3] = 5", "k.dims[2] = 6"),
         P("ds dtype", bwd_ds, ds_integer, UN, "ds.dtype = s8"),
         P("deterministic 3", bwd, deterministic_3, IA, "deterministic = 3"),
@@ -374,6 +387,10 @@ static const invalid_case_t table[] = {
           "args->dropout_offset_ptr is NULL"),
         A("args diff_q", bwd, args_diff_q_null, IA, "args->diff_q is NULL"),
         A("args diff_dst", bwd, args_diff_dst_null, IA, "args->diff_dst is NULL"),
+        A("args diff_k", bwd, args_diff_k_null, IA, "args->diff_k is NULL"),
+        A("args diff_v", bwd, args_diff_v_null, IA, "args->diff_v is NULL"),
+        A("args workspace backward", bwd, args_workspace_null, IA, "args->workspace is NULL",
+          "log-sum-exp"),
         A("args ds", bwd_ds, args_ds_null, IA, "args->ds is NULL"),
         A("args wait_events", fwd, args_wait_events_null, IA, "args->wait_events is NULL",
           "num_wait_events = 2"),
