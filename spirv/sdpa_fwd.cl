@@ -32,8 +32,12 @@
  * branch on SC(...) folds when the module is built. The host contract
  * (argument order, geometry, local memory) is in kernel_abi.h. The
  * remainder_k argument is not needed (keys past Sk are masked with the same
- * code on every tile) and dropout arguments are not read (WITH_DROPOUT is
- * not implemented yet).
+ * code on every tile).
+ *
+ * Dropout (WITH_DROPOUT) acts on P after the running sum has taken it in, so
+ * the softmax denominator and the log-sum-exp are those of the undropped
+ * probabilities; the dropped elements of P are zeroed before O += V P, and
+ * the 1 / (1 - p) of the kept ones is folded into 1 / sum at the end.
  */
 #include "sdpa_common.h"
 #include "sdpa_fwd_gemm.h"
@@ -41,6 +45,7 @@
 #include "sdpa_fwd_softmax.h"
 #include "sdpa_fwd_tile.h"
 #include "sdpa_fwd_uniform.h"
+#include "sdpa_philox.h"
 
 /* The rows of a work-group. Normally row r is query query0 + r of head
  * head0; in the Q1_GQA_BATCH decode path (Sq == 1) row r is query 0 of
@@ -128,6 +133,97 @@ sdpa_fwd_mask_scores(local float *s, int s_ld, int rows_s, float log2_scale, int
     return mx;
 }
 
+/* The dropout scalars of one execution (kernel_abi.h). */
+typedef struct sdpa_fwd_dropout {
+    ulong seed, offset;
+    float p;
+    float scale; /* 1 / (1 - p), the factor of a kept probability */
+} sdpa_fwd_dropout;
+
+/* Reads the dropout scalars once, from the arguments or from device memory
+ * (every work-item reads the same three values). The offset is 0 unless
+ * DROPOUT_OFFSET. */
+static inline sdpa_fwd_dropout sdpa_fwd_dropout_scalars(long seed, long offset, float p,
+                                                        const global long *seed_ptr,
+                                                        const global long *offset_ptr,
+                                                        const global float *p_ptr)
+{
+    sdpa_fwd_dropout dr;
+    if (SC(DROPOUT_HOST_SCALARS)) {
+        dr.seed = (ulong)seed;
+        dr.offset = SC(DROPOUT_OFFSET) ? (ulong)offset : 0;
+        dr.p = p;
+    } else {
+        dr.seed = (ulong)*seed_ptr;
+        dr.offset = SC(DROPOUT_OFFSET) ? (ulong)*offset_ptr : 0;
+        dr.p = *p_ptr;
+    }
+    dr.scale = 1.0f / (1.0f - dr.p);
+    return dr;
+}
+
+/* Linear index of element (b, head, query, key) of [B, Hq, Sq, Sk] for tile
+ * row r: the Philox element number and the keep mask offset. */
+static inline ulong sdpa_fwd_dropout_index(const private sdpa_fwd_rows *w, int r, int sq, int sk,
+                                           int key)
+{
+    const ulong row = ((ulong)w->b * (ulong)w->hq + (ulong)sdpa_fwd_row_head(w, r)) * (ulong)sq +
+                      (ulong)sdpa_fwd_row_query(w, r);
+    return row * (ulong)sk + (ulong)key;
+}
+
+/* Dropout of s[0] (element n, key `key`) given its random word. */
+static inline void sdpa_fwd_dropout_one(local float *s, uint word,
+                                        const private sdpa_fwd_dropout *dr, ulong n, int key,
+                                        int key_end, bool row_valid, global uchar *keep_mask)
+{
+    const bool keep = sdpa_dropout_keep_word(word, dr->p);
+    *s = keep ? *s : 0.0f;
+    if (SC(DROPOUT_OUTPUT_MASK) && row_valid && key < key_end)
+        keep_mask[n] = keep ? 1 : 0;
+}
+
+/*
+ * Dropout of one column of P, in place: s[i * s_ld] is key key0 + i, element
+ * n0 + i. Dropped probabilities become 0; kept ones stay unscaled (the
+ * caller folds 1 / (1 - p) into 1 / sum). With DROPOUT_OUTPUT_MASK the keep
+ * byte of every element of a valid row before key_end is stored, whether the
+ * key is masked or not, as the reference does.
+ *
+ * A Philox block gives the words of four consecutive elements. The column
+ * starts at word r0 = n0 % 4 of block n0 / 4 (r0 differs between lanes), so
+ * the four elements 4g .. 4g + 3 take words r0 .. r0 + 3 of blocks g and
+ * g + 1: rows_s / 4 + 1 blocks for the column instead of rows_s. The last
+ * rows_s % 4 elements (none for the usual tiles) draw a block each.
+ */
+static inline void sdpa_fwd_dropout_scores(local float *s, int s_ld, int rows_s,
+                                           const private sdpa_fwd_dropout *dr, ulong n0, int key0,
+                                           int key_end, bool row_valid, global uchar *keep_mask)
+{
+    const ulong c0 = dr->offset + n0 / 4;
+    const uint r0 = (uint)(n0 % 4);
+    const int groups = rows_s / 4;
+    uint4 cur = sdpa_dropout_block(dr->seed, c0);
+    for (int g = 0; g < groups; g++) {
+        const uint4 next = sdpa_dropout_block(dr->seed, c0 + (ulong)g + 1);
+        /* Unrolled: an inner loop's latch may be laid out before its
+         * dominator, which llvm-spirv-15 emits as invalid SPIR-V. */
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            /* word r0 + e of the eight in cur, next */
+            const uint j = r0 + (uint)e;
+            const uint word = j & 4 ? sdpa_dropout_pick(next, j) : sdpa_dropout_pick(cur, j);
+            const int i = 4 * g + e;
+            sdpa_fwd_dropout_one(s + i * s_ld, word, dr, n0 + (ulong)i, key0 + i, key_end,
+                                 row_valid, keep_mask);
+        }
+        cur = next;
+    }
+    for (int i = 4 * groups; i < rows_s; i++)
+        sdpa_fwd_dropout_one(s + i * s_ld, sdpa_dropout_word(dr->seed, dr->offset, n0 + (ulong)i),
+                             dr, n0 + (ulong)i, key0 + i, key_end, row_valid, keep_mask);
+}
+
 /*
  * Turns one column of S (log2 units) into probabilities in place,
  * p = exp2(s - shift), and returns their sum.
@@ -212,6 +308,10 @@ sdpa_fwd(const global void *K, const global void *Q, const global void *V, globa
     const long k_head = w.b * ks0 + (long)w.hkv * ks1;
     const long v_head = w.b * vs0 + (long)w.hkv * vs1;
     const long token0 = (w.b * w.n_kv + w.hkv) * (long)sk;
+    sdpa_fwd_dropout drop = {0, 0, 0.0f, 1.0f};
+    if (SC(WITH_DROPOUT))
+        drop = sdpa_fwd_dropout_scalars(dropout_seed, dropout_offset, dropout_p, dropout_seed_ptr,
+                                        dropout_offset_ptr, dropout_p_ptr);
 
     /* Running softmax state of this lane's queries (KQ layout, one copy per
      * KQ sub-group) and O (VS layout): each element belongs to one lane. */
@@ -282,11 +382,13 @@ sdpa_fwd(const global void *K, const global void *Q, const global void *V, globa
             sum_slm[m_kq * bq + col] = fma(st.sum, alpha, sum);
             if (m_kq == 0)
                 alpha_slm[col] = alpha;
-            /* Dropout goes here. The sum above (the softmax denominator) is
-             * over the undropped probabilities; P V uses the dropped ones:
-             * with WITH_DROPOUT, element (b, head, query, key) of this
-             * column of P would be zeroed, or scaled by 1 / (1 - p), per
-             * kernel_abi.h (and the keep mask written) before the barrier. */
+            /* Dropout after the sum: the denominator is over the undropped
+             * probabilities, P V uses the dropped ones. The keep mask of
+             * keys from k_end on is written after the loop. */
+            if (SC(WITH_DROPOUT))
+                sdpa_fwd_dropout_scores(s_tile + j * SUBGROUP_SIZE, s_ld, SC(UNROLL_M_KQ), &drop,
+                                        sdpa_fwd_dropout_index(&w, col, sq, sk, s_key0), s_key0,
+                                        k_end, col < w.rows, dropout_mask);
         }
         barrier(CLK_LOCAL_MEM_FENCE);
 
@@ -298,6 +400,30 @@ sdpa_fwd(const global void *K, const global void *Q, const global void *V, globa
         barrier(CLK_LOCAL_MEM_FENCE);
     }
 
+    /* The keep mask of the keys past the causal band of the last row (the
+     * key loop stops there): the mask output covers every element. Spread
+     * over the whole work-group, a Philox block (four elements) per
+     * work-item, consecutive blocks in consecutive lanes. */
+    if (SC(DROPOUT_OUTPUT_MASK) && sdpa_fwd_is_causal()) {
+        const int tid = sg_id * SUBGROUP_SIZE + lane;
+        const int threads = SUBGROUP_SIZE * SC(WG_M_KQ) * SC(WG_N_KQ);
+        for (int r = 0; r < w.rows; r++) {
+            /* elements first .. end - 1 of the mask */
+            const ulong first = sdpa_fwd_dropout_index(&w, r, sq, sk, k_end);
+            const ulong end = first + (ulong)(sk - k_end);
+            for (ulong blk = first / 4 + (ulong)tid; blk * 4 < end; blk += (ulong)threads) {
+                const uint4 words = sdpa_dropout_block(drop.seed, drop.offset + blk);
+#pragma unroll
+                for (uint q = 0; q < 4; q++) {
+                    const ulong n = blk * 4 + q;
+                    if (n >= first && n < end)
+                        dropout_mask[n] =
+                                sdpa_dropout_keep_word(sdpa_dropout_pick(words, q), drop.p) ? 1 : 0;
+                }
+            }
+        }
+    }
+
     /* Finish: the sum over all keys (the KQ sub-groups that split the keys
      * each hold a part), the log-sum-exp, and 1 / sum for the VS layout. */
     if (m_kq == 0) {
@@ -306,7 +432,8 @@ sdpa_fwd(const global void *K, const global void *Q, const global void *V, globa
             float l = sum_slm[r];
             for (int mm = 1; mm < SC(WG_M_KQ); mm++)
                 l += sum_slm[mm * bq + r];
-            inv_sum_slm[r] = sdpa_fwd_inv_sum(l);
+            /* With dropout, O = (P o keep) V / ((1 - p) sum). */
+            inv_sum_slm[r] = sdpa_fwd_inv_sum(l) * (SC(WITH_DROPOUT) ? drop.scale : 1.0f);
             if (SC(IS_TRAINING) && r < w.rows) {
                 long h = sdpa_fwd_row_head(&w, r);
                 ws[(w.b * w.hq + h) * sq + sdpa_fwd_row_query(&w, r)] = sdpa_fwd_lse(max_slm[r], l);

@@ -47,8 +47,20 @@ sdpa_status_t ze_fwd_execute(sdpa_primitive_t *prim, const sdpa_exec_args_t *a,
     }
     const void *scale_ptr = p->scale_kind == SDPA_SCALE_DEVICE ? a->scale_ptr : NULL;
     const void *mask = p->mask_kind == SDPA_MASK_BUFFER ? a->mask : NULL;
-    int64_t zero64 = 0;
-    float zero32 = 0.0f;
+
+    /* Dropout: host scalars or device pointers (the offset is 0, or no
+     * pointer, without with_offset); the kernel reads only what its
+     * constants select, the rest is passed as 0 / NULL. */
+    const sdpa_dropout_desc_t *dr = &p->dropout;
+    const int host_dropout = dr->enabled && dr->host_scalars;
+    const int device_dropout = dr->enabled && !dr->host_scalars;
+    int64_t seed = host_dropout ? a->dropout_seed : 0;
+    int64_t offset = host_dropout && dr->with_offset ? a->dropout_offset : 0;
+    float drop_p = host_dropout ? a->dropout_p : 0.0f;
+    const void *seed_ptr = device_dropout ? a->dropout_seed_ptr : NULL;
+    const void *offset_ptr = device_dropout && dr->with_offset ? a->dropout_offset_ptr : NULL;
+    const void *p_ptr = device_dropout ? a->dropout_p_ptr : NULL;
+    void *keep_mask = dr->enabled && dr->with_mask_output ? a->dropout_mask : NULL;
 
     sdpa_status_t status;
     if ((status = ze_set_ptr(k, SDPA_FWD_ARG_K, a->k)) ||
@@ -67,13 +79,13 @@ sdpa_status_t ze_fwd_execute(sdpa_primitive_t *prim, const sdpa_exec_args_t *a,
         return status;
     /* Dropout arguments: present in every module, read only when the
      * constants enable dropout. */
-    if ((status = ze_set_ptr(k, SDPA_FWD_ARG_DROPOUT_MASK, a->dropout_mask)) ||
-        (status = ze_set_arg(k, SDPA_FWD_ARG_DROPOUT_SEED, sizeof(int64_t), &zero64)) ||
-        (status = ze_set_arg(k, SDPA_FWD_ARG_DROPOUT_OFFSET, sizeof(int64_t), &zero64)) ||
-        (status = ze_set_arg(k, SDPA_FWD_ARG_DROPOUT_P, sizeof(float), &zero32)) ||
-        (status = ze_set_ptr(k, SDPA_FWD_ARG_DROPOUT_SEED_PTR, NULL)) ||
-        (status = ze_set_ptr(k, SDPA_FWD_ARG_DROPOUT_OFFSET_PTR, NULL)) ||
-        (status = ze_set_ptr(k, SDPA_FWD_ARG_DROPOUT_P_PTR, NULL)))
+    if ((status = ze_set_ptr(k, SDPA_FWD_ARG_DROPOUT_MASK, keep_mask)) ||
+        (status = ze_set_arg(k, SDPA_FWD_ARG_DROPOUT_SEED, sizeof(int64_t), &seed)) ||
+        (status = ze_set_arg(k, SDPA_FWD_ARG_DROPOUT_OFFSET, sizeof(int64_t), &offset)) ||
+        (status = ze_set_arg(k, SDPA_FWD_ARG_DROPOUT_P, sizeof(float), &drop_p)) ||
+        (status = ze_set_ptr(k, SDPA_FWD_ARG_DROPOUT_SEED_PTR, seed_ptr)) ||
+        (status = ze_set_ptr(k, SDPA_FWD_ARG_DROPOUT_OFFSET_PTR, offset_ptr)) ||
+        (status = ze_set_ptr(k, SDPA_FWD_ARG_DROPOUT_P_PTR, p_ptr)))
         return status;
 
     ze_group_count_t groups = {prim->fwd.group_count[0], prim->fwd.group_count[1],

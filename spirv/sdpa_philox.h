@@ -1,0 +1,71 @@
+/*
+ * sdpa_philox.h - Philox4x32-10 and the dropout keep rule in OpenCL C, the
+ * device twin of src/core/philox.c. The counter layout and the keep rule are
+ * fixed in kernel_abi.h; host and kernels must agree bit for bit (the tests
+ * compare the keep masks).
+ */
+#ifndef SDPA_SPIRV_PHILOX_H
+#define SDPA_SPIRV_PHILOX_H
+
+#include "kernel_abi.h"
+
+/* Philox4x32-10(counter, key): ten rounds of two 32x32->64 products, the
+ * key advanced by the Weyl constants between rounds. Fully unrolled: left a
+ * loop, clang-15 -O2 peels its first round (the `round > 0` test) and
+ * llvm-spirv-15 then emits blocks before their dominators (spirv-val
+ * rejects the module). */
+static inline uint4 sdpa_philox4x32_10(uint4 c, uint2 k)
+{
+#pragma unroll
+    for (int round = 0; round < SDPA_PHILOX_ROUNDS; round++) {
+        if (round > 0) {
+            k.x += SDPA_PHILOX_W0;
+            k.y += SDPA_PHILOX_W1;
+        }
+        const uint lo0 = SDPA_PHILOX_M0 * c.x, hi0 = mul_hi(SDPA_PHILOX_M0, c.x);
+        const uint lo1 = SDPA_PHILOX_M1 * c.z, hi1 = mul_hi(SDPA_PHILOX_M1, c.z);
+        c = (uint4)(hi1 ^ c.y ^ k.x, lo1, hi0 ^ c.w ^ k.y, lo0);
+    }
+    return c;
+}
+
+/* The four words of block c: Philox4x32-10 of counter {lo32(c), hi32(c),
+ * 0, 0} and key {lo32(seed), hi32(seed)}. Element n uses word n % 4 of block
+ * offset + n / 4. */
+static inline uint4 sdpa_dropout_block(ulong seed, ulong c)
+{
+    return sdpa_philox4x32_10((uint4)((uint)c, (uint)(c >> 32), 0u, 0u),
+                              (uint2)((uint)seed, (uint)(seed >> 32)));
+}
+
+/* Word i % 4 of w. Scalar selects on the bits of i: a chain of compares on
+ * i % 4 becomes a switch on an i2, which llvm-spirv rejects, and SPIR-V 1.2
+ * has no vector select on a scalar condition. */
+static inline uint sdpa_dropout_pick(uint4 w, uint i)
+{
+    const uint lo = (i & 1) ? w.y : w.x;
+    const uint hi = (i & 1) ? w.w : w.z;
+    return (i & 2) ? hi : lo;
+}
+
+/* The random word of element n (linear index into [B, Hq, Sq, Sk]). */
+static inline uint sdpa_dropout_word(ulong seed, ulong offset, ulong n)
+{
+    return sdpa_dropout_pick(sdpa_dropout_block(seed, offset + n / 4), (uint)n);
+}
+
+/* Whether an element whose random word is word survives dropout with
+ * probability p: the top 24 bits of the word, as a float in [0, 1) (exact),
+ * compared with p. */
+static inline bool sdpa_dropout_keep_word(uint word, float p)
+{
+    return (float)(word >> 8) * 0x1p-24f >= p;
+}
+
+/* Whether element n survives dropout with probability p. */
+static inline bool sdpa_dropout_keep(ulong seed, ulong offset, ulong n, float p)
+{
+    return sdpa_dropout_keep_word(sdpa_dropout_word(seed, offset, n), p);
+}
+
+#endif /* SDPA_SPIRV_PHILOX_H */
