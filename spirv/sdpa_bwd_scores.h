@@ -2,8 +2,9 @@
  * sdpa_bwd_scores.h - turning raw scores q.k back into the forward's
  * probabilities and their gradient: the effective score multiplier (host,
  * device or no scale, possibly inverted), the causal band, the dropout keep
- * decision (Philox4x32-10, layout in kernel_abi.h, regenerated exactly as the
- * forward drew it), and the two fused epilogues of the score tiles:
+ * decision (Philox4x32-10 of sdpa_philox.h, the layout and rule of
+ * kernel_abi.h, regenerated exactly as the forward drew it), and the two
+ * fused epilogues of the score tiles:
  *
  *   S block  -> P = exp(s - LSE), s the scaled and masked score; P Z and P
  *               go to local memory (Z: the dropout factor);
@@ -16,6 +17,7 @@
 #include "kernel_abi_bwd.h"
 #include "sdpa_bwd_gemm.h"
 #include "sdpa_common.h"
+#include "sdpa_philox.h"
 
 #define SDPA_BWD_LOG2E 1.44269504088896340736f
 
@@ -47,27 +49,6 @@ static inline bool sdpa_bwd_is_causal(void)
 static inline int sdpa_bwd_causal_offset(int sk, int sq)
 {
     return SC(MASK_KIND) == SDPA_MASK_KIND_BOTTOM_RIGHT ? sk - sq : 0;
-}
-
-/* Philox4x32-10 of counter {lo32(c), hi32(c), 0, 0} and key {lo32(seed),
- * hi32(seed)}: its four words. */
-static inline uint4 sdpa_bwd_philox(ulong c, ulong seed)
-{
-    uint c0 = (uint)c, c1 = (uint)(c >> 32), c2 = 0u, c3 = 0u;
-    uint k0 = (uint)seed, k1 = (uint)(seed >> 32);
-    for (int round = 0; round < SDPA_PHILOX_ROUNDS; round++) {
-        if (round > 0) {
-            k0 += SDPA_PHILOX_W0;
-            k1 += SDPA_PHILOX_W1;
-        }
-        const uint hi0 = mul_hi(SDPA_PHILOX_M0, c0), lo0 = SDPA_PHILOX_M0 * c0;
-        const uint hi1 = mul_hi(SDPA_PHILOX_M1, c2), lo1 = SDPA_PHILOX_M1 * c2;
-        c0 = hi1 ^ c1 ^ k0;
-        c1 = lo1;
-        c2 = hi0 ^ c3 ^ k1;
-        c3 = lo0;
-    }
-    return (uint4)(c0, c1, c2, c3);
 }
 
 /* The cl_intel_subgroups shuffle (OpSubgroupShuffleINTEL, from the
@@ -108,10 +89,10 @@ sdpa_bwd_dropout_params(long seed, long offset, float p, const global long *seed
 }
 
 /* The factor a probability whose random word is `word` is multiplied by:
- * 1 / (1 - p) if kept, else 0. */
+ * 1 / (1 - p) if kept, else 0 (the keep rule of sdpa_philox.h). */
 static inline float sdpa_bwd_keep_factor(const private sdpa_bwd_dropout *d, uint word)
 {
-    return (float)(word >> 8) * 0x1p-24f >= d->p ? d->keep_scale : 0.0f;
+    return sdpa_dropout_keep_word(word, d->p) ? d->keep_scale : 0.0f;
 }
 
 /*
@@ -127,7 +108,9 @@ static inline __attribute__((always_inline)) void
 sdpa_bwd_dropout_factors3(const private sdpa_bwd_dropout *d, ulong n0, local float *dst, int nvec)
 {
     const uint lane = get_sub_group_local_id();
-    const uint4 w = sdpa_bwd_philox(d->offset + n0 / 4 + lane, d->seed);
+    const ulong block = d->offset + n0 / 4 + lane; /* this lane's Philox counter */
+    const uint4 w = sdpa_philox4x32_10((uint4)((uint)block, (uint)(block >> 32), 0u, 0u),
+                                       (uint2)((uint)d->seed, (uint)(d->seed >> 32)));
     const uint skew = (uint)(n0 % 4);
     for (int v = 0; v < 3 && v < nvec; v++) {
         const uint c = skew + (uint)v * SUBGROUP_SIZE + lane; /* position from block n0 / 4 */

@@ -129,8 +129,15 @@ static sdpa_status_t set_pointers(ze_kernel_handle_t k, const sdpa_primitive_t *
         scale = a->scale;
         inv_scale = 1.0f / a->scale;
     }
-    int64_t zero64 = 0;
-    float zero32 = 0.0f;
+    /* Dropout: host scalars, or device pointers to one int64 seed, int64
+     * offset and f32 p (kernel_abi_bwd.h); the offset is 0 without
+     * with_offset, and the arguments a mode does not read are 0 / NULL. */
+    const sdpa_dropout_desc_t *dr = &p->dropout;
+    const int host_drop = dr->enabled && dr->host_scalars,
+              dev_drop = dr->enabled && !dr->host_scalars;
+    const int64_t seed = host_drop ? a->dropout_seed : 0;
+    const int64_t offset = host_drop && dr->with_offset ? a->dropout_offset : 0;
+    const float drop_p = host_drop ? a->dropout_p : 0.0f;
     sdpa_status_t status;
     if ((status = ze_set_ptr(k, SDPA_BWD_ARG_K, a->k)) ||
         (status = ze_set_ptr(k, SDPA_BWD_ARG_Q, a->q)) ||
@@ -150,13 +157,14 @@ static sdpa_status_t set_pointers(ze_kernel_handle_t k, const sdpa_primitive_t *
                              p->mask_kind == SDPA_MASK_BUFFER ? a->mask : NULL)) ||
         (status = ze_set_ptr(k, SDPA_BWD_ARG_STRIDES, b->strides)))
         return status;
-    /* Dropout arguments: read only when the constants enable dropout. */
-    if ((status = ze_set_arg(k, SDPA_BWD_ARG_DROPOUT_SEED, sizeof(int64_t), &zero64)) ||
-        (status = ze_set_arg(k, SDPA_BWD_ARG_DROPOUT_OFFSET, sizeof(int64_t), &zero64)) ||
-        (status = ze_set_arg(k, SDPA_BWD_ARG_DROPOUT_P, sizeof(float), &zero32)) ||
-        (status = ze_set_ptr(k, SDPA_BWD_ARG_DROPOUT_SEED_PTR, NULL)) ||
-        (status = ze_set_ptr(k, SDPA_BWD_ARG_DROPOUT_OFFSET_PTR, NULL)) ||
-        (status = ze_set_ptr(k, SDPA_BWD_ARG_DROPOUT_P_PTR, NULL)))
+    if ((status = set_long(k, SDPA_BWD_ARG_DROPOUT_SEED, seed)) ||
+        (status = set_long(k, SDPA_BWD_ARG_DROPOUT_OFFSET, offset)) ||
+        (status = ze_set_arg(k, SDPA_BWD_ARG_DROPOUT_P, sizeof(float), &drop_p)) ||
+        (status = ze_set_ptr(k, SDPA_BWD_ARG_DROPOUT_SEED_PTR,
+                             dev_drop ? a->dropout_seed_ptr : NULL)) ||
+        (status = ze_set_ptr(k, SDPA_BWD_ARG_DROPOUT_OFFSET_PTR,
+                             dev_drop && dr->with_offset ? a->dropout_offset_ptr : NULL)) ||
+        (status = ze_set_ptr(k, SDPA_BWD_ARG_DROPOUT_P_PTR, dev_drop ? a->dropout_p_ptr : NULL)))
         return status;
     return SDPA_SUCCESS;
 }

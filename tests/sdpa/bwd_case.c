@@ -15,6 +15,45 @@ void bwd_case_init(bwd_case_t *c, int64_t batch, int64_t q_heads, int64_t kv_hea
     fwd_case_init(&c->fwd, batch, q_heads, kv_heads, q_len, k_len, head_size);
 }
 
+/* d in a problem, forward or backward. */
+static void dropout_problem(const bwd_dropout_t *d, sdpa_problem_desc_t *p)
+{
+    p->dropout.enabled = d->enabled != 0;
+    p->dropout.host_scalars = d->enabled && !d->device;
+    p->dropout.with_offset = d->enabled && d->with_offset;
+}
+
+/* Dropout scalars on the device (shared USM), as the pointers expect. */
+typedef struct dropout_scalars {
+    int64_t seed, offset;
+    float p;
+} dropout_scalars_t;
+
+/* d's scalars, with `offset` as the offset, in a: host values, or device
+ * pointers to a new dropout_scalars_t (returned; free it with test_free).
+ * Without with_offset the offset is passed all the same: it must be
+ * ignored. */
+static dropout_scalars_t *dropout_args(test_env_t *env, const bwd_dropout_t *d, int64_t offset,
+                                       sdpa_exec_args_t *a)
+{
+    if (!d->enabled)
+        return NULL;
+    if (!d->device) {
+        a->dropout_p = d->p;
+        a->dropout_seed = d->seed;
+        a->dropout_offset = offset;
+        return NULL;
+    }
+    dropout_scalars_t *s = test_alloc(env, sizeof(*s));
+    s->seed = d->seed;
+    s->offset = offset;
+    s->p = d->p;
+    a->dropout_seed_ptr = &s->seed;
+    a->dropout_offset_ptr = &s->offset;
+    a->dropout_p_ptr = &s->p;
+    return s;
+}
+
 void bwd_case_problem(const bwd_case_t *c, sdpa_problem_desc_t *p)
 {
     fwd_case_problem(&c->fwd, p);
@@ -36,6 +75,7 @@ void bwd_case_problem(const bwd_case_t *c, sdpa_problem_desc_t *p)
         tensor_layout(&p->ds, c->ds_dtype, d, ORDER_BHSD, 0);
     }
     p->deterministic = (uint32_t)c->deterministic;
+    dropout_problem(&c->dropout, p);
 }
 
 typedef struct grads {
@@ -105,15 +145,19 @@ static double multiplier(const fwd_case_t *f)
     return f->scale_kind == SDPA_SCALE_NONE ? 1 : 1.0 / sqrt((double)f->head_size);
 }
 
-static void natural_scales(const fwd_case_t *f, const fwd_buffers_t *b, const test_tensor_t *d_dst,
+/* With dropout, kept probabilities and their dP are scaled by 1 / (1 - p):
+ * every term grows by that factor. */
+static void natural_scales(const bwd_case_t *c, const fwd_buffers_t *b, const test_tensor_t *d_dst,
                            grad_scales_t *out)
 {
-    double dp = max_abs(d_dst) * max_abs(&b->v) * sqrt((double)f->head_size);
+    const fwd_case_t *f = &c->fwd;
+    double keep = c->dropout.enabled ? 1.0 / (1.0 - (double)c->dropout.p) : 1.0;
+    double dp = keep * max_abs(d_dst) * max_abs(&b->v) * sqrt((double)f->head_size);
     double m = multiplier(f);
     out->ds = dp;
     out->dq = m * dp * max_abs(&b->k) * sqrt((double)f->k_len);
     out->dk = m * dp * max_abs(&b->q) * sqrt((double)f->q_len);
-    out->dv = max_abs(d_dst) * sqrt((double)f->q_len);
+    out->dv = keep * max_abs(d_dst) * sqrt((double)f->q_len);
 }
 
 /* Tolerance of a gradient: f32 rounding that grows with the square root of
@@ -156,44 +200,79 @@ static void assert_same_bits(const test_tensor_t *a, const test_tensor_t *b, con
                       "%s: %s differs between two deterministic runs", what, name);
 }
 
-double bwd_case_run(test_env_t *env, const bwd_case_t *c, uint64_t seed, int repeat_bits)
-{
-    char what[600];
-    fwd_case_describe(&c->fwd, what, sizeof(what));
-    size_t n = strlen(what);
-    snprintf(what + n, sizeof(what) - n, " BWD%s%s%s", c->deterministic ? " deterministic" : "",
-             c->ds_dtype ? " dS" : "", c->gradient_layouts_differ ? " own-layouts" : "");
+/* The inputs of a backward: the ref forward's O and log-sum-exp (training,
+ * with c's dropout) and a random dO; `a` has every input, no gradient. */
+typedef struct bwd_inputs {
+    fwd_buffers_t b;
+    test_tensor_t d_dst;
+    sdpa_problem_desc_t p; /* the backward problem */
+    sdpa_exec_args_t a;
+    dropout_scalars_t *drop;
+} bwd_inputs_t;
 
+static void describe(const bwd_case_t *c, char *what, size_t size)
+{
+    fwd_case_describe(&c->fwd, what, size);
+    size_t n = strlen(what);
+    n += (size_t)snprintf(what + n, size - n, " BWD%s%s%s",
+                          c->deterministic ? " deterministic" : "", c->ds_dtype ? " dS" : "",
+                          c->gradient_layouts_differ ? " own-layouts" : "");
+    const bwd_dropout_t *d = &c->dropout;
+    if (d->enabled && n < size)
+        snprintf(what + n, size - n, " dropout(p=%g seed=%lld offset=%lld%s%s)", (double)d->p,
+                 (long long)d->seed, (long long)d->offset, d->with_offset ? "" : " ignored",
+                 d->device ? " device" : "");
+}
+
+static void inputs_make(test_env_t *env, const bwd_case_t *c, uint64_t seed, const char *what,
+                        bwd_inputs_t *in)
+{
     /* Forward (training) on ref: O and the log-sum-exp the backward reads. */
     fwd_case_t fc = c->fwd;
     fc.training = 1;
     sdpa_problem_desc_t pf;
     fwd_case_problem(&fc, &pf);
+    dropout_problem(&c->dropout, &pf);
     test_rng_t rng = {seed};
-    fwd_buffers_t b;
-    fwd_buffers_alloc(env, &fc, &pf, &b, &rng);
-    sdpa_exec_args_t a;
-    fwd_exec_args(&fc, &b, 0, &a);
-    run_on_backend(env->ref, env->ref_ctx, &pf, &a, "ref (forward)", what);
+    fwd_buffers_alloc(env, &fc, &pf, &in->b, &rng);
+    fwd_exec_args(&fc, &in->b, 0, &in->a);
+    in->drop = dropout_args(env, &c->dropout, c->dropout.offset, &in->a);
+    run_on_backend(env->ref, env->ref_ctx, &pf, &in->a, "ref (forward)", what);
 
-    sdpa_problem_desc_t p;
-    bwd_case_problem(c, &p);
+    bwd_case_problem(c, &in->p);
     /* O in the layout of diff_dst's twin: the problem's dst layout. */
-    test_tensor_t d_dst;
-    tensor_alloc(env, &d_dst, &p.diff_dst);
-    tensor_fill_uniform(&d_dst, &rng, -1, 1);
+    tensor_alloc(env, &in->d_dst, &in->p.diff_dst);
+    tensor_fill_uniform(&in->d_dst, &rng, -1, 1);
+    in->a.diff_dst = in->d_dst.data;
+}
+
+static void inputs_free(test_env_t *env, bwd_inputs_t *in)
+{
+    if (in->drop)
+        test_free(env, in->drop);
+    tensor_free(env, &in->d_dst);
+    fwd_buffers_free(env, &in->b);
+}
+
+double bwd_case_run(test_env_t *env, const bwd_case_t *c, uint64_t seed, int repeat_bits)
+{
+    char what[700];
+    describe(c, what, sizeof(what));
+    bwd_inputs_t in;
+    inputs_make(env, c, seed, what, &in);
+    const sdpa_problem_desc_t *p = &in.p;
+    sdpa_exec_args_t a = in.a;
 
     grads_t ze, ref;
-    grads_alloc(env, &p, &ze);
-    grads_alloc(env, &p, &ref);
-    a.diff_dst = d_dst.data;
+    grads_alloc(env, p, &ze);
+    grads_alloc(env, p, &ref);
     set_grads(&a, &ze);
-    run_on_backend(env->ze, env->ze_ctx, &p, &a, "ze", what);
+    run_on_backend(env->ze, env->ze_ctx, p, &a, "ze", what);
     set_grads(&a, &ref);
-    run_on_backend(env->ref, env->ref_ctx, &p, &a, "ref", what);
+    run_on_backend(env->ref, env->ref_ctx, p, &a, "ref", what);
 
     grad_scales_t scales;
-    natural_scales(&c->fwd, &b, &d_dst, &scales);
+    natural_scales(c, &in.b, &in.d_dst, &scales);
     double worst = compare_grad(c, what, "dQ", &ze.dq, &ref.dq, scales.dq);
     double r = compare_grad(c, what, "dK", &ze.dk, &ref.dk, scales.dk);
     worst = r > worst ? r : worst;
@@ -206,10 +285,10 @@ double bwd_case_run(test_env_t *env, const bwd_case_t *c, uint64_t seed, int rep
 
     if (repeat_bits) {
         grads_t again;
-        grads_alloc(env, &p, &again);
+        grads_alloc(env, p, &again);
         set_grads(&a, &again);
         sdpa_primitive_t *prim = NULL;
-        ck_assert_int_eq(env->ze->primitive_create(env->ze_ctx, &p, &prim), SDPA_SUCCESS);
+        ck_assert_int_eq(env->ze->primitive_create(env->ze_ctx, p, &prim), SDPA_SUCCESS);
         for (int run = 0; run < 2; run++) {
             ck_assert_msg(env->ze->primitive_execute(prim, &a) == SDPA_SUCCESS, "%s: %s", what,
                           env->ze->last_error());
@@ -224,7 +303,51 @@ double bwd_case_run(test_env_t *env, const bwd_case_t *c, uint64_t seed, int rep
 
     grads_free(env, &ref);
     grads_free(env, &ze);
-    tensor_free(env, &d_dst);
-    fwd_buffers_free(env, &b);
+    inputs_free(env, &in);
     return worst;
+}
+
+/* Elements of got outside want's tolerance, and elements checked. */
+static void count_differences(const bwd_case_t *c, const test_tensor_t *got,
+                              const test_tensor_t *want, double scale, int64_t *bad,
+                              int64_t *checked)
+{
+    compare_result_t r;
+    tensor_compare(&want->desc, got->data, want->data, gradient_tolerance(c, want, scale), 1.0, &r);
+    *bad += r.bad;
+    *checked += r.checked;
+}
+
+double bwd_case_offset_effect(test_env_t *env, const bwd_case_t *c, uint64_t seed, int64_t offset)
+{
+    char what[700];
+    describe(c, what, sizeof(what));
+    bwd_inputs_t in;
+    inputs_make(env, c, seed, what, &in);
+    const sdpa_problem_desc_t *p = &in.p;
+
+    grads_t same, other;
+    grads_alloc(env, p, &same);
+    grads_alloc(env, p, &other);
+    sdpa_exec_args_t a = in.a;
+    set_grads(&a, &same);
+    run_on_backend(env->ze, env->ze_ctx, p, &a, "ze", what);
+    sdpa_exec_args_t b = in.a;
+    dropout_scalars_t *drop = dropout_args(env, &c->dropout, offset, &b);
+    set_grads(&b, &other);
+    run_on_backend(env->ze, env->ze_ctx, p, &b, "ze (other offset)", what);
+
+    grad_scales_t scales;
+    natural_scales(c, &in.b, &in.d_dst, &scales);
+    int64_t bad = 0, checked = 0;
+    count_differences(c, &other.dq, &same.dq, scales.dq, &bad, &checked);
+    count_differences(c, &other.dk, &same.dk, scales.dk, &bad, &checked);
+    count_differences(c, &other.dv, &same.dv, scales.dv, &bad, &checked);
+
+    if (drop)
+        test_free(env, drop);
+    grads_free(env, &other);
+    grads_free(env, &same);
+    inputs_free(env, &in);
+    return checked ? (double)bad / (double)checked : 0;
 }
