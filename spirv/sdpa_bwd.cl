@@ -77,8 +77,8 @@ sdpa_bwd_problem_of(int d, int sk, int sq, const global void *scale_ptr, float s
     x.msk_head = x.b * ms0 + (long)x.h * ms1;
     x.ms2 = ms2;
     x.ms3 = ms3;
-    x.drop = sdpa_bwd_dropout_params(dropout_seed, dropout_offset, dropout_p, dropout_seed_ptr,
-                                     dropout_offset_ptr, dropout_p_ptr);
+    x.drop = sdpa_dropout_args_read(dropout_seed, dropout_offset, dropout_p, dropout_seed_ptr,
+                                    dropout_offset_ptr, dropout_p_ptr);
     x.drop_head = ((ulong)x.b * (ulong)x.hq + (ulong)x.h) * (ulong)sq * (ulong)sk;
     return x;
 }

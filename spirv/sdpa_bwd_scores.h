@@ -56,41 +56,9 @@ static inline int sdpa_bwd_causal_offset(int sk, int sq)
  * the compiler declares it only with -cl-ext=+cl_intel_subgroups. */
 uint __attribute__((overloadable)) intel_sub_group_shuffle(uint value, uint lane);
 
-/* Dropout of one problem: element n of [B, Hq, Sq, Sk] is kept iff its
- * Philox word w satisfies (w >> 8) * 2^-24 >= p; kept probabilities are
- * multiplied by 1 / (1 - p). */
-typedef struct sdpa_bwd_dropout {
-    ulong seed, offset;
-    float p, keep_scale;
-} sdpa_bwd_dropout;
-
-static inline __attribute__((always_inline)) sdpa_bwd_dropout
-sdpa_bwd_dropout_params(long seed, long offset, float p, const global long *seed_ptr,
-                        const global long *offset_ptr, const global float *p_ptr)
-{
-    sdpa_bwd_dropout d;
-    d.seed = 0;
-    d.offset = 0;
-    d.p = 0.0f;
-    d.keep_scale = 1.0f;
-    if (!SC(WITH_DROPOUT))
-        return d;
-    if (SC(DROPOUT_HOST_SCALARS)) {
-        d.seed = (ulong)seed;
-        d.offset = SC(DROPOUT_OFFSET) ? (ulong)offset : 0;
-        d.p = p;
-    } else {
-        d.seed = (ulong)*seed_ptr;
-        d.offset = SC(DROPOUT_OFFSET) ? (ulong)*offset_ptr : 0;
-        d.p = *p_ptr;
-    }
-    d.keep_scale = 1.0f / (1.0f - d.p);
-    return d;
-}
-
 /* The factor a probability whose random word is `word` is multiplied by:
  * 1 / (1 - p) if kept, else 0 (the keep rule of sdpa_philox.h). */
-static inline float sdpa_bwd_keep_factor(const private sdpa_bwd_dropout *d, uint word)
+static inline float sdpa_bwd_keep_factor(const private sdpa_dropout_args *d, uint word)
 {
     return sdpa_dropout_keep_word(word, d->p) ? d->keep_scale : 0.0f;
 }
@@ -105,7 +73,7 @@ static inline float sdpa_bwd_keep_factor(const private sdpa_bwd_dropout *d, uint
  * from any starting point) instead of one.
  */
 static inline __attribute__((always_inline)) void
-sdpa_bwd_dropout_factors3(const private sdpa_bwd_dropout *d, ulong n0, local float *dst, int nvec)
+sdpa_bwd_dropout_factors3(const private sdpa_dropout_args *d, ulong n0, local float *dst, int nvec)
 {
     const uint lane = get_sub_group_local_id();
     const ulong block = d->offset + n0 / 4 + lane; /* this lane's Philox counter */
@@ -135,7 +103,7 @@ typedef struct sdpa_bwd_problem {
     float log2_factor; /* factor * log2(e) */
     const global void *msk;
     long msk_head, ms2, ms3; /* mask offset of (b, h); query and key strides */
-    sdpa_bwd_dropout drop;
+    sdpa_dropout_args drop;
     ulong drop_head; /* dropout index of (b, h, query 0, key 0) */
 } sdpa_bwd_problem;
 

@@ -133,35 +133,6 @@ sdpa_fwd_mask_scores(local float *s, int s_ld, int rows_s, float log2_scale, int
     return mx;
 }
 
-/* The dropout scalars of one execution (kernel_abi.h). */
-typedef struct sdpa_fwd_dropout {
-    ulong seed, offset;
-    float p;
-    float scale; /* 1 / (1 - p), the factor of a kept probability */
-} sdpa_fwd_dropout;
-
-/* Reads the dropout scalars once, from the arguments or from device memory
- * (every work-item reads the same three values). The offset is 0 unless
- * DROPOUT_OFFSET. */
-static inline sdpa_fwd_dropout sdpa_fwd_dropout_scalars(long seed, long offset, float p,
-                                                        const global long *seed_ptr,
-                                                        const global long *offset_ptr,
-                                                        const global float *p_ptr)
-{
-    sdpa_fwd_dropout dr;
-    if (SC(DROPOUT_HOST_SCALARS)) {
-        dr.seed = (ulong)seed;
-        dr.offset = SC(DROPOUT_OFFSET) ? (ulong)offset : 0;
-        dr.p = p;
-    } else {
-        dr.seed = (ulong)*seed_ptr;
-        dr.offset = SC(DROPOUT_OFFSET) ? (ulong)*offset_ptr : 0;
-        dr.p = *p_ptr;
-    }
-    dr.scale = 1.0f / (1.0f - dr.p);
-    return dr;
-}
-
 /* Linear index of element (b, head, query, key) of [B, Hq, Sq, Sk] for tile
  * row r: the Philox element number and the keep mask offset. */
 static inline ulong sdpa_fwd_dropout_index(const private sdpa_fwd_rows *w, int r, int sq, int sk,
@@ -174,7 +145,7 @@ static inline ulong sdpa_fwd_dropout_index(const private sdpa_fwd_rows *w, int r
 
 /* Dropout of s[0] (element n, key `key`) given its random word. */
 static inline void sdpa_fwd_dropout_one(local float *s, uint word,
-                                        const private sdpa_fwd_dropout *dr, ulong n, int key,
+                                        const private sdpa_dropout_args *dr, ulong n, int key,
                                         int key_end, bool row_valid, global uchar *keep_mask)
 {
     const bool keep = sdpa_dropout_keep_word(word, dr->p);
@@ -197,7 +168,7 @@ static inline void sdpa_fwd_dropout_one(local float *s, uint word,
  * rows_s % 4 elements (none for the usual tiles) draw a block each.
  */
 static inline void sdpa_fwd_dropout_scores(local float *s, int s_ld, int rows_s,
-                                           const private sdpa_fwd_dropout *dr, ulong n0, int key0,
+                                           const private sdpa_dropout_args *dr, ulong n0, int key0,
                                            int key_end, bool row_valid, global uchar *keep_mask)
 {
     const ulong c0 = dr->offset + n0 / 4;
@@ -308,10 +279,9 @@ sdpa_fwd(const global void *K, const global void *Q, const global void *V, globa
     const long k_head = w.b * ks0 + (long)w.hkv * ks1;
     const long v_head = w.b * vs0 + (long)w.hkv * vs1;
     const long token0 = (w.b * w.n_kv + w.hkv) * (long)sk;
-    sdpa_fwd_dropout drop = {0, 0, 0.0f, 1.0f};
-    if (SC(WITH_DROPOUT))
-        drop = sdpa_fwd_dropout_scalars(dropout_seed, dropout_offset, dropout_p, dropout_seed_ptr,
-                                        dropout_offset_ptr, dropout_p_ptr);
+    const sdpa_dropout_args drop =
+            sdpa_dropout_args_read(dropout_seed, dropout_offset, dropout_p, dropout_seed_ptr,
+                                   dropout_offset_ptr, dropout_p_ptr);
 
     /* Running softmax state of this lane's queries (KQ layout, one copy per
      * KQ sub-group) and O (VS layout): each element belongs to one lane. */
@@ -433,7 +403,7 @@ sdpa_fwd(const global void *K, const global void *Q, const global void *V, globa
             for (int mm = 1; mm < SC(WG_M_KQ); mm++)
                 l += sum_slm[mm * bq + r];
             /* With dropout, O = (P o keep) V / ((1 - p) sum). */
-            inv_sum_slm[r] = sdpa_fwd_inv_sum(l) * (SC(WITH_DROPOUT) ? drop.scale : 1.0f);
+            inv_sum_slm[r] = sdpa_fwd_inv_sum(l) * drop.keep_scale;
             if (SC(IS_TRAINING) && r < w.rows) {
                 long h = sdpa_fwd_row_head(&w, r);
                 ws[(w.b * w.hq + h) * sq + sdpa_fwd_row_query(&w, r)] = sdpa_fwd_lse(max_slm[r], l);

@@ -7,7 +7,7 @@
 #ifndef SDPA_SPIRV_PHILOX_H
 #define SDPA_SPIRV_PHILOX_H
 
-#include "kernel_abi.h"
+#include "sdpa_common.h"
 
 /* Philox4x32-10(counter, key): ten rounds of two 32x32->64 products, the
  * key advanced by the Weyl constants between rounds. Fully unrolled: left a
@@ -66,6 +66,36 @@ static inline bool sdpa_dropout_keep_word(uint word, float p)
 static inline bool sdpa_dropout_keep(ulong seed, ulong offset, ulong n, float p)
 {
     return sdpa_dropout_keep_word(sdpa_dropout_word(seed, offset, n), p);
+}
+
+/* The dropout scalars of one execution (kernel_abi.h), read once. */
+typedef struct sdpa_dropout_args {
+    ulong seed, offset;
+    float p;
+    float keep_scale; /* 1 / (1 - p), the factor of a kept probability */
+} sdpa_dropout_args;
+
+/* Reads the scalars from the kernel arguments (DROPOUT_HOST_SCALARS) or
+ * from device memory (every work-item reads the same values). The offset is
+ * 0 unless DROPOUT_OFFSET; without WITH_DROPOUT, p = 0 and keep_scale = 1. */
+static inline __attribute__((always_inline)) sdpa_dropout_args
+sdpa_dropout_args_read(long seed, long offset, float p, const global long *seed_ptr,
+                       const global long *offset_ptr, const global float *p_ptr)
+{
+    sdpa_dropout_args d = {0, 0, 0.0f, 1.0f};
+    if (!SC(WITH_DROPOUT))
+        return d;
+    if (SC(DROPOUT_HOST_SCALARS)) {
+        d.seed = (ulong)seed;
+        d.offset = SC(DROPOUT_OFFSET) ? (ulong)offset : 0;
+        d.p = p;
+    } else {
+        d.seed = (ulong)*seed_ptr;
+        d.offset = SC(DROPOUT_OFFSET) ? (ulong)*offset_ptr : 0;
+        d.p = *p_ptr;
+    }
+    d.keep_scale = 1.0f / (1.0f - d.p);
+    return d;
 }
 
 #endif /* SDPA_SPIRV_PHILOX_H */

@@ -15,17 +15,7 @@
 #include "problem.h"
 #include "ze_env.h"
 
-static test_env_t env;
-static int env_ready;
 static int cases_run;
-
-static void setup(void)
-{
-    if (!env_ready) {
-        ck_assert_int_eq(test_env_open(&env), 0);
-        env_ready = 1;
-    }
-}
 
 /* As in test_fwd.c: sizes that share a family's module (Sq > 16 and not a
  * multiple of 8, one K/V head per query head); GQA, thin queries and exact
@@ -51,7 +41,7 @@ static void run_family(const bwd_case_t *base, const char *family)
         c.fwd.kv_heads = s->kv_heads;
         c.fwd.q_len = s->q_len;
         c.fwd.k_len = s->k_len;
-        double r = bwd_case_run(&env, &c, 2000 + i, 0);
+        double r = bwd_case_run(&suite_env, &c, 2000 + i, 0);
         worst = r > worst ? r : worst;
         cases_run++;
     }
@@ -192,7 +182,7 @@ START_TEST(gqa)
             c.fwd.k_len = 77;
             c.fwd.mask_kind = q_len > 5 ? SDPA_MASK_CAUSAL_TOP_LEFT : SDPA_MASK_NONE;
             c.fwd.softmax = SDPA_SOFTMAX_INF_AS_ZERO;
-            double r = bwd_case_run(&env, &c, 300 + (uint64_t)q_len, deterministic);
+            double r = bwd_case_run(&suite_env, &c, 300 + (uint64_t)q_len, deterministic);
             worst = r > worst ? r : worst;
             cases_run++;
         }
@@ -216,7 +206,7 @@ START_TEST(deterministic)
         d.fwd.kv_heads = family_sizes[i].kv_heads;
         d.fwd.q_len = family_sizes[i].q_len;
         d.fwd.k_len = family_sizes[i].k_len;
-        double r = bwd_case_run(&env, &d, 400 + i, 1);
+        double r = bwd_case_run(&suite_env, &d, 400 + i, 1);
         worst = r > worst ? r : worst;
         cases_run++;
     }
@@ -239,7 +229,7 @@ START_TEST(thin_and_exact)
         c.fwd.q_heads = c.fwd.kv_heads = 2;
         c.fwd.q_len = shapes[i].q_len;
         c.fwd.k_len = shapes[i].k_len;
-        double r = bwd_case_run(&env, &c, 500 + i, 0);
+        double r = bwd_case_run(&suite_env, &c, 500 + i, 0);
         worst = r > worst ? r : worst;
         cases_run++;
     }
@@ -254,7 +244,7 @@ END_TEST
 static double ze_loss(const sdpa_primitive_t *fwd, const sdpa_exec_args_t *a, const float *d_dst,
                       int64_t n)
 {
-    ck_assert_int_eq(env.ze->primitive_execute((sdpa_primitive_t *)fwd, a), SDPA_SUCCESS);
+    ck_assert_int_eq(suite_env.ze->primitive_execute((sdpa_primitive_t *)fwd, a), SDPA_SUCCESS);
     const float *o = a->dst;
     double loss = 0;
     for (int64_t i = 0; i < n; i++)
@@ -277,17 +267,17 @@ START_TEST(finite_differences)
     bwd_case_problem(&c, &pb);
     test_rng_t rng = {77 + (uint64_t)_i};
     fwd_buffers_t b;
-    fwd_buffers_alloc(&env, &c.fwd, &pf, &b, &rng);
+    fwd_buffers_alloc(&suite_env, &c.fwd, &pf, &b, &rng);
     test_tensor_t d_dst, dq, dk, dv;
-    tensor_alloc(&env, &d_dst, &pb.diff_dst);
+    tensor_alloc(&suite_env, &d_dst, &pb.diff_dst);
     tensor_fill_uniform(&d_dst, &rng, -1, 1);
-    tensor_alloc(&env, &dq, &pb.diff_q);
-    tensor_alloc(&env, &dk, &pb.diff_k);
-    tensor_alloc(&env, &dv, &pb.diff_v);
+    tensor_alloc(&suite_env, &dq, &pb.diff_q);
+    tensor_alloc(&suite_env, &dk, &pb.diff_k);
+    tensor_alloc(&suite_env, &dv, &pb.diff_v);
 
     sdpa_primitive_t *fwd, *bwd;
-    ck_assert_int_eq(env.ze->primitive_create(env.ze_ctx, &pf, &fwd), SDPA_SUCCESS);
-    ck_assert_int_eq(env.ze->primitive_create(env.ze_ctx, &pb, &bwd), SDPA_SUCCESS);
+    ck_assert_int_eq(suite_env.ze->primitive_create(suite_env.ze_ctx, &pf, &fwd), SDPA_SUCCESS);
+    ck_assert_int_eq(suite_env.ze->primitive_create(suite_env.ze_ctx, &pb, &bwd), SDPA_SUCCESS);
     sdpa_exec_args_t a;
     fwd_exec_args(&c.fwd, &b, 0, &a);
     int64_t n_out = tensor_span(&pf.dst);
@@ -296,7 +286,7 @@ START_TEST(finite_differences)
     a.diff_q = dq.data;
     a.diff_k = dk.data;
     a.diff_v = dv.data;
-    ck_assert_int_eq(env.ze->primitive_execute(bwd, &a), SDPA_SUCCESS);
+    ck_assert_int_eq(suite_env.ze->primitive_execute(bwd, &a), SDPA_SUCCESS);
 
     const double h = 1.0 / 256;
     struct {
@@ -327,13 +317,13 @@ START_TEST(finite_differences)
     printf("finite differences (%s): %d derivatives of ze's forward, worst error/tolerance "
            "%.3f\n",
            _i ? "causal" : "no mask", checked, worst);
-    env.ze->primitive_destroy(bwd);
-    env.ze->primitive_destroy(fwd);
-    tensor_free(&env, &dv);
-    tensor_free(&env, &dk);
-    tensor_free(&env, &dq);
-    tensor_free(&env, &d_dst);
-    fwd_buffers_free(&env, &b);
+    suite_env.ze->primitive_destroy(bwd);
+    suite_env.ze->primitive_destroy(fwd);
+    tensor_free(&suite_env, &dv);
+    tensor_free(&suite_env, &dk);
+    tensor_free(&suite_env, &dq);
+    tensor_free(&suite_env, &d_dst);
+    fwd_buffers_free(&suite_env, &b);
 }
 END_TEST
 
@@ -342,8 +332,9 @@ END_TEST
 static uint64_t scratch_allocations(sdpa_context_t *ctx)
 {
     uint64_t n = 0;
-    ck_assert_int_eq(env.ze->context_query(ctx, SDPA_QUERY_SCRATCH_ALLOCATIONS, &n, sizeof(n)),
-                     SDPA_SUCCESS);
+    ck_assert_int_eq(
+            suite_env.ze->context_query(ctx, SDPA_QUERY_SCRATCH_ALLOCATIONS, &n, sizeof(n)),
+            SDPA_SUCCESS);
     return n;
 }
 
@@ -351,10 +342,10 @@ START_TEST(scratch_reuse)
 {
     sdpa_context_desc_t desc = {.struct_size = sizeof(desc),
                                 .struct_version = SDPA_CONTEXT_DESC_VERSION,
-                                .ze_context = env.context,
-                                .ze_device = env.device};
+                                .ze_context = suite_env.context,
+                                .ze_device = suite_env.device};
     sdpa_context_t *ctx;
-    ck_assert_int_eq(env.ze->context_create(&desc, &ctx), SDPA_SUCCESS);
+    ck_assert_int_eq(suite_env.ze->context_create(&desc, &ctx), SDPA_SUCCESS);
     /* f16: dQ always accumulates in f32 scratch. */
     static const int64_t lengths[] = {200, 50, 120, 200, 17, 600, 300};
     uint64_t expected[] = {1, 1, 1, 1, 1, 2, 2};
@@ -366,11 +357,11 @@ START_TEST(scratch_reuse)
         sdpa_problem_desc_t p;
         bwd_case_problem(&c, &p);
         sdpa_primitive_t *prim;
-        ck_assert_int_eq(env.ze->primitive_create(ctx, &p, &prim), SDPA_SUCCESS);
+        ck_assert_int_eq(suite_env.ze->primitive_create(ctx, &p, &prim), SDPA_SUCCESS);
         size_t bytes = 0;
-        ck_assert_int_eq(
-                env.ze->primitive_query(prim, SDPA_QUERY_SCRATCH_BYTES, &bytes, sizeof(bytes)),
-                SDPA_SUCCESS);
+        ck_assert_int_eq(suite_env.ze->primitive_query(prim, SDPA_QUERY_SCRATCH_BYTES, &bytes,
+                                                       sizeof(bytes)),
+                         SDPA_SUCCESS);
         ck_assert_uint_gt(bytes, 2 * lengths[i] * 32 * sizeof(float) - 1);
         previous_largest = bytes > previous_largest ? bytes : previous_largest;
 
@@ -380,12 +371,12 @@ START_TEST(scratch_reuse)
         fwd_case_problem(&fc, &pf);
         test_rng_t rng = {i};
         fwd_buffers_t b;
-        fwd_buffers_alloc(&env, &fc, &pf, &b, &rng);
+        fwd_buffers_alloc(&suite_env, &fc, &pf, &b, &rng);
         test_tensor_t d_dst, dq, dk, dv;
-        tensor_alloc(&env, &d_dst, &p.diff_dst);
-        tensor_alloc(&env, &dq, &p.diff_q);
-        tensor_alloc(&env, &dk, &p.diff_k);
-        tensor_alloc(&env, &dv, &p.diff_v);
+        tensor_alloc(&suite_env, &d_dst, &p.diff_dst);
+        tensor_alloc(&suite_env, &dq, &p.diff_q);
+        tensor_alloc(&suite_env, &dk, &p.diff_k);
+        tensor_alloc(&suite_env, &dv, &p.diff_v);
         sdpa_exec_args_t a;
         fwd_exec_args(&fc, &b, 0, &a);
         a.diff_dst = d_dst.data;
@@ -393,38 +384,39 @@ START_TEST(scratch_reuse)
         a.diff_k = dk.data;
         a.diff_v = dv.data;
         for (int run = 0; run < 2; run++)
-            ck_assert_int_eq(env.ze->primitive_execute(prim, &a), SDPA_SUCCESS);
+            ck_assert_int_eq(suite_env.ze->primitive_execute(prim, &a), SDPA_SUCCESS);
         ck_assert_uint_eq(scratch_allocations(ctx), expected[i]);
 
         /* Caller-owned scratch: the context allocates nothing; too small is refused. */
-        void *own = test_alloc(&env, bytes);
+        void *own = test_alloc(&suite_env, bytes);
         a.scratch = own;
         a.scratch_size = bytes;
-        ck_assert_int_eq(env.ze->primitive_execute(prim, &a), SDPA_SUCCESS);
+        ck_assert_int_eq(suite_env.ze->primitive_execute(prim, &a), SDPA_SUCCESS);
         a.scratch_size = bytes - 1;
-        ck_assert_int_eq(env.ze->primitive_execute(prim, &a), SDPA_ERROR_INSUFFICIENT_SCRATCH);
-        ck_assert_msg(strstr(env.ze->last_error(), "scratch_size") != NULL, "%s",
-                      env.ze->last_error());
+        ck_assert_int_eq(suite_env.ze->primitive_execute(prim, &a),
+                         SDPA_ERROR_INSUFFICIENT_SCRATCH);
+        ck_assert_msg(strstr(suite_env.ze->last_error(), "scratch_size") != NULL, "%s",
+                      suite_env.ze->last_error());
         ck_assert_uint_eq(scratch_allocations(ctx), expected[i]);
-        test_free(&env, own);
+        test_free(&suite_env, own);
 
-        env.ze->primitive_destroy(prim);
-        tensor_free(&env, &dv);
-        tensor_free(&env, &dk);
-        tensor_free(&env, &dq);
-        tensor_free(&env, &d_dst);
-        fwd_buffers_free(&env, &b);
+        suite_env.ze->primitive_destroy(prim);
+        tensor_free(&suite_env, &dv);
+        tensor_free(&suite_env, &dk);
+        tensor_free(&suite_env, &dq);
+        tensor_free(&suite_env, &d_dst);
+        fwd_buffers_free(&suite_env, &b);
     }
     printf("scratch: 7 shapes, %llu device allocations (largest %zu bytes)\n",
            (unsigned long long)scratch_allocations(ctx), previous_largest);
-    env.ze->context_destroy(ctx);
+    suite_env.ze->context_destroy(ctx);
 }
 END_TEST
 
 START_TEST(case_count)
 {
     printf("backward cases run against ref: %d, modules built: %llu\n", cases_run,
-           (unsigned long long)test_modules_built(&env));
+           (unsigned long long)test_modules_built(&suite_env));
     /* The backward issue's floor: at least 200 cases against ref. */
     ck_assert_int_ge(cases_run, 200);
 }
@@ -434,7 +426,7 @@ static Suite *bwd_suite(void)
 {
     Suite *s = suite_create("ze backward");
     TCase *t = tcase_create("backward");
-    tcase_add_unchecked_fixture(t, setup, NULL);
+    tcase_add_unchecked_fixture(t, test_env_fixture, NULL);
     tcase_set_timeout(t, 1800);
     tcase_add_loop_test(t, dtypes, 0, 5);
     tcase_add_loop_test(t, head_sizes_bf16, 0, sizeof(head_sizes) / sizeof(head_sizes[0]));
@@ -454,12 +446,5 @@ static Suite *bwd_suite(void)
 
 int main(void)
 {
-    SRunner *runner = srunner_create(bwd_suite());
-    srunner_set_fork_status(runner, CK_NOFORK);
-    srunner_run_all(runner, CK_NORMAL);
-    int failed = srunner_ntests_failed(runner);
-    srunner_free(runner);
-    if (env_ready)
-        test_env_close(&env);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return test_env_run_suite(bwd_suite());
 }

@@ -22,17 +22,7 @@
 #include "problem.h"
 #include "ze_env.h"
 
-static test_env_t env;
-static int env_ready;
 static int cases_run;
-
-static void setup(void)
-{
-    if (!env_ready) {
-        ck_assert_int_eq(test_env_open(&env), 0);
-        env_ready = 1;
-    }
-}
 
 /* Bytes after the keep mask that must stay untouched. */
 #define GUARD 256
@@ -157,7 +147,7 @@ static double drop_case_run(const drop_case_t *c, uint64_t seed, drop_output_t *
 
     test_rng_t rng = {seed};
     fwd_buffers_t b;
-    fwd_buffers_alloc(&env, f, &p, &b, &rng);
+    fwd_buffers_alloc(&suite_env, f, &p, &b, &rng);
     const int64_t rows = f->batch * f->q_heads * f->q_len, elements = rows * f->k_len;
     const int64_t passed_offset = c->with_offset ? c->offset : IGNORED_OFFSET;
     const uint64_t offset = c->with_offset ? (uint64_t)c->offset : 0;
@@ -166,13 +156,13 @@ static double drop_case_run(const drop_case_t *c, uint64_t seed, drop_output_t *
      * shows. Without mask_output they must stay so, and the GUARD bytes
      * after the mask always. */
     const size_t mask_bytes = (size_t)elements + GUARD;
-    uint8_t *keep = test_alloc(&env, mask_bytes);
-    uint8_t *keep_ref = test_alloc(&env, mask_bytes);
+    uint8_t *keep = test_alloc(&suite_env, mask_bytes);
+    uint8_t *keep_ref = test_alloc(&suite_env, mask_bytes);
     memset(keep, 0xff, mask_bytes);
     memset(keep_ref, 0xff, mask_bytes);
-    float *p_dev = test_alloc(&env, sizeof(float));
-    int64_t *seed_dev = test_alloc(&env, sizeof(int64_t));
-    int64_t *offset_dev = test_alloc(&env, sizeof(int64_t));
+    float *p_dev = test_alloc(&suite_env, sizeof(float));
+    int64_t *seed_dev = test_alloc(&suite_env, sizeof(int64_t));
+    int64_t *offset_dev = test_alloc(&suite_env, sizeof(int64_t));
     *p_dev = c->p;
     *seed_dev = c->seed;
     *offset_dev = passed_offset;
@@ -190,7 +180,8 @@ static double drop_case_run(const drop_case_t *c, uint64_t seed, drop_output_t *
             a.dropout_offset = passed_offset;
         }
         a.dropout_mask = reference ? keep_ref : keep;
-        run_on_backend(reference ? env.ref : env.ze, reference ? env.ref_ctx : env.ze_ctx, &p, &a,
+        run_on_backend(reference ? suite_env.ref : suite_env.ze,
+                       reference ? suite_env.ref_ctx : suite_env.ze_ctx, &p, &a,
                        reference ? "ref" : "ze", what);
     }
 
@@ -256,12 +247,12 @@ static double drop_case_run(const drop_case_t *c, uint64_t seed, drop_output_t *
         }
     }
 
-    test_free(&env, keep);
-    test_free(&env, keep_ref);
-    test_free(&env, p_dev);
-    test_free(&env, seed_dev);
-    test_free(&env, offset_dev);
-    fwd_buffers_free(&env, &b);
+    test_free(&suite_env, keep);
+    test_free(&suite_env, keep_ref);
+    test_free(&suite_env, p_dev);
+    test_free(&suite_env, seed_dev);
+    test_free(&suite_env, offset_dev);
+    fwd_buffers_free(&suite_env, &b);
     cases_run++;
     return worst;
 }
@@ -453,10 +444,10 @@ START_TEST(lse_undropped)
     fwd_case_problem(&c.f, &p);
     test_rng_t rng = {9000};
     fwd_buffers_t b;
-    fwd_buffers_alloc(&env, &c.f, &p, &b, &rng);
+    fwd_buffers_alloc(&suite_env, &c.f, &p, &b, &rng);
     sdpa_exec_args_t a;
     fwd_exec_args(&c.f, &b, 0, &a);
-    run_on_backend(env.ze, env.ze_ctx, &p, &a, "ze", what);
+    run_on_backend(suite_env.ze, suite_env.ze_ctx, &p, &a, "ze", what);
 
     for (int k = 0; k < 2; k++) {
         c.p = k ? 0.7f : 0.0f;
@@ -482,7 +473,7 @@ START_TEST(lse_undropped)
         }
         drop_output_free(&o);
     }
-    fwd_buffers_free(&env, &b);
+    fwd_buffers_free(&suite_env, &b);
 }
 END_TEST
 
@@ -496,7 +487,7 @@ START_TEST(inference_refused)
     p.dropout.enabled = 1;
     p.dropout.host_scalars = 1;
     sdpa_primitive_t *prim = NULL;
-    ck_assert_int_ne(env.ze->primitive_create(env.ze_ctx, &p, &prim), SDPA_SUCCESS);
+    ck_assert_int_ne(suite_env.ze->primitive_create(suite_env.ze_ctx, &p, &prim), SDPA_SUCCESS);
     ck_assert_ptr_null(prim);
 }
 END_TEST
@@ -537,7 +528,7 @@ END_TEST
 START_TEST(case_count)
 {
     printf("dropout cases run against ref: %d, modules built: %llu\n", cases_run,
-           (unsigned long long)test_modules_built(&env));
+           (unsigned long long)test_modules_built(&suite_env));
     ck_assert_int_ge(cases_run, 1);
 }
 END_TEST
@@ -546,7 +537,7 @@ int main(void)
 {
     Suite *s = suite_create("ze forward dropout");
     TCase *t = tcase_create("dropout");
-    tcase_add_unchecked_fixture(t, setup, NULL);
+    tcase_add_unchecked_fixture(t, test_env_fixture, NULL);
     tcase_set_timeout(t, 1800);
     tcase_add_loop_test(t, probability, 0, 8);
     tcase_add_loop_test(t, scalars, 0, 8);
@@ -558,18 +549,11 @@ int main(void)
     suite_add_tcase(s, t);
     /* Last: it sets SDPA_CONFIG, which the teardown clears even on failure. */
     TCase *odd = tcase_create("odd tiles");
-    tcase_add_unchecked_fixture(odd, setup, NULL);
+    tcase_add_unchecked_fixture(odd, test_env_fixture, NULL);
     tcase_add_checked_fixture(odd, NULL, unset_config);
     tcase_set_timeout(odd, 1800);
     tcase_add_test(odd, odd_tiles);
     tcase_add_test(odd, case_count);
     suite_add_tcase(s, odd);
-    SRunner *runner = srunner_create(s);
-    srunner_set_fork_status(runner, CK_NOFORK);
-    srunner_run_all(runner, CK_NORMAL);
-    int failed = srunner_ntests_failed(runner);
-    srunner_free(runner);
-    if (env_ready)
-        test_env_close(&env);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return test_env_run_suite(s);
 }

@@ -16,17 +16,7 @@
 #include "bwd_case.h"
 #include "ze_env.h"
 
-static test_env_t env;
-static int env_ready;
 static int cases_run;
-
-static void setup(void)
-{
-    if (!env_ready) {
-        ck_assert_int_eq(test_env_open(&env), 0);
-        env_ready = 1;
-    }
-}
 
 /* Shapes with partial key and query blocks; every group runs them all. */
 typedef struct sizes {
@@ -67,7 +57,7 @@ static void run_group(const bwd_case_t *base, const char *name, int repeat_bits)
             c.dropout.p = values[v].p;
             c.dropout.seed = values[v].seed;
             c.dropout.offset = values[v].offset;
-            double r = bwd_case_run(&env, &c, 7000 + 10 * s + v, repeat_bits);
+            double r = bwd_case_run(&suite_env, &c, 7000 + 10 * s + v, repeat_bits);
             worst = r > worst ? r : worst;
             n++;
         }
@@ -143,11 +133,11 @@ START_TEST(offset_moves_mask)
     c.fwd.q_len = 37;
     c.fwd.k_len = 29;
     c.dropout.p = 0.5f;
-    double moved = bwd_case_offset_effect(&env, &c, 7500, 1001);
+    double moved = bwd_case_offset_effect(&suite_env, &c, 7500, 1001);
     ck_assert_msg(moved > 0.5, "offset 1000 -> 1001 moved only %.3f of the gradients' elements",
                   moved);
     c.dropout.p = 0.0f;
-    double kept = bwd_case_offset_effect(&env, &c, 7501, 1001);
+    double kept = bwd_case_offset_effect(&suite_env, &c, 7501, 1001);
     ck_assert_msg(kept == 0, "p = 0: offset 1000 -> 1001 moved %.3f of the gradients' elements",
                   kept);
     cases_run += 2;
@@ -159,7 +149,7 @@ END_TEST
 START_TEST(case_count)
 {
     printf("bwd dropout: %d cases, %llu modules built\n", cases_run,
-           (unsigned long long)test_modules_built(&env));
+           (unsigned long long)test_modules_built(&suite_env));
 }
 END_TEST
 
@@ -167,7 +157,7 @@ static Suite *dropout_bwd_suite(void)
 {
     Suite *s = suite_create("ze backward dropout");
     TCase *t = tcase_create("backward dropout");
-    tcase_add_unchecked_fixture(t, setup, NULL);
+    tcase_add_unchecked_fixture(t, test_env_fixture, NULL);
     tcase_set_timeout(t, 600);
     tcase_add_loop_test(t, groups, 0, 5);
     tcase_add_loop_test(t, offset_moves_mask, 0, 2);
@@ -178,12 +168,5 @@ static Suite *dropout_bwd_suite(void)
 
 int main(void)
 {
-    SRunner *runner = srunner_create(dropout_bwd_suite());
-    srunner_set_fork_status(runner, CK_NOFORK);
-    srunner_run_all(runner, CK_NORMAL);
-    int failed = srunner_ntests_failed(runner);
-    srunner_free(runner);
-    if (env_ready)
-        test_env_close(&env);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return test_env_run_suite(dropout_bwd_suite());
 }

@@ -15,17 +15,7 @@
 #include "problem.h"
 #include "ze_env.h"
 
-static test_env_t env;
-static int env_ready;
 static int cases_run;
-
-static void setup(void)
-{
-    if (!env_ready) {
-        ck_assert_int_eq(test_env_open(&env), 0);
-        env_ready = 1;
-    }
-}
 
 /* Sizes a family runs at. They differ only in what the kernels take as
  * arguments (batch, heads, Sk and its remainder, Sq within one remainder
@@ -55,7 +45,7 @@ static void run_family(const fwd_case_t *base, const char *family)
         c.kv_heads = s->kv_heads;
         c.q_len = s->q_len;
         c.k_len = s->k_len;
-        double r = fwd_case_run(&env, &c, 1000 + i);
+        double r = fwd_case_run(&suite_env, &c, 1000 + i);
         if (r > worst)
             worst = r;
         cases_run++;
@@ -223,7 +213,7 @@ START_TEST(gqa_decode)
             c.kv_heads = groups[_i].kv_heads;
             c.q_len = q_len;
             c.k_len = groups[_i].k_len;
-            double r = fwd_case_run(&env, &c, 7 + (uint64_t)b);
+            double r = fwd_case_run(&suite_env, &c, 7 + (uint64_t)b);
             worst = r > worst ? r : worst;
             cases_run++;
         }
@@ -275,7 +265,7 @@ START_TEST(thin_and_exact)
         c.q_heads = c.kv_heads = 2;
         c.q_len = shapes[i].q_len;
         c.k_len = shapes[i].k_len;
-        double r = fwd_case_run(&env, &c, 50 + i);
+        double r = fwd_case_run(&suite_env, &c, 50 + i);
         worst = r > worst ? r : worst;
         cases_run++;
     }
@@ -288,7 +278,7 @@ END_TEST
 START_TEST(case_count)
 {
     printf("forward cases run against ref: %d, modules built: %llu\n", cases_run,
-           (unsigned long long)test_modules_built(&env));
+           (unsigned long long)test_modules_built(&suite_env));
     ck_assert_int_ge(cases_run, 1);
 }
 END_TEST
@@ -297,7 +287,7 @@ static Suite *fwd_suite(void)
 {
     Suite *s = suite_create("ze forward");
     TCase *t = tcase_create("forward");
-    tcase_add_unchecked_fixture(t, setup, NULL);
+    tcase_add_unchecked_fixture(t, test_env_fixture, NULL);
     tcase_set_timeout(t, 1800);
     tcase_add_loop_test(t, dtypes, 0, sizeof(dtype_triples) / sizeof(dtype_triples[0]));
     tcase_add_loop_test(t, head_sizes_f16, 0, sizeof(head_sizes) / sizeof(head_sizes[0]));
@@ -317,14 +307,5 @@ static Suite *fwd_suite(void)
 
 int main(void)
 {
-    SRunner *runner = srunner_create(fwd_suite());
-    /* One process: the environment (and its module cache) is shared by all
-     * tests, and failures still report per test. */
-    srunner_set_fork_status(runner, CK_NOFORK);
-    srunner_run_all(runner, CK_NORMAL);
-    int failed = srunner_ntests_failed(runner);
-    srunner_free(runner);
-    if (env_ready)
-        test_env_close(&env);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return test_env_run_suite(fwd_suite());
 }

@@ -11,17 +11,7 @@
 #include "problem.h"
 #include "ze_env.h"
 
-static test_env_t env;
-static int env_ready;
 static int cases_run;
-
-static void setup(void)
-{
-    if (!env_ready) {
-        ck_assert_int_eq(test_env_open(&env), 0);
-        env_ready = 1;
-    }
-}
 
 /* Sizes sharing one module (see test_fwd.c), with odd and even Sk. */
 static const int64_t sizes[][5] = {
@@ -39,7 +29,7 @@ static void run_family(fwd_case_t *c, const char *family)
         c->kv_heads = sizes[i][2];
         c->q_len = sizes[i][3];
         c->k_len = sizes[i][4];
-        double r = fwd_case_run(&env, c, 3000 + i);
+        double r = fwd_case_run(&suite_env, c, 3000 + i);
         worst = r > worst ? r : worst;
         cases_run++;
     }
@@ -119,7 +109,7 @@ START_TEST(one_side_and_decode)
             c.kv_heads = 1;
             c.q_len = 1;
             c.k_len = k_len;
-            double r = fwd_case_run(&env, &c, 4000 + (uint64_t)k_len);
+            double r = fwd_case_run(&suite_env, &c, 4000 + (uint64_t)k_len);
             worst = r > worst ? r : worst;
             cases_run++;
         }
@@ -133,7 +123,7 @@ END_TEST
 START_TEST(case_count)
 {
     printf("quantized cases run against ref: %d, modules built: %llu\n", cases_run,
-           (unsigned long long)test_modules_built(&env));
+           (unsigned long long)test_modules_built(&suite_env));
     ck_assert_int_ge(cases_run, 1);
 }
 END_TEST
@@ -142,18 +132,11 @@ int main(void)
 {
     Suite *s = suite_create("ze quantized K/V");
     TCase *t = tcase_create("quant");
-    tcase_add_unchecked_fixture(t, setup, NULL);
+    tcase_add_unchecked_fixture(t, test_env_fixture, NULL);
     tcase_set_timeout(t, 1800);
     tcase_add_loop_test(t, k_and_v, 0, 24);
     tcase_add_loop_test(t, one_side_and_decode, 0, 4);
     tcase_add_test(t, case_count);
     suite_add_tcase(s, t);
-    SRunner *runner = srunner_create(s);
-    srunner_set_fork_status(runner, CK_NOFORK);
-    srunner_run_all(runner, CK_NORMAL);
-    int failed = srunner_ntests_failed(runner);
-    srunner_free(runner);
-    if (env_ready)
-        test_env_close(&env);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return test_env_run_suite(s);
 }

@@ -16,22 +16,11 @@
 #include "problem.h"
 #include "ze_env.h"
 
-static test_env_t env;
-static int env_ready;
-
-static void setup(void)
-{
-    if (!env_ready) {
-        ck_assert_int_eq(test_env_open(&env), 0);
-        env_ready = 1;
-    }
-}
-
 static sdpa_primitive_t *create(const sdpa_problem_desc_t *p)
 {
     sdpa_primitive_t *prim = NULL;
-    sdpa_status_t st = env.ze->primitive_create(env.ze_ctx, p, &prim);
-    ck_assert_msg(st == SDPA_SUCCESS, "primitive_create: %s", env.ze->last_error());
+    sdpa_status_t st = suite_env.ze->primitive_create(suite_env.ze_ctx, p, &prim);
+    ck_assert_msg(st == SDPA_SUCCESS, "primitive_create: %s", suite_env.ze->last_error());
     return prim;
 }
 
@@ -45,9 +34,9 @@ START_TEST(module_cache_reuses_modules)
     sdpa_problem_desc_t p;
     fwd_case_problem(&c, &p);
 
-    uint64_t before = test_modules_built(&env);
+    uint64_t before = test_modules_built(&suite_env);
     sdpa_primitive_t *first = create(&p);
-    uint64_t after_first = test_modules_built(&env);
+    uint64_t after_first = test_modules_built(&suite_env);
     ck_assert_uint_le(after_first, before + 1);
 
     /* The same problem, and one that differs only in sizes the kernel takes
@@ -60,7 +49,7 @@ START_TEST(module_cache_reuses_modules)
     sdpa_problem_desc_t p2;
     fwd_case_problem(&c2, &p2);
     sdpa_primitive_t *resized = create(&p2);
-    ck_assert_uint_eq(test_modules_built(&env), after_first);
+    ck_assert_uint_eq(test_modules_built(&suite_env), after_first);
 
     /* Another dtype is another module. */
     fwd_case_t c3 = c;
@@ -68,14 +57,14 @@ START_TEST(module_cache_reuses_modules)
     sdpa_problem_desc_t p3;
     fwd_case_problem(&c3, &p3);
     sdpa_primitive_t *other = create(&p3);
-    ck_assert_uint_eq(test_modules_built(&env), after_first + 1);
+    ck_assert_uint_eq(test_modules_built(&suite_env), after_first + 1);
     printf("module cache: %llu module(s) for 4 primitives, 3 sharing one\n",
-           (unsigned long long)(test_modules_built(&env) - before));
+           (unsigned long long)(test_modules_built(&suite_env) - before));
 
-    env.ze->primitive_destroy(other);
-    env.ze->primitive_destroy(resized);
-    env.ze->primitive_destroy(same);
-    env.ze->primitive_destroy(first);
+    suite_env.ze->primitive_destroy(other);
+    suite_env.ze->primitive_destroy(resized);
+    suite_env.ze->primitive_destroy(same);
+    suite_env.ze->primitive_destroy(first);
 }
 END_TEST
 
@@ -84,8 +73,8 @@ END_TEST
 START_TEST(features_describe_the_device)
 {
     sdpa_features_t f = {.struct_size = sizeof(f), .struct_version = SDPA_FEATURES_VERSION};
-    ck_assert_int_eq(env.ze->context_get_features(env.ze_ctx, &f), SDPA_SUCCESS);
-    ck_assert_str_eq(f.device_name, env.device_props.name);
+    ck_assert_int_eq(suite_env.ze->context_get_features(suite_env.ze_ctx, &f), SDPA_SUCCESS);
+    ck_assert_str_eq(f.device_name, suite_env.device_props.name);
     ck_assert_uint_eq(f.max_head_size, 512);
     ck_assert_uint_gt(f.subgroup_size, 0);
     ck_assert_uint_eq(f.has_bf16, 1);
@@ -98,20 +87,21 @@ START_TEST(features_describe_the_device)
     fwd_case_problem(&c, &p);
     sdpa_primitive_t *prim = create(&p);
     size_t ws = 0, scratch = 1;
-    ck_assert_int_eq(env.ze->primitive_query(prim, SDPA_QUERY_WORKSPACE_BYTES, &ws, sizeof(ws)),
-                     SDPA_SUCCESS);
-    ck_assert_uint_eq(ws, 2 * 4 * 37 * sizeof(float));
     ck_assert_int_eq(
-            env.ze->primitive_query(prim, SDPA_QUERY_SCRATCH_BYTES, &scratch, sizeof(scratch)),
+            suite_env.ze->primitive_query(prim, SDPA_QUERY_WORKSPACE_BYTES, &ws, sizeof(ws)),
             SDPA_SUCCESS);
+    ck_assert_uint_eq(ws, 2 * 4 * 37 * sizeof(float));
+    ck_assert_int_eq(suite_env.ze->primitive_query(prim, SDPA_QUERY_SCRATCH_BYTES, &scratch,
+                                                   sizeof(scratch)),
+                     SDPA_SUCCESS);
     ck_assert_uint_eq(scratch, 0);
     char config[256];
     ck_assert_int_eq(
-            env.ze->primitive_query(prim, SDPA_QUERY_CONFIG_STRING, config, sizeof(config)),
+            suite_env.ze->primitive_query(prim, SDPA_QUERY_CONFIG_STRING, config, sizeof(config)),
             SDPA_SUCCESS);
     ck_assert_msg(strstr(config, "fwd d64") != NULL, "config string: %s", config);
     printf("config: %s\n", config);
-    env.ze->primitive_destroy(prim);
+    suite_env.ze->primitive_destroy(prim);
 }
 END_TEST
 
@@ -145,23 +135,23 @@ static void fixture_open(launch_fixture_t *f, uint64_t seed)
     f->c.mask_kind = SDPA_MASK_CAUSAL_BOTTOM_RIGHT;
     fwd_case_problem(&f->c, &f->p);
     test_rng_t rng = {seed};
-    tensor_alloc(&env, &f->q, &f->p.q);
-    tensor_alloc(&env, &f->k, &f->p.k);
-    tensor_alloc(&env, &f->v, &f->p.v);
-    tensor_alloc(&env, &f->dst, &f->p.dst);
-    tensor_alloc(&env, &f->expected, &f->p.dst);
+    tensor_alloc(&suite_env, &f->q, &f->p.q);
+    tensor_alloc(&suite_env, &f->k, &f->p.k);
+    tensor_alloc(&suite_env, &f->v, &f->p.v);
+    tensor_alloc(&suite_env, &f->dst, &f->p.dst);
+    tensor_alloc(&suite_env, &f->expected, &f->p.dst);
     tensor_fill_uniform(&f->q, &rng, -1, 1);
     tensor_fill_uniform(&f->k, &rng, -1, 1);
     tensor_fill_uniform(&f->v, &rng, -1, 1);
     f->prim = create(&f->p);
 
     sdpa_primitive_t *ref = NULL;
-    ck_assert_int_eq(env.ref->primitive_create(env.ref_ctx, &f->p, &ref), SDPA_SUCCESS);
+    ck_assert_int_eq(suite_env.ref->primitive_create(suite_env.ref_ctx, &f->p, &ref), SDPA_SUCCESS);
     sdpa_exec_args_t a;
     fixture_args(f, &a);
     a.dst = f->expected.data;
-    ck_assert_int_eq(env.ref->primitive_execute(ref, &a), SDPA_SUCCESS);
-    env.ref->primitive_destroy(ref);
+    ck_assert_int_eq(suite_env.ref->primitive_execute(ref, &a), SDPA_SUCCESS);
+    suite_env.ref->primitive_destroy(ref);
 }
 
 static void fixture_check(const launch_fixture_t *f, void *dst, const char *what)
@@ -174,12 +164,12 @@ static void fixture_check(const launch_fixture_t *f, void *dst, const char *what
 
 static void fixture_close(launch_fixture_t *f)
 {
-    env.ze->primitive_destroy(f->prim);
-    tensor_free(&env, &f->q);
-    tensor_free(&env, &f->k);
-    tensor_free(&env, &f->v);
-    tensor_free(&env, &f->dst);
-    tensor_free(&env, &f->expected);
+    suite_env.ze->primitive_destroy(f->prim);
+    tensor_free(&suite_env, &f->q);
+    tensor_free(&suite_env, &f->k);
+    tensor_free(&suite_env, &f->v);
+    tensor_free(&suite_env, &f->dst);
+    tensor_free(&suite_env, &f->expected);
 }
 
 START_TEST(regular_list_queue_and_fence)
@@ -189,11 +179,11 @@ START_TEST(regular_list_queue_and_fence)
     ze_command_queue_desc_t qdesc = {.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC,
                                      .mode = ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS};
     ze_command_queue_handle_t queue;
-    ck_assert_int_eq(zeCommandQueueCreate(env.context, env.device, &qdesc, &queue),
+    ck_assert_int_eq(zeCommandQueueCreate(suite_env.context, suite_env.device, &qdesc, &queue),
                      ZE_RESULT_SUCCESS);
     ze_command_list_desc_t ldesc = {.stype = ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC};
     ze_command_list_handle_t list;
-    ck_assert_int_eq(zeCommandListCreate(env.context, env.device, &ldesc, &list),
+    ck_assert_int_eq(zeCommandListCreate(suite_env.context, suite_env.device, &ldesc, &list),
                      ZE_RESULT_SUCCESS);
     ze_fence_desc_t fdesc = {.stype = ZE_STRUCTURE_TYPE_FENCE_DESC};
     ze_fence_handle_t fence;
@@ -202,7 +192,7 @@ START_TEST(regular_list_queue_and_fence)
     sdpa_exec_args_t a;
     fixture_args(&f, &a);
     a.command_list = list;
-    ck_assert_int_eq(env.ze->primitive_execute(f.prim, &a), SDPA_SUCCESS);
+    ck_assert_int_eq(suite_env.ze->primitive_execute(f.prim, &a), SDPA_SUCCESS);
     /* Appending ran nothing: O still holds the 0xff fill. */
     ck_assert_uint_eq(((const uint16_t *)f.dst.data)[0], 0xffff);
     ck_assert_int_eq(zeCommandListClose(list), ZE_RESULT_SUCCESS);
@@ -224,13 +214,14 @@ START_TEST(async_immediate_list_with_events)
     ze_command_queue_desc_t qdesc = {.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC,
                                      .mode = ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS};
     ze_command_list_handle_t list;
-    ck_assert_int_eq(zeCommandListCreateImmediate(env.context, env.device, &qdesc, &list),
-                     ZE_RESULT_SUCCESS);
+    ck_assert_int_eq(
+            zeCommandListCreateImmediate(suite_env.context, suite_env.device, &qdesc, &list),
+            ZE_RESULT_SUCCESS);
     ze_event_pool_desc_t pdesc = {.stype = ZE_STRUCTURE_TYPE_EVENT_POOL_DESC,
                                   .flags = ZE_EVENT_POOL_FLAG_HOST_VISIBLE,
                                   .count = 2};
     ze_event_pool_handle_t pool;
-    ck_assert_int_eq(zeEventPoolCreate(env.context, &pdesc, 1, &env.device, &pool),
+    ck_assert_int_eq(zeEventPoolCreate(suite_env.context, &pdesc, 1, &suite_env.device, &pool),
                      ZE_RESULT_SUCCESS);
     ze_event_handle_t go, done;
     ze_event_desc_t e0 = {.stype = ZE_STRUCTURE_TYPE_EVENT_DESC,
@@ -248,7 +239,7 @@ START_TEST(async_immediate_list_with_events)
     a.num_wait_events = 1;
     a.wait_events = &go;
     a.signal_event = done;
-    ck_assert_int_eq(env.ze->primitive_execute(f.prim, &a), SDPA_SUCCESS);
+    ck_assert_int_eq(suite_env.ze->primitive_execute(f.prim, &a), SDPA_SUCCESS);
     /* The launch waits for the host. */
     ck_assert_int_eq(zeEventHostSynchronize(done, 50u * 1000 * 1000), ZE_RESULT_NOT_READY);
     ck_assert_int_eq(zeEventHostSignal(go), ZE_RESULT_SUCCESS);
@@ -270,23 +261,24 @@ START_TEST(context_with_the_callers_list)
     ze_command_queue_desc_t qdesc = {.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC,
                                      .mode = ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS};
     ze_command_list_handle_t list;
-    ck_assert_int_eq(zeCommandListCreateImmediate(env.context, env.device, &qdesc, &list),
-                     ZE_RESULT_SUCCESS);
+    ck_assert_int_eq(
+            zeCommandListCreateImmediate(suite_env.context, suite_env.device, &qdesc, &list),
+            ZE_RESULT_SUCCESS);
     sdpa_context_desc_t desc = {.struct_size = sizeof(desc),
                                 .struct_version = SDPA_CONTEXT_DESC_VERSION,
-                                .ze_context = env.context,
-                                .ze_device = env.device,
+                                .ze_context = suite_env.context,
+                                .ze_device = suite_env.device,
                                 .command_list = list};
     sdpa_context_t *ctx;
-    ck_assert_int_eq(env.ze->context_create(&desc, &ctx), SDPA_SUCCESS);
+    ck_assert_int_eq(suite_env.ze->context_create(&desc, &ctx), SDPA_SUCCESS);
     sdpa_primitive_t *prim;
-    ck_assert_int_eq(env.ze->primitive_create(ctx, &f.p, &prim), SDPA_SUCCESS);
+    ck_assert_int_eq(suite_env.ze->primitive_create(ctx, &f.p, &prim), SDPA_SUCCESS);
     sdpa_exec_args_t a;
     fixture_args(&f, &a);
-    ck_assert_int_eq(env.ze->primitive_execute(prim, &a), SDPA_SUCCESS);
+    ck_assert_int_eq(suite_env.ze->primitive_execute(prim, &a), SDPA_SUCCESS);
     fixture_check(&f, f.dst.data, "context bound to the caller's list");
-    env.ze->primitive_destroy(prim);
-    env.ze->context_destroy(ctx);
+    suite_env.ze->primitive_destroy(prim);
+    suite_env.ze->context_destroy(ctx);
     zeCommandListDestroy(list);
     fixture_close(&f);
 }
@@ -309,7 +301,7 @@ static void *execute_in_thread(void *arg)
         fixture_args(job->f, &a);
         a.dst = job->dst;
         a.command_list = job->list;
-        job->status = env.ze->primitive_execute(job->f->prim, &a);
+        job->status = suite_env.ze->primitive_execute(job->f->prim, &a);
     }
     return NULL;
 }
@@ -325,11 +317,11 @@ START_TEST(concurrent_executions)
                                      .mode = ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS};
     for (int t = 0; t < THREADS; t++) {
         jobs[t].f = &f;
-        jobs[t].dst = test_alloc(&env, f.dst.bytes);
+        jobs[t].dst = test_alloc(&suite_env, f.dst.bytes);
         jobs[t].status = SDPA_SUCCESS;
-        ck_assert_int_eq(
-                zeCommandListCreateImmediate(env.context, env.device, &qdesc, &jobs[t].list),
-                ZE_RESULT_SUCCESS);
+        ck_assert_int_eq(zeCommandListCreateImmediate(suite_env.context, suite_env.device, &qdesc,
+                                                      &jobs[t].list),
+                         ZE_RESULT_SUCCESS);
     }
     for (int t = 0; t < THREADS; t++)
         ck_assert_int_eq(pthread_create(&threads[t], NULL, execute_in_thread, &jobs[t]), 0);
@@ -339,7 +331,7 @@ START_TEST(concurrent_executions)
         ck_assert_int_eq(jobs[t].status, SDPA_SUCCESS);
         fixture_check(&f, jobs[t].dst, "concurrent execution");
         zeCommandListDestroy(jobs[t].list);
-        test_free(&env, jobs[t].dst);
+        test_free(&suite_env, jobs[t].dst);
     }
     fixture_close(&f);
 }
@@ -354,7 +346,7 @@ START_TEST(offsets_beyond_2_pow_31)
     fwd_case_init(&c, 2, 2, 1, 19, 45, 32);
     c.q_dtype = c.k_dtype = c.v_dtype = SDPA_DTYPE_F16;
     c.huge_batch_stride = 1;
-    double worst = fwd_case_run(&env, &c, 21);
+    double worst = fwd_case_run(&suite_env, &c, 21);
     printf("offsets beyond 2^31 elements: worst error/tolerance %.3f\n", worst);
 }
 END_TEST
@@ -368,10 +360,11 @@ START_TEST(misaligned_pointer_is_refused)
     sdpa_exec_args_t a;
     fixture_args(&f, &a);
     a.q = (const char *)f.q.data + 2; /* rows are 128-byte multiples; this is not */
-    sdpa_status_t st = env.ze->primitive_execute(f.prim, &a);
+    sdpa_status_t st = suite_env.ze->primitive_execute(f.prim, &a);
     if (st != SDPA_SUCCESS) {
         ck_assert_int_eq(st, SDPA_ERROR_INVALID_ARGUMENT);
-        ck_assert_msg(strstr(env.ze->last_error(), "args->q") != NULL, "%s", env.ze->last_error());
+        ck_assert_msg(strstr(suite_env.ze->last_error(), "args->q") != NULL, "%s",
+                      suite_env.ze->last_error());
     }
     fixture_close(&f);
 }
@@ -380,13 +373,13 @@ END_TEST
 static void *shared_alloc(size_t bytes, void *user)
 {
     (void)user;
-    return test_alloc(&env, bytes);
+    return test_alloc(&suite_env, bytes);
 }
 
 static void shared_release(void *pointer, void *user)
 {
     (void)user;
-    test_free(&env, pointer);
+    test_free(&suite_env, pointer);
 }
 
 static const test_allocator_t shared_allocator = {shared_alloc, shared_release, NULL};
@@ -396,7 +389,7 @@ int main(void)
 {
     Suite *s = suite_create("ze api");
     TCase *t = tcase_create("api");
-    tcase_add_unchecked_fixture(t, setup, NULL);
+    tcase_add_unchecked_fixture(t, test_env_fixture, NULL);
     tcase_set_timeout(t, 1800);
     tcase_add_test(t, module_cache_reuses_modules);
     tcase_add_test(t, features_describe_the_device);
@@ -410,21 +403,14 @@ int main(void)
 
     /* The invalid-problem table, through ze, on this context's device (no
      * Check assertion may run outside a test: open the environment here). */
-    if (test_env_open(&env) != 0)
+    if (test_env_open_suite() != 0)
         return EXIT_FAILURE;
-    env_ready = 1;
     invalid_env.context_desc = (sdpa_context_desc_t){.struct_size = sizeof(sdpa_context_desc_t),
                                                      .struct_version = SDPA_CONTEXT_DESC_VERSION,
-                                                     .ze_context = env.context,
-                                                     .ze_device = env.device};
+                                                     .ze_context = suite_env.context,
+                                                     .ze_device = suite_env.device};
     invalid_env.allocator = &shared_allocator;
     suite_add_tcase(s, invalid_table_tcase("ze", &invalid_env));
 
-    SRunner *runner = srunner_create(s);
-    srunner_set_fork_status(runner, CK_NOFORK);
-    srunner_run_all(runner, CK_NORMAL);
-    int failed = srunner_ntests_failed(runner);
-    srunner_free(runner);
-    test_env_close(&env);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return test_env_run_suite(s);
 }

@@ -1,6 +1,7 @@
 /* ze_env.c - Level Zero set-up and shared memory for the ze tests. */
 #include <check.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ze_env.h"
@@ -105,4 +106,32 @@ uint64_t test_modules_built(test_env_t *env)
             env->ze->context_query(env->ze_ctx, SDPA_QUERY_MODULES_BUILT, &built, sizeof(built)),
             SDPA_SUCCESS);
     return built;
+}
+
+test_env_t suite_env;
+static int suite_env_open;
+
+int test_env_open_suite(void)
+{
+    if (!suite_env_open && test_env_open(&suite_env) == 0)
+        suite_env_open = 1;
+    return suite_env_open ? 0 : -1;
+}
+
+void test_env_fixture(void)
+{
+    ck_assert_int_eq(test_env_open_suite(), 0);
+}
+
+int test_env_run_suite(Suite *s)
+{
+    SRunner *runner = srunner_create(s);
+    srunner_set_fork_status(runner, CK_NOFORK);
+    srunner_run_all(runner, CK_NORMAL);
+    int failed = srunner_ntests_failed(runner);
+    srunner_free(runner);
+    if (suite_env_open)
+        test_env_close(&suite_env);
+    suite_env_open = 0;
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 
+#include <check.h>
 #include <level_zero/ze_api.h>
 
 #include "sdpa.h"
@@ -29,6 +30,22 @@ typedef struct test_env {
  * open). */
 int test_env_open(test_env_t *env);
 void test_env_close(test_env_t *env);
+
+/* The environment of a test program's suite. Every sdpa suite runs in one
+ * process (CK_NOFORK), so the environment and the ze context's module cache
+ * serve all its tests: test_env_fixture (a Check unchecked fixture) opens it
+ * once, test_env_run_suite closes it. */
+extern test_env_t suite_env;
+
+/* Opens suite_env unless open; fails the running test if it cannot. */
+void test_env_fixture(void);
+
+/* The same outside a test (no Check assertion): returns 0 or -1. */
+int test_env_open_suite(void);
+
+/* Runs s in one process, closes suite_env, and returns the program's exit
+ * status. */
+int test_env_run_suite(Suite *s);
 
 /* Shared USM of bytes bytes (at least 1), 256-byte aligned, zeroed; aborts
  * the test on failure. */
