@@ -137,9 +137,11 @@ static inline __attribute__((always_inline)) void sdpa_bwd_p_apply(const private
     const int lane = get_sub_group_local_id();
     const int key = t->key0 + j * SUBGROUP_SIZE + lane;
     const int q = t->query0 + i;
-    bool valid = true;
+    /* Rows past the last query (a partial block) get P = 0: their mask row
+     * is past the mask's end, which may not be mapped. */
+    bool valid = q < x->sq;
     if (t->check)
-        valid = key < x->sk && (!sdpa_bwd_is_causal() || key <= q + x->causal_offset);
+        valid = valid && key < x->sk && (!sdpa_bwd_is_causal() || key <= q + x->causal_offset);
     float p = 0.0f;
     if (valid) {
         float score = s * x->log2_factor;

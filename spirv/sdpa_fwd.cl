@@ -116,16 +116,24 @@ sdpa_fwd_mask_scores(local float *s, int s_ld, int rows_s, float log2_scale, int
      * mask has one row for all queries (and the rows are queries). */
     const bool mask_uniform = SC(BROADCAST_MASK_Q) && !SC(Q1_GQA_BATCH);
     long m_off = w->b * ms0 + (long)w->head0 * ms1;
+    /* Rows past the work-group's real ones (a partial query tile) read the
+     * last real row's mask: their scores are discarded, and the row after
+     * the mask's end may not be mapped. */
+    const int r_read = sdpa_fwd_imin(r, w->rows - 1);
     if (!mask_uniform)
-        m_off = w->b * ms0 + (long)sdpa_fwd_row_head(w, r) * ms1 +
-                (long)sdpa_fwd_row_query(w, r) * ms2;
+        m_off = w->b * ms0 + (long)sdpa_fwd_row_head(w, r_read) * ms1 +
+                (long)sdpa_fwd_row_query(w, r_read) * ms2;
+    /* Likewise keys after `last` (-inf below) read key `last`, or key 0 when
+     * the row sees none. */
+    const int k_read_max = sdpa_fwd_imax(last, 0);
 
     float mx = -INFINITY;
     for (int i = 0; i < rows_s; i++) {
         float x = s[i * s_ld] * log2_scale;
         if (SC(MASK_KIND) == SDPA_MASK_KIND_BUFFER)
-            x = fma(sdpa_fwd_load(msk, m_off + (long)(k0 + i) * ms3, SC(MSK_DT)), SDPA_FWD_LOG2E,
-                    x);
+            x = fma(sdpa_fwd_load(msk, m_off + (long)sdpa_fwd_imin(k0 + i, k_read_max) * ms3,
+                                  SC(MSK_DT)),
+                    SDPA_FWD_LOG2E, x);
         x = k0 + i > last ? -INFINITY : x;
         s[i * s_ld] = x;
         mx = fmax(mx, x);
