@@ -187,7 +187,7 @@ sdpa_bwd_stage_queries(const private sdpa_bwd_slm *m, const private sdpa_bwd_pro
                        const global float *ws, const global float *d_i)
 {
     const int n_sg = sdpa_bwd_subgroups();
-    const int rows = sdpa_bwd_min(br, x->sq - q0);
+    const int rows = sdpa_imin(br, x->sq - q0);
     const long q_off = sdpa_bwd_head_offset(qs, x->b, x->h) + (long)q0 * qs->s2;
     const long da_off = sdpa_bwd_head_offset(das, x->b, x->h) + (long)q0 * das->s2;
     sdpa_bwd_stage(m->q, x->ld, 1, Q, q_off, qs->s2, qs->s3, br, rows, x->d, x->d, SC(QRY_DT),
@@ -208,7 +208,7 @@ sdpa_bwd_visible_keys(const private sdpa_bwd_problem *x, int k0, int keys, int q
 {
     if (!sdpa_bwd_is_causal())
         return keys;
-    return sdpa_bwd_clamp(q_last + x->causal_offset - k0 + 1, 0, keys);
+    return sdpa_iclamp(q_last + x->causal_offset - k0 + 1, 0, keys);
 }
 
 /*
@@ -237,9 +237,9 @@ sdpa_bwd_scores_tile(const private sdpa_bwd_problem *x, const private sdpa_bwd_s
     t.ds_head = ds_head;
     t.dss2 = dss2;
     t.dss3 = dss3;
-    const int rows = sdpa_bwd_clamp(x->sq - t.query0, 0, SC(UNROLL_N_BCBR));
-    const int nvec = sdpa_bwd_clamp((keys - t.kt0 + SUBGROUP_SIZE - 1) / SUBGROUP_SIZE, 0,
-                                    SC(UNROLL_M_BCBR) / SUBGROUP_SIZE);
+    const int rows = sdpa_iclamp(x->sq - t.query0, 0, SC(UNROLL_N_BCBR));
+    const int nvec = sdpa_iclamp((keys - t.kt0 + SUBGROUP_SIZE - 1) / SUBGROUP_SIZE, 0,
+                                 SC(UNROLL_M_BCBR) / SUBGROUP_SIZE);
     /* Keys past the end or beyond the causal band of the tile's first query
      * need a per-element test; interior tiles skip it. */
     const int key_last = t.key0 + SC(UNROLL_M_BCBR) - 1;
@@ -270,9 +270,9 @@ static inline __attribute__((always_inline)) sdpa_bwd_dq_place sdpa_bwd_dq_place
     sdpa_bwd_dq_place t;
     t.d0 = (sg_id % SC(WG_M_DBR)) * SC(UNROLL_M_DBR);
     t.qr0 = (sg_id / SC(WG_M_DBR)) * SC(UNROLL_N_DBR);
-    t.rows = sdpa_bwd_clamp(queries - t.qr0, 0, SC(UNROLL_N_DBR));
-    t.nvec = sdpa_bwd_clamp((d - t.d0 + SUBGROUP_SIZE - 1) / SUBGROUP_SIZE, 0,
-                            SC(UNROLL_M_DBR) / SUBGROUP_SIZE);
+    t.rows = sdpa_iclamp(queries - t.qr0, 0, SC(UNROLL_N_DBR));
+    t.nvec = sdpa_iclamp((d - t.d0 + SUBGROUP_SIZE - 1) / SUBGROUP_SIZE, 0,
+                         SC(UNROLL_M_DBR) / SUBGROUP_SIZE);
     return t;
 }
 
@@ -381,7 +381,7 @@ sdpa_bwd(const global void *K, const global void *Q, const global void *V, const
     const int bc = sdpa_bwd_bc(), br = sdpa_bwd_br(), n_sg = sdpa_bwd_subgroups();
     const int sg_id = get_sub_group_id(), lane = get_sub_group_local_id();
     const int k0 = get_group_id(0) * bc;
-    const int keys = sdpa_bwd_min(bc, sk - k0);
+    const int keys = sdpa_imin(bc, sk - k0);
     const sdpa_bwd_problem x = sdpa_bwd_problem_of(
             d, sk, sq, scale_ptr, scale, inv_scale, msk, ms0, ms1, ms2, ms3, dropout_seed,
             dropout_offset, dropout_p, dropout_seed_ptr, dropout_offset_ptr, dropout_p_ptr);
@@ -406,9 +406,9 @@ sdpa_bwd(const global void *K, const global void *Q, const global void *V, const
     const bool dkv_owner = sg_id < SC(WG_M_DBC) * SC(WG_N_DBC);
     const int kv_d0 = (sg_id % SC(WG_M_DBC)) * SC(UNROLL_M_DBC);
     const int kv_k0 = (sg_id / SC(WG_M_DBC)) * SC(UNROLL_N_DBC);
-    const int kv_drows = sdpa_bwd_clamp(d - kv_d0, 0, SC(UNROLL_M_DBC));
-    const int kv_nvec = sdpa_bwd_clamp((keys - kv_k0 + SUBGROUP_SIZE - 1) / SUBGROUP_SIZE, 0,
-                                       SC(UNROLL_N_DBC) / SUBGROUP_SIZE);
+    const int kv_drows = sdpa_iclamp(d - kv_d0, 0, SC(UNROLL_M_DBC));
+    const int kv_nvec = sdpa_iclamp((keys - kv_k0 + SUBGROUP_SIZE - 1) / SUBGROUP_SIZE, 0,
+                                    SC(UNROLL_N_DBC) / SUBGROUP_SIZE);
     sdpa_bwd_acc dk_acc, dv_acc;
     dk_acc.c = m.acc0 + kv_d0 * bc + kv_k0 + lane;
     dk_acc.ld = bc;
@@ -420,13 +420,13 @@ sdpa_bwd(const global void *K, const global void *Q, const global void *V, const
     /* Query blocks that can see these keys: all, or from the causal band on. */
     int first_block = 0;
     if (sdpa_bwd_is_causal())
-        first_block = sdpa_bwd_max(0, k0 - x.causal_offset) / br;
-    const int blocks = sdpa_bwd_max(0, (sq + br - 1) / br - first_block);
+        first_block = sdpa_imax(0, k0 - x.causal_offset) / br;
+    const int blocks = sdpa_imax(0, (sq + br - 1) / br - first_block);
 
     /* dS of the queries that cannot see these keys is 0: written here, as
      * no block of the loop covers them. */
     if (SC(WITH_DS) && first_block > 0)
-        sdpa_bwd_zero_ds(dS, ds_head, dss2, dss3, 0, sdpa_bwd_min(first_block * br, sq), k0, keys);
+        sdpa_bwd_zero_ds(dS, ds_head, dss2, dss3, 0, sdpa_imin(first_block * br, sq), k0, keys);
 
     /* Work-groups of neighbouring key blocks start at different query
      * blocks, so that the ones running at the same time add into different
@@ -436,7 +436,7 @@ sdpa_bwd(const global void *K, const global void *Q, const global void *V, const
         if (block >= blocks)
             block -= blocks;
         const int q0 = (first_block + block) * br;
-        const int queries = sdpa_bwd_min(br, sq - q0);
+        const int queries = sdpa_imin(br, sq - q0);
         barrier(CLK_LOCAL_MEM_FENCE); /* the previous block's readers are done */
         sdpa_bwd_stage_queries(&m, &x, q0, br, Q, &qs, dA, &das, ws, d_i);
         barrier(CLK_LOCAL_MEM_FENCE);
@@ -500,10 +500,10 @@ sdpa_bwd_dq(const global void *K, const global void *Q, const global void *V,
     /* Queries of the work-group: SDPA_BWD_DQ_QUERIES(bc, br), spelled as a
      * product so that LLVM does not rewrite (bc / br) * br into
      * bc - bc % br with a `freeze`, which llvm-spirv-15 cannot translate. */
-    const int bq = sdpa_bwd_max(1, bc / br) * br;
+    const int bq = sdpa_imax(1, bc / br) * br;
     const int lane = get_sub_group_local_id();
     const int q0 = get_group_id(0) * bq;
-    const int queries = sdpa_bwd_min(bq, sq - q0);
+    const int queries = sdpa_imin(bq, sq - q0);
     const sdpa_bwd_problem x = sdpa_bwd_problem_of(
             d, sk, sq, scale_ptr, scale, inv_scale, msk, ms0, ms1, ms2, ms3, dropout_seed,
             dropout_offset, dropout_p, dropout_seed_ptr, dropout_offset_ptr, dropout_p_ptr);
@@ -526,12 +526,12 @@ sdpa_bwd_dq(const global void *K, const global void *Q, const global void *V,
     /* Each block of keys, staged once, serves the work-group's sub-blocks of
      * br queries in turn: the staging is paid once per bq queries. */
     for (int k0 = 0; k0 < k_end; k0 += bc) {
-        const int keys = sdpa_bwd_min(bc, sk - k0);
+        const int keys = sdpa_imin(bc, sk - k0);
         barrier(CLK_LOCAL_MEM_FENCE); /* the previous block's readers are done */
         sdpa_bwd_stage_keys(&m, K, sdpa_bwd_head_offset(&ks, x.b, x.hkv), ks.s2, ks.s3, V,
                             sdpa_bwd_head_offset(&vs, x.b, x.hkv), vs.s2, vs.s3, k0, keys, d, x.ld);
         for (int sb = 0; sb < sub_blocks; sb++) {
-            const int r0 = sb * br, rows = sdpa_bwd_min(br, queries - r0);
+            const int r0 = sb * br, rows = sdpa_imin(br, queries - r0);
             const sdpa_bwd_slm ms = sdpa_bwd_slm_rows(m, r0, x.ld);
             barrier(CLK_LOCAL_MEM_FENCE); /* keys staged, previous sub-block's readers done */
             sdpa_bwd_scores_tile(&x, &ms, k0, keys, q0 + r0, 0, 0, 0, 0);

@@ -14,27 +14,7 @@
 #define SDPA_SPIRV_BWD_TILE_H
 
 #include "sdpa_common.h"
-
-/*
- * Integer min, max and clamp for sub-group-uniform index arithmetic. Not
- * the OpenCL builtins: Intel's CPU vectorizer treats a builtin's result as
- * varying across lanes, so every loop bounded by it runs masked (measured:
- * 3x slower); plain comparisons keep uniform values uniform.
- */
-static inline int sdpa_bwd_min(int a, int b)
-{
-    return a < b ? a : b;
-}
-
-static inline int sdpa_bwd_max(int a, int b)
-{
-    return a > b ? a : b;
-}
-
-static inline int sdpa_bwd_clamp(int x, int lo, int hi)
-{
-    return x < lo ? lo : x > hi ? hi : x;
-}
+#include "sdpa_uniform.h"
 
 /* One tile row: columns c < cols of dst[c * dst_c], loaded from
  * src + off + c * stride (dtype dt) when c < cols_valid, zero beyond. Whole

@@ -49,17 +49,24 @@ static inline uint sdpa_nibble(const global uchar *base, long idx)
 static inline float sdpa_load(const global void *base, long idx, int dt)
 {
     switch (dt) {
-    case SDPA_DT_F16: return vload_half(idx, (const global half *)base);
-    case SDPA_DT_BF16: return sdpa_bf16_to_f32(((const global ushort *)base)[idx]);
-    case SDPA_DT_S8: return (float)((const global char *)base)[idx];
-    case SDPA_DT_U8: return (float)((const global uchar *)base)[idx];
+    case SDPA_DT_F16:
+        return vload_half(idx, (const global half *)base);
+    case SDPA_DT_BF16:
+        return sdpa_bf16_to_f32(((const global ushort *)base)[idx]);
+    case SDPA_DT_S8:
+        return (float)((const global char *)base)[idx];
+    case SDPA_DT_U8:
+        return (float)((const global uchar *)base)[idx];
     case SDPA_DT_S4: {
         uint n = sdpa_nibble((const global uchar *)base, idx);
         return (float)((int)(n << 28) >> 28); /* sign-extend the nibble */
     }
-    case SDPA_DT_U4: return (float)sdpa_nibble((const global uchar *)base, idx);
-    case SDPA_DT_S32: return (float)((const global int *)base)[idx];
-    default: return ((const global float *)base)[idx];
+    case SDPA_DT_U4:
+        return (float)sdpa_nibble((const global uchar *)base, idx);
+    case SDPA_DT_S32:
+        return (float)((const global int *)base)[idx];
+    default:
+        return ((const global float *)base)[idx];
     }
 }
 
@@ -68,9 +75,15 @@ static inline float sdpa_load(const global void *base, long idx, int dt)
 static inline void sdpa_store(global void *base, long idx, int dt, float value)
 {
     switch (dt) {
-    case SDPA_DT_F16: vstore_half_rte(value, idx, (global half *)base); break;
-    case SDPA_DT_BF16: ((global ushort *)base)[idx] = sdpa_f32_to_bf16(value); break;
-    default: ((global float *)base)[idx] = value; break;
+    case SDPA_DT_F16:
+        vstore_half_rte(value, idx, (global half *)base);
+        break;
+    case SDPA_DT_BF16:
+        ((global ushort *)base)[idx] = sdpa_f32_to_bf16(value);
+        break;
+    default:
+        ((global float *)base)[idx] = value;
+        break;
     }
 }
 
@@ -79,9 +92,12 @@ static inline void sdpa_store(global void *base, long idx, int dt, float value)
 static inline float sdpa_round_to(float value, int dt)
 {
     switch (dt) {
-    case SDPA_DT_F16: return (float)convert_half_rte(value);
-    case SDPA_DT_BF16: return sdpa_bf16_to_f32(sdpa_f32_to_bf16(value));
-    default: return value;
+    case SDPA_DT_F16:
+        return (float)convert_half_rte(value);
+    case SDPA_DT_BF16:
+        return sdpa_bf16_to_f32(sdpa_f32_to_bf16(value));
+    default:
+        return value;
     }
 }
 

@@ -44,7 +44,7 @@
 #include "sdpa_fwd_quant.h"
 #include "sdpa_fwd_softmax.h"
 #include "sdpa_fwd_tile.h"
-#include "sdpa_fwd_uniform.h"
+#include "sdpa_uniform.h"
 #include "sdpa_philox.h"
 
 /* The rows of a work-group. Normally row r is query query0 + r of head
@@ -82,14 +82,14 @@ static inline sdpa_fwd_rows sdpa_fwd_work_group_rows(int bq, int sq)
         w.hq = w.n_kv * group;
         w.head0 = w.hkv * group + row0;
         w.query0 = 0;
-        w.rows = sdpa_fwd_imin(bq, group - row0);
+        w.rows = sdpa_imin(bq, group - row0);
     } else {
         w.head0 = get_group_id(1);
         w.hq = get_num_groups(1);
         w.hkv = w.head0 / group;
         w.n_kv = w.hq / group;
         w.query0 = row0;
-        w.rows = sdpa_fwd_imin(bq, sq - row0);
+        w.rows = sdpa_imin(bq, sq - row0);
     }
     if (!SC(REMAINDER_Q))
         w.rows = bq;
@@ -119,19 +119,19 @@ sdpa_fwd_mask_scores(local float *s, int s_ld, int rows_s, float log2_scale, int
     /* Rows past the work-group's real ones (a partial query tile) read the
      * last real row's mask: their scores are discarded, and the row after
      * the mask's end may not be mapped. */
-    const int r_read = sdpa_fwd_imin(r, w->rows - 1);
+    const int r_read = sdpa_imin(r, w->rows - 1);
     if (!mask_uniform)
         m_off = w->b * ms0 + (long)sdpa_fwd_row_head(w, r_read) * ms1 +
                 (long)sdpa_fwd_row_query(w, r_read) * ms2;
     /* Likewise keys after `last` (-inf below) read key `last`, or key 0 when
      * the row sees none. */
-    const int k_read_max = sdpa_fwd_imax(last, 0);
+    const int k_read_max = sdpa_imax(last, 0);
 
     float mx = -INFINITY;
     for (int i = 0; i < rows_s; i++) {
         float x = s[i * s_ld] * log2_scale;
         if (SC(MASK_KIND) == SDPA_MASK_KIND_BUFFER)
-            x = fma(sdpa_fwd_load(msk, m_off + (long)sdpa_fwd_imin(k0 + i, k_read_max) * ms3,
+            x = fma(sdpa_fwd_load(msk, m_off + (long)sdpa_imin(k0 + i, k_read_max) * ms3,
                                   SC(MSK_DT)),
                     SDPA_FWD_LOG2E, x);
         x = k0 + i > last ? -INFINITY : x;
@@ -279,7 +279,7 @@ sdpa_fwd(const global void *K, const global void *Q, const global void *V, globa
     const int causal_offset = sdpa_fwd_causal_offset(sk, sq);
     int k_end = sk;
     if (sdpa_fwd_is_causal())
-        k_end = sdpa_fwd_iclamp(sdpa_fwd_row_query(&w, w.rows - 1) + causal_offset + 1, 0, sk);
+        k_end = sdpa_iclamp(sdpa_fwd_row_query(&w, w.rows - 1) + causal_offset + 1, 0, sk);
 
     const float log2_scale = sdpa_fwd_log2_scale(scale_ptr, scale, inv_scale);
     const sdpa_fwd_kv_format k_fmt = sdpa_fwd_key_format(k_scales, k_zp, d);
@@ -302,12 +302,11 @@ sdpa_fwd(const global void *K, const global void *Q, const global void *V, globa
     /* O's rows and head-dim vectors this sub-group really has: the vectors
      * that start past the head size (or past D_MAX, when the VS tiles cover
      * more than the bucket) are never touched. */
-    const int vs_rows = SC(REMAINDER_Q) ? sdpa_fwd_iclamp(w.rows - vs_row0, 0, SC(UNROLL_N_VS))
-                                        : SC(UNROLL_N_VS);
+    const int vs_rows =
+            SC(REMAINDER_Q) ? sdpa_iclamp(w.rows - vs_row0, 0, SC(UNROLL_N_VS)) : SC(UNROLL_N_VS);
     const int vs_nvec_used =
-            SC(D_FULL)
-                    ? sdpa_fwd_iclamp((D_MAX - vs_d0) / SUBGROUP_SIZE, 0, vs_nvec)
-                    : sdpa_fwd_iclamp((d - vs_d0 + SUBGROUP_SIZE - 1) / SUBGROUP_SIZE, 0, vs_nvec);
+            SC(D_FULL) ? sdpa_iclamp((D_MAX - vs_d0) / SUBGROUP_SIZE, 0, vs_nvec)
+                       : sdpa_iclamp((d - vs_d0 + SUBGROUP_SIZE - 1) / SUBGROUP_SIZE, 0, vs_nvec);
     for (int i = 0; i < SC(UNROLL_N_VS); i++)
         for (int j = 0; j < vs_nvec_used; j++)
             o_slm[(vs_row0 + i) * D_MAX + vs_d0 + j * SUBGROUP_SIZE + lane] = 0.0f;
@@ -336,7 +335,7 @@ sdpa_fwd(const global void *K, const global void *Q, const global void *V, globa
             const int col = kq_col0 + j * SUBGROUP_SIZE + lane;
             int last = k_end - 1;
             if (sdpa_fwd_is_causal())
-                last = sdpa_fwd_imin(last, sdpa_fwd_row_query(&w, col) + causal_offset);
+                last = sdpa_imin(last, sdpa_fwd_row_query(&w, col) + causal_offset);
             red_slm[m_kq * bq + col] = sdpa_fwd_mask_scores(s_tile + j * SUBGROUP_SIZE, s_ld,
                                                             SC(UNROLL_M_KQ), log2_scale, s_key0,
                                                             last, &w, col, msk, ms0, ms1, ms2, ms3);
@@ -421,7 +420,7 @@ sdpa_fwd(const global void *K, const global void *Q, const global void *V, globa
     barrier(CLK_LOCAL_MEM_FENCE);
 
     /* Normalize and store this sub-group's part of O. */
-    const int n = sdpa_fwd_iclamp(d - vs_d0, 0, SC(UNROLL_M_VS));
+    const int n = sdpa_iclamp(d - vs_d0, 0, SC(UNROLL_M_VS));
     for (int i = 0; i < vs_rows; i++) {
         const int r = vs_row0 + i;
         const long a_off = w.b * as0 + (long)sdpa_fwd_row_head(&w, r) * as1 +

@@ -15,7 +15,7 @@
 #define SDPA_SPIRV_FWD_TILE_H
 
 #include "sdpa_fwd_quant.h"
-#include "sdpa_fwd_uniform.h"
+#include "sdpa_uniform.h"
 
 static inline bool sdpa_fwd_is_nibble(int dt)
 {

@@ -1,5 +1,5 @@
 /*
- * sdpa_fwd_uniform.h - integer min / max / clamp for values that are the same
+ * sdpa_uniform.h - integer min / max / clamp for values that are the same
  * in every lane of a sub-group (tile bounds, loop trip counts).
  *
  * Plain conditionals on purpose: the OpenCL built-ins min() and clamp() are
@@ -9,22 +9,22 @@
  * then makes everything it controls run under a lane mask (masked loads and
  * stores, blends), several times slower.
  */
-#ifndef SDPA_SPIRV_FWD_UNIFORM_H
-#define SDPA_SPIRV_FWD_UNIFORM_H
+#ifndef SDPA_SPIRV_UNIFORM_H
+#define SDPA_SPIRV_UNIFORM_H
 
-static inline int sdpa_fwd_imin(int a, int b)
+static inline int sdpa_imin(int a, int b)
 {
     return a < b ? a : b;
 }
 
-static inline int sdpa_fwd_imax(int a, int b)
+static inline int sdpa_imax(int a, int b)
 {
     return a > b ? a : b;
 }
 
-static inline int sdpa_fwd_iclamp(int x, int lo, int hi)
+static inline int sdpa_iclamp(int x, int lo, int hi)
 {
     return x < lo ? lo : x > hi ? hi : x;
 }
 
-#endif /* SDPA_SPIRV_FWD_UNIFORM_H */
+#endif /* SDPA_SPIRV_UNIFORM_H */
