@@ -269,6 +269,36 @@ void run_on_backend(const sdpa_backend_iface_t *be, sdpa_context_t *ctx,
     be->primitive_destroy(prim);
 }
 
+double fwd_case_compare(const sdpa_problem_desc_t *p, const fwd_buffers_t *b, double dst_tol,
+                        int check_lse, double lse_tol, int check_padding, const char *what)
+{
+    compare_result_t r;
+    tensor_compare(&p->dst, b->dst.data, b->dst_ref.data, dst_tol, 1.0, &r);
+    ck_assert_msg(r.bad == 0,
+                  "%s: O differs in %lld of %lld elements; worst at [%lld,%lld,%lld,%lld]: ze %.9g "
+                  "ref %.9g tolerance %.3g",
+                  what, (long long)r.bad, (long long)r.checked, (long long)r.worst_idx[0],
+                  (long long)r.worst_idx[1], (long long)r.worst_idx[2], (long long)r.worst_idx[3],
+                  r.worst_got, r.worst_want, r.worst_tol);
+    if (check_padding)
+        ck_assert_msg(tensor_padding_intact(&b->dst), "%s: ze wrote outside O's elements", what);
+    double worst = r.worst_ratio;
+
+    if (check_lse) {
+        compare_result_t w;
+        tensor_compare(&b->ws.desc, b->ws.data, b->ws_ref.data, lse_tol, 16.0, &w);
+        ck_assert_msg(w.bad == 0,
+                      "%s: workspace (log-sum-exp) differs in %lld of %lld rows; worst at "
+                      "[%lld,%lld,%lld]: ze %.9g ref %.9g tolerance %.3g",
+                      what, (long long)w.bad, (long long)w.checked, (long long)w.worst_idx[0],
+                      (long long)w.worst_idx[1], (long long)w.worst_idx[2], w.worst_got,
+                      w.worst_want, w.worst_tol);
+        if (w.worst_ratio > worst)
+            worst = w.worst_ratio;
+    }
+    return worst;
+}
+
 double fwd_case_run(test_env_t *env, const fwd_case_t *c, uint64_t seed)
 {
     char what[512];
@@ -293,33 +323,11 @@ double fwd_case_run(test_env_t *env, const fwd_case_t *c, uint64_t seed)
     double eps_acc = c->f16_accumulation ? 0x1.0p-11 : 0x1.0p-24;
     double terms = sqrt((double)c->k_len) + sqrt((double)c->head_size);
     double abs_tol = 8 * eps_acc * terms * value_bound(c);
-    compare_result_t r;
-    tensor_compare(&p.dst, b.dst.data, b.dst_ref.data, abs_tol, 1.0, &r);
-    ck_assert_msg(r.bad == 0,
-                  "%s: O differs in %lld of %lld elements; worst at [%lld,%lld,%lld,%lld]: ze %.9g "
-                  "ref %.9g tolerance %.3g",
-                  what, (long long)r.bad, (long long)r.checked, (long long)r.worst_idx[0],
-                  (long long)r.worst_idx[1], (long long)r.worst_idx[2], (long long)r.worst_idx[3],
-                  r.worst_got, r.worst_want, r.worst_tol);
-    if (!c->huge_batch_stride)
-        ck_assert_msg(tensor_padding_intact(&b.dst), "%s: ze wrote outside O's elements", what);
-    double worst = r.worst_ratio;
-
-    if (c->training) {
-        /* The log-sum-exp is f32 in both; its error is that of the scores
-         * (D terms each) plus log/exp rounding, relative to its magnitude. */
-        compare_result_t w;
-        double lse_tol = 8 * eps_acc * terms * 4;
-        tensor_compare(&b.ws.desc, b.ws.data, b.ws_ref.data, lse_tol, 16.0, &w);
-        ck_assert_msg(w.bad == 0,
-                      "%s: workspace (log-sum-exp) differs in %lld of %lld rows; worst at "
-                      "[%lld,%lld,%lld]: ze %.9g ref %.9g tolerance %.3g",
-                      what, (long long)w.bad, (long long)w.checked, (long long)w.worst_idx[0],
-                      (long long)w.worst_idx[1], (long long)w.worst_idx[2], w.worst_got,
-                      w.worst_want, w.worst_tol);
-        if (w.worst_ratio > worst)
-            worst = w.worst_ratio;
-    }
+    /* The log-sum-exp is f32 in both; its error is that of the scores
+     * (D terms each) plus log/exp rounding, relative to its magnitude. */
+    double lse_tol = 8 * eps_acc * terms * 4;
+    double worst =
+            fwd_case_compare(&p, &b, abs_tol, c->training, lse_tol, !c->huge_batch_stride, what);
     fwd_buffers_free(env, &b);
     return worst;
 }

@@ -66,6 +66,14 @@ void run_on_backend(const sdpa_backend_iface_t *be, sdpa_context_t *ctx,
                     const sdpa_problem_desc_t *p, const sdpa_exec_args_t *a, const char *name,
                     const char *what);
 
+/* Asserts (Check) that ze's O in b agrees with ref's within dst_tol
+ * (absolute, plus one unit of O's dtype) and, with check_lse, that the
+ * log-sum-exp workspaces agree within lse_tol (plus 16 f32 units); with
+ * check_padding, that ze wrote nothing outside O's elements. Failures name
+ * what and the worst element. Returns the worst error/tolerance ratio. */
+double fwd_case_compare(const sdpa_problem_desc_t *p, const fwd_buffers_t *b, double dst_tol,
+                        int check_lse, double lse_tol, int check_padding, const char *what);
+
 /* Runs c on ze and ref and asserts (Check) that O (and the log-sum-exp
  * workspace when training) agree within tolerances that follow from the
  * dtypes, D and Sk, and that nothing wrote outside O. Returns the worst

@@ -190,27 +190,8 @@ static double drop_case_run(const drop_case_t *c, uint64_t seed, drop_output_t *
     const double eps_acc = 0x1.0p-24;
     const double terms = sqrt((double)f->k_len) + sqrt((double)f->head_size);
     const double abs_tol = 8 * eps_acc * terms / (1.0 - (double)c->p);
-    compare_result_t r;
-    tensor_compare(&p.dst, b.dst.data, b.dst_ref.data, abs_tol, 1.0, &r);
-    ck_assert_msg(r.bad == 0,
-                  "%s: O differs in %lld of %lld elements; worst at [%lld,%lld,%lld,%lld]: ze %.9g "
-                  "ref %.9g tolerance %.3g",
-                  what, (long long)r.bad, (long long)r.checked, (long long)r.worst_idx[0],
-                  (long long)r.worst_idx[1], (long long)r.worst_idx[2], (long long)r.worst_idx[3],
-                  r.worst_got, r.worst_want, r.worst_tol);
-    ck_assert_msg(tensor_padding_intact(&b.dst), "%s: ze wrote outside O's elements", what);
-    double worst = r.worst_ratio;
-
-    /* The log-sum-exp of the undropped softmax, as ref computes it. */
-    compare_result_t w;
-    tensor_compare(&b.ws.desc, b.ws.data, b.ws_ref.data, 8 * eps_acc * terms * 4, 16.0, &w);
-    ck_assert_msg(w.bad == 0,
-                  "%s: workspace (log-sum-exp) differs in %lld of %lld rows; worst at "
-                  "[%lld,%lld,%lld]: ze %.9g ref %.9g tolerance %.3g",
-                  what, (long long)w.bad, (long long)w.checked, (long long)w.worst_idx[0],
-                  (long long)w.worst_idx[1], (long long)w.worst_idx[2], w.worst_got, w.worst_want,
-                  w.worst_tol);
-    worst = w.worst_ratio > worst ? w.worst_ratio : worst;
+    /* The log-sum-exp is that of the undropped softmax, as ref computes it. */
+    double worst = fwd_case_compare(&p, &b, abs_tol, 1, 8 * eps_acc * terms * 4, 1, what);
 
     for (size_t i = (size_t)elements; i < mask_bytes; i++)
         ck_assert_msg(keep[i] == 0xff, "%s: ze wrote past the end of the keep mask", what);
