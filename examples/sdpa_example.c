@@ -17,7 +17,7 @@
  * attention), S=1024, D=128, causal, f16, scale 1/sqrt(D). Run it with
  * `make run-example`, or by hand:
  *
- *   ZE_ENABLE_ALT_DRIVERS=$PWD/tests/ze_cpu/.libs/libze_cpu.so \
+ *   ZE_ENABLE_ALT_DRIVERS=$PWD/drivers/ze_cpu/.libs/libze_cpu.so \
  *   SDPA_PLUGIN_DIR=$PWD/plugin/.libs examples/sdpa_example --seq 512
  *
  * Exit status: 0 if the result matches the reference within the tolerance of
@@ -189,7 +189,7 @@ static void explain_missing_driver(void)
                     "  Without an Intel GPU, use the CPU driver built in this tree: run\n"
                     "    make run-example\n"
                     "  or set ZE_ENABLE_ALT_DRIVERS to its absolute path, for example\n"
-                    "    ZE_ENABLE_ALT_DRIVERS=$PWD/tests/ze_cpu/.libs/libze_cpu.so "
+                    "    ZE_ENABLE_ALT_DRIVERS=$PWD/drivers/ze_cpu/.libs/libze_cpu.so "
                     "SDPA_PLUGIN_DIR=$PWD/plugin/.libs examples/sdpa_example\n");
 }
 

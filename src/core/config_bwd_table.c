@@ -70,7 +70,7 @@ const sdpa_bwd_config_row_t sdpa_bwd_config_table[] = {
         R(XE2, 128, ANY, 0, 16, 16, 16, 16, 32, 32, 2, 8, 8, 2, 4, 4),
 
 
-        /* cpu (tests/ze_cpu and any CPU Level Zero driver): placeholders
+        /* cpu (drivers/ze_cpu and any CPU Level Zero driver): placeholders
          * that fit 256 KiB of local memory (SDPA_BWD_SLM_BYTES grows with
          * Bc * D): Bc = 64, Br = 32 (16 for thin Q) up to head size 128,
          * then Bc = 32, Br = 16 for 256 and Bc = Br = 16 for 512. */

@@ -410,7 +410,7 @@ const sdpa_fwd_config_row_t sdpa_fwd_config_table[] = {
 
 
 
-        /* cpu (tests/ze_cpu and any CPU Level Zero driver): placeholders,
+        /* cpu (drivers/ze_cpu and any CPU Level Zero driver): placeholders,
          * query tiles of 32 (16 for thin Q), K/V tiles that keep the local
          * memory under 256 KiB. */
         R(CPU,  32, ANY, FMA,            16, 16,  16, 16, 2, 2, 2, 2),

@@ -18,7 +18,7 @@
 /* The families the configuration tables distinguish. */
 typedef enum sdpa_device_class {
     SDPA_DEVICE_CLASS_UNKNOWN_GPU = 0, /* a GPU we cannot place: generic configurations */
-    SDPA_DEVICE_CLASS_CPU,             /* ZE_DEVICE_TYPE_CPU, e.g. our tests/ze_cpu driver */
+    SDPA_DEVICE_CLASS_CPU,             /* ZE_DEVICE_TYPE_CPU, e.g. our drivers/ze_cpu driver */
     SDPA_DEVICE_CLASS_XE_LP,           /* Gen12 integrated (TGL, RKL, ADL, RPL) and DG1 */
     SDPA_DEVICE_CLASS_XE_HPG,          /* Arc A-series / Flex (DG2), MTL and ARL (Xe-LPG) */
     SDPA_DEVICE_CLASS_XE_HPC,          /* Data Center GPU Max (PVC) */
