@@ -162,9 +162,9 @@ void ref_accumulate_outer(const double *w, int64_t sk, int64_t n, const double *
  * head (b, h): p[r][j] = softmax_j(s_ij) with s_ij = score_scale * q_i.k_j +
  * mask, from K in key panels and the query rows q (REF_ROWS x D, rows
  * beyond rows zero). p is REF_ROWS x Sk; rows beyond rows are zeroed. lse[r]
- * gets the log-sum-exp (natural log, scale included): NaN for a fully masked
- * row with ACCURATE softmax, whose p is NaN too; -inf with INF_AS_ZERO, whose
- * p is zero. Returns n: every p[r][j] with j >= n is 0 (keys no row sees). */
+ * gets the log-sum-exp (natural log, scale included): -inf for a fully
+ * masked row, whose p is NaN in an ACCURATE forward and 0 otherwise (sdpa.h).
+ * Returns n: every p[r][j] with j >= n is 0 (keys no row sees). */
 int64_t ref_probabilities(const ref_exec_t *x, const double *k_panels, int64_t b, int64_t h,
                           int64_t i0, int rows, const double *q, double *p, double *lse);
 
