@@ -60,18 +60,6 @@ sdpa_status_t ze_primitive_query(sdpa_primitive_t *prim, sdpa_query_t what, void
             backward ? prim->bwd.config_string : prim->fwd.config_string);
 }
 
-/* The plan's constants assume each base pointer is as aligned as the rows
- * (Q_ALIGN and friends); a less aligned pointer would be read wrongly. */
-static sdpa_status_t check_alignment(const char *name, const void *pointer, uint32_t alignment)
-{
-    if (pointer && alignment > 1 && ((uintptr_t)pointer % alignment) != 0)
-        return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
-                         "args->%s = %p is not aligned to %u bytes, the alignment of its rows "
-                         "this primitive was built for",
-                         name, pointer, alignment);
-    return SDPA_SUCCESS;
-}
-
 sdpa_status_t ze_primitive_execute(sdpa_primitive_t *prim, const sdpa_exec_args_t *args)
 {
     if (prim == NULL)
@@ -81,14 +69,6 @@ sdpa_status_t ze_primitive_execute(sdpa_primitive_t *prim, const sdpa_exec_args_
     if (status != SDPA_SUCCESS)
         return status;
     int backward = prim->problem.prop_kind == SDPA_BACKWARD;
-    if (!backward) {
-        const sdpa_fwd_plan_t *plan = &prim->fwd;
-        if ((status = check_alignment("q", checked.q, plan->q_align)) != SDPA_SUCCESS ||
-            (status = check_alignment("k", checked.k, plan->k_align)) != SDPA_SUCCESS ||
-            (status = check_alignment("v", checked.v, plan->v_align)) != SDPA_SUCCESS ||
-            (status = check_alignment("dst", checked.dst, plan->dst_align)) != SDPA_SUCCESS)
-            return status;
-    }
 
     ze_command_list_handle_t list =
             checked.command_list ? checked.command_list : prim->ctx->command_list;

@@ -351,25 +351,6 @@ START_TEST(offsets_beyond_2_pow_31)
 }
 END_TEST
 
-/* --- refusals -------------------------------------------------------------------- */
-
-START_TEST(misaligned_pointer_is_refused)
-{
-    launch_fixture_t f;
-    fixture_open(&f, 15);
-    sdpa_exec_args_t a;
-    fixture_args(&f, &a);
-    a.q = (const char *)f.q.data + 2; /* rows are 128-byte multiples; this is not */
-    sdpa_status_t st = suite_env.ze->primitive_execute(f.prim, &a);
-    if (st != SDPA_SUCCESS) {
-        ck_assert_int_eq(st, SDPA_ERROR_INVALID_ARGUMENT);
-        ck_assert_msg(strstr(suite_env.ze->last_error(), "args->q") != NULL, "%s",
-                      suite_env.ze->last_error());
-    }
-    fixture_close(&f);
-}
-END_TEST
-
 static void *shared_alloc(size_t bytes, void *user)
 {
     (void)user;
@@ -398,7 +379,6 @@ int main(void)
     tcase_add_test(t, context_with_the_callers_list);
     tcase_add_test(t, concurrent_executions);
     tcase_add_test(t, offsets_beyond_2_pow_31);
-    tcase_add_test(t, misaligned_pointer_is_refused);
     suite_add_tcase(s, t);
 
     /* The invalid-problem table, through ze, on this context's device (no
