@@ -71,7 +71,8 @@ sdpa_status_t sdpa_problem_check(const sdpa_problem_desc_t *desc, sdpa_problem_d
 
 /* Checks an execution's arguments against a checked problem: struct_size and
  * struct_version, and every pointer the problem needs is non-NULL (naming the
- * member, e.g. "args->k_scales is NULL but k_quant.scales = PER_GROUP"), a
+ * member, e.g. "args->k_scales is NULL but k_quant.scales = PER_GROUP") and a
+ * multiple of its element size (sdpa.h: no other alignment is required), a
  * host dropout probability in [0, 1), and wait_events non-NULL when
  * num_wait_events > 0. Values behind device pointers are not read. Copies
  * the arguments into *out as a current-version struct. problem must be the

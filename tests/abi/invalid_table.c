@@ -186,6 +186,11 @@ MUTATE_ARGS(args_diff_k_null, a->diff_k = NULL)
 MUTATE_ARGS(args_diff_v_null, a->diff_v = NULL)
 MUTATE_ARGS(args_ds_null, a->ds = NULL)
 MUTATE_ARGS(args_wait_events_null, a->num_wait_events = 2; a->wait_events = NULL)
+/* Addresses that cannot hold an element of their type. */
+MUTATE_ARGS(args_q_odd_byte, a->q = (const char *)a->q + 1)
+MUTATE_ARGS(args_workspace_2_bytes, a->workspace = (char *)a->workspace + 2)
+MUTATE_ARGS(args_diff_k_odd_byte, a->diff_k = (char *)a->diff_k + 1)
+MUTATE_ARGS(args_seed_ptr_4_bytes, a->dropout_seed_ptr = (const char *)a->dropout_seed_ptr + 4)
 
 /* ------------------------------------------------------------------------- */
 /* Calls                                                                     */
@@ -394,6 +399,12 @@ static const invalid_case_t table[] = {
         A("args ds", bwd_ds, args_ds_null, IA, "args->ds is NULL"),
         A("args wait_events", fwd, args_wait_events_null, IA, "args->wait_events is NULL",
           "num_wait_events = 2"),
+        A("args q odd byte", fwd, args_q_odd_byte, IA, "args->q", "not aligned", "f16, 2 bytes"),
+        A("args workspace 2 bytes in", train, args_workspace_2_bytes, IA, "args->workspace",
+          "f32, 4 bytes"),
+        A("args diff_k odd byte", bwd, args_diff_k_odd_byte, IA, "args->diff_k", "not aligned"),
+        A("args seed pointer 4 bytes in", dropout_device, args_seed_ptr_4_bytes, IA,
+          "args->dropout_seed_ptr", "int64, 8 bytes"),
         /* calls */
         C("create NULL desc", fwd, create_null_desc, IA, "desc is NULL"),
         C("create NULL out", fwd, create_null_out, IA, "out is NULL"),
