@@ -91,17 +91,28 @@ extern "C" {
 /* Status codes                                                              */
 /* ------------------------------------------------------------------------- */
 
+/* Which refusal is which: a request outside what this header defines, or
+ * inconsistent with itself, is SDPA_ERROR_INVALID_ARGUMENT, even when every
+ * value in it is a valid enum (q.dtype = S8: this header says q is f32, f16
+ * or bf16); a request this header defines that the backend or its device
+ * cannot serve is SDPA_ERROR_UNSUPPORTED (a head size above
+ * sdpa_features_t.max_head_size, quantized K/V in backward, a device pointer
+ * handed to "ref"). Fixing an INVALID_ARGUMENT means fixing the call;
+ * an UNSUPPORTED call may work with another backend or device. */
 typedef enum sdpa_status {
     SDPA_SUCCESS = 0,
-    /* A NULL pointer, an out-of-range enum, or values that contradict each
-     * other (mismatched dims, a mask that does not broadcast, ...). */
+    /* Outside what this header defines, or inconsistent: a NULL pointer, an
+     * out-of-range enum or boolean, a dtype not allowed in that place, a
+     * pointer not aligned to its elements, values that contradict each other
+     * (mismatched dims, a mask that does not broadcast, ...). */
     SDPA_ERROR_INVALID_ARGUMENT = 1,
     /* struct_size or struct_version of a descriptor is not one this backend
      * knows (too small, or a version from the future). */
     SDPA_ERROR_INVALID_STRUCT = 2,
-    /* A valid request this backend or device cannot serve (for example a
-     * device pointer handed to the host reference backend, or a feature the
-     * device lacks). */
+    /* A request this header defines that this backend or device cannot serve
+     * (a head size or dimension beyond what it implements, quantized K/V in
+     * backward, a device pointer handed to the host reference backend, a
+     * feature the device lacks). */
     SDPA_ERROR_UNSUPPORTED = 3,
     /* SDPA_CONFIG, QUANTIZED_SDPA_CONFIG or BWD_SDPA_CONFIG is malformed or
      * violates the kernel's constraints. */

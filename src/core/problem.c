@@ -211,7 +211,7 @@ static sdpa_status_t check_float_dtype(const char *field, sdpa_dtype_t dtype, co
     if (dtype == SDPA_DTYPE_UNDEF)
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "%s = undef: %s", field, why);
     if (!sdpa_dtype_is_float(dtype))
-        return sdpa_fail(SDPA_ERROR_UNSUPPORTED, "%s = %s: must be f32, f16 or bf16", field,
+        return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "%s = %s: must be f32, f16 or bf16", field,
                          sdpa_dtype_name(dtype));
     return SDPA_SUCCESS;
 }
@@ -308,7 +308,7 @@ static sdpa_status_t check_qkvo(const sdpa_problem_desc_t *d)
 {
     TRY(check_required("q", &d->q, q_dim_names, "q is required"));
     if (!sdpa_dtype_is_float(d->q.dtype))
-        return sdpa_fail(SDPA_ERROR_UNSUPPORTED, "q.dtype = %s: must be f32, f16 or bf16",
+        return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "q.dtype = %s: must be f32, f16 or bf16",
                          sdpa_dtype_name(d->q.dtype));
 
     static const char *const names[2] = {"k", "v"};
@@ -316,7 +316,7 @@ static sdpa_status_t check_qkvo(const sdpa_problem_desc_t *d)
     for (int t = 0; t < 2; t++) {
         TRY(check_required(names[t], kv[t], kv_dim_names, "K and V are required"));
         if (!sdpa_dtype_is_float(kv[t]->dtype) && !sdpa_dtype_is_quantized(kv[t]->dtype))
-            return sdpa_fail(SDPA_ERROR_UNSUPPORTED,
+            return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
                              "%s.dtype = %s: must be f32, f16, bf16, s8, u8, s4 or u4", names[t],
                              sdpa_dtype_name(kv[t]->dtype));
     }
@@ -394,8 +394,8 @@ static sdpa_status_t check_acc_dtype(const char *field, sdpa_dtype_t dtype)
 {
     TRY(check_dtype_enum(field, dtype));
     if (dtype != SDPA_DTYPE_UNDEF && dtype != SDPA_DTYPE_F32 && dtype != SDPA_DTYPE_F16)
-        return sdpa_fail(SDPA_ERROR_UNSUPPORTED, "%s = %s: must be f32 (or undef) or f16", field,
-                         sdpa_dtype_name(dtype));
+        return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "%s = %s: must be f32 (or undef) or f16",
+                         field, sdpa_dtype_name(dtype));
     return SDPA_SUCCESS;
 }
 
@@ -438,7 +438,7 @@ static sdpa_status_t check_quant(const char *name, const sdpa_tensor_desc_t *t,
             return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
                              "%s = undef: zero points need s8, u8, s4, u4 or s32", field);
         if (!sdpa_dtype_is_quantized(zdt) && zdt != SDPA_DTYPE_S32)
-            return sdpa_fail(SDPA_ERROR_UNSUPPORTED, "%s = %s: must be s8, u8, s4, u4 or s32",
+            return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "%s = %s: must be s8, u8, s4, u4 or s32",
                              field, sdpa_dtype_name(zdt));
     }
     if (q->scales == SDPA_QUANT_PER_GROUP || q->zero_points == SDPA_QUANT_PER_GROUP) {
