@@ -36,6 +36,17 @@
  *   - Nothing in this header allocates. Handles are opaque. There is no global
  *     mutable state: two contexts never share anything.
  *
+ * Lifetime. Destroy a context's primitives before the context, and the
+ * context before the Level Zero context it is bound to; neither destroy
+ * waits, so the work they appended must have finished. A primitive still
+ * alive when its context is destroyed is orphaned: context_destroy releases
+ * every Level Zero object the backend made for it (kernels, memory, modules),
+ * so that zeContextDestroy of the caller's context succeeds afterwards;
+ * primitive_execute then refuses it (SDPA_ERROR_INVALID_ARGUMENT),
+ * primitive_query still answers, and primitive_destroy frees it without any
+ * Level Zero call. Destroying a context while another thread uses it or one
+ * of its primitives is the caller's error.
+ *
  * Environment variables (read when a primitive or backend is created):
  *   SDPA_BACKEND          front loader: "ze" (default), "ref", or a path to a
  *                         plugin exporting sdpa_backend_negotiate.
@@ -376,7 +387,8 @@ typedef struct sdpa_backend_iface {
     /* Creates a context bound to desc->ze_context and desc->ze_device. */
     sdpa_status_t (*context_create)(const sdpa_context_desc_t *desc, sdpa_context_t **out);
     /* Waits for nothing: the caller must have finished using the context's
-     * primitives. Frees the module cache and scratch. NULL is ignored. */
+     * primitives. Frees the module cache and scratch, and orphans the
+     * primitives still alive (see Lifetime at the top). NULL is ignored. */
     void (*context_destroy)(sdpa_context_t *ctx);
     /* Fills out (whose struct_size/struct_version the caller sets). */
     sdpa_status_t (*context_get_features)(sdpa_context_t *ctx, sdpa_features_t *out);
@@ -389,7 +401,8 @@ typedef struct sdpa_backend_iface {
      * modules. desc is copied; the caller may free it afterwards. */
     sdpa_status_t (*primitive_create)(sdpa_context_t *ctx, const sdpa_problem_desc_t *desc,
                                       sdpa_primitive_t **out);
-    /* NULL is ignored. The caller must have finished executing it. */
+    /* NULL is ignored. The caller must have finished executing it. Valid on
+     * an orphan (a primitive whose context was destroyed first). */
     void (*primitive_destroy)(sdpa_primitive_t *prim);
     /* Answers SDPA_QUERY_WORKSPACE_BYTES, _SCRATCH_BYTES (size_t) and
      * _CONFIG_STRING (char[out_size], always NUL-terminated). */

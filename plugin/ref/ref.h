@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "element.h"
+#include "live_list.h"
 #include "problem.h"
 #include "sdpa.h"
 
@@ -36,10 +37,14 @@ REF_EXPORT sdpa_status_t sdpa_backend_negotiate(uint32_t *abi_version,
 struct sdpa_context {
     ze_context_handle_t ze_context; /* NULL: plain host memory, no events */
     ze_device_handle_t ze_device;
+    /* Live primitives: context_destroy orphans them (sdpa.h, "Lifetime");
+     * they hold no Level Zero object, so orphaning only unbinds them. */
+    sdpa_live_list_t primitives;
 };
 
 struct sdpa_primitive {
-    sdpa_context_t *ctx;
+    sdpa_live_link_t link;
+    sdpa_context_t *ctx;         /* NULL once the context is destroyed (orphaned) */
     sdpa_problem_desc_t problem; /* checked and normalized */
     sdpa_shape_t shape;
 };

@@ -25,6 +25,7 @@ sdpa_status_t ze_primitive_create(sdpa_context_t *ctx, const sdpa_problem_desc_t
     }
     prim->ctx = ctx;
     pthread_mutex_init(&prim->launch_lock, NULL);
+    sdpa_live_list_add(&ctx->primitives, &prim->link);
     if (prim->problem.prop_kind == SDPA_BACKWARD)
         status = ze_bwd_prepare(prim);
     else
@@ -37,13 +38,29 @@ sdpa_status_t ze_primitive_create(sdpa_context_t *ctx, const sdpa_problem_desc_t
     return SDPA_SUCCESS;
 }
 
+/* Destroys the Level Zero objects prim holds (its context is alive). */
+static void release_device_objects(sdpa_primitive_t *prim)
+{
+    if (prim->fwd_kernel)
+        zeKernelDestroy(prim->fwd_kernel);
+    prim->fwd_kernel = NULL;
+    ze_bwd_release(prim);
+}
+
+void ze_primitive_orphan(sdpa_primitive_t *prim)
+{
+    release_device_objects(prim);
+    prim->ctx = NULL;
+}
+
 void ze_primitive_destroy(sdpa_primitive_t *prim)
 {
     if (!prim)
         return;
-    if (prim->fwd_kernel)
-        zeKernelDestroy(prim->fwd_kernel);
-    ze_bwd_release(prim);
+    if (prim->ctx) { /* else context_destroy released everything */
+        sdpa_live_list_remove(&prim->ctx->primitives, &prim->link);
+        release_device_objects(prim);
+    }
     pthread_mutex_destroy(&prim->launch_lock);
     free(prim);
 }
@@ -64,6 +81,8 @@ sdpa_status_t ze_primitive_execute(sdpa_primitive_t *prim, const sdpa_exec_args_
 {
     if (prim == NULL)
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "prim is NULL");
+    if (prim->ctx == NULL)
+        return sdpa_orphan_fail();
     sdpa_exec_args_t checked;
     sdpa_status_t status = sdpa_exec_args_check(&prim->problem, args, &checked);
     if (status != SDPA_SUCCESS)
