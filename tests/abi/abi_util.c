@@ -487,7 +487,7 @@ static double kv_get(const attn_case_t *c, int which, int64_t b, int64_t h, int6
     return (x - zp) * s;
 }
 
-/* Dropout keep decision from the counter layout of kernel_abi.h. */
+/* Dropout keep decision from the counter layout of sdpa.h. */
 static int oracle_keep(uint64_t seed, uint64_t offset, uint64_t n, float p)
 {
     uint64_t counter64 = offset + n / 4;

@@ -107,7 +107,7 @@ typedef struct oracle {
 } oracle_t;
 
 /* Reads c's inputs into dense doubles; the dropout keep rule is evaluated
- * from Philox4x32-10 with the counter layout of kernel_abi.h. Returns 0. */
+ * from Philox4x32-10 with the counter layout of sdpa.h. Returns 0. */
 int oracle_init(oracle_t *o, const attn_case_t *c);
 void oracle_free(oracle_t *o);
 
