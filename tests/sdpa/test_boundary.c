@@ -15,7 +15,7 @@
  *
  * ref runs the whole matrix of the first item. On ze every module build
  * costs seconds, so ze runs six cells that contain every pair of factor
- * levels, and the pointer cases reuse two of those cells' modules.
+ * levels, and the pointer cases reuse three of those cells' modules.
  */
 #include <check.h>
 #include <math.h>
@@ -355,31 +355,41 @@ END_TEST
 static const int64_t skews[] = {0, 1, 3, HEAD};
 #define SKEWS (sizeof(skews) / sizeof(skews[0]))
 
-/* The f16 problems of ze cells 1 (additive mask, atomic: every tensor,
- * the mask included) and 4 (causal, deterministic: every tensor but a mask)
- * at each placement, on ze and ref, sharing those cells' modules. */
+/* The problems of three ze cells at each placement, on ze and ref, sharing
+ * those cells' modules: 1 (f16, additive mask, atomic: every tensor, the
+ * mask included), 4 (f16, causal, deterministic: dQ written by its own
+ * pass) and 3 (f32, causal, atomic: dQ, dK and dV added atomically straight
+ * into the caller's f32 gradients, and zero-filled there first). */
+static const int pointer_cells[] = {1, 4, 3};
+#define POINTER_CELLS (sizeof(pointer_cells) / sizeof(pointer_cells[0]))
+
 START_TEST(pointer_views)
 {
-    const cell_t *cell = &ze_cells[_i ? 4 : 1];
+    const cell_t *cell = &ze_cells[pointer_cells[_i]];
+    const size_t unit = cell->dtype == SDPA_DTYPE_F32 ? 4 : 2;
     for (size_t s = 0; s < SKEWS; s++)
         for (int is_ze = 1; is_ze >= 0; is_ze--) {
             const backend_t be = backend_of(is_ze);
             char what[160];
-            snprintf(what, sizeof(what), "f16 %s, pointers 64 bytes + %lld elements in",
-                     _i ? "causal, deterministic" : "mask, atomic", (long long)skews[s]);
+            snprintf(what, sizeof(what), "%s %s, %s, pointers 64 bytes + %lld elements in",
+                     dtype_label(cell->dtype), cell->how == DEAD_BY_MASK ? "mask" : "causal",
+                     cell->deterministic ? "deterministic" : "atomic", (long long)skews[s]);
             attn_case_t c;
             dead_rows_problem(&c.desc, cell->how, cell->dtype, cell->softmax, cell->deterministic);
             const case_placement_t at = {64, skews[s]};
             ck_assert_int_eq(case_alloc_at(&c, 900 + s, &shared_allocator, &at), 0);
-            /* Each pointer where it should be: f16 tensors, an f32 workspace. */
-            const void *f16[] = {c.args.q,      c.args.k,        c.args.v,
-                                 c.args.dst,    c.args.diff_dst, c.args.diff_q,
-                                 c.args.diff_k, c.args.diff_v,   c.args.ds};
-            for (size_t p = 0; p < sizeof(f16) / sizeof(f16[0]); p++)
-                ck_assert_uint_eq((uintptr_t)f16[p] % 256, (64 + 2 * (size_t)skews[s]) % 256);
+            /* Each pointer where it should be: the tensors' elements, an f32
+             * workspace. */
+            const void *tensors[] = {c.args.q,      c.args.k,        c.args.v,
+                                     c.args.dst,    c.args.diff_dst, c.args.diff_q,
+                                     c.args.diff_k, c.args.diff_v,   c.args.ds};
+            for (size_t p = 0; p < sizeof(tensors) / sizeof(tensors[0]); p++)
+                ck_assert_uint_eq((uintptr_t)tensors[p] % 256,
+                                  (64 + unit * (size_t)skews[s]) % 256);
             ck_assert_uint_eq((uintptr_t)c.args.workspace % 256, (64 + 4 * (size_t)skews[s]) % 256);
             if (cell->how == DEAD_BY_MASK)
-                ck_assert_uint_eq((uintptr_t)c.args.mask % 256, (64 + 2 * (size_t)skews[s]) % 256);
+                ck_assert_uint_eq((uintptr_t)c.args.mask % 256,
+                                  (64 + unit * (size_t)skews[s]) % 256);
             check_training_step(&be, &c, what);
             case_free(&c);
             cases_run++;
@@ -392,9 +402,10 @@ END_TEST
 START_TEST(case_count)
 {
     const uint64_t built = test_modules_built(&suite_env);
+    const int pointer_cases = (int)(POINTER_CELLS * SKEWS);
     printf("boundary: %d cases (%d on ref, %d on ze), %llu modules built\n", cases_run,
-           REF_CELLS + (int)SKEWS * 2, ZE_CELLS + (int)SKEWS * 2, (unsigned long long)built);
-    ck_assert_int_eq(cases_run, REF_CELLS + ZE_CELLS + 2 * (int)SKEWS * 2);
+           REF_CELLS + pointer_cases, ZE_CELLS + pointer_cases, (unsigned long long)built);
+    ck_assert_int_eq(cases_run, REF_CELLS + ZE_CELLS + 2 * pointer_cases);
     ck_assert_uint_le(built, 2 * ZE_CELLS);
 }
 END_TEST
@@ -407,7 +418,7 @@ int main(void)
     tcase_set_timeout(t, 600);
     tcase_add_loop_test(t, dead_rows_ref, 0, REF_CELLS);
     tcase_add_loop_test(t, dead_rows_ze, 0, ZE_CELLS);
-    tcase_add_loop_test(t, pointer_views, 0, 2);
+    tcase_add_loop_test(t, pointer_views, 0, (int)POINTER_CELLS);
     tcase_add_test(t, case_count);
     suite_add_tcase(s, t);
     return test_env_run_suite(s);
