@@ -39,19 +39,7 @@ static backend_t backend_of(int is_ze)
                  : (backend_t){"ref", suite_env.ref, suite_env.ref_ctx};
 }
 
-static void *shared_alloc(size_t bytes, void *user)
-{
-    (void)user;
-    return test_alloc(&suite_env, bytes);
-}
-
-static void shared_release(void *pointer, void *user)
-{
-    (void)user;
-    test_free(&suite_env, pointer);
-}
-
-static const test_allocator_t shared_allocator = {shared_alloc, shared_release, NULL};
+static const test_allocator_t shared_allocator = {suite_shared_alloc, suite_shared_release, NULL};
 
 /* Creates a primitive for desc on be, executes args, destroys it. */
 static void run(const backend_t *be, const sdpa_problem_desc_t *desc, const sdpa_exec_args_t *args,

@@ -398,19 +398,7 @@ START_TEST(context_destroyed_before_its_primitives)
 }
 END_TEST
 
-static void *shared_alloc(size_t bytes, void *user)
-{
-    (void)user;
-    return test_alloc(&suite_env, bytes);
-}
-
-static void shared_release(void *pointer, void *user)
-{
-    (void)user;
-    test_free(&suite_env, pointer);
-}
-
-static const test_allocator_t shared_allocator = {shared_alloc, shared_release, NULL};
+static const test_allocator_t shared_allocator = {suite_shared_alloc, suite_shared_release, NULL};
 static invalid_env_t invalid_env;
 
 int main(void)
