@@ -39,16 +39,10 @@
 #define SDPA_QUANT_KIND_PER_TENSOR 1
 #define SDPA_QUANT_KIND_PER_GROUP 2
 
-/* Dropout (host reference and kernels must agree bit for bit).
- *
- * Element (b, h, i, j) of the attention probabilities [B, Hq, Sq, Sk] has the
- * linear index n = ((b * Hq + h) * Sq + i) * Sk + j. Its random word is word
- * n % 4 of Philox4x32-10(counter, key) with
- *     c = offset + n / 4          (uint64 arithmetic, wrapping)
- *     counter = { lo32(c), hi32(c), 0, 0 }
- *     key     = { lo32(seed), hi32(seed) }
- * The element is kept iff (word >> 8) * 2^-24 >= p, and a kept probability is
- * multiplied by 1 / (1 - p). The keep mask output stores 1 (kept) or 0. */
+/* Dropout: the element index, Philox counter and key, and the keep rule are
+ * part of the ABI, documented at sdpa_dropout_desc_t in include/sdpa.h (the
+ * host reference and the kernels agree with it bit for bit). These are
+ * Philox4x32-10's own constants, which sdpa.h names too. */
 #define SDPA_PHILOX_M0 0xD2511F53u
 #define SDPA_PHILOX_M1 0xCD9E8D57u
 #define SDPA_PHILOX_W0 0x9E3779B9u

@@ -128,8 +128,8 @@ enum sdpa_bwd_pre_arg {
  * Not read, so best left at their defaults (setting them only multiplies
  * modules): DQ_F32_SCRATCH and DKV_F32_SCRATCH (the host's choice of
  * pointers and strides covers them), TRANSPOSE_K and BLOCK_K/DK/DV
- * (contiguity is tested on the strides at run time), D_FULL, the *_ALIGN
- * constants, BROADCAST_MASK_Q (zero strides broadcast), SOFTMAX_INF_AS_ZERO
+ * (contiguity is tested on the strides at run time), D_FULL,
+ * BROADCAST_MASK_Q (zero strides broadcast), SOFTMAX_INF_AS_ZERO
  * (a -inf log-sum-exp always gives P = 0).
  * In DETERMINISTIC mode sdpa_bwd leaves DQ alone (pass diff_q or NULL).
  */

@@ -3,11 +3,13 @@
  * probabilities and their gradient: the effective score multiplier (host,
  * device or no scale, possibly inverted), the causal band, the dropout keep
  * decision (Philox4x32-10 of sdpa_philox.h, the layout and rule of
- * kernel_abi.h, regenerated exactly as the forward drew it), and the two
- * fused epilogues of the score tiles:
+ * sdpa_dropout_desc_t in sdpa.h, regenerated exactly as the forward drew
+ * it), and the two fused epilogues of the score tiles:
  *
- *   S block  -> P = exp(s - LSE), s the scaled and masked score; P Z and P
- *               go to local memory (Z: the dropout factor);
+ *   S block  -> P = exp(s - LSE), s the scaled and masked score, and P = 0
+ *               for the whole row when LSE = -inf (a fully masked row:
+ *               never exp(-inf - -inf)); P Z and P go to local memory (Z:
+ *               the dropout factor);
  *   dP block -> dS = P (Z dP - D_i), to local memory and, WITH_DS, to the
  *               dS output.
  */
@@ -151,6 +153,7 @@ static inline __attribute__((always_inline)) void sdpa_bwd_p_apply(const private
                                           : sdpa_load(x->msk, row + (long)key * x->ms3, SC(MSK_DT));
             score = fma(add, SDPA_BWD_LOG2E, score);
         }
+        /* A -inf log-sum-exp (sdpa.h: a fully masked row) is P = 0. */
         const float lse2 = t->lse2[t->qt0 + i];
         p = lse2 == -INFINITY ? 0.0f : exp2(score - lse2);
     }
@@ -161,7 +164,9 @@ static inline __attribute__((always_inline)) void sdpa_bwd_p_apply(const private
 }
 
 /* dP block -> dS = P (Z dP - D_i) = (P Z) dP - P D_i; 0 wherever P is 0,
- * even when D_i is not finite. */
+ * even when D_i is not finite: D_i = rowsum(dO o O) of a fully masked row
+ * is NaN in ACCURATE mode (its O is), and must reach neither dS nor, through
+ * it, dQ and dK. */
 static inline __attribute__((always_inline)) void
 sdpa_bwd_ds_apply(const private sdpa_bwd_scores *t, int i, int j, float dp)
 {

@@ -101,12 +101,13 @@ static inline float sdpa_fwd_update_max(private sdpa_fwd_softmax_state *st, floa
 }
 
 /* Log-sum-exp in natural-log units from the running max (log2 units) and
- * sum; a row without any visible key gives -inf (SOFTMAX_INF_AS_ZERO) or
- * NaN, as the naive formula max + log(sum(exp(s - max))) does. */
+ * sum. A row without any visible key gives -inf in both softmax modes
+ * (sdpa.h: log of an empty sum), which backward reads as "P = 0 for the
+ * whole row"; only O differs between the modes (sdpa_fwd_inv_sum). */
 static inline float sdpa_fwd_lse(float m, float l)
 {
     if (l == 0.0f)
-        return SC(SOFTMAX_INF_AS_ZERO) ? -INFINITY : NAN;
+        return -INFINITY;
     return (m + log2(l)) * SDPA_FWD_LN2;
 }
 

@@ -93,6 +93,8 @@ void ze_bwd_release(sdpa_primitive_t *prim)
             zeKernelDestroy(kernels[i]);
     if (prim->bwd_strides_host)
         zeMemFree(prim->ctx->ze_context, prim->bwd_strides_host);
+    prim->bwd_post = prim->bwd_dq = prim->bwd_main = prim->bwd_pre = NULL;
+    prim->bwd_strides_host = NULL;
 }
 
 /* Pointers to the buffers one execution uses. */

@@ -89,6 +89,7 @@ sdpa_status_t ze_context_create(const sdpa_context_desc_t *desc, sdpa_context_t 
     sdpa_context_t *ctx = calloc(1, sizeof(*ctx));
     if (!ctx)
         return sdpa_fail(SDPA_ERROR_OUT_OF_HOST_MEMORY, "cannot allocate a context");
+    sdpa_live_list_init(&ctx->primitives);
     ctx->ze_context = desc->ze_context;
     ctx->ze_device = desc->ze_device;
     ctx->command_list = desc->command_list;
@@ -108,10 +109,18 @@ sdpa_status_t ze_context_create(const sdpa_context_desc_t *desc, sdpa_context_t 
     return SDPA_SUCCESS;
 }
 
+static void orphan_primitive(sdpa_live_link_t *link, void *user)
+{
+    (void)user;
+    ze_primitive_orphan(SDPA_LIVE_OWNER(link, sdpa_primitive_t, link));
+}
+
 void ze_context_destroy(sdpa_context_t *ctx)
 {
     if (!ctx)
         return;
+    /* Kernels first: a module is destroyed only once its kernels are. */
+    sdpa_live_list_drain(&ctx->primitives, orphan_primitive, NULL);
     if (ctx->owns_command_list)
         zeCommandListDestroy(ctx->command_list);
     sdpa_scratch_destroy(ctx->scratch);

@@ -9,6 +9,11 @@
  * serializes its launches (set arguments + append) on its own lock; two
  * primitives launch concurrently.
  *
+ * Lifetime: a context keeps a list of its live primitives. Destroying the
+ * context releases every Level Zero object they still hold (kernels, host
+ * memory) before its modules, and orphans them: primitive_destroy then only
+ * frees them, primitive_execute refuses them (sdpa.h, "Lifetime").
+ *
  * Scratch: backward needs device scratch; unless the caller passes its own,
  * it comes from the context's grow-only allocation, so executions of one
  * context's primitives that may overlap in time must pass their own scratch
@@ -24,6 +29,7 @@
 #include "bwd_plan.h"
 #include "device.h"
 #include "fwd_plan.h"
+#include "live_list.h"
 #include "module_cache.h"
 #include "problem.h"
 #include "scratch.h"
@@ -44,10 +50,12 @@ struct sdpa_context {
     sdpa_device_info_t device;
     sdpa_module_cache_t *modules;
     sdpa_scratch_t *scratch;
+    sdpa_live_list_t primitives; /* links of the live primitives */
 };
 
 struct sdpa_primitive {
-    sdpa_context_t *ctx;
+    sdpa_live_link_t link;
+    sdpa_context_t *ctx;         /* NULL once the context is destroyed (orphaned) */
     sdpa_problem_desc_t problem; /* checked and normalized */
     sdpa_shape_t shape;
     pthread_mutex_t launch_lock;
@@ -74,6 +82,9 @@ sdpa_status_t ze_context_query(sdpa_context_t *ctx, sdpa_query_t what, void *out
 sdpa_status_t ze_primitive_create(sdpa_context_t *ctx, const sdpa_problem_desc_t *desc,
                                   sdpa_primitive_t **out);
 void ze_primitive_destroy(sdpa_primitive_t *prim);
+/* Releases the Level Zero objects of prim, whose context is being
+ * destroyed, and marks it orphaned (prim->ctx = NULL). */
+void ze_primitive_orphan(sdpa_primitive_t *prim);
 sdpa_status_t ze_primitive_query(sdpa_primitive_t *prim, sdpa_query_t what, void *out,
                                  size_t out_size);
 sdpa_status_t ze_primitive_execute(sdpa_primitive_t *prim, const sdpa_exec_args_t *args);

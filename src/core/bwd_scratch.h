@@ -41,7 +41,8 @@
 #include "problem.h"
 #include "sdpa.h"
 
-#define SDPA_BWD_SCRATCH_ALIGNMENT 256
+/* The alignment sdpa.h promises callers' scratch needs. */
+#define SDPA_BWD_SCRATCH_ALIGNMENT SDPA_SCRATCH_ALIGNMENT
 #define SDPA_BWD_STRIDES_COUNT 32
 
 typedef enum sdpa_bwd_mode {

@@ -113,10 +113,6 @@ static void set_constants(sdpa_fwd_plan_t *plan, const sdpa_problem_desc_t *p,
     sdpa_spec_values_set_int(v, SDPA_SC_KV_GROUP_SIZE, (int32_t)shape->kv_group_size);
     sdpa_spec_values_set_bool(v, SDPA_SC_TRANSPOSE_K, p->k.strides[2] == 1 && p->k.strides[3] != 1);
     sdpa_spec_values_set_bool(v, SDPA_SC_D_FULL, d_full);
-    sdpa_spec_values_set_int(v, SDPA_SC_Q_ALIGN, (int32_t)plan->q_align);
-    sdpa_spec_values_set_int(v, SDPA_SC_K_ALIGN, (int32_t)plan->k_align);
-    sdpa_spec_values_set_int(v, SDPA_SC_V_ALIGN, (int32_t)plan->v_align);
-    sdpa_spec_values_set_int(v, SDPA_SC_A_ALIGN, (int32_t)plan->dst_align);
     sdpa_spec_values_set_bool(v, SDPA_SC_Q1_GQA_BATCH, q1_gqa_batch(shape));
 
     /* Scale, mask, softmax, accumulation, training. */
@@ -136,12 +132,15 @@ static void set_constants(sdpa_fwd_plan_t *plan, const sdpa_problem_desc_t *p,
      * full (the only case it block-loads Q); the kernel needs the plain fact
      * that the last query tile is partial, so that is what we pass. Block
      * loads need whole rows: D equal to the bucket, contiguous rows aligned
-     * to 4 bytes, and for O a tile exactly D tall. */
+     * to 4 bytes relative to the base, and for O a tile exactly D tall (the
+     * base pointer is the kernel's to test: spec_constants.def). */
     sdpa_spec_values_set_bool(v, SDPA_SC_REMAINDER_Q, rows % bq != 0);
     sdpa_spec_values_set_bool(v, SDPA_SC_BLOCK_Q,
-                              d_full && p->q.strides[3] == 1 && plan->q_align >= 4);
+                              d_full && p->q.strides[3] == 1 &&
+                                      sdpa_tensor_row_alignment(&p->q) >= 4);
     sdpa_spec_values_set_bool(v, SDPA_SC_BLOCK_A,
-                              d_full && p->dst.strides[3] == 1 && plan->dst_align >= 4 &&
+                              d_full && p->dst.strides[3] == 1 &&
+                                      sdpa_tensor_row_alignment(&p->dst) >= 4 &&
                                       bd == shape->head_size);
 
     /* Tiling. */
@@ -274,10 +273,6 @@ sdpa_status_t sdpa_fwd_plan_make(const sdpa_problem_desc_t *problem, const sdpa_
     plan.remainder_k = shape->k_len % bk != 0;
     set_strides(&plan, problem);
 
-    plan.q_align = (uint32_t)sdpa_tensor_row_alignment(&problem->q);
-    plan.k_align = (uint32_t)sdpa_tensor_row_alignment(&problem->k);
-    plan.v_align = (uint32_t)sdpa_tensor_row_alignment(&problem->v);
-    plan.dst_align = (uint32_t)sdpa_tensor_row_alignment(&problem->dst);
     set_constants(&plan, problem, shape);
     plan.build_flags = needs_large_buffers(problem, shape) ? SDPA_ZE_FLAG_LARGE_BUFFERS : "";
 

@@ -59,11 +59,6 @@ typedef struct sdpa_fwd_plan {
      * all 0 without a mask buffer. */
     int64_t strides[SDPA_FWD_STRIDE_ARGS];
 
-    /* Byte alignment the constants assume of the q, k, v and dst base
-     * pointers (Q_ALIGN, ...): the backend must refuse an execution whose
-     * pointers are less aligned. */
-    uint32_t q_align, k_align, v_align, dst_align;
-
     /* SDPA_QUERY_CONFIG_STRING, e.g.
      * "fwd d128 sg16 cfg=16,16,32,16,4,2,4,2 (table: cpu h128 fma f32)". */
     char config_string[192];

@@ -1,4 +1,5 @@
 /* problem.c - checking problem descriptors and execution arguments. */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -210,7 +211,7 @@ static sdpa_status_t check_float_dtype(const char *field, sdpa_dtype_t dtype, co
     if (dtype == SDPA_DTYPE_UNDEF)
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "%s = undef: %s", field, why);
     if (!sdpa_dtype_is_float(dtype))
-        return sdpa_fail(SDPA_ERROR_UNSUPPORTED, "%s = %s: must be f32, f16 or bf16", field,
+        return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "%s = %s: must be f32, f16 or bf16", field,
                          sdpa_dtype_name(dtype));
     return SDPA_SUCCESS;
 }
@@ -307,7 +308,7 @@ static sdpa_status_t check_qkvo(const sdpa_problem_desc_t *d)
 {
     TRY(check_required("q", &d->q, q_dim_names, "q is required"));
     if (!sdpa_dtype_is_float(d->q.dtype))
-        return sdpa_fail(SDPA_ERROR_UNSUPPORTED, "q.dtype = %s: must be f32, f16 or bf16",
+        return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "q.dtype = %s: must be f32, f16 or bf16",
                          sdpa_dtype_name(d->q.dtype));
 
     static const char *const names[2] = {"k", "v"};
@@ -315,7 +316,7 @@ static sdpa_status_t check_qkvo(const sdpa_problem_desc_t *d)
     for (int t = 0; t < 2; t++) {
         TRY(check_required(names[t], kv[t], kv_dim_names, "K and V are required"));
         if (!sdpa_dtype_is_float(kv[t]->dtype) && !sdpa_dtype_is_quantized(kv[t]->dtype))
-            return sdpa_fail(SDPA_ERROR_UNSUPPORTED,
+            return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
                              "%s.dtype = %s: must be f32, f16, bf16, s8, u8, s4 or u4", names[t],
                              sdpa_dtype_name(kv[t]->dtype));
     }
@@ -393,8 +394,8 @@ static sdpa_status_t check_acc_dtype(const char *field, sdpa_dtype_t dtype)
 {
     TRY(check_dtype_enum(field, dtype));
     if (dtype != SDPA_DTYPE_UNDEF && dtype != SDPA_DTYPE_F32 && dtype != SDPA_DTYPE_F16)
-        return sdpa_fail(SDPA_ERROR_UNSUPPORTED, "%s = %s: must be f32 (or undef) or f16", field,
-                         sdpa_dtype_name(dtype));
+        return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "%s = %s: must be f32 (or undef) or f16",
+                         field, sdpa_dtype_name(dtype));
     return SDPA_SUCCESS;
 }
 
@@ -437,7 +438,7 @@ static sdpa_status_t check_quant(const char *name, const sdpa_tensor_desc_t *t,
             return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
                              "%s = undef: zero points need s8, u8, s4, u4 or s32", field);
         if (!sdpa_dtype_is_quantized(zdt) && zdt != SDPA_DTYPE_S32)
-            return sdpa_fail(SDPA_ERROR_UNSUPPORTED, "%s = %s: must be s8, u8, s4, u4 or s32",
+            return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "%s = %s: must be s8, u8, s4, u4 or s32",
                              field, sdpa_dtype_name(zdt));
     }
     if (q->scales == SDPA_QUANT_PER_GROUP || q->zero_points == SDPA_QUANT_PER_GROUP) {
@@ -714,6 +715,70 @@ static sdpa_status_t check_quant_args(const char *name, const sdpa_quant_desc_t 
     return SDPA_SUCCESS;
 }
 
+/* Bytes of one element of dtype as pointers must be aligned to (sdpa.h):
+ * 1 for the 4-bit types, whose pointers address bytes. */
+static size_t element_alignment(sdpa_dtype_t dtype)
+{
+    const int bits = sdpa_dtype_bits(dtype);
+    return bits >= 8 ? (size_t)bits / 8 : 1;
+}
+
+/* Fails if a pointer the problem uses is not a multiple of its element
+ * size: such an address cannot hold an element of its type. */
+static sdpa_status_t aligned(const void *pointer, const char *member, size_t alignment,
+                             const char *type)
+{
+    if (pointer != NULL && (uintptr_t)pointer % alignment != 0)
+        return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
+                         "args->%s = %p is not aligned to its elements (%s, %zu bytes)", member,
+                         pointer, type, alignment);
+    return SDPA_SUCCESS;
+}
+
+static sdpa_status_t aligned_tensor(const void *pointer, const char *member, sdpa_dtype_t dtype)
+{
+    return aligned(pointer, member, element_alignment(dtype), sdpa_dtype_name(dtype));
+}
+
+/* Element alignment of every pointer the problem uses (the NULL checks of
+ * check_args come first; pointers a problem does not use are ignored). */
+static sdpa_status_t check_alignment(const sdpa_problem_desc_t *p, const sdpa_exec_args_t *a)
+{
+    TRY(aligned_tensor(a->q, "q", p->q.dtype));
+    TRY(aligned_tensor(a->k, "k", p->k.dtype));
+    TRY(aligned_tensor(a->v, "v", p->v.dtype));
+    TRY(aligned_tensor(a->dst, "dst", p->dst.dtype));
+    if (p->mask_kind == SDPA_MASK_BUFFER)
+        TRY(aligned_tensor(a->mask, "mask", p->mask.dtype));
+    if (p->prop_kind != SDPA_FORWARD_INFERENCE)
+        TRY(aligned(a->workspace, "workspace", sizeof(float), "f32"));
+    if (p->scale_kind == SDPA_SCALE_DEVICE)
+        TRY(aligned_tensor(a->scale_ptr, "scale_ptr", p->scale_dtype));
+    if (p->k_quant.scales != SDPA_QUANT_NONE)
+        TRY(aligned_tensor(a->k_scales, "k_scales", p->k_quant.scales_dtype));
+    if (p->k_quant.zero_points != SDPA_QUANT_NONE)
+        TRY(aligned_tensor(a->k_zero_points, "k_zero_points", p->k_quant.zero_points_dtype));
+    if (p->v_quant.scales != SDPA_QUANT_NONE)
+        TRY(aligned_tensor(a->v_scales, "v_scales", p->v_quant.scales_dtype));
+    if (p->v_quant.zero_points != SDPA_QUANT_NONE)
+        TRY(aligned_tensor(a->v_zero_points, "v_zero_points", p->v_quant.zero_points_dtype));
+    if (p->dropout.enabled && !p->dropout.host_scalars) {
+        TRY(aligned(a->dropout_p_ptr, "dropout_p_ptr", sizeof(float), "f32"));
+        TRY(aligned(a->dropout_seed_ptr, "dropout_seed_ptr", sizeof(int64_t), "int64"));
+        if (p->dropout.with_offset)
+            TRY(aligned(a->dropout_offset_ptr, "dropout_offset_ptr", sizeof(int64_t), "int64"));
+    }
+    if (p->prop_kind == SDPA_BACKWARD) {
+        TRY(aligned_tensor(a->diff_dst, "diff_dst", p->diff_dst.dtype));
+        TRY(aligned_tensor(a->diff_q, "diff_q", p->diff_q.dtype));
+        TRY(aligned_tensor(a->diff_k, "diff_k", p->diff_k.dtype));
+        TRY(aligned_tensor(a->diff_v, "diff_v", p->diff_v.dtype));
+        if (p->ds.dtype != SDPA_DTYPE_UNDEF)
+            TRY(aligned_tensor(a->ds, "ds", p->ds.dtype));
+    }
+    return SDPA_SUCCESS;
+}
+
 static sdpa_status_t check_args(const sdpa_problem_desc_t *p, const sdpa_exec_args_t *a)
 {
     TRY(need(a->q, "q", "every problem reads Q"));
@@ -762,7 +827,7 @@ static sdpa_status_t check_args(const sdpa_problem_desc_t *p, const sdpa_exec_ar
                          "args->wait_events is NULL but "
                          "args->num_wait_events = %u",
                          a->num_wait_events);
-    return SDPA_SUCCESS;
+    return check_alignment(p, a);
 }
 
 sdpa_status_t sdpa_exec_args_check(const sdpa_problem_desc_t *problem, const sdpa_exec_args_t *args,

@@ -13,13 +13,15 @@
  * at members we do not know. Both refusals are SDPA_ERROR_INVALID_STRUCT.
  * Members beyond the caller's struct_size read as zero.
  *
- * Status codes. SDPA_ERROR_INVALID_ARGUMENT: a NULL pointer, an out-of-range
- * enum or boolean, a missing required tensor, or values that contradict each
- * other or the rules of sdpa.h (mismatched dims, a mask that does not
- * broadcast, quantization parameters on a float K). SDPA_ERROR_UNSUPPORTED: a
- * well-formed request outside what the backends implement (an integer Q, a
- * head size above SDPA_MAX_HEAD_SIZE, bf16 accumulation, quantized K/V in
- * backward, a dimension above INT32_MAX).
+ * Status codes follow the rule at sdpa_status_t. SDPA_ERROR_INVALID_ARGUMENT:
+ * outside what sdpa.h defines or inconsistent: a NULL pointer, an
+ * out-of-range enum or boolean, a missing required tensor, a dtype sdpa.h
+ * does not allow in that place (an integer Q, an s32 K, a u8 mask, bf16
+ * accumulation), values that contradict each other or a rule of sdpa.h
+ * (mismatched dims, a mask that does not broadcast, quantization parameters
+ * on a float K). SDPA_ERROR_UNSUPPORTED: a request sdpa.h defines that these
+ * backends cannot serve (a head size above SDPA_MAX_HEAD_SIZE, quantized
+ * K/V in backward, a dimension above INT32_MAX).
  */
 #ifndef SDPA_CORE_PROBLEM_H
 #define SDPA_CORE_PROBLEM_H
@@ -71,7 +73,8 @@ sdpa_status_t sdpa_problem_check(const sdpa_problem_desc_t *desc, sdpa_problem_d
 
 /* Checks an execution's arguments against a checked problem: struct_size and
  * struct_version, and every pointer the problem needs is non-NULL (naming the
- * member, e.g. "args->k_scales is NULL but k_quant.scales = PER_GROUP"), a
+ * member, e.g. "args->k_scales is NULL but k_quant.scales = PER_GROUP") and a
+ * multiple of its element size (sdpa.h: no other alignment is required), a
  * host dropout probability in [0, 1), and wait_events non-NULL when
  * num_wait_events > 0. Values behind device pointers are not read. Copies
  * the arguments into *out as a current-version struct. problem must be the

@@ -234,20 +234,31 @@ void problem_init(sdpa_problem_desc_t *d, sdpa_prop_kind_t prop, int64_t B, int6
     }
 }
 
-static void *case_buffer(attn_case_t *c, size_t bytes, int fill)
+/* A buffer of bytes bytes filled with fill, placed by c->placement: its
+ * first element lies skew_bytes + skew_elements * unit bytes after the
+ * start of the allocation (which c->buffers keeps, for case_free). */
+static void *case_buffer(attn_case_t *c, size_t bytes, int fill, size_t unit)
 {
     if (c->buffer_count >= ATTN_CASE_MAX_BUFFERS)
         return NULL;
     if (bytes == 0)
         bytes = 1;
-    void *p = c->allocator.alloc(bytes, c->allocator.user);
+    const size_t skew = c->placement.skew_bytes + (size_t)c->placement.skew_elements * unit;
+    unsigned char *p = c->allocator.alloc(skew + bytes, c->allocator.user);
     if (p == NULL)
         return NULL;
-    memset(p, fill, bytes);
+    memset(p, 0xa5, skew);
+    memset(p + skew, fill, bytes);
     c->buffers[c->buffer_count] = p;
-    c->buffer_bytes[c->buffer_count] = bytes;
+    c->buffer_bytes[c->buffer_count] = skew + bytes;
     c->buffer_count++;
-    return p;
+    return p + skew;
+}
+
+/* Bytes of one element of dtype for placement (4-bit types: a byte). */
+static size_t element_bytes(sdpa_dtype_t dtype)
+{
+    return (size_t)(dtype_bits(dtype) + 7) / 8;
 }
 
 static void *default_alloc(size_t bytes, void *user)
@@ -319,7 +330,7 @@ static int alloc_quant(attn_case_t *c, const sdpa_quant_desc_t *q, const sdpa_te
     if (q->scales != SDPA_QUANT_NONE) {
         int64_t n = q->scales == SDPA_QUANT_PER_GROUP ? per_group : 1;
         sdpa_tensor_desc_t s = dense_tensor(q->scales_dtype, 1, 1, 1, n);
-        void *p = case_buffer(c, tensor_bytes(&s), 0);
+        void *p = case_buffer(c, tensor_bytes(&s), 0, element_bytes(q->scales_dtype));
         if (p == NULL)
             return -1;
         for (int64_t e = 0; e < n; e++)
@@ -329,7 +340,7 @@ static int alloc_quant(attn_case_t *c, const sdpa_quant_desc_t *q, const sdpa_te
     if (q->zero_points != SDPA_QUANT_NONE) {
         int64_t n = q->zero_points == SDPA_QUANT_PER_GROUP ? per_group : 1;
         sdpa_tensor_desc_t z = dense_tensor(q->zero_points_dtype, 1, 1, 1, n);
-        void *p = case_buffer(c, tensor_bytes(&z), 0);
+        void *p = case_buffer(c, tensor_bytes(&z), 0, element_bytes(q->zero_points_dtype));
         if (p == NULL)
             return -1;
         for (int64_t e = 0; e < n; e++)
@@ -341,9 +352,16 @@ static int alloc_quant(attn_case_t *c, const sdpa_quant_desc_t *q, const sdpa_te
 
 int case_alloc(attn_case_t *c, uint64_t seed, const test_allocator_t *allocator)
 {
+    return case_alloc_at(c, seed, allocator, NULL);
+}
+
+int case_alloc_at(attn_case_t *c, uint64_t seed, const test_allocator_t *allocator,
+                  const case_placement_t *placement)
+{
     const sdpa_problem_desc_t *d = &c->desc;
     test_rng_t rng = {seed * 2654435761u + 88172645463325252ull};
     c->buffer_count = 0;
+    c->placement = placement ? *placement : (case_placement_t){0, 0};
     if (allocator != NULL)
         c->allocator = *allocator;
     else
@@ -353,10 +371,10 @@ int case_alloc(attn_case_t *c, uint64_t seed, const test_allocator_t *allocator)
     a->struct_size = sizeof(*a);
     a->struct_version = SDPA_EXEC_ARGS_VERSION;
 
-    void *q = case_buffer(c, tensor_bytes(&d->q), 0);
-    void *k = case_buffer(c, tensor_bytes(&d->k), 0);
-    void *v = case_buffer(c, tensor_bytes(&d->v), 0);
-    void *dst = case_buffer(c, tensor_bytes(&d->dst), 0xff);
+    void *q = case_buffer(c, tensor_bytes(&d->q), 0, element_bytes(d->q.dtype));
+    void *k = case_buffer(c, tensor_bytes(&d->k), 0, element_bytes(d->k.dtype));
+    void *v = case_buffer(c, tensor_bytes(&d->v), 0, element_bytes(d->v.dtype));
+    void *dst = case_buffer(c, tensor_bytes(&d->dst), 0xff, element_bytes(d->dst.dtype));
     if (!q || !k || !v || !dst)
         return -1;
     fill_tensor(&d->q, q, &rng, 'q');
@@ -369,20 +387,20 @@ int case_alloc(attn_case_t *c, uint64_t seed, const test_allocator_t *allocator)
     const int64_t B = d->q.dims[0], Hq = d->q.dims[1], Sq = d->q.dims[2], Sk = d->k.dims[2];
 
     if (d->mask_kind == SDPA_MASK_BUFFER) {
-        void *m = case_buffer(c, tensor_bytes(&d->mask), 0);
+        void *m = case_buffer(c, tensor_bytes(&d->mask), 0, element_bytes(d->mask.dtype));
         if (m == NULL)
             return -1;
         fill_tensor(&d->mask, m, &rng, 'm');
         a->mask = m;
     }
     if (d->prop_kind != SDPA_FORWARD_INFERENCE) {
-        a->workspace = case_buffer(c, (size_t)(B * Hq * Sq) * sizeof(float), 0xff);
+        a->workspace = case_buffer(c, (size_t)(B * Hq * Sq) * sizeof(float), 0xff, sizeof(float));
         if (a->workspace == NULL)
             return -1;
     }
     a->scale = 0.25f;
     if (d->scale_kind == SDPA_SCALE_DEVICE) {
-        void *s = case_buffer(c, 4, 0);
+        void *s = case_buffer(c, 4, 0, element_bytes(d->scale_dtype));
         if (s == NULL)
             return -1;
         elem_set(s, 0, d->scale_dtype, d->invert_scale ? 4.0 : 0.25);
@@ -396,9 +414,9 @@ int case_alloc(attn_case_t *c, uint64_t seed, const test_allocator_t *allocator)
         a->dropout_seed = 0x0123456789abcdefLL;
         a->dropout_offset = d->dropout.with_offset ? 1000003 : 0;
         if (!d->dropout.host_scalars) {
-            float *p = case_buffer(c, sizeof(float), 0);
-            int64_t *s = case_buffer(c, sizeof(int64_t), 0);
-            int64_t *o = case_buffer(c, sizeof(int64_t), 0);
+            float *p = case_buffer(c, sizeof(float), 0, sizeof(float));
+            int64_t *s = case_buffer(c, sizeof(int64_t), 0, sizeof(int64_t));
+            int64_t *o = case_buffer(c, sizeof(int64_t), 0, sizeof(int64_t));
             if (!p || !s || !o)
                 return -1;
             *p = a->dropout_p;
@@ -409,24 +427,24 @@ int case_alloc(attn_case_t *c, uint64_t seed, const test_allocator_t *allocator)
             a->dropout_offset_ptr = o;
         }
         if (d->dropout.with_mask_output) {
-            a->dropout_mask = case_buffer(c, (size_t)(B * Hq * Sq * Sk), 0xff);
+            a->dropout_mask = case_buffer(c, (size_t)(B * Hq * Sq * Sk), 0xff, 1);
             if (a->dropout_mask == NULL)
                 return -1;
         }
     }
     if (d->prop_kind == SDPA_BACKWARD) {
-        void *dd = case_buffer(c, tensor_bytes(&d->diff_dst), 0);
+        void *dd = case_buffer(c, tensor_bytes(&d->diff_dst), 0, element_bytes(d->diff_dst.dtype));
         if (dd == NULL)
             return -1;
         fill_tensor(&d->diff_dst, dd, &rng, 'q');
         a->diff_dst = dd;
-        a->diff_q = case_buffer(c, tensor_bytes(&d->diff_q), 0xff);
-        a->diff_k = case_buffer(c, tensor_bytes(&d->diff_k), 0xff);
-        a->diff_v = case_buffer(c, tensor_bytes(&d->diff_v), 0xff);
+        a->diff_q = case_buffer(c, tensor_bytes(&d->diff_q), 0xff, element_bytes(d->diff_q.dtype));
+        a->diff_k = case_buffer(c, tensor_bytes(&d->diff_k), 0xff, element_bytes(d->diff_k.dtype));
+        a->diff_v = case_buffer(c, tensor_bytes(&d->diff_v), 0xff, element_bytes(d->diff_v.dtype));
         if (!a->diff_q || !a->diff_k || !a->diff_v)
             return -1;
         if (d->ds.dtype != SDPA_DTYPE_UNDEF) {
-            a->ds = case_buffer(c, tensor_bytes(&d->ds), 0xff);
+            a->ds = case_buffer(c, tensor_bytes(&d->ds), 0xff, element_bytes(d->ds.dtype));
             if (a->ds == NULL)
                 return -1;
         }
@@ -469,7 +487,7 @@ static double kv_get(const attn_case_t *c, int which, int64_t b, int64_t h, int6
     return (x - zp) * s;
 }
 
-/* Dropout keep decision from the counter layout of kernel_abi.h. */
+/* Dropout keep decision from the counter layout of sdpa.h. */
 static int oracle_keep(uint64_t seed, uint64_t offset, uint64_t n, float p)
 {
     uint64_t counter64 = offset + n / 4;
@@ -580,8 +598,12 @@ void oracle_free(oracle_t *o)
     memset(o, 0, sizeof(*o));
 }
 
-/* Softmax row of query (b, h, i) into prob[Sk]; returns the log-sum-exp. */
-static double oracle_softmax_row(const oracle_t *o, int64_t b, int64_t h, int64_t i, double *prob)
+/* Softmax row of query (b, h, i) into prob[Sk]; returns the log-sum-exp.
+ * A row that sees no key has log-sum-exp -inf (sdpa.h) and probabilities 0
+ * with dead_as_zero (INF_AS_ZERO, and backward in both modes), else NaN
+ * (the forward output of ACCURATE). */
+static double oracle_softmax_row(const oracle_t *o, int64_t b, int64_t h, int64_t i, double *prob,
+                                 int dead_as_zero)
 {
     const int64_t kvh = h / (o->Hq / o->Hkv);
     const double *q = o->q + ((b * o->Hq + h) * o->Sq + i) * o->D;
@@ -598,8 +620,8 @@ static double oracle_softmax_row(const oracle_t *o, int64_t b, int64_t h, int64_
     }
     if (max == -INFINITY) {
         for (int64_t j = 0; j < o->Sk; j++)
-            prob[j] = o->inf_as_zero ? 0.0 : NAN;
-        return o->inf_as_zero ? -INFINITY : NAN;
+            prob[j] = dead_as_zero ? 0.0 : NAN;
+        return -INFINITY;
     }
     double sum = 0;
     for (int64_t j = 0; j < o->Sk; j++)
@@ -609,7 +631,9 @@ static double oracle_softmax_row(const oracle_t *o, int64_t b, int64_t h, int64_
     return max + log(sum);
 }
 
-void oracle_forward(const oracle_t *o, double *out, double *lse)
+/* The forward with dead rows as the problem's softmax kind says, or as
+ * zeros (what backward differentiates). */
+static void forward_rows(const oracle_t *o, double *out, double *lse, int dead_as_zero)
 {
     double *prob = malloc(sizeof(double) * (size_t)o->Sk);
     if (prob == NULL)
@@ -619,7 +643,7 @@ void oracle_forward(const oracle_t *o, double *out, double *lse)
             for (int64_t i = 0; i < o->Sq; i++) {
                 const int64_t row = (b * o->Hq + h) * o->Sq + i;
                 const int64_t kvh = h / (o->Hq / o->Hkv);
-                double l = oracle_softmax_row(o, b, h, i, prob);
+                double l = oracle_softmax_row(o, b, h, i, prob, dead_as_zero);
                 if (lse)
                     lse[row] = l;
                 if (!out)
@@ -637,6 +661,11 @@ void oracle_forward(const oracle_t *o, double *out, double *lse)
                 }
             }
     free(prob);
+}
+
+void oracle_forward(const oracle_t *o, double *out, double *lse)
+{
+    forward_rows(o, out, lse, o->inf_as_zero);
 }
 
 void oracle_backward(const oracle_t *o, double *dq, double *dk, double *dv, double *ds)
@@ -660,7 +689,7 @@ void oracle_backward(const oracle_t *o, double *dq, double *dk, double *dv, doub
             const double *dO = o->dout + (b * Hq + h) * Sq * D;
             const double *drop = o->drop + (b * Hq + h) * Sq * Sk;
             for (int64_t i = 0; i < Sq; i++)
-                oracle_softmax_row(o, b, h, i, P + i * Sk);
+                oracle_softmax_row(o, b, h, i, P + i * Sk, 1);
             for (int64_t i = 0; i < Sq; i++) {
                 double Di = 0;
                 for (int64_t j = 0; j < Sk; j++) {
@@ -710,7 +739,7 @@ double oracle_loss(const oracle_t *o)
     double *out = malloc(sizeof(double) * n);
     if (out == NULL)
         abort();
-    oracle_forward(o, out, NULL);
+    forward_rows(o, out, NULL, 1);
     double loss = 0;
     for (size_t e = 0; e < n; e++)
         loss += o->dout[e] * out[e];

@@ -52,13 +52,24 @@ typedef struct test_allocator {
 
 #define ATTN_CASE_MAX_BUFFERS 24
 
+/* Where case_alloc_at puts the first element of every buffer it allocates:
+ * skew_bytes past the start of the allocation (whose alignment is the
+ * allocator's: malloc's, or 256 bytes for the tests' shared USM), plus
+ * skew_elements elements of the buffer's own type (a byte for 4-bit types):
+ * views a framework passes, e.g. q carved from a fused QKV tensor. */
+typedef struct case_placement {
+    size_t skew_bytes;
+    int64_t skew_elements;
+} case_placement_t;
+
 typedef struct attn_case {
     sdpa_problem_desc_t desc;
     sdpa_exec_args_t args;
-    void *buffers[ATTN_CASE_MAX_BUFFERS];
+    void *buffers[ATTN_CASE_MAX_BUFFERS]; /* allocations (not skewed) */
     size_t buffer_bytes[ATTN_CASE_MAX_BUFFERS];
     int buffer_count;
     test_allocator_t allocator;
+    case_placement_t placement;
 } attn_case_t;
 
 /* A valid dense problem: q, dst (qdt) [B, Hq, Sq, D], k, v (kvdt)
@@ -72,6 +83,11 @@ void problem_init(sdpa_problem_desc_t *d, sdpa_prop_kind_t prop, int64_t B, int6
  * (NaN) and sets c->args (host scale 0.25, dropout p 0.25, seed, offset).
  * Returns 0 on success. */
 int case_alloc(attn_case_t *c, uint64_t seed, const test_allocator_t *allocator);
+
+/* case_alloc with every buffer placed by placement (NULL: at the start of
+ * its allocation, as case_alloc does). */
+int case_alloc_at(attn_case_t *c, uint64_t seed, const test_allocator_t *allocator,
+                  const case_placement_t *placement);
 
 /* Frees what case_alloc allocated. */
 void case_free(attn_case_t *c);
@@ -91,18 +107,23 @@ typedef struct oracle {
 } oracle_t;
 
 /* Reads c's inputs into dense doubles; the dropout keep rule is evaluated
- * from Philox4x32-10 with the counter layout of kernel_abi.h. Returns 0. */
+ * from Philox4x32-10 with the counter layout of sdpa.h. Returns 0. */
 int oracle_init(oracle_t *o, const attn_case_t *c);
 void oracle_free(oracle_t *o);
 
-/* O [B][Hq][Sq][D] and lse [B][Hq][Sq] (either may be NULL). */
+/* O [B][Hq][Sq][D] and lse [B][Hq][Sq] (either may be NULL). A query that
+ * sees no key has lse -inf and an O row of NaN (ACCURATE) or 0
+ * (INF_AS_ZERO), as sdpa.h specifies. */
 void oracle_forward(const oracle_t *o, double *out, double *lse);
 
 /* Analytic gradients of L = sum(dout * O): dq like q, dk/dv like k/v, ds
- * [B][Hq][Sq][Sk] (any may be NULL). */
+ * [B][Hq][Sq][Sk] (any may be NULL). A query that sees no key has
+ * probabilities 0 in both softmax modes (sdpa.h): its dQ and dS rows are 0
+ * and it adds nothing to dK and dV. */
 void oracle_backward(const oracle_t *o, double *dq, double *dk, double *dv, double *ds);
 
-/* L = sum(dout * O) for the current inputs (finite differences). */
+/* L = sum(dout * O) for the current inputs (finite differences), with the
+ * O rows of queries that see no key taken as 0, as backward does. */
 double oracle_loss(const oracle_t *o);
 
 /* ------------------------------------------------------------------------- */

@@ -1,5 +1,5 @@
 /* test_philox.c - host Philox4x32-10 against the Random123 known-answer
- * vectors, and the dropout counter layout and keep rule of kernel_abi.h. */
+ * vectors, and the dropout counter layout and keep rule of sdpa.h. */
 #include <check.h>
 #include <stdint.h>
 #include <stdlib.h>

@@ -52,19 +52,19 @@ START_TEST(module_constants_point_at_values_of_the_right_size)
     sdpa_spec_values_t v;
     sdpa_spec_values_init(&v);
     sdpa_spec_values_set_bool(&v, SDPA_SC_IS_TRAINING, 1);
-    sdpa_spec_values_set_int(&v, SDPA_SC_Q_ALIGN, 0x01020304);
+    sdpa_spec_values_set_int(&v, SDPA_SC_MASK_KIND, 0x01020304);
     sdpa_spec_values_set_bool(&v, SDPA_SC_D_FULL, 0);
     ze_module_constants_t mc = sdpa_spec_values_ze(&v);
     ck_assert_uint_eq(mc.numConstants, 3);
     ck_assert_uint_eq(mc.pConstantIds[0], SDPA_SC_D_FULL);
-    ck_assert_uint_eq(mc.pConstantIds[1], SDPA_SC_Q_ALIGN);
+    ck_assert_uint_eq(mc.pConstantIds[1], SDPA_SC_MASK_KIND);
     ck_assert_uint_eq(mc.pConstantIds[2], SDPA_SC_IS_TRAINING);
     /* bool: one byte holding 0 or 1; int: four bytes. */
     const uint8_t *d_full = mc.pConstantValues[0];
     ck_assert_uint_eq(d_full[0], 0);
-    int32_t q_align;
-    memcpy(&q_align, mc.pConstantValues[1], 4);
-    ck_assert_int_eq(q_align, 0x01020304);
+    int32_t mask_kind;
+    memcpy(&mask_kind, mc.pConstantValues[1], 4);
+    ck_assert_int_eq(mask_kind, 0x01020304);
     const uint8_t *training = mc.pConstantValues[2];
     ck_assert_uint_eq(training[0], 1);
     for (uint32_t i = 0; i < mc.numConstants; i++) {
