@@ -20,6 +20,7 @@ work=$SDPA_BUILD_DIR/test-venv
 rm -rf "$work"
 mkdir -p "$work/src"
 cp -R "$src/pyproject.toml" "$src/README.md" "$src/sdpa_ze" "$work/src/"
+chmod -R u+w "$work/src"  # distcheck's sources are read-only, and so would the copy be
 # --system-site-packages: numpy and pytest from the system; offline install.
 "$SDPA_PYTHON" -m venv --system-site-packages "$work/venv"
 "$work/venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-index \
