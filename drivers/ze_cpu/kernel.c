@@ -3,8 +3,9 @@
  *
  * zeKernelSetArgumentValue only writes the kernel's host-side value array;
  * a launch snapshots that array (one memcpy) into the command list, and the
- * replay applies to the cl_kernel only the arguments whose bytes differ
- * from what it holds, then enqueues, both under the kernel's lock.
+ * replay applies to the cl_kernel the pointer arguments and the other
+ * arguments whose bytes differ from what it holds, then enqueues, both under
+ * the kernel's lock.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -379,9 +380,15 @@ cl_int cpu_ze_kernel_enqueue(struct cpu_ze_kernel *kernel, cl_command_queue queu
     for (uint32_t i = 0; i < kernel->num_args && err == CL_SUCCESS; i++) {
         uint32_t offset = kernel->arg_offset[i], size = kernel->arg_size[i];
         const uint8_t *value = values + offset;
-        if (kernel->arg_is_applied[i] && memcmp(kernel->applied + offset, value, size) == 0)
+        spirv_arg_kind_t kind = arg_info(kernel, i)->kind;
+        /* Pointers are set every time: the runtime binds a USM pointer to
+         * the allocation it lies in when it is set, and an unchanged value
+         * may name a new allocation (the old one freed, a new one made at
+         * the same address); the stale binding reads freed memory. */
+        if (kind != SPIRV_ARG_GLOBAL_POINTER && kernel->arg_is_applied[i] &&
+            memcmp(kernel->applied + offset, value, size) == 0)
             continue;
-        switch (arg_info(kernel, i)->kind) {
+        switch (kind) {
         case SPIRV_ARG_GLOBAL_POINTER: {
             void *pointer;
             memcpy(&pointer, value, sizeof pointer);
