@@ -440,179 +440,37 @@ struct cpu_ze_command_list {
 /* Validates a command queue descriptor for queues and immediate lists. */
 ze_result_t cpu_ze_check_queue_desc(const ze_command_queue_desc_t *desc, const char *caller);
 
-/* --- Entry points (the DDI tables point here) ----------------------------------------- */
+/* --- Entry points ------------------------------------------------------------------------ */
 
+/* Defines the implementation of Level Zero function name: cpu_<name>. Its
+ * parameters must match entry_points.def, which declares it below. */
 #define CPU_ZE_ENTRY(name, ...) ze_result_t ZE_APICALL cpu_##name(__VA_ARGS__)
 
-CPU_ZE_ENTRY(zeInit, ze_init_flags_t flags);
-CPU_ZE_ENTRY(zeDriverGet, uint32_t *pCount, ze_driver_handle_t *phDrivers);
-CPU_ZE_ENTRY(zeDriverGetApiVersion, ze_driver_handle_t hDriver, ze_api_version_t *version);
-CPU_ZE_ENTRY(zeDriverGetProperties, ze_driver_handle_t hDriver,
-             ze_driver_properties_t *pDriverProperties);
-CPU_ZE_ENTRY(zeDriverGetIpcProperties, ze_driver_handle_t hDriver,
-             ze_driver_ipc_properties_t *pIpcProperties);
-CPU_ZE_ENTRY(zeDriverGetExtensionProperties, ze_driver_handle_t hDriver, uint32_t *pCount,
-             ze_driver_extension_properties_t *pExtensionProperties);
-CPU_ZE_ENTRY(zeDriverGetExtensionFunctionAddress, ze_driver_handle_t hDriver, const char *name,
-             void **ppFunctionAddress);
+/* Ids of the functions in entry_points.def, in order: CPU_ZE_API_ID_<name>. */
+typedef enum cpu_ze_api_id {
+#define CPU_ZE_API(name, params, args) CPU_ZE_API_ID_##name,
+#define CPU_ZE_API_UNSUPPORTED(name, params) CPU_ZE_API_ID_##name,
+#include "entry_points.def"
+#undef CPU_ZE_API
+#undef CPU_ZE_API_UNSUPPORTED
+    CPU_ZE_API_COUNT
+} cpu_ze_api_id_t;
 
-CPU_ZE_ENTRY(zeDeviceGet, ze_driver_handle_t hDriver, uint32_t *pCount,
-             ze_device_handle_t *phDevices);
-CPU_ZE_ENTRY(zeDeviceGetSubDevices, ze_device_handle_t hDevice, uint32_t *pCount,
-             ze_device_handle_t *phSubdevices);
-CPU_ZE_ENTRY(zeDeviceGetProperties, ze_device_handle_t hDevice,
-             ze_device_properties_t *pDeviceProperties);
-CPU_ZE_ENTRY(zeDeviceGetComputeProperties, ze_device_handle_t hDevice,
-             ze_device_compute_properties_t *pComputeProperties);
-CPU_ZE_ENTRY(zeDeviceGetModuleProperties, ze_device_handle_t hDevice,
-             ze_device_module_properties_t *pModuleProperties);
-CPU_ZE_ENTRY(zeDeviceGetCommandQueueGroupProperties, ze_device_handle_t hDevice, uint32_t *pCount,
-             ze_command_queue_group_properties_t *pCommandQueueGroupProperties);
-CPU_ZE_ENTRY(zeDeviceGetMemoryProperties, ze_device_handle_t hDevice, uint32_t *pCount,
-             ze_device_memory_properties_t *pMemProperties);
-CPU_ZE_ENTRY(zeDeviceGetMemoryAccessProperties, ze_device_handle_t hDevice,
-             ze_device_memory_access_properties_t *pMemAccessProperties);
-CPU_ZE_ENTRY(zeDeviceGetCacheProperties, ze_device_handle_t hDevice, uint32_t *pCount,
-             ze_device_cache_properties_t *pCacheProperties);
-CPU_ZE_ENTRY(zeDeviceGetImageProperties, ze_device_handle_t hDevice,
-             ze_device_image_properties_t *pImageProperties);
-CPU_ZE_ENTRY(zeDeviceGetExternalMemoryProperties, ze_device_handle_t hDevice,
-             ze_device_external_memory_properties_t *pExternalMemoryProperties);
-CPU_ZE_ENTRY(zeDeviceGetP2PProperties, ze_device_handle_t hDevice, ze_device_handle_t hPeerDevice,
-             ze_device_p2p_properties_t *pP2PProperties);
-CPU_ZE_ENTRY(zeDeviceCanAccessPeer, ze_device_handle_t hDevice, ze_device_handle_t hPeerDevice,
-             ze_bool_t *value);
-CPU_ZE_ENTRY(zeDeviceGetStatus, ze_device_handle_t hDevice);
-CPU_ZE_ENTRY(zeDeviceGetGlobalTimestamps, ze_device_handle_t hDevice, uint64_t *hostTimestamp,
-             uint64_t *deviceTimestamp);
+/* cpu_<name>: the implementations; cpu_hook_<name>: what the DDI tables
+ * hold (hooks.c: counts the call, fails it if a fault is armed for it,
+ * else calls cpu_<name> or answers UNSUPPORTED_FEATURE). */
+#define CPU_ZE_API(name, params, args)                                                             \
+    ze_result_t ZE_APICALL cpu_##name params;                                                      \
+    ze_result_t ZE_APICALL cpu_hook_##name params;
+#define CPU_ZE_API_UNSUPPORTED(name, params) ze_result_t ZE_APICALL cpu_hook_##name params;
+#include "entry_points.def"
+#undef CPU_ZE_API
+#undef CPU_ZE_API_UNSUPPORTED
 
-CPU_ZE_ENTRY(zeContextCreate, ze_driver_handle_t hDriver, const ze_context_desc_t *desc,
-             ze_context_handle_t *phContext);
-CPU_ZE_ENTRY(zeContextCreateEx, ze_driver_handle_t hDriver, const ze_context_desc_t *desc,
-             uint32_t numDevices, ze_device_handle_t *phDevices, ze_context_handle_t *phContext);
-CPU_ZE_ENTRY(zeContextDestroy, ze_context_handle_t hContext);
-CPU_ZE_ENTRY(zeContextGetStatus, ze_context_handle_t hContext);
-CPU_ZE_ENTRY(zeContextSystemBarrier, ze_context_handle_t hContext, ze_device_handle_t hDevice);
-CPU_ZE_ENTRY(zeContextMakeMemoryResident, ze_context_handle_t hContext, ze_device_handle_t hDevice,
-             void *ptr, size_t size);
-CPU_ZE_ENTRY(zeContextEvictMemory, ze_context_handle_t hContext, ze_device_handle_t hDevice,
-             void *ptr, size_t size);
-
-CPU_ZE_ENTRY(zeMemAllocShared, ze_context_handle_t hContext,
-             const ze_device_mem_alloc_desc_t *device_desc,
-             const ze_host_mem_alloc_desc_t *host_desc, size_t size, size_t alignment,
-             ze_device_handle_t hDevice, void **pptr);
-CPU_ZE_ENTRY(zeMemAllocDevice, ze_context_handle_t hContext,
-             const ze_device_mem_alloc_desc_t *device_desc, size_t size, size_t alignment,
-             ze_device_handle_t hDevice, void **pptr);
-CPU_ZE_ENTRY(zeMemAllocHost, ze_context_handle_t hContext,
-             const ze_host_mem_alloc_desc_t *host_desc, size_t size, size_t alignment, void **pptr);
-CPU_ZE_ENTRY(zeMemFree, ze_context_handle_t hContext, void *ptr);
-CPU_ZE_ENTRY(zeMemFreeExt, ze_context_handle_t hContext,
-             const ze_memory_free_ext_desc_t *pMemFreeDesc, void *ptr);
-CPU_ZE_ENTRY(zeMemGetAllocProperties, ze_context_handle_t hContext, const void *ptr,
-             ze_memory_allocation_properties_t *pMemAllocProperties, ze_device_handle_t *phDevice);
-CPU_ZE_ENTRY(zeMemGetAddressRange, ze_context_handle_t hContext, const void *ptr, void **pBase,
-             size_t *pSize);
-
-CPU_ZE_ENTRY(zeModuleCreate, ze_context_handle_t hContext, ze_device_handle_t hDevice,
-             const ze_module_desc_t *desc, ze_module_handle_t *phModule,
-             ze_module_build_log_handle_t *phBuildLog);
-CPU_ZE_ENTRY(zeModuleDestroy, ze_module_handle_t hModule);
-CPU_ZE_ENTRY(zeModuleGetKernelNames, ze_module_handle_t hModule, uint32_t *pCount,
-             const char **pNames);
-CPU_ZE_ENTRY(zeModuleGetProperties, ze_module_handle_t hModule,
-             ze_module_properties_t *pModuleProperties);
-CPU_ZE_ENTRY(zeModuleGetNativeBinary, ze_module_handle_t hModule, size_t *pSize,
-             uint8_t *pModuleNativeBinary);
-CPU_ZE_ENTRY(zeModuleBuildLogDestroy, ze_module_build_log_handle_t hModuleBuildLog);
-CPU_ZE_ENTRY(zeModuleBuildLogGetString, ze_module_build_log_handle_t hModuleBuildLog, size_t *pSize,
-             char *pBuildLog);
-
-CPU_ZE_ENTRY(zeKernelCreate, ze_module_handle_t hModule, const ze_kernel_desc_t *desc,
-             ze_kernel_handle_t *phKernel);
-CPU_ZE_ENTRY(zeKernelDestroy, ze_kernel_handle_t hKernel);
-CPU_ZE_ENTRY(zeKernelSetCacheConfig, ze_kernel_handle_t hKernel, ze_cache_config_flags_t flags);
-CPU_ZE_ENTRY(zeKernelSetGroupSize, ze_kernel_handle_t hKernel, uint32_t groupSizeX,
-             uint32_t groupSizeY, uint32_t groupSizeZ);
-CPU_ZE_ENTRY(zeKernelSuggestGroupSize, ze_kernel_handle_t hKernel, uint32_t globalSizeX,
-             uint32_t globalSizeY, uint32_t globalSizeZ, uint32_t *groupSizeX, uint32_t *groupSizeY,
-             uint32_t *groupSizeZ);
-CPU_ZE_ENTRY(zeKernelSetArgumentValue, ze_kernel_handle_t hKernel, uint32_t argIndex,
-             size_t argSize, const void *pArgValue);
-CPU_ZE_ENTRY(zeKernelSetIndirectAccess, ze_kernel_handle_t hKernel,
-             ze_kernel_indirect_access_flags_t flags);
-CPU_ZE_ENTRY(zeKernelGetIndirectAccess, ze_kernel_handle_t hKernel,
-             ze_kernel_indirect_access_flags_t *pFlags);
-CPU_ZE_ENTRY(zeKernelGetProperties, ze_kernel_handle_t hKernel,
-             ze_kernel_properties_t *pKernelProperties);
-CPU_ZE_ENTRY(zeKernelGetName, ze_kernel_handle_t hKernel, size_t *pSize, char *pName);
-
-CPU_ZE_ENTRY(zeCommandQueueCreate, ze_context_handle_t hContext, ze_device_handle_t hDevice,
-             const ze_command_queue_desc_t *desc, ze_command_queue_handle_t *phCommandQueue);
-CPU_ZE_ENTRY(zeCommandQueueDestroy, ze_command_queue_handle_t hCommandQueue);
-CPU_ZE_ENTRY(zeCommandQueueExecuteCommandLists, ze_command_queue_handle_t hCommandQueue,
-             uint32_t numCommandLists, ze_command_list_handle_t *phCommandLists,
-             ze_fence_handle_t hFence);
-CPU_ZE_ENTRY(zeCommandQueueSynchronize, ze_command_queue_handle_t hCommandQueue, uint64_t timeout);
-
-CPU_ZE_ENTRY(zeCommandListCreate, ze_context_handle_t hContext, ze_device_handle_t hDevice,
-             const ze_command_list_desc_t *desc, ze_command_list_handle_t *phCommandList);
-CPU_ZE_ENTRY(zeCommandListCreateImmediate, ze_context_handle_t hContext, ze_device_handle_t hDevice,
-             const ze_command_queue_desc_t *altdesc, ze_command_list_handle_t *phCommandList);
-CPU_ZE_ENTRY(zeCommandListDestroy, ze_command_list_handle_t hCommandList);
-CPU_ZE_ENTRY(zeCommandListClose, ze_command_list_handle_t hCommandList);
-CPU_ZE_ENTRY(zeCommandListReset, ze_command_list_handle_t hCommandList);
-CPU_ZE_ENTRY(zeCommandListAppendWriteGlobalTimestamp, ze_command_list_handle_t hCommandList,
-             uint64_t *dstptr, ze_event_handle_t hSignalEvent, uint32_t numWaitEvents,
-             ze_event_handle_t *phWaitEvents);
-CPU_ZE_ENTRY(zeCommandListAppendBarrier, ze_command_list_handle_t hCommandList,
-             ze_event_handle_t hSignalEvent, uint32_t numWaitEvents,
-             ze_event_handle_t *phWaitEvents);
-CPU_ZE_ENTRY(zeCommandListAppendMemoryRangesBarrier, ze_command_list_handle_t hCommandList,
-             uint32_t numRanges, const size_t *pRangeSizes, const void **pRanges,
-             ze_event_handle_t hSignalEvent, uint32_t numWaitEvents,
-             ze_event_handle_t *phWaitEvents);
-CPU_ZE_ENTRY(zeCommandListAppendMemoryCopy, ze_command_list_handle_t hCommandList, void *dstptr,
-             const void *srcptr, size_t size, ze_event_handle_t hSignalEvent,
-             uint32_t numWaitEvents, ze_event_handle_t *phWaitEvents);
-CPU_ZE_ENTRY(zeCommandListAppendMemoryFill, ze_command_list_handle_t hCommandList, void *ptr,
-             const void *pattern, size_t pattern_size, size_t size, ze_event_handle_t hSignalEvent,
-             uint32_t numWaitEvents, ze_event_handle_t *phWaitEvents);
-CPU_ZE_ENTRY(zeCommandListAppendMemoryPrefetch, ze_command_list_handle_t hCommandList,
-             const void *ptr, size_t size);
-CPU_ZE_ENTRY(zeCommandListAppendMemAdvise, ze_command_list_handle_t hCommandList,
-             ze_device_handle_t hDevice, const void *ptr, size_t size, ze_memory_advice_t advice);
-CPU_ZE_ENTRY(zeCommandListAppendSignalEvent, ze_command_list_handle_t hCommandList,
-             ze_event_handle_t hEvent);
-CPU_ZE_ENTRY(zeCommandListAppendWaitOnEvents, ze_command_list_handle_t hCommandList,
-             uint32_t numEvents, ze_event_handle_t *phEvents);
-CPU_ZE_ENTRY(zeCommandListAppendEventReset, ze_command_list_handle_t hCommandList,
-             ze_event_handle_t hEvent);
-CPU_ZE_ENTRY(zeCommandListAppendLaunchKernel, ze_command_list_handle_t hCommandList,
-             ze_kernel_handle_t hKernel, const ze_group_count_t *pLaunchFuncArgs,
-             ze_event_handle_t hSignalEvent, uint32_t numWaitEvents,
-             ze_event_handle_t *phWaitEvents);
-
-CPU_ZE_ENTRY(zeEventPoolCreate, ze_context_handle_t hContext, const ze_event_pool_desc_t *desc,
-             uint32_t numDevices, ze_device_handle_t *phDevices,
-             ze_event_pool_handle_t *phEventPool);
-CPU_ZE_ENTRY(zeEventPoolDestroy, ze_event_pool_handle_t hEventPool);
-CPU_ZE_ENTRY(zeEventCreate, ze_event_pool_handle_t hEventPool, const ze_event_desc_t *desc,
-             ze_event_handle_t *phEvent);
-CPU_ZE_ENTRY(zeEventDestroy, ze_event_handle_t hEvent);
-CPU_ZE_ENTRY(zeEventHostSignal, ze_event_handle_t hEvent);
-CPU_ZE_ENTRY(zeEventHostSynchronize, ze_event_handle_t hEvent, uint64_t timeout);
-CPU_ZE_ENTRY(zeEventQueryStatus, ze_event_handle_t hEvent);
-CPU_ZE_ENTRY(zeEventHostReset, ze_event_handle_t hEvent);
-CPU_ZE_ENTRY(zeEventQueryKernelTimestamp, ze_event_handle_t hEvent,
-             ze_kernel_timestamp_result_t *dstptr);
-
-CPU_ZE_ENTRY(zeFenceCreate, ze_command_queue_handle_t hCommandQueue, const ze_fence_desc_t *desc,
-             ze_fence_handle_t *phFence);
-CPU_ZE_ENTRY(zeFenceDestroy, ze_fence_handle_t hFence);
-CPU_ZE_ENTRY(zeFenceHostSynchronize, ze_fence_handle_t hFence, uint64_t timeout);
-CPU_ZE_ENTRY(zeFenceQueryStatus, ze_fence_handle_t hFence);
-CPU_ZE_ENTRY(zeFenceReset, ze_fence_handle_t hFence);
+/* The extension functions zeDriverGetExtensionFunctionAddress hands out
+ * (zex_cpu.h). */
+ze_result_t ZE_APICALL cpu_zexCpuFaultInject(const char *api_function, uint32_t nth,
+                                             ze_result_t result);
+ze_result_t ZE_APICALL cpu_zexCpuCallCounts(uint32_t *count, const char **names, uint64_t *calls);
 
 #endif /* ZE_CPU_H */
