@@ -13,10 +13,8 @@ static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static void init_engine(void)
 {
     cpu_ze.init_result = cpu_ze_engine_open(&cpu_ze.engine);
-    if (cpu_ze.init_result == ZE_RESULT_SUCCESS) {
-        cpu_ze.device.magic = CPU_ZE_MAGIC_DEVICE;
-        cpu_ze.driver.magic = CPU_ZE_MAGIC_DRIVER;
-    }
+    atomic_store_explicit(&cpu_ze.ready, cpu_ze.init_result == ZE_RESULT_SUCCESS,
+                          memory_order_release);
 }
 
 /* The loader calls this at least twice per process: the engine is opened

@@ -3,10 +3,17 @@
  *
  * The driver implements a subset of Level Zero 1.4 on top of an OpenCL
  * platform reached through the ICD loader (Intel's CPU runtime by default).
- * Every Level Zero handle is a pointer to one of the structs below; each
- * struct starts with a magic number, so a handle of the wrong type or an
- * already destroyed one is refused with ZE_RESULT_ERROR_INVALID_NULL_HANDLE
- * instead of crashing.
+ * Every Level Zero handle is a pointer to one of the structs below, and
+ * the registry (registry.c) knows which pointers are live handles of which
+ * kind: a handle of the wrong kind, a destroyed one or a wild pointer is
+ * refused with ZE_RESULT_ERROR_INVALID_NULL_HANDLE without being followed.
+ *
+ * Lifetimes: a handle dies when it is destroyed; the object behind it lives
+ * on while other objects need it (reference counts): a kernel while
+ * recorded launches hold it, a module while its kernels live, an event
+ * pool while its events or recorded commands naming them live, a context
+ * while anything created in it lives. So parents may be destroyed before
+ * their children, in any order, as Intel's driver allows.
  *
  * Execution model: a regular command list records commands (kernel arguments
  * and group size are snapshotted at append time); a command queue owns an
@@ -36,27 +43,46 @@
 
 /* --- Handles ---------------------------------------------------------------- */
 
-enum cpu_ze_magic {
-    CPU_ZE_MAGIC_DRIVER = 0x5a454452,  /* "ZEDR" */
-    CPU_ZE_MAGIC_DEVICE = 0x5a454456,  /* "ZEDV" */
-    CPU_ZE_MAGIC_CONTEXT = 0x5a454358, /* "ZECX" */
-    CPU_ZE_MAGIC_QUEUE = 0x5a455155,   /* "ZEQU" */
-    CPU_ZE_MAGIC_LIST = 0x5a454c53,    /* "ZELS" */
-    CPU_ZE_MAGIC_FENCE = 0x5a454645,   /* "ZEFE" */
-    CPU_ZE_MAGIC_POOL = 0x5a45504c,    /* "ZEPL" */
-    CPU_ZE_MAGIC_EVENT = 0x5a454556,   /* "ZEEV" */
-    CPU_ZE_MAGIC_MODULE = 0x5a454d44,  /* "ZEMD" */
-    CPU_ZE_MAGIC_LOG = 0x5a45424c,     /* "ZEBL" */
-    CPU_ZE_MAGIC_KERNEL = 0x5a454b4e,  /* "ZEKN" */
-};
+typedef enum cpu_ze_kind {
+    CPU_ZE_KIND_CONTEXT = 1,
+    CPU_ZE_KIND_QUEUE,
+    CPU_ZE_KIND_LIST,
+    CPU_ZE_KIND_FENCE,
+    CPU_ZE_KIND_POOL,
+    CPU_ZE_KIND_EVENT,
+    CPU_ZE_KIND_MODULE,
+    CPU_ZE_KIND_LOG,
+    CPU_ZE_KIND_KERNEL,
+} cpu_ze_kind_t;
 
-/* Returns from the calling function unless handle is a live object of that
- * kind (its first member is the magic number). */
-#define CPU_ZE_CHECK_HANDLE(handle, magic_value)                                                   \
+/* Makes object a live handle of kind. Returns ZE_RESULT_SUCCESS,
+ * ZE_RESULT_ERROR_INVALID_ARGUMENT if the address already is a live handle
+ * (an event pool's slot taken twice), or ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY. */
+ze_result_t cpu_ze_handle_publish(const void *object, cpu_ze_kind_t kind);
+
+/* True if handle is a live handle of kind; never dereferences handle. */
+bool cpu_ze_handle_is(const void *handle, cpu_ze_kind_t kind);
+
+/* Ends handle's life if it is a live handle of kind; false if it was not
+ * (so of two threads destroying one handle, one wins). */
+bool cpu_ze_handle_retire(const void *handle, cpu_ze_kind_t kind);
+
+/* Returns from the calling function unless handle is a live handle of
+ * kind. */
+#define CPU_ZE_CHECK_HANDLE(handle, kind)                                                          \
     do {                                                                                           \
-        if ((handle) == NULL || *(const uint32_t *)(const void *)(handle) != (magic_value))        \
+        if (!cpu_ze_handle_is((handle), (kind)))                                                   \
             return cpu_ze_fail(ZE_RESULT_ERROR_INVALID_NULL_HANDLE, "%s: %s is not a live handle", \
                                __func__, #handle);                                                 \
+    } while (0)
+
+/* Retires handle (checked live before) or returns from the calling function
+ * because another thread destroyed it meanwhile. */
+#define CPU_ZE_RETIRE_HANDLE(handle, kind)                                                         \
+    do {                                                                                           \
+        if (!cpu_ze_handle_retire((handle), (kind)))                                               \
+            return cpu_ze_fail(ZE_RESULT_ERROR_INVALID_NULL_HANDLE,                                \
+                               "%s: %s was destroyed by another thread", __func__, #handle);       \
     } while (0)
 
 /* Returns ZE_RESULT_ERROR_INVALID_NULL_POINTER from the calling function if
@@ -68,11 +94,16 @@ enum cpu_ze_magic {
                                #pointer);                                                          \
     } while (0)
 
+/* True for an stype of 0, which no structure type has: the application
+ * zero-initialized the struct and did not set it. Accepted, as Intel's
+ * driver does (noted under ZE_CPU_DEBUG); a wrong stype is refused. */
+bool cpu_ze_stype_unset(ze_structure_type_t stype, const char *what, const char *caller);
+
 /* Returns ZE_RESULT_ERROR_INVALID_ARGUMENT from the calling function unless
- * the descriptor or property struct has the expected stype. */
+ * the descriptor or property struct has the expected stype (or none). */
 #define CPU_ZE_CHECK_STYPE(desc, expected)                                                         \
     do {                                                                                           \
-        if ((desc)->stype != (expected))                                                           \
+        if ((desc)->stype != (expected) && !cpu_ze_stype_unset((desc)->stype, #desc, __func__))    \
             return cpu_ze_fail(ZE_RESULT_ERROR_INVALID_ARGUMENT, "%s: %s->stype = 0x%x, not %s",   \
                                __func__, #desc, (unsigned)(desc)->stype, #expected);               \
     } while (0)
@@ -84,6 +115,10 @@ ze_result_t cpu_ze_fail(ze_result_t result, const char *format, ...)
 
 /* True when ZE_CPU_DEBUG is set to something other than 0. */
 bool cpu_ze_debug_enabled(void);
+
+/* Under ZE_CPU_DEBUG, prints a note to stderr (something accepted that a
+ * stricter driver would refuse, what a lenient destroy kept alive). */
+void cpu_ze_note(const char *format, ...) __attribute__((format(printf, 1, 2)));
 
 /* "CL_OUT_OF_RESOURCES", ... for messages. */
 const char *cpu_ze_cl_error_name(cl_int error);
@@ -147,12 +182,13 @@ ze_result_t cpu_ze_engine_open(cpu_ze_engine_t *engine);
 
 /* --- Driver and device (one each) --------------------------------------------- */
 
+/* Their handles are their addresses, compared, never followed. */
 struct cpu_ze_driver {
-    uint32_t magic;
+    char unused;
 };
 
 struct cpu_ze_device {
-    uint32_t magic;
+    char unused;
 };
 
 /* The process-wide state zeInit fills once. */
@@ -161,6 +197,7 @@ typedef struct cpu_ze_global {
     struct cpu_ze_device device;
     cpu_ze_engine_t engine;
     ze_result_t init_result;
+    atomic_bool ready; /* zeInit found an engine */
 } cpu_ze_global_t;
 
 extern cpu_ze_global_t cpu_ze;
@@ -168,7 +205,7 @@ extern cpu_ze_global_t cpu_ze;
 /* ZE_RESULT_SUCCESS once zeInit has found an engine. */
 static inline bool cpu_ze_ready(void)
 {
-    return cpu_ze.init_result == ZE_RESULT_SUCCESS && cpu_ze.driver.magic == CPU_ZE_MAGIC_DRIVER;
+    return atomic_load_explicit(&cpu_ze.ready, memory_order_acquire);
 }
 
 /* ZE_RESULT_SUCCESS if driver is this driver's handle (after zeInit). */
@@ -187,12 +224,15 @@ ze_result_t cpu_ze_check_device(ze_device_handle_t device);
 /* --- Contexts ------------------------------------------------------------------ */
 
 struct cpu_ze_context {
-    uint32_t magic;
     cl_context cl;
-    /* Queues, command lists, modules and event pools created in this
-     * context and not yet destroyed; zeContextDestroy refuses while > 0. */
-    atomic_int children;
+    /* The handle counts one, every queue, command list, module and event
+     * pool object created in the context one more: zeContextDestroy ends
+     * the handle at once, the OpenCL context goes with the last reference. */
+    atomic_int refs;
 };
+
+void cpu_ze_context_retain(struct cpu_ze_context *context);
+void cpu_ze_context_release(struct cpu_ze_context *context);
 
 /* --- Synchronization primitives (events and fences) ------------------------------ */
 
@@ -221,8 +261,8 @@ bool cpu_ze_deadline(uint64_t timeout_ns, struct timespec *deadline);
 
 struct cpu_ze_event_pool;
 
+/* A slot of its pool; the handle is the slot's address. */
 struct cpu_ze_event {
-    uint32_t magic; /* 0 while the pool's slot is free */
     struct cpu_ze_event_pool *pool;
     atomic_uint signalled;
     /* Host clock at start and end of the command that signalled it, for
@@ -232,24 +272,33 @@ struct cpu_ze_event {
 };
 
 struct cpu_ze_event_pool {
-    uint32_t magic;
-    struct cpu_ze_context *context;
+    struct cpu_ze_context *context; /* holds a reference */
     ze_event_pool_flags_t flags;
     uint32_t count;
-    atomic_int live_events;
+    /* The handle, each live event, and each recorded command naming one of
+     * the pool's events count one: the slots outlive zeEventPoolDestroy
+     * while anything may still touch them. */
+    atomic_int refs;
     struct cpu_ze_event *events; /* count slots */
 };
+
+void cpu_ze_pool_retain(struct cpu_ze_event_pool *pool);
+void cpu_ze_pool_release(struct cpu_ze_event_pool *pool);
 
 static inline bool cpu_ze_event_has_timestamps(const struct cpu_ze_event *event)
 {
     return (event->pool->flags & ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP) != 0;
 }
 
+/* The kernel timestamps of a signalled event (read after an acquire load of
+ * its flag): host-clock ns, global and context alike. */
+void cpu_ze_event_timestamps(const struct cpu_ze_event *event,
+                             ze_kernel_timestamp_result_t *result);
+
 struct cpu_ze_command_queue;
 
 struct cpu_ze_fence {
-    uint32_t magic;
-    struct cpu_ze_command_queue *queue;
+    struct cpu_ze_command_queue *queue; /* compared, never followed: may be destroyed */
     atomic_uint signalled;
     atomic_int pending; /* submitted executions that will signal it */
 };
@@ -257,21 +306,23 @@ struct cpu_ze_fence {
 /* --- Modules and kernels ---------------------------------------------------------- */
 
 struct cpu_ze_module {
-    uint32_t magic;
-    struct cpu_ze_context *context;
+    struct cpu_ze_context *context; /* holds a reference */
     cl_program program;
     spirv_reflection_t *reflection; /* kernels, their parameters, constants */
-    atomic_int kernels;             /* live kernel objects; destroy refuses while > 0 */
+    /* The handle counts one, each kernel object one more: zeModuleDestroy
+     * ends the handle, the program lives while kernels or recorded
+     * launches of them do. */
+    atomic_int refs;
 };
 
+void cpu_ze_module_release(struct cpu_ze_module *module);
+
 struct cpu_ze_build_log {
-    uint32_t magic;
     char *text; /* NUL-terminated, never NULL */
 };
 
 struct cpu_ze_kernel {
-    uint32_t magic;
-    struct cpu_ze_module *module;
+    struct cpu_ze_module *module;    /* holds a reference */
     const spirv_kernel_info_t *info; /* owned by module->reflection */
     cl_kernel cl;
     /* The handle counts as one reference, each recorded launch as one more:
@@ -300,7 +351,7 @@ struct cpu_ze_kernel {
     uint8_t *arg_is_applied;
 };
 
-/* Drops one reference; frees the kernel (and its module count) at zero. */
+/* Drops one reference; frees the kernel (and its module reference) at zero. */
 void cpu_ze_kernel_release(struct cpu_ze_kernel *kernel);
 
 /* Sets the cl_kernel's arguments from a snapshot and enqueues the launch on
@@ -318,8 +369,12 @@ typedef enum cpu_ze_command_kind {
     CPU_ZE_CMD_BARRIER, /* also AppendWaitOnEvents and AppendSignalEvent */
     CPU_ZE_CMD_EVENT_RESET,
     CPU_ZE_CMD_TIMESTAMP,
+    CPU_ZE_CMD_QUERY_TIMESTAMPS,
 } cpu_ze_command_kind_t;
 
+/* Every event a command names (signal, waits, reset, queried) holds a
+ * reference on its pool, the kernel of a launch one on the kernel: see
+ * cpu_ze_command_retain. */
 typedef struct cpu_ze_command {
     cpu_ze_command_kind_t kind;
     uint32_t num_waits;
@@ -345,6 +400,12 @@ typedef struct cpu_ze_command {
         } fill;
         struct cpu_ze_event *reset;
         uint64_t *timestamp_dst;
+        struct {
+            uint32_t num_events;
+            size_t events_offset; /* arena offset of struct cpu_ze_event *[num_events] */
+            uint8_t *dst;
+            size_t offsets_offset; /* arena offset of size_t[num_events], byte offsets in dst */
+        } query;
     } u;
 } cpu_ze_command_t;
 
@@ -365,7 +426,12 @@ cpu_ze_command_t *cpu_ze_recording_push(cpu_ze_recording_t *rec);
  * returns their address, valid until the next reservation, or NULL. */
 void *cpu_ze_recording_reserve(cpu_ze_recording_t *rec, size_t bytes, size_t *offset);
 
-/* Forgets every command (dropping kernel references); keeps the storage. */
+/* Takes the references cmd (fully written, in rec) holds: its kernel and
+ * the pools of the events it names. Every recorded command takes them
+ * once; cpu_ze_recording_clear drops them. */
+void cpu_ze_command_retain(const cpu_ze_recording_t *rec, const cpu_ze_command_t *cmd);
+
+/* Forgets every command (dropping their references); keeps the storage. */
 void cpu_ze_recording_clear(cpu_ze_recording_t *rec);
 
 /* Clears and frees the storage. */
@@ -418,24 +484,33 @@ ze_result_t cpu_ze_executor_wait(cpu_ze_executor_t *exec, uint64_t timeout_ns);
 /* --- Command queues and command lists ------------------------------------------------ */
 
 struct cpu_ze_command_queue {
-    uint32_t magic;
-    struct cpu_ze_context *context;
+    struct cpu_ze_context *context; /* holds a reference */
     ze_command_queue_mode_t mode;
-    atomic_int fences; /* live fences; destroy refuses while > 0 */
     cpu_ze_executor_t exec;
 };
 
 struct cpu_ze_command_list {
-    uint32_t magic;
-    struct cpu_ze_context *context;
+    struct cpu_ze_context *context; /* holds a reference */
     bool immediate;
     bool synchronous; /* immediate lists: replay each append on the caller */
-    bool closed;      /* regular lists */
+    /* Serializes appends, close and reset: Level Zero forbids appending to
+     * one list from two threads at once, and a program that does so gets
+     * its commands in some order instead of a corrupted recording. A
+     * synchronous immediate list holds it while it replays. */
+    pthread_mutex_t lock;
+    bool closed; /* regular lists */
     cpu_ze_recording_t rec;
     atomic_int executions;       /* submitted and not finished; reset/destroy refuse */
     cl_command_queue sync_queue; /* synchronous immediate lists */
     cpu_ze_executor_t *exec;     /* asynchronous immediate lists */
 };
+
+/* Admits list (a live handle) to an execution on a queue of context: it
+ * must be a closed regular list of that context. Counts the execution
+ * (list->executions), which the worker ends; index names the list in
+ * messages. */
+ze_result_t cpu_ze_list_admit(struct cpu_ze_command_list *list, struct cpu_ze_context *context,
+                              uint32_t index);
 
 /* Validates a command queue descriptor for queues and immediate lists. */
 ze_result_t cpu_ze_check_queue_desc(const ze_command_queue_desc_t *desc, const char *caller);
