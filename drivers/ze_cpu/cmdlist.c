@@ -489,8 +489,7 @@ CPU_ZE_ENTRY(zeCommandListAppendWriteGlobalTimestamp, ze_command_list_handle_t h
  * each event's ze_kernel_timestamp_result_t to dstptr + pOffsets[i] (or
  * dstptr + i * sizeof(ze_kernel_timestamp_result_t) without pOffsets), as
  * zeEventQueryKernelTimestamp would return it. The events and offsets are
- * copied at append time; the events must come from pools with
- * ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP.
+ * copied at append time.
  */
 CPU_ZE_ENTRY(zeCommandListAppendQueryKernelTimestamps, ze_command_list_handle_t hCommandList,
              uint32_t numEvents, ze_event_handle_t *phEvents, void *dstptr, const size_t *pOffsets,
@@ -502,14 +501,8 @@ CPU_ZE_ENTRY(zeCommandListAppendQueryKernelTimestamps, ze_command_list_handle_t 
         CPU_ZE_CHECK_POINTER(phEvents);
     CPU_ZE_CHECK_POINTER(dstptr);
     CHECK_EVENTS(hSignalEvent, numWaitEvents, phWaitEvents);
-    for (uint32_t i = 0; i < numEvents; i++) {
+    for (uint32_t i = 0; i < numEvents; i++)
         CPU_ZE_CHECK_HANDLE(phEvents[i], CPU_ZE_KIND_EVENT);
-        if (!cpu_ze_event_has_timestamps((const struct cpu_ze_event *)phEvents[i]))
-            return cpu_ze_fail(ZE_RESULT_ERROR_INVALID_ARGUMENT,
-                               "zeCommandListAppendQueryKernelTimestamps: event %u is not from "
-                               "a pool with ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP",
-                               i);
-    }
     list_t *list = (list_t *)hCommandList;
     size_t events_bytes = (size_t)numEvents * sizeof(struct cpu_ze_event *);
     size_t extra = events_bytes + (size_t)numEvents * sizeof(size_t), events_offset = 0;

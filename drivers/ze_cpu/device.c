@@ -71,8 +71,11 @@ CPU_ZE_ENTRY(zeDeviceGetProperties, ze_device_handle_t hDevice,
     p->numSlices = 1;
     /* Nanoseconds; the 1.2 struct asks for a frequency instead. */
     p->timerResolution = p->stype == ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES_1_2 ? 1000000000u : 1u;
-    p->timestampValidBits = 64;
-    p->kernelTimestampValidBits = 64;
+    /* The clock is 64-bit ns, but programs mask with (1ull << bits) - 1,
+     * undefined at 64 (ze_peak's latencies came out 0): 63 bits of ns wrap
+     * after 292 years. */
+    p->timestampValidBits = 63;
+    p->kernelTimestampValidBits = 63;
     memcpy(p->uuid.id, e->device_uuid, ZE_MAX_DEVICE_UUID_SIZE);
     snprintf(p->name, sizeof p->name, "%s", e->device_name);
     return ZE_RESULT_SUCCESS;

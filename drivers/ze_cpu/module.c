@@ -261,7 +261,8 @@ CPU_ZE_ENTRY(zeModuleCreate, ze_context_handle_t hContext, ze_device_handle_t hD
          * programs check that: what the engine and the driver had to say
          * (ignored -ze-* flags) goes to ZE_CPU_DEBUG instead. */
         if (log.len > 0) {
-            cpu_ze_note("zeModuleCreate: log of a successful build:\n%s", log.s);
+            if (strspn(log.s, " \t\r\n") < log.len)
+                cpu_ze_note("zeModuleCreate: log of a successful build:\n%s", log.s);
             log.s[0] = '\0';
             log.len = 0;
         }

@@ -274,10 +274,9 @@ ze_result_t cpu_ze_replay(const cpu_ze_recording_t *rec, cl_command_queue queue)
                     err = finish_err;
                 pending = false;
             }
-            if (stamped) {
-                cmd->signal->start_ns = start_ns;
-                cmd->signal->end_ns = cpu_ze_now_ns();
-            }
+            /* Without kernel timestamps, the signal's time is both. */
+            cmd->signal->end_ns = cpu_ze_now_ns();
+            cmd->signal->start_ns = stamped ? start_ns : cmd->signal->end_ns;
             cpu_ze_flag_signal(&cmd->signal->signalled);
         }
         if (err != CL_SUCCESS) {

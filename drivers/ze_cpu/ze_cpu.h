@@ -265,9 +265,9 @@ struct cpu_ze_event_pool;
 struct cpu_ze_event {
     struct cpu_ze_event_pool *pool;
     atomic_uint signalled;
-    /* Host clock at start and end of the command that signalled it, for
-     * pools with ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP; written before the
-     * release store of signalled. */
+    /* Host clock at start and end of the command that signalled it (pools
+     * with ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP; other events: the time of
+     * the signal, twice); written before the release store of signalled. */
     uint64_t start_ns, end_ns;
 };
 

@@ -401,12 +401,23 @@ START_TEST(query_kernel_timestamps)
     ck_assert_uint_le(first.global.kernelEnd, second.global.kernelStart); /* in order */
     ck_assert_uint_eq(dst[stride], 0xab); /* the 4 bytes of padding stay */
 
-    /* Events of a pool without kernel timestamps are refused. */
+    /* An event of a pool without kernel timestamps gives the time of its
+     * signal as start and end (ze_peak queries one). */
     ze_event_pool_handle_t plain_pool = ze_test_event_pool(1, 0);
     ze_event_handle_t plain = ze_test_event(plain_pool, 0);
     ZE_OK(zeCommandListReset(list));
-    ZE_EXPECT(ZE_RESULT_ERROR_INVALID_ARGUMENT,
-              zeCommandListAppendQueryKernelTimestamps(list, 1, &plain, dst, NULL, NULL, 0, NULL));
+    append_add_one(list, kernel, bufs.a, bufs.b, plain, 0, NULL);
+    ZE_OK(zeCommandListAppendQueryKernelTimestamps(list, 1, &plain, dst, NULL, NULL, 1, &plain));
+    ZE_OK(zeCommandListClose(list));
+    ze_kernel_timestamp_result_t plain_ts;
+    uint64_t host_before, device_before;
+    ZE_OK(zeDeviceGetGlobalTimestamps(ze_test_env()->device, &host_before, &device_before));
+    ZE_OK(zeCommandQueueExecuteCommandLists(queue, 1, &list, NULL));
+    ZE_OK(zeCommandQueueSynchronize(queue, UINT64_MAX));
+    ZE_OK(zeEventQueryKernelTimestamp(plain, &plain_ts));
+    ck_assert_mem_eq(dst, &plain_ts, stride);
+    ck_assert_uint_eq(plain_ts.global.kernelStart, plain_ts.global.kernelEnd);
+    ck_assert_uint_ge(plain_ts.global.kernelStart, device_before);
     ZE_OK(zeEventDestroy(plain));
     ZE_OK(zeEventPoolDestroy(plain_pool));
 
