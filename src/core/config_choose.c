@@ -39,6 +39,19 @@ static sdpa_status_t as_unsupported(sdpa_status_t status)
     return sdpa_fail(SDPA_ERROR_UNSUPPORTED, "%s", message);
 }
 
+/* The refusal when no row at all matches: a head size above the largest
+ * bucket of the device's tables (512 on the CPU, 256 on GPUs). */
+static sdpa_status_t no_configuration(const sdpa_config_query_t *query,
+                                      const sdpa_kernel_target_t *target)
+{
+    return sdpa_fail(SDPA_ERROR_UNSUPPORTED,
+                     "head size %lld: no configuration serves it on \"%s\" (%s), whose local "
+                     "memory is %llu KiB",
+                     (long long)query->head_size, target->device->name,
+                     sdpa_device_class_name(target->device->device_class),
+                     (unsigned long long)(target->device->slm_bytes / 1024));
+}
+
 static void set_source(sdpa_config_source_t *source, const char *text, int from_env,
                        int skipped_rows)
 {
@@ -72,8 +85,7 @@ sdpa_status_t sdpa_fwd_config_choose(const sdpa_config_query_t *query, int quant
     size_t n = sdpa_fwd_config_candidates(query, rows, SDPA_CONFIG_MAX_CANDIDATES);
     if (n > SDPA_CONFIG_MAX_CANDIDATES)
         n = SDPA_CONFIG_MAX_CANDIDATES;
-    status = sdpa_fail(SDPA_ERROR_UNSUPPORTED, "head size %lld: no configuration serves it",
-                       (long long)query->head_size);
+    status = no_configuration(query, target);
     for (size_t i = 0; i < n; i++) {
         int is_fallback = 0;
         for (size_t j = 0; j < sdpa_fwd_config_fallbacks_size; j++)
@@ -116,8 +128,7 @@ sdpa_status_t sdpa_bwd_config_choose(const sdpa_config_query_t *query,
     size_t n = sdpa_bwd_config_candidates(query, rows, SDPA_CONFIG_MAX_CANDIDATES);
     if (n > SDPA_CONFIG_MAX_CANDIDATES)
         n = SDPA_CONFIG_MAX_CANDIDATES;
-    status = sdpa_fail(SDPA_ERROR_UNSUPPORTED, "head size %lld: no configuration serves it",
-                       (long long)query->head_size);
+    status = no_configuration(query, target);
     for (size_t i = 0; i < n; i++) {
         int is_fallback = 0;
         for (size_t j = 0; j < sdpa_bwd_config_fallbacks_size; j++)

@@ -498,25 +498,29 @@ START_TEST(gpu_plans)
     ck_assert_uint_eq(plan.group_count[0], 32); /* 2048 / 64 */
     ck_assert_uint_le(plan.slm_bytes, bmg.slm_bytes);
 
-    /* Xe-HPC, D = 128: oneDNN's rows need more local memory than the device
-     * has with K and V staged as f32, so the fallback serves. */
+    /* Xe-HPC, D = 128: our row, 16 sub-groups, BQ 32, BK 32 in 93 KiB of
+     * its 128. */
     sdpa_device_info_t pvc;
     fixture_gpu_device(SDPA_DEVICE_CLASS_XE_HPC, &pvc);
     fixture_problem(SDPA_DTYPE_F16, 1, 16, 16, 2048, 2000, 128, &p, &s);
     plan_ok(&p, &s, &pvc, &plan);
-    ck_assert_str_eq(plan.config_string, "fwd d128 sg16 cfg=4,16,32,16,4,1,4,1 (fallback: h128)");
-    ck_assert_int_gt(plan.source.skipped_rows, 0);
+    ck_assert_str_eq(plan.config_string,
+                     "fwd d128 sg16 cfg=4,16,16,16,8,2,8,2 (table: xe_hpc h128 fma)");
+    ck_assert_int_eq(plan.source.skipped_rows, 0);
+    ck_assert_uint_eq(plan.local_size[1], 16);
     ck_assert_uint_le(plan.slm_bytes, pvc.slm_bytes);
+    /* D = 512 does not fit a GPU. */
+    fixture_problem(SDPA_DTYPE_F16, 1, 16, 16, 64, 64, 512, &p, &s);
+    ck_assert_int_eq(sdpa_fwd_plan_make(&p, &s, &pvc, &plan), SDPA_ERROR_UNSUPPORTED);
+    ck_assert_ptr_nonnull(
+            strstr(sdpa_error_message(), "head size 512: no configuration serves it"));
 
-    /* An integrated Xe-LP has no rows of its own: Xe-HPG's, at sub-group 8.
-     * Its h32 row stages a 128-key tile and needs 87 KiB; the first that
-     * fits 64 KiB is the h128 row, which serves D = 32 too. */
+    /* An integrated Xe-LP has no rows of its own: Xe-HPG's, at sub-group 8. */
     sdpa_device_info_t tgl;
     fixture_gpu_device(SDPA_DEVICE_CLASS_XE_LP, &tgl);
     fixture_problem(SDPA_DTYPE_F32, 1, 16, 16, 100, 100, 32, &p, &s);
     plan_ok(&p, &s, &tgl, &plan);
-    ck_assert_str_eq(plan.config_string,
-                     "fwd d32 sg8 cfg=8,16,32,8,8,2,4,4 (table: xe_hpg h128 fma f32)");
+    ck_assert_str_eq(plan.config_string, "fwd d32 sg8 cfg=8,8,8,8,4,4,4,4 (table: xe_hpg h32 fma)");
     ck_assert_uint_eq(plan.local_size[0], 8);
     ck_assert_uint_eq(plan.local_size[1], 16);
 }
