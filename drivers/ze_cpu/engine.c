@@ -77,7 +77,7 @@ static bool read_engine(cpu_ze_engine_t *engine, char *why, size_t why_size)
     clGetDeviceInfo(dev, CL_DEVICE_IL_VERSION, sizeof text, text, NULL);
     engine->spirv_version = newest_spirv(text);
     if (engine->spirv_version == 0) {
-        snprintf(why, why_size, "device does not accept SPIR-V (CL_DEVICE_IL_VERSION \"%s\")",
+        snprintf(why, why_size, "device does not accept SPIR-V (CL_DEVICE_IL_VERSION \"%.200s\")",
                  text);
         return false;
     }
