@@ -8,6 +8,7 @@
 #include "error.h"
 #include "fwd_plan.h"
 #include "kernel_abi_bwd.h"
+#include "size_math.h"
 
 #define THIN_Q_MAX_QUERIES 16
 
@@ -86,11 +87,13 @@ static void copy4(int64_t *out, const int64_t in[4])
     memcpy(out, in, 4 * sizeof(int64_t));
 }
 
-/* Strides of a dense [B, H, S, D] f32 buffer. */
+/* Strides of a dense [B, H, S, D] f32 buffer (a scratch region, whose size
+ * sdpa_bwd_scratch_plan has bounded, so nothing saturates). */
 static void dense4(int64_t *out, int64_t heads, int64_t seq, int64_t d)
 {
-    out[0] = heads * seq * d;
-    out[1] = seq * d;
+    const int64_t dims[3] = {heads, seq, d};
+    out[0] = sdpa_size_to_int64(sdpa_size_product(dims, 3));
+    out[1] = sdpa_size_to_int64(sdpa_size_product(dims + 1, 2));
     out[2] = d;
     out[3] = 1;
 }
@@ -150,8 +153,9 @@ static void add_post(sdpa_bwd_plan_t *plan, sdpa_bwd_buffer_t dst, sdpa_scratch_
     /* Partials [B, Hq, S, D]: K/V head h sums query heads h*G .. h*G + G-1,
      * so the head stride spans G slices and the slices are one head apart. */
     dense4(post->src_strides, src_heads, seq, d);
-    post->src_strides[1] = (int64_t)slices * seq * d;
-    post->slice_stride = seq * d;
+    const int64_t slice_dims[3] = {slices, seq, d};
+    post->src_strides[1] = sdpa_size_to_int64(sdpa_size_product(slice_dims, 3));
+    post->slice_stride = sdpa_size_to_int64(sdpa_size_product(slice_dims + 1, 2));
     copy4(post->dst_strides, gradient->strides);
     post->group_count[0] = div_up(seq, SDPA_BWD_POST_ROWS);
     post->group_count[1] = (uint32_t)heads;
