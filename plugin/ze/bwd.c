@@ -79,7 +79,8 @@ sdpa_status_t ze_bwd_prepare(sdpa_primitive_t *prim)
     ze_result_t result =
             zeMemAllocHost(prim->ctx->ze_context, &host, sizeof(plan->strides), 64, &strides);
     if (result != ZE_RESULT_SUCCESS)
-        return sdpa_ze_fail("zeMemAllocHost (backward strides)", result);
+        return sdpa_ze_failf(result, "zeMemAllocHost(backward strides, %zu bytes)",
+                             sizeof(plan->strides));
     memcpy(strides, plan->strides, sizeof(plan->strides));
     prim->bwd_strides_host = strides;
     return SDPA_SUCCESS;
@@ -175,8 +176,7 @@ static sdpa_status_t launch(ze_command_list_handle_t list, ze_kernel_handle_t k,
     ze_group_count_t count = {groups[0], groups[1], groups[2]};
     ze_result_t result = zeCommandListAppendLaunchKernel(list, k, &count, NULL, 0, NULL);
     if (result != ZE_RESULT_SUCCESS)
-        return sdpa_fail(SDPA_ERROR_DEVICE, "zeCommandListAppendLaunchKernel (%s) failed: %s", name,
-                         ze_result_name(result));
+        return sdpa_ze_failf(result, "zeCommandListAppendLaunchKernel(%s)", name);
     return SDPA_SUCCESS;
 }
 
