@@ -255,6 +255,18 @@ sdpa_status_t sdpa_bwd_plan_make(const sdpa_problem_desc_t *problem, const sdpa_
     if (status != SDPA_SUCCESS)
         return status;
     const sdpa_bwd_scratch_t *s = &plan.scratch;
+    /* The scratch is one allocation (the context's, or the caller's): refuse
+     * here rather than fail every execution. */
+    if (device->max_alloc_bytes && s->total_bytes > device->max_alloc_bytes)
+        return sdpa_fail(
+                SDPA_ERROR_UNSUPPORTED,
+                "backward scratch of %zu bytes (SDPA_QUERY_SCRATCH_BYTES, %s mode, B = "
+                "%" PRId64 ", Hq = %" PRId64 ", Hkv = %" PRId64 ", Sq = %" PRId64 ", Sk = %" PRId64
+                ", D = %" PRId64 ") exceeds the device's largest allocation, %" PRIu64
+                " bytes (maxMemAllocSize)",
+                s->total_bytes, s->mode == SDPA_BWD_MODE_DETERMINISTIC ? "deterministic" : "atomic",
+                shape->batch, shape->q_heads, shape->kv_heads, shape->q_len, shape->k_len,
+                shape->head_size, device->max_alloc_bytes);
     if (s->mode == SDPA_BWD_MODE_ATOMIC)
         plan.dq_target = s->dq_f32_scratch ? SDPA_BWD_TARGET_SCRATCH : SDPA_BWD_TARGET_OUTPUT;
     plan.dkv_target = (s->dkv_f32_scratch || s->dkv_partials) ? SDPA_BWD_TARGET_SCRATCH
