@@ -19,7 +19,9 @@
  * broadcast, quantization parameters on a float K). SDPA_ERROR_UNSUPPORTED: a
  * well-formed request outside what the backends implement (an integer Q, a
  * head size above SDPA_MAX_HEAD_SIZE, bf16 accumulation, quantized K/V in
- * backward, a dimension above INT32_MAX).
+ * backward, a dimension above INT32_MAX, a tensor or an implied dense buffer
+ * - workspace, dropout index, per-group scales - past SDPA_MAX_BUFFER_BYTES,
+ * see size_math.h).
  */
 #ifndef SDPA_CORE_PROBLEM_H
 #define SDPA_CORE_PROBLEM_H
