@@ -32,11 +32,11 @@ static void free_kernel(struct cpu_ze_kernel *kernel)
 
 void cpu_ze_kernel_release(struct cpu_ze_kernel *kernel)
 {
-    if (atomic_fetch_sub(&kernel->refs, 1) != 1)
+    if (atomic_fetch_sub_explicit(&kernel->refs, 1, memory_order_acq_rel) != 1)
         return;
     struct cpu_ze_module *module = kernel->module;
     free_kernel(kernel);
-    atomic_fetch_sub(&module->kernels, 1);
+    cpu_ze_module_release(module);
 }
 
 /* Lays the argument values out back to back, 8-byte aligned. */
@@ -68,7 +68,7 @@ static ze_result_t layout_arguments(struct cpu_ze_kernel *kernel)
 CPU_ZE_ENTRY(zeKernelCreate, ze_module_handle_t hModule, const ze_kernel_desc_t *desc,
              ze_kernel_handle_t *phKernel)
 {
-    CPU_ZE_CHECK_HANDLE(hModule, CPU_ZE_MAGIC_MODULE);
+    CPU_ZE_CHECK_HANDLE(hModule, CPU_ZE_KIND_MODULE);
     CPU_ZE_CHECK_POINTER(desc);
     CPU_ZE_CHECK_POINTER(phKernel);
     CPU_ZE_CHECK_STYPE(desc, ZE_STRUCTURE_TYPE_KERNEL_DESC);
@@ -114,8 +114,12 @@ CPU_ZE_ENTRY(zeKernelCreate, ze_module_handle_t hModule, const ze_kernel_desc_t 
     for (int d = 0; d < 3; d++)
         kernel->group_size[d] = info->required_group_size[0] ? info->required_group_size[d] : 1;
     atomic_init(&kernel->refs, 1);
-    atomic_fetch_add(&module->kernels, 1);
-    kernel->magic = CPU_ZE_MAGIC_KERNEL;
+    result = cpu_ze_handle_publish(kernel, CPU_ZE_KIND_KERNEL);
+    if (result != ZE_RESULT_SUCCESS) {
+        free_kernel(kernel);
+        return result;
+    }
+    atomic_fetch_add_explicit(&module->refs, 1, memory_order_relaxed);
     *phKernel = (ze_kernel_handle_t)kernel;
     return ZE_RESULT_SUCCESS;
 }
@@ -123,17 +127,16 @@ CPU_ZE_ENTRY(zeKernelCreate, ze_module_handle_t hModule, const ze_kernel_desc_t 
 /* The handle dies now; the object lives on while recorded launches hold it. */
 CPU_ZE_ENTRY(zeKernelDestroy, ze_kernel_handle_t hKernel)
 {
-    CPU_ZE_CHECK_HANDLE(hKernel, CPU_ZE_MAGIC_KERNEL);
-    struct cpu_ze_kernel *kernel = (struct cpu_ze_kernel *)hKernel;
-    kernel->magic = 0;
-    cpu_ze_kernel_release(kernel);
+    CPU_ZE_CHECK_HANDLE(hKernel, CPU_ZE_KIND_KERNEL);
+    CPU_ZE_RETIRE_HANDLE(hKernel, CPU_ZE_KIND_KERNEL);
+    cpu_ze_kernel_release((struct cpu_ze_kernel *)hKernel);
     return ZE_RESULT_SUCCESS;
 }
 
 /* Cache configuration is a hint a CPU has no use for. */
 CPU_ZE_ENTRY(zeKernelSetCacheConfig, ze_kernel_handle_t hKernel, ze_cache_config_flags_t flags)
 {
-    CPU_ZE_CHECK_HANDLE(hKernel, CPU_ZE_MAGIC_KERNEL);
+    CPU_ZE_CHECK_HANDLE(hKernel, CPU_ZE_KIND_KERNEL);
     if (flags & ~(ze_cache_config_flags_t)(ZE_CACHE_CONFIG_FLAG_LARGE_SLM |
                                            ZE_CACHE_CONFIG_FLAG_LARGE_DATA))
         return cpu_ze_fail(ZE_RESULT_ERROR_INVALID_ENUMERATION,
@@ -144,7 +147,7 @@ CPU_ZE_ENTRY(zeKernelSetCacheConfig, ze_kernel_handle_t hKernel, ze_cache_config
 CPU_ZE_ENTRY(zeKernelSetGroupSize, ze_kernel_handle_t hKernel, uint32_t groupSizeX,
              uint32_t groupSizeY, uint32_t groupSizeZ)
 {
-    CPU_ZE_CHECK_HANDLE(hKernel, CPU_ZE_MAGIC_KERNEL);
+    CPU_ZE_CHECK_HANDLE(hKernel, CPU_ZE_KIND_KERNEL);
     struct cpu_ze_kernel *kernel = (struct cpu_ze_kernel *)hKernel;
     const uint32_t size[3] = {groupSizeX, groupSizeY, groupSizeZ};
     uint64_t total = 1;
@@ -186,7 +189,7 @@ CPU_ZE_ENTRY(zeKernelSuggestGroupSize, ze_kernel_handle_t hKernel, uint32_t glob
              uint32_t globalSizeY, uint32_t globalSizeZ, uint32_t *groupSizeX, uint32_t *groupSizeY,
              uint32_t *groupSizeZ)
 {
-    CPU_ZE_CHECK_HANDLE(hKernel, CPU_ZE_MAGIC_KERNEL);
+    CPU_ZE_CHECK_HANDLE(hKernel, CPU_ZE_KIND_KERNEL);
     CPU_ZE_CHECK_POINTER(groupSizeX);
     CPU_ZE_CHECK_POINTER(groupSizeY);
     CPU_ZE_CHECK_POINTER(groupSizeZ);
@@ -225,7 +228,7 @@ CPU_ZE_ENTRY(zeKernelSuggestGroupSize, ze_kernel_handle_t hKernel, uint32_t glob
 CPU_ZE_ENTRY(zeKernelSetArgumentValue, ze_kernel_handle_t hKernel, uint32_t argIndex,
              size_t argSize, const void *pArgValue)
 {
-    CPU_ZE_CHECK_HANDLE(hKernel, CPU_ZE_MAGIC_KERNEL);
+    CPU_ZE_CHECK_HANDLE(hKernel, CPU_ZE_KIND_KERNEL);
     struct cpu_ze_kernel *kernel = (struct cpu_ze_kernel *)hKernel;
     if (argIndex >= kernel->num_args)
         return cpu_ze_fail(ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_INDEX,
@@ -273,7 +276,7 @@ CPU_ZE_ENTRY(zeKernelSetArgumentValue, ze_kernel_handle_t hKernel, uint32_t argI
 CPU_ZE_ENTRY(zeKernelSetIndirectAccess, ze_kernel_handle_t hKernel,
              ze_kernel_indirect_access_flags_t flags)
 {
-    CPU_ZE_CHECK_HANDLE(hKernel, CPU_ZE_MAGIC_KERNEL);
+    CPU_ZE_CHECK_HANDLE(hKernel, CPU_ZE_KIND_KERNEL);
     if (flags & ~(ze_kernel_indirect_access_flags_t)0x7)
         return cpu_ze_fail(ZE_RESULT_ERROR_INVALID_ENUMERATION,
                            "zeKernelSetIndirectAccess: flags = 0x%x", flags);
@@ -301,7 +304,7 @@ CPU_ZE_ENTRY(zeKernelSetIndirectAccess, ze_kernel_handle_t hKernel,
 CPU_ZE_ENTRY(zeKernelGetIndirectAccess, ze_kernel_handle_t hKernel,
              ze_kernel_indirect_access_flags_t *pFlags)
 {
-    CPU_ZE_CHECK_HANDLE(hKernel, CPU_ZE_MAGIC_KERNEL);
+    CPU_ZE_CHECK_HANDLE(hKernel, CPU_ZE_KIND_KERNEL);
     CPU_ZE_CHECK_POINTER(pFlags);
     *pFlags = ((struct cpu_ze_kernel *)hKernel)->indirect_access;
     return ZE_RESULT_SUCCESS;
@@ -310,7 +313,7 @@ CPU_ZE_ENTRY(zeKernelGetIndirectAccess, ze_kernel_handle_t hKernel,
 CPU_ZE_ENTRY(zeKernelGetProperties, ze_kernel_handle_t hKernel,
              ze_kernel_properties_t *pKernelProperties)
 {
-    CPU_ZE_CHECK_HANDLE(hKernel, CPU_ZE_MAGIC_KERNEL);
+    CPU_ZE_CHECK_HANDLE(hKernel, CPU_ZE_KIND_KERNEL);
     CPU_ZE_CHECK_POINTER(pKernelProperties);
     CPU_ZE_CHECK_STYPE(pKernelProperties, ZE_STRUCTURE_TYPE_KERNEL_PROPERTIES);
     struct cpu_ze_kernel *kernel = (struct cpu_ze_kernel *)hKernel;
@@ -354,7 +357,7 @@ CPU_ZE_ENTRY(zeKernelGetProperties, ze_kernel_handle_t hKernel,
 
 CPU_ZE_ENTRY(zeKernelGetName, ze_kernel_handle_t hKernel, size_t *pSize, char *pName)
 {
-    CPU_ZE_CHECK_HANDLE(hKernel, CPU_ZE_MAGIC_KERNEL);
+    CPU_ZE_CHECK_HANDLE(hKernel, CPU_ZE_KIND_KERNEL);
     CPU_ZE_CHECK_POINTER(pSize);
     const char *name = ((struct cpu_ze_kernel *)hKernel)->info->name;
     size_t needed = strlen(name) + 1;

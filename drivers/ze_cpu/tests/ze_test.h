@@ -100,5 +100,7 @@ Suite *driver_module_suite(void);
 Suite *driver_kernel_suite(void);
 Suite *driver_ordering_suite(void);
 Suite *driver_errors_suite(void);
+Suite *driver_hooks_suite(void);
+Suite *driver_lifetime_suite(void);
 
 #endif /* SDPA_TESTS_ZE_TEST_H */
