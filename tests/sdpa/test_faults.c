@@ -28,13 +28,11 @@
  * extension is missing and the program reports a skip (exit 77).
  */
 #include <check.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "tensors.h"
-#include "ze_env.h"
+#include "small_problem.h"
 #include "zex_cpu.h"
 
 /* ------------------------------------------------------------------------- */
@@ -134,124 +132,44 @@ static void ledger_add(const counts_t *before, const counts_t *after, const char
 
 typedef struct problem {
     const char *name;
-    sdpa_problem_desc_t p;
-    test_tensor_t q, k, v, o, ws, d_o;
-    test_tensor_t out[3], want[3];
-    int outputs;
-    double tolerance;
+    small_problem_t sp;
+    test_tensor_t out[SMALL_OUTPUTS];
 } problem_t;
-
-static sdpa_tensor_desc_t dense(sdpa_dtype_t dtype, int64_t b, int64_t h, int64_t s, int64_t d)
-{
-    sdpa_tensor_desc_t t;
-    tensor_layout(&t, dtype, (const int64_t[]){b, h, s, d}, ORDER_BHSD, 0);
-    return t;
-}
-
-static void problem_args(const problem_t *pr, test_tensor_t *out, sdpa_exec_args_t *a)
-{
-    memset(a, 0, sizeof(*a));
-    a->struct_size = sizeof(*a);
-    a->struct_version = SDPA_EXEC_ARGS_VERSION;
-    a->q = pr->q.data;
-    a->k = pr->k.data;
-    a->v = pr->v.data;
-    a->scale = 0.25f;
-    if (pr->p.prop_kind == SDPA_BACKWARD) {
-        a->dst = pr->o.data;
-        a->workspace = pr->ws.data;
-        a->diff_dst = pr->d_o.data;
-        a->diff_q = out[0].data;
-        a->diff_k = out[1].data;
-        a->diff_v = out[2].data;
-    } else {
-        a->dst = out[0].data;
-    }
-}
-
-static void run_ref(const problem_t *pr, const sdpa_problem_desc_t *p, test_tensor_t *out,
-                    void *dst)
-{
-    sdpa_exec_args_t a;
-    problem_args(pr, out, &a);
-    if (dst)
-        a.dst = dst;
-    sdpa_primitive_t *prim = NULL;
-    ck_assert_int_eq(suite_env.ref->primitive_create(suite_env.ref_ctx, p, &prim), SDPA_SUCCESS);
-    ck_assert_int_eq(suite_env.ref->primitive_execute(prim, &a), SDPA_SUCCESS);
-    suite_env.ref->primitive_destroy(prim);
-}
 
 /* f16 forward (causal), or f16 backward with GQA (atomic or deterministic):
  * scratch, fills, conversions and, deterministic, the dQ pass. */
 static void problem_open(problem_t *pr, const char *name, int backward, int deterministic)
 {
-    memset(pr, 0, sizeof(*pr));
     pr->name = name;
-    sdpa_problem_desc_t *p = &pr->p;
-    p->struct_size = sizeof(*p);
-    p->struct_version = SDPA_PROBLEM_DESC_VERSION;
-    p->prop_kind = backward ? SDPA_BACKWARD : SDPA_FORWARD_INFERENCE;
-    p->q = p->dst = dense(SDPA_DTYPE_F16, 1, 4, 19, 32);
-    p->k = p->v = dense(SDPA_DTYPE_F16, 1, 2, 23, 32);
-    p->scale_kind = SDPA_SCALE_HOST;
-    p->mask_kind = backward ? SDPA_MASK_NONE : SDPA_MASK_CAUSAL_BOTTOM_RIGHT;
+    sdpa_problem_desc_t p;
+    memset(&p, 0, sizeof(p));
+    p.struct_size = sizeof(p);
+    p.struct_version = SDPA_PROBLEM_DESC_VERSION;
+    p.prop_kind = backward ? SDPA_BACKWARD : SDPA_FORWARD_INFERENCE;
+    p.q = p.dst = small_dense(SDPA_DTYPE_F16, 1, 4, 19, 32);
+    p.k = p.v = small_dense(SDPA_DTYPE_F16, 1, 2, 23, 32);
+    p.scale_kind = SDPA_SCALE_HOST;
+    p.mask_kind = backward ? SDPA_MASK_NONE : SDPA_MASK_CAUSAL_BOTTOM_RIGHT;
     if (backward) {
-        p->diff_dst = p->diff_q = p->q;
-        p->diff_k = p->diff_v = p->k;
-        p->deterministic = (uint32_t)deterministic;
+        p.diff_dst = p.diff_q = p.q;
+        p.diff_k = p.diff_v = p.k;
+        p.deterministic = (uint32_t)deterministic;
     }
-    test_rng_t rng = {99 + (uint64_t)backward + 2 * (uint64_t)deterministic};
-    tensor_alloc(&suite_env, &pr->q, &p->q);
-    tensor_alloc(&suite_env, &pr->k, &p->k);
-    tensor_alloc(&suite_env, &pr->v, &p->v);
-    tensor_fill_uniform(&pr->q, &rng, -1, 1);
-    tensor_fill_uniform(&pr->k, &rng, -1, 1);
-    tensor_fill_uniform(&pr->v, &rng, -1, 1);
-    pr->outputs = backward ? 3 : 1;
-    const sdpa_tensor_desc_t *outs[3] = {backward ? &p->diff_q : &p->dst, &p->diff_k, &p->diff_v};
-    for (int i = 0; i < pr->outputs; i++) {
-        tensor_alloc(&suite_env, &pr->out[i], outs[i]);
-        tensor_alloc(&suite_env, &pr->want[i], outs[i]);
-    }
-    if (backward) {
-        tensor_alloc(&suite_env, &pr->o, &p->dst);
-        sdpa_tensor_desc_t ws = dense(SDPA_DTYPE_F32, 1, 4, 19, 1);
-        tensor_alloc(&suite_env, &pr->ws, &ws);
-        tensor_alloc(&suite_env, &pr->d_o, &p->diff_dst);
-        tensor_fill_uniform(&pr->d_o, &rng, -1, 1);
-        sdpa_problem_desc_t train = *p;
-        train.prop_kind = SDPA_FORWARD_TRAINING;
-        run_ref(pr, &train, pr->want, pr->o.data);
-    }
-    run_ref(pr, p, pr->want, NULL);
-    /* f16 results of f32 sums over at most 23 keys of values in [-1, 1]:
-     * a few f16 units at magnitudes up to ~8. */
-    pr->tolerance = 1e-2;
+    small_problem_open(&pr->sp, &p, 99 + (uint64_t)backward + 2 * (uint64_t)deterministic);
+    small_outputs_alloc(&pr->sp, pr->out);
 }
 
 static void problem_close(problem_t *pr)
 {
-    test_tensor_t *all[] = {&pr->q,      &pr->k,       &pr->v,       &pr->o,
-                            &pr->ws,     &pr->d_o,     &pr->out[0],  &pr->out[1],
-                            &pr->out[2], &pr->want[0], &pr->want[1], &pr->want[2]};
-    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
-        tensor_free(&suite_env, all[i]);
+    small_outputs_free(&pr->sp, pr->out);
+    small_problem_close(&pr->sp);
 }
 
-/* 1 if the outputs agree with ref; fills why otherwise. */
+/* f16 results of f32 sums over at most 23 keys of values in [-1, 1]: a few
+ * f16 units at magnitudes up to ~8. */
 static int outputs_correct(const problem_t *pr, char *why, size_t why_size)
 {
-    for (int i = 0; i < pr->outputs; i++) {
-        compare_result_t r;
-        tensor_compare(&pr->out[i].desc, pr->out[i].data, pr->want[i].data, pr->tolerance, 2.0, &r);
-        if (r.bad) {
-            snprintf(why, why_size, "output %d: %lld elements differ from ref (ze %g, ref %g)", i,
-                     (long long)r.bad, r.worst_got, r.worst_want);
-            return 0;
-        }
-    }
-    return 1;
+    return small_outputs_match_ref(&pr->sp, pr->out, 1e-2, 2.0, why, why_size);
 }
 
 /* ------------------------------------------------------------------------- */
@@ -310,10 +228,10 @@ static sdpa_status_t scenario_window(const scenario_t *s, char *message, size_t 
     }
     if (s->problem) {
         sdpa_primitive_t *prim = NULL;
-        status = ze->primitive_create(ctx, &s->problem->p, &prim);
+        status = ze->primitive_create(ctx, &s->problem->sp.p, &prim);
         if (status == SDPA_SUCCESS && s->execute) {
             sdpa_exec_args_t a;
-            problem_args(s->problem, s->problem->out, &a);
+            small_problem_args(&s->problem->sp, s->problem->out, &a);
             a.command_list = s->list;
             status = ze->primitive_execute(prim, &a);
         }
@@ -333,8 +251,7 @@ static int scenario_run(scenario_t *s, const char *function, uint32_t nth, ze_re
                         counts_t *calls_out)
 {
     if (s->problem)
-        for (int i = 0; i < s->problem->outputs; i++)
-            memset(s->problem->out[i].data, 0xff, s->problem->out[i].bytes);
+        small_outputs_poison(&s->problem->sp, s->problem->out);
     s->list = s->execute ? run_list() : NULL;
     counts_t before, after;
     counts_take(&before);
@@ -484,11 +401,10 @@ START_TEST(every_call_fails_once)
         problem_t *pr = steady[i].problem;
         counts_take(&before);
         sdpa_primitive_t *prim = NULL;
-        ck_assert_int_eq(suite_env.ze->primitive_create(ctx, &pr->p, &prim), SDPA_SUCCESS);
+        ck_assert_int_eq(suite_env.ze->primitive_create(ctx, &pr->sp.p, &prim), SDPA_SUCCESS);
         sdpa_exec_args_t a;
-        for (int o = 0; o < pr->outputs; o++)
-            memset(pr->out[o].data, 0xff, pr->out[o].bytes);
-        problem_args(pr, pr->out, &a);
+        small_outputs_poison(&pr->sp, pr->out);
+        small_problem_args(&pr->sp, pr->out, &a);
         ck_assert_int_eq(suite_env.ze->primitive_execute(prim, &a), SDPA_SUCCESS);
         char why[256];
         ck_assert_msg(outputs_correct(pr, why, sizeof(why)), "%s on the default list: %s", pr->name,

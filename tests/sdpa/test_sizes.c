@@ -16,15 +16,7 @@
 #include <time.h>
 
 #include "element.h"
-#include "tensors.h"
-#include "ze_env.h"
-
-static sdpa_tensor_desc_t dense(sdpa_dtype_t dtype, int64_t b, int64_t h, int64_t s, int64_t d)
-{
-    sdpa_tensor_desc_t t;
-    tensor_layout(&t, dtype, (const int64_t[]){b, h, s, d}, ORDER_BHSD, 0);
-    return t;
-}
+#include "small_problem.h"
 
 static void problem_init(sdpa_problem_desc_t *p, sdpa_prop_kind_t kind)
 {
@@ -46,8 +38,8 @@ START_TEST(scratch_past_max_alloc_refused_at_creation)
     ck_assert_int_le(sk, INT32_MAX);
     sdpa_problem_desc_t p;
     problem_init(&p, SDPA_BACKWARD);
-    p.q = p.dst = p.diff_q = p.diff_dst = dense(SDPA_DTYPE_F16, 1, hq, 16, d);
-    p.k = p.v = p.diff_k = p.diff_v = dense(SDPA_DTYPE_F16, 1, 1, sk, d);
+    p.q = p.dst = p.diff_q = p.diff_dst = small_dense(SDPA_DTYPE_F16, 1, hq, 16, d);
+    p.k = p.v = p.diff_k = p.diff_v = small_dense(SDPA_DTYPE_F16, 1, 1, sk, d);
     p.deterministic = 1;
     sdpa_primitive_t *prim = NULL;
     sdpa_status_t st = suite_env.ze->primitive_create(suite_env.ze_ctx, &p, &prim);
@@ -62,7 +54,7 @@ START_TEST(scratch_past_max_alloc_refused_at_creation)
     ck_assert_ptr_nonnull(strstr(msg, limit));
 
     /* One key fewer per 4 fits again: the check is the limit, not a guess. */
-    p.k = p.v = p.diff_k = p.diff_v = dense(SDPA_DTYPE_F16, 1, 1, sk - sk / 4, d);
+    p.k = p.v = p.diff_k = p.diff_v = small_dense(SDPA_DTYPE_F16, 1, 1, sk - sk / 4, d);
     st = suite_env.ze->primitive_create(suite_env.ze_ctx, &p, &prim);
     ck_assert_msg(st == SDPA_SUCCESS, "%s", suite_env.ze->last_error());
     size_t scratch = 0;
@@ -254,8 +246,8 @@ START_TEST(execution_past_2_pow_31_elements)
 {
     sdpa_problem_desc_t p;
     problem_init(&p, SDPA_FORWARD_INFERENCE);
-    p.q = p.dst = dense(SDPA_DTYPE_F16, 1, BIG_HEADS, 1, BIG_D);
-    p.k = dense(SDPA_DTYPE_S4, 1, BIG_HEADS, BIG_SK, BIG_D);
+    p.q = p.dst = small_dense(SDPA_DTYPE_F16, 1, BIG_HEADS, 1, BIG_D);
+    p.k = small_dense(SDPA_DTYPE_S4, 1, BIG_HEADS, BIG_SK, BIG_D);
     p.v = p.k;
     p.k_quant.scales = p.v_quant.scales = SDPA_QUANT_PER_TENSOR;
     p.k_quant.scales_dtype = p.v_quant.scales_dtype = SDPA_DTYPE_F32;

@@ -24,29 +24,19 @@
 #include <string.h>
 #include <time.h>
 
-#include "tensors.h"
-#include "ze_env.h"
+#include "small_problem.h"
 
 #define THREADS 8
 #define SHAPES 3
 #define BURST 4 /* executions appended per wait on an asynchronous list */
 
-/* A problem with its inputs and its outputs computed alone. */
+/* A problem, and its outputs computed by ze alone (checked against ref). */
 typedef struct stress_problem {
-    sdpa_problem_desc_t p;
-    test_tensor_t q, k, v, o, ws, d_o; /* o, ws, d_o: backward inputs */
-    test_tensor_t want[3];             /* O, or dQ, dK, dV */
-    int outputs;
+    small_problem_t sp;
+    test_tensor_t alone[SMALL_OUTPUTS];
 } stress_problem_t;
 
 static stress_problem_t fwd_problems[SHAPES], bwd_problems[SHAPES];
-
-static sdpa_tensor_desc_t dense(sdpa_dtype_t dtype, int64_t b, int64_t h, int64_t s, int64_t d)
-{
-    sdpa_tensor_desc_t t;
-    tensor_layout(&t, dtype, (const int64_t[]){b, h, s, d}, ORDER_BHSD, 0);
-    return t;
-}
 
 /* Shape i: mixed sizes, dtypes and masks, GQA in backward (so that the
  * deterministic backward needs scratch for its dK/dV partials). */
@@ -59,8 +49,8 @@ static void stress_desc(int backward, int i, sdpa_problem_desc_t *p)
     p->struct_size = sizeof(*p);
     p->struct_version = SDPA_PROBLEM_DESC_VERSION;
     p->prop_kind = backward ? SDPA_BACKWARD : SDPA_FORWARD_INFERENCE;
-    p->q = dense(dt[i], 1, hq[i], sq[i], d[i]);
-    p->k = p->v = dense(dt[i], 1, 1, sk[i], d[i]);
+    p->q = small_dense(dt[i], 1, hq[i], sq[i], d[i]);
+    p->k = p->v = small_dense(dt[i], 1, 1, sk[i], d[i]);
     p->dst = p->q;
     p->mask_kind = i == 1 ? SDPA_MASK_CAUSAL_BOTTOM_RIGHT : SDPA_MASK_NONE;
     p->scale_kind = SDPA_SCALE_HOST;
@@ -71,120 +61,31 @@ static void stress_desc(int backward, int i, sdpa_problem_desc_t *p)
     }
 }
 
-/* The arguments of one execution of sp writing into out (NULL: sp->want). */
-static void stress_args(const stress_problem_t *sp, test_tensor_t *out, sdpa_exec_args_t *a)
-{
-    if (!out)
-        out = (test_tensor_t *)sp->want;
-    memset(a, 0, sizeof(*a));
-    a->struct_size = sizeof(*a);
-    a->struct_version = SDPA_EXEC_ARGS_VERSION;
-    a->q = sp->q.data;
-    a->k = sp->k.data;
-    a->v = sp->v.data;
-    a->scale = 0.25f;
-    if (sp->p.prop_kind == SDPA_BACKWARD) {
-        a->dst = sp->o.data;
-        a->workspace = sp->ws.data;
-        a->diff_dst = sp->d_o.data;
-        a->diff_q = out[0].data;
-        a->diff_k = out[1].data;
-        a->diff_v = out[2].data;
-    } else {
-        a->dst = out[0].data;
-    }
-}
-
-static void outputs_alloc(const stress_problem_t *sp, test_tensor_t *out)
-{
-    const sdpa_problem_desc_t *p = &sp->p;
-    if (p->prop_kind == SDPA_BACKWARD) {
-        tensor_alloc(&suite_env, &out[0], &p->diff_q);
-        tensor_alloc(&suite_env, &out[1], &p->diff_k);
-        tensor_alloc(&suite_env, &out[2], &p->diff_v);
-    } else {
-        tensor_alloc(&suite_env, &out[0], &p->dst);
-    }
-}
-
-static void outputs_free(const stress_problem_t *sp, test_tensor_t *out)
-{
-    for (int i = 0; i < sp->outputs; i++)
-        tensor_free(&suite_env, &out[i]);
-}
-
-/* 1 if every output equals the one computed alone, byte for byte. */
-static int outputs_match(const stress_problem_t *sp, const test_tensor_t *out)
-{
-    for (int i = 0; i < sp->outputs; i++)
-        if (memcmp(out[i].data, sp->want[i].data, out[i].bytes) != 0)
-            return 0;
-    return 1;
-}
-
-static void execute_once(const sdpa_backend_iface_t *be, sdpa_context_t *ctx,
-                         const sdpa_problem_desc_t *p, const sdpa_exec_args_t *a)
-{
-    sdpa_primitive_t *prim = NULL;
-    ck_assert_msg(be->primitive_create(ctx, p, &prim) == SDPA_SUCCESS, "%s create: %s", be->name,
-                  be->last_error());
-    ck_assert_msg(be->primitive_execute(prim, a) == SDPA_SUCCESS, "%s execute: %s", be->name,
-                  be->last_error());
-    be->primitive_destroy(prim);
-}
-
-/* Inputs from a generator, outputs computed alone on ze and checked against
+/* Inputs and ref's outputs, then ze's outputs alone, which must agree with
  * ref (f32 sums: a few units of 2^-24 per term, far below 1e-4 here). */
-static void stress_problem_open(stress_problem_t *sp, int backward, int i)
+static void stress_problem_open(stress_problem_t *st, int backward, int i)
 {
-    memset(sp, 0, sizeof(*sp));
-    stress_desc(backward, i, &sp->p);
-    const sdpa_problem_desc_t *p = &sp->p;
-    test_rng_t rng = {1234 + 17 * (uint64_t)i + (uint64_t)backward};
-    tensor_alloc(&suite_env, &sp->q, &p->q);
-    tensor_alloc(&suite_env, &sp->k, &p->k);
-    tensor_alloc(&suite_env, &sp->v, &p->v);
-    tensor_fill_uniform(&sp->q, &rng, -1, 1);
-    tensor_fill_uniform(&sp->k, &rng, -1, 1);
-    tensor_fill_uniform(&sp->v, &rng, -1, 1);
-    sp->outputs = backward ? 3 : 1;
-    outputs_alloc(sp, sp->want);
-    test_tensor_t ref_out[3];
-    outputs_alloc(sp, ref_out);
-    if (backward) {
-        /* O and the log-sum-exp from ref's training forward, dO random. */
-        sdpa_problem_desc_t train = *p;
-        train.prop_kind = SDPA_FORWARD_TRAINING;
-        tensor_alloc(&suite_env, &sp->o, &p->dst);
-        sdpa_tensor_desc_t ws = dense(SDPA_DTYPE_F32, 1, p->q.dims[1], p->q.dims[2], 1);
-        tensor_alloc(&suite_env, &sp->ws, &ws);
-        tensor_alloc(&suite_env, &sp->d_o, &p->diff_dst);
-        tensor_fill_uniform(&sp->d_o, &rng, -1, 1);
-        sdpa_exec_args_t a;
-        stress_args(sp, NULL, &a);
-        a.dst = sp->o.data;
-        execute_once(suite_env.ref, suite_env.ref_ctx, &train, &a);
-    }
+    sdpa_problem_desc_t p;
+    stress_desc(backward, i, &p);
+    small_problem_open(&st->sp, &p, 1234 + 17 * (uint64_t)i + (uint64_t)backward);
+    small_outputs_alloc(&st->sp, st->alone);
     sdpa_exec_args_t a;
-    stress_args(sp, NULL, &a);
-    execute_once(suite_env.ze, suite_env.ze_ctx, p, &a);
-    stress_args(sp, ref_out, &a);
-    execute_once(suite_env.ref, suite_env.ref_ctx, p, &a);
-    for (int o = 0; o < sp->outputs; o++) {
-        compare_result_t r;
-        tensor_compare(&sp->want[o].desc, sp->want[o].data, ref_out[o].data, 1e-4, 4.0, &r);
-        ck_assert_msg(r.bad == 0, "shape %d output %d alone: %lld elements differ from ref", i, o,
-                      (long long)r.bad);
-    }
-    outputs_free(sp, ref_out);
+    small_problem_args(&st->sp, st->alone, &a);
+    sdpa_primitive_t *prim = NULL;
+    ck_assert_msg(suite_env.ze->primitive_create(suite_env.ze_ctx, &p, &prim) == SDPA_SUCCESS, "%s",
+                  suite_env.ze->last_error());
+    ck_assert_msg(suite_env.ze->primitive_execute(prim, &a) == SDPA_SUCCESS, "%s",
+                  suite_env.ze->last_error());
+    suite_env.ze->primitive_destroy(prim);
+    char why[256];
+    ck_assert_msg(small_outputs_match_ref(&st->sp, st->alone, 1e-4, 4.0, why, sizeof(why)),
+                  "shape %d alone: %s", i, why);
 }
 
-static void stress_problem_close(stress_problem_t *sp)
+static void stress_problem_close(stress_problem_t *st)
 {
-    test_tensor_t *inputs[] = {&sp->q, &sp->k, &sp->v, &sp->o, &sp->ws, &sp->d_o};
-    for (size_t i = 0; i < sizeof(inputs) / sizeof(inputs[0]); i++)
-        tensor_free(&suite_env, inputs[i]);
-    outputs_free(sp, sp->want);
+    small_outputs_free(&st->sp, st->alone);
+    small_problem_close(&st->sp);
 }
 
 /* ------------------------------------------------------------------------- */
@@ -208,9 +109,9 @@ typedef struct pattern {
 typedef struct worker {
     const pattern_t *pattern;
     int index, iterations;
-    stress_problem_t *sp;
+    stress_problem_t *st;
     sdpa_primitive_t *prim;
-    test_tensor_t out[3];
+    test_tensor_t out[SMALL_OUTPUTS];
     ze_command_list_handle_t list; /* NULL: the context's */
     ze_event_pool_handle_t pool;
     ze_event_handle_t done;
@@ -258,7 +159,7 @@ static void worker_close(worker_t *w)
         zeEventPoolDestroy(w->pool);
     if (w->list)
         zeCommandListDestroy(w->list);
-    outputs_free(w->sp, w->out);
+    small_outputs_free(&w->st->sp, w->out);
 }
 
 static void record_failure(worker_t *w, sdpa_status_t status, const char *what)
@@ -273,12 +174,11 @@ static void *worker_run(void *arg)
     int async = w->pattern->lists == LIST_OWN_ASYNC;
     for (int i = 0; i < w->iterations && w->status == SDPA_SUCCESS;) {
         /* Poison the outputs: a skipped or partial execution cannot pass. */
-        for (int o = 0; o < w->sp->outputs; o++)
-            memset(w->out[o].data, 0xff, w->out[o].bytes);
+        small_outputs_poison(&w->st->sp, w->out);
         int appends = async ? BURST : 1;
         for (int b = 0; b < appends && w->status == SDPA_SUCCESS; b++, i++) {
             sdpa_exec_args_t a;
-            stress_args(w->sp, w->out, &a);
+            small_problem_args(&w->st->sp, w->out, &a);
             a.command_list = w->list;
             if (async && b == appends - 1)
                 a.signal_event = w->done;
@@ -300,7 +200,7 @@ static void *worker_run(void *arg)
                 break;
             }
         }
-        w->mismatches += !outputs_match(w->sp, w->out);
+        w->mismatches += !small_outputs_identical(&w->st->sp, w->out, w->st->alone);
     }
     return NULL;
 }
@@ -328,8 +228,8 @@ static void run_pattern(const pattern_t *pt)
     pthread_t threads[THREADS];
     sdpa_primitive_t *shared = NULL;
     if (pt->shared_primitive)
-        ck_assert_msg(suite_env.ze->primitive_create(suite_env.ze_ctx, &problems[0].p, &shared) ==
-                              SDPA_SUCCESS,
+        ck_assert_msg(suite_env.ze->primitive_create(suite_env.ze_ctx, &problems[0].sp.p,
+                                                     &shared) == SDPA_SUCCESS,
                       "%s", suite_env.ze->last_error());
     int own_lists = 0;
     for (int t = 0; t < THREADS; t++) {
@@ -338,13 +238,13 @@ static void run_pattern(const pattern_t *pt)
         w->pattern = pt;
         w->index = t;
         w->iterations = iterations_for(pt);
-        w->sp = &problems[pt->shared_primitive ? 0 : t % SHAPES];
+        w->st = &problems[pt->shared_primitive ? 0 : t % SHAPES];
         w->prim = shared;
         if (!shared)
-            ck_assert_msg(suite_env.ze->primitive_create(suite_env.ze_ctx, &w->sp->p, &w->prim) ==
-                                  SDPA_SUCCESS,
+            ck_assert_msg(suite_env.ze->primitive_create(suite_env.ze_ctx, &w->st->sp.p,
+                                                         &w->prim) == SDPA_SUCCESS,
                           "%s", suite_env.ze->last_error());
-        outputs_alloc(w->sp, w->out);
+        small_outputs_alloc(&w->st->sp, w->out);
         worker_open_list(w);
         own_lists += w->list != NULL;
     }
