@@ -53,6 +53,12 @@ static ze_result_t layout_arguments(struct cpu_ze_kernel *kernel)
         return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
     size_t offset = 0;
     for (uint32_t i = 0; i < n; i++) {
+        /* Each value is at most SPIRV_MAX_VALUE_BYTES; thousands of them
+         * (a crafted module) must not wrap the 32-bit offsets. */
+        if (offset > UINT32_MAX - SPIRV_MAX_VALUE_BYTES - 8)
+            return cpu_ze_fail(ZE_RESULT_ERROR_UNSUPPORTED_SIZE,
+                               "zeKernelCreate: %s: %u arguments of over 4 GiB in all",
+                               kernel->info->name, n);
         kernel->arg_offset[i] = (uint32_t)offset;
         kernel->arg_size[i] = arg_info(kernel, i)->size;
         offset += (kernel->arg_size[i] + 7u) & ~(size_t)7u;
