@@ -14,7 +14,8 @@
  *     (at most 2^63 - 1 bytes), and SDPA_QUERY_WORKSPACE_BYTES is exact;
  *   - an accepted execution has every pointer the problem needs;
  *   - a backward plan's scratch regions are exact, disjoint, inside the
- *     total, and the total fits the device's largest allocation.
+ *     total, the total fits the device's largest allocation, and its zero
+ *     fills cover only scratch or exactly a dense f32 gradient.
  */
 #include <stdio.h>
 #include <string.h>
@@ -334,6 +335,26 @@ static void check_bwd_plan(const sdpa_problem_desc_t *p, const sdpa_shape_t *s,
     const u128 exact[5] = {product(q, 4) * 4, product(sc->dkv_partials ? partial : kv, 4) * 4,
                            product(sc->dkv_partials ? partial : kv, 4) * 4, product(q, 3) * 4,
                            SDPA_BWD_STRIDES_COUNT * 8};
+    /* Zero fills stay inside the scratch, or cover exactly a dense f32
+     * gradient (a strided one has gaps that belong to someone else). */
+    for (uint32_t i = 0; i < sc->num_fills; i++) {
+        const sdpa_zero_fill_t *f = &sc->fills[i];
+        if (f->buffer == SDPA_BWD_BUFFER_SCRATCH) {
+            if ((u128)f->offset + f->bytes > sc->total_bytes)
+                fuzz_fail("zero fill %u ends past the scratch", i);
+            continue;
+        }
+        const sdpa_tensor_desc_t *t = f->buffer == SDPA_BWD_BUFFER_DIFF_Q   ? &p->diff_q
+                                      : f->buffer == SDPA_BWD_BUFFER_DIFF_K ? &p->diff_k
+                                                                            : &p->diff_v;
+        u128 last = 0;
+        for (int n = 0; n < 4; n++)
+            last += (u128)(t->dims[n] - 1) * (u128)t->strides[n];
+        if (t->dtype != SDPA_DTYPE_F32 || f->offset != 0 || (u128)f->bytes != (last + 1) * 4 ||
+            (u128)f->bytes != product(t->dims, 4) * 4)
+            fuzz_fail("zero fill %u of gradient %d: %zu bytes at %zu, not exactly its elements", i,
+                      (int)f->buffer, f->bytes, f->offset);
+    }
     for (int i = 0; i < 5; i++) {
         const sdpa_scratch_region_t *r = regions[i];
         if (r->bytes == 0)
