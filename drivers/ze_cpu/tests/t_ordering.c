@@ -372,8 +372,9 @@ START_TEST(query_kernel_timestamps)
     const size_t stride = sizeof(ze_kernel_timestamp_result_t);
     /* Reversed, and the second at an offset that is not 8-byte aligned. */
     const size_t offsets[2] = {stride + 4, 0};
-    uint8_t *dst = ze_test_alloc_host(4 * stride);
-    memset(dst, 0xab, 4 * stride);
+    /* Room for both layouts: the offsets above, then packed from 2 * stride + 4. */
+    uint8_t *dst = ze_test_alloc_host(4 * stride + 4);
+    memset(dst, 0xab, 4 * stride + 4);
     ze_command_queue_handle_t queue = ze_test_queue(ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS);
     ze_command_list_handle_t list = ze_test_list();
     append_add_one(list, kernel, bufs.a, bufs.b, events[0], 0, NULL);
