@@ -10,7 +10,7 @@
  * on accept/refuse and on the values, refuse with SDPA_ERROR_INVALID_CONFIG
  * and a message naming the variable, and never read past the text.
  */
-#define _POSIX_C_SOURCE 200809L /* setenv */
+#define _XOPEN_SOURCE 700 /* putenv */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,7 +140,16 @@ static void check_env(const char *text)
         int count = v == 2 ? SDPA_BWD_CONFIG_INTS : SDPA_FWD_CONFIG_INTS;
         int want[SDPA_BWD_CONFIG_INTS], got[SDPA_BWD_CONFIG_INTS];
         int ok = text[0] == '\0' || oracle(text, count, want);
-        setenv(names[v], text, 1);
+        /* putenv with our own string: setenv would keep a copy of every
+         * value for the life of the process (glibc never frees them). */
+        size_t name_length = strlen(names[v]), length = strlen(text);
+        char *entry = malloc(name_length + length + 2);
+        if (!entry)
+            fuzz_fail("out of memory");
+        memcpy(entry, names[v], name_length);
+        entry[name_length] = '=';
+        memcpy(entry + name_length + 1, text, length + 1);
+        putenv(entry);
         int found = -1;
         sdpa_status_t status;
         if (v < 2) {
@@ -158,6 +167,7 @@ static void check_env(const char *text)
                 sdpa_bwd_config_to_ints(&config, got);
         }
         unsetenv(names[v]);
+        free(entry);
         if (ok != (status == SDPA_SUCCESS))
             fuzz_fail("$%s = \"%.200s\": reader %s, oracle %s", names[v], text,
                       status == SDPA_SUCCESS ? "accepts" : "refuses", ok ? "accepts" : "refuses");
