@@ -36,6 +36,30 @@
  *     only the alignment of their elements (see sdpa_exec_args_t).
  *   - Nothing in this header allocates. Handles are opaque. There is no global
  *     mutable state: two contexts never share anything.
+ *   - Sizes: a problem whose tensors, or the buffers it implies (workspace,
+ *     dropout keep mask and element index, per-group quantization
+ *     parameters, backward scratch), would pass 2^63 - 1 bytes is refused by
+ *     primitive_create with SDPA_ERROR_UNSUPPORTED naming the field, so no
+ *     size a query returns ever wraps.
+ *
+ * Threads. Every function may be called from any thread. primitive_execute
+ * is safe from any number of threads at once, for any mix of primitives,
+ * command lists and scratch:
+ *   - the backend serializes its own appends to each Level Zero command list
+ *     (the context's default list and lists passed in exec args alike), and
+ *     its use of a primitive's kernels;
+ *   - a backward without exec_args.scratch uses the scratch the context keeps
+ *     for the command list it appends to: executions on one list run in
+ *     order and share it, executions on different lists never do, and no
+ *     execution allocates once that list's scratch is large enough.
+ * What stays the caller's: not appending to a command list from another
+ * thread while primitive_execute appends to it (Level Zero forbids
+ * concurrent appends to one list; the backend only orders its own), not
+ * submitting one regular list to two queues at once if it holds backward
+ * executions that use the context's scratch, and not destroying a primitive
+ * or context while calls on it run or its launches are pending. The context
+ * keeps each list's scratch until it is destroyed: a caller that records onto
+ * many short-lived lists should pass its own scratch.
  *
  * Lifetime. Destroy a context's primitives before the context, and the
  * context before the Level Zero context it is bound to; neither destroy
@@ -124,12 +148,19 @@ typedef enum sdpa_status {
     /* A request this header defines that this backend or device cannot serve
      * (a head size or dimension beyond what it implements, quantized K/V in
      * backward, a device pointer handed to the host reference backend, a
-     * feature the device lacks). */
+     * feature the device lacks, a buffer past 2^63 - 1 bytes, or a backward
+     * scratch above the device's largest allocation, maxMemAllocSize: refused
+     * at creation). Level Zero's UNSUPPORTED_SIZE/_FEATURE/_VERSION/_ALIGNMENT
+     * map here. */
     SDPA_ERROR_UNSUPPORTED = 3,
     /* SDPA_CONFIG, QUANTIZED_SDPA_CONFIG or BWD_SDPA_CONFIG is malformed or
      * violates the kernel's constraints. */
     SDPA_ERROR_INVALID_CONFIG = 4,
+    /* A host allocation failed, or a Level Zero call returned
+     * ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY. */
     SDPA_ERROR_OUT_OF_HOST_MEMORY = 5,
+    /* A Level Zero call (an allocation, a kernel creation, a launch, ...)
+     * returned ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY. */
     SDPA_ERROR_OUT_OF_DEVICE_MEMORY = 6,
     /* Building a Level Zero module failed; the message carries the build log. */
     SDPA_ERROR_BUILD_FAILED = 7,
@@ -361,7 +392,8 @@ typedef struct sdpa_exec_args {
 
     /* Optional caller-owned scratch (device memory of at least
      * SDPA_QUERY_SCRATCH_BYTES, aligned to SDPA_SCRATCH_ALIGNMENT). NULL:
-     * the context's own, grown on demand. */
+     * the scratch the context keeps for the command list this execution
+     * appends to, grown on demand (see Threads at the top). */
     void *scratch;
     size_t scratch_size;
 
@@ -415,8 +447,8 @@ typedef enum sdpa_query {
      * second primitive with the same kernels builds none). */
     SDPA_QUERY_MODULES_BUILT = 4,
     /* uint64_t, on a context: device allocations the context has made for
-     * scratch so far (it grows its scratch only when a larger execution
-     * needs it). */
+     * scratch so far, over all command lists (it grows a list's scratch only
+     * when a larger execution on that list needs it). */
     SDPA_QUERY_SCRATCH_ALLOCATIONS = 5,
 } sdpa_query_t;
 
@@ -464,7 +496,9 @@ typedef struct sdpa_backend_iface {
                                      size_t out_size);
     /* Appends the launches for one execution and returns; the results are
      * ready once the command list has executed (or signal_event is
-     * signalled). Safe to call from several threads at once. */
+     * signalled). Safe to call from any number of threads at once, on the
+     * same or different primitives and command lists (see Threads at the
+     * top). */
     sdpa_status_t (*primitive_execute)(sdpa_primitive_t *prim, const sdpa_exec_args_t *args);
 } sdpa_backend_iface_t;
 

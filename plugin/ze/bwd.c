@@ -79,7 +79,8 @@ sdpa_status_t ze_bwd_prepare(sdpa_primitive_t *prim)
     ze_result_t result =
             zeMemAllocHost(prim->ctx->ze_context, &host, sizeof(plan->strides), 64, &strides);
     if (result != ZE_RESULT_SUCCESS)
-        return sdpa_ze_fail("zeMemAllocHost (backward strides)", result);
+        return sdpa_ze_failf(result, "zeMemAllocHost(backward strides, %zu bytes)",
+                             sizeof(plan->strides));
     memcpy(strides, plan->strides, sizeof(plan->strides));
     prim->bwd_strides_host = strides;
     return SDPA_SUCCESS;
@@ -177,8 +178,7 @@ static sdpa_status_t launch(ze_command_list_handle_t list, ze_kernel_handle_t k,
     ze_group_count_t count = {groups[0], groups[1], groups[2]};
     ze_result_t result = zeCommandListAppendLaunchKernel(list, k, &count, NULL, 0, NULL);
     if (result != ZE_RESULT_SUCCESS)
-        return sdpa_fail(SDPA_ERROR_DEVICE, "zeCommandListAppendLaunchKernel (%s) failed: %s", name,
-                         ze_result_name(result));
+        return sdpa_ze_failf(result, "zeCommandListAppendLaunchKernel(%s)", name);
     return SDPA_SUCCESS;
 }
 
@@ -188,8 +188,9 @@ static sdpa_status_t barrier(ze_command_list_handle_t list)
     return SDPA_SUCCESS;
 }
 
-/* The scratch: the caller's if given (and large enough), else the context's. */
-static sdpa_status_t find_scratch(sdpa_primitive_t *prim, const sdpa_exec_args_t *a, char **out)
+/* The scratch: the caller's if given (and large enough), else the list's. */
+static sdpa_status_t find_scratch(sdpa_primitive_t *prim, const sdpa_exec_args_t *a,
+                                  sdpa_scratch_t *list_scratch, char **out)
 {
     size_t need = prim->bwd.scratch.total_bytes;
     if (a->scratch) {
@@ -206,19 +207,19 @@ static sdpa_status_t find_scratch(sdpa_primitive_t *prim, const sdpa_exec_args_t
         return SDPA_SUCCESS;
     }
     void *scratch = NULL;
-    sdpa_status_t status = sdpa_scratch_reserve(prim->ctx->scratch, need, &scratch);
+    sdpa_status_t status = sdpa_scratch_reserve(list_scratch, need, &scratch);
     *out = scratch;
     return status;
 }
 
 sdpa_status_t ze_bwd_execute(sdpa_primitive_t *prim, const sdpa_exec_args_t *a,
-                             ze_command_list_handle_t list)
+                             ze_command_list_handle_t list, sdpa_scratch_t *list_scratch)
 {
     const sdpa_bwd_plan_t *plan = &prim->bwd;
     const sdpa_bwd_scratch_t *s = &plan->scratch;
     bwd_buffers_t b;
     memset(&b, 0, sizeof(b));
-    sdpa_status_t status = find_scratch(prim, a, &b.scratch);
+    sdpa_status_t status = find_scratch(prim, a, list_scratch, &b.scratch);
     if (status != SDPA_SUCCESS)
         return status;
     b.d_i = region(b.scratch, s->d_i);
@@ -230,8 +231,10 @@ sdpa_status_t ze_bwd_execute(sdpa_primitive_t *prim, const sdpa_exec_args_t *a,
         b.dv_sum = region(b.scratch, s->dv);
     }
 
-    /* Everything waits for the caller's events. */
-    if (a->num_wait_events)
+    /* Everything waits for the caller's events, and, when the scratch is the
+     * list's, for what the list ran before: an earlier backward on this list
+     * may still be reading it. */
+    if (a->num_wait_events || !a->scratch)
         SDPA_ZE_TRY(zeCommandListAppendBarrier(list, NULL, a->num_wait_events, a->wait_events));
 
     /* Strides and zero fills: independent of each other. */

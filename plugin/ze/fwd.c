@@ -93,6 +93,6 @@ sdpa_status_t ze_fwd_execute(sdpa_primitive_t *prim, const sdpa_exec_args_t *a,
     ze_result_t result = zeCommandListAppendLaunchKernel(list, k, &groups, a->signal_event,
                                                          a->num_wait_events, a->wait_events);
     if (result != ZE_RESULT_SUCCESS)
-        return sdpa_ze_fail("zeCommandListAppendLaunchKernel (sdpa_fwd)", result);
+        return sdpa_ze_failf(result, "zeCommandListAppendLaunchKernel(%s)", SDPA_FWD_KERNEL);
     return SDPA_SUCCESS;
 }

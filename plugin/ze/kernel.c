@@ -37,8 +37,7 @@ sdpa_status_t ze_kernel_from_cache(sdpa_context_t *ctx, const char *source, int 
     ze_kernel_desc_t desc = {.stype = ZE_STRUCTURE_TYPE_KERNEL_DESC, .pKernelName = kernel_name};
     ze_result_t result = zeKernelCreate(module, &desc, out);
     if (result != ZE_RESULT_SUCCESS)
-        return sdpa_fail(SDPA_ERROR_DEVICE, "zeKernelCreate(\"%s\") failed: %s", kernel_name,
-                         ze_result_name(result));
+        return sdpa_ze_failf(result, "zeKernelCreate(\"%s\")", kernel_name);
     return SDPA_SUCCESS;
 }
 
@@ -46,9 +45,8 @@ sdpa_status_t ze_set_arg(ze_kernel_handle_t kernel, uint32_t index, size_t size,
 {
     ze_result_t result = zeKernelSetArgumentValue(kernel, index, size, value);
     if (result != ZE_RESULT_SUCCESS)
-        return sdpa_fail(SDPA_ERROR_DEVICE,
-                         "zeKernelSetArgumentValue(argument %u, %zu bytes) failed: %s", index, size,
-                         ze_result_name(result));
+        return sdpa_ze_failf(result, "zeKernelSetArgumentValue(argument %u, %zu bytes)", index,
+                             size);
     return SDPA_SUCCESS;
 }
 

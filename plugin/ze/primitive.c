@@ -91,8 +91,13 @@ sdpa_status_t ze_primitive_execute(sdpa_primitive_t *prim, const sdpa_exec_args_
 
     ze_command_list_handle_t list =
             checked.command_list ? checked.command_list : prim->ctx->command_list;
+    sdpa_list_entry_t *entry = NULL;
+    if ((status = sdpa_list_lock(prim->ctx->lists, list, &entry)) != SDPA_SUCCESS)
+        return status;
     pthread_mutex_lock(&prim->launch_lock);
-    status = backward ? ze_bwd_execute(prim, &checked, list) : ze_fwd_execute(prim, &checked, list);
+    status = backward ? ze_bwd_execute(prim, &checked, list, sdpa_list_scratch(entry))
+                      : ze_fwd_execute(prim, &checked, list);
     pthread_mutex_unlock(&prim->launch_lock);
+    sdpa_list_unlock(entry);
     return status;
 }

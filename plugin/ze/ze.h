@@ -3,21 +3,25 @@
  * SPIR-V, specialized and built per problem (modules cached per context),
  * launched on the caller's command list.
  *
- * Threads: a context may be used from several threads. Primitive creation
- * builds modules under the module cache's lock. Level Zero kernel arguments
- * are state of the kernel object, so each primitive owns its kernels and
- * serializes its launches (set arguments + append) on its own lock; two
- * primitives launch concurrently.
+ * Threads (the contract sdpa.h states): primitive_execute is safe from any
+ * number of threads, for any mix of primitives, command lists and scratch.
+ *   - Appends to one command list are serialized by the context: one lock per
+ *     list handle (list_table.h), for the default list and callers' lists.
+ *   - Level Zero kernel arguments are state of the kernel object, so each
+ *     primitive owns its kernels and sets arguments + appends under its own
+ *     lock. Lock order: the list's, then the primitive's.
+ *   - Backward without caller scratch uses the scratch of the list it
+ *     appends to; executions on one list are ordered by a leading barrier, so
+ *     they may share it, and executions on different lists never do.
+ *   - Primitive creation builds modules under the module cache's lock.
+ * What stays the caller's: not appending to a list itself while an
+ * execution appends to it, and not destroying a primitive or context while
+ * executions are in flight.
  *
  * Lifetime: a context keeps a list of its live primitives. Destroying the
  * context releases every Level Zero object they still hold (kernels, host
  * memory) before its modules, and orphans them: primitive_destroy then only
  * frees them, primitive_execute refuses them (sdpa.h, "Lifetime").
- *
- * Scratch: backward needs device scratch; unless the caller passes its own,
- * it comes from the context's grow-only allocation, so executions of one
- * context's primitives that may overlap in time must pass their own scratch
- * (or use different contexts).
  */
 #ifndef SDPA_ZE_H
 #define SDPA_ZE_H
@@ -30,6 +34,7 @@
 #include "device.h"
 #include "fwd_plan.h"
 #include "live_list.h"
+#include "list_table.h"
 #include "module_cache.h"
 #include "problem.h"
 #include "scratch.h"
@@ -49,7 +54,7 @@ struct sdpa_context {
     int owns_command_list; /* we created it: a synchronous immediate list */
     sdpa_device_info_t device;
     sdpa_module_cache_t *modules;
-    sdpa_scratch_t *scratch;
+    sdpa_list_table_t *lists; /* per list: append lock, backward scratch */
     sdpa_live_list_t primitives; /* links of the live primitives */
 };
 
@@ -101,8 +106,10 @@ sdpa_status_t ze_set_ptr(ze_kernel_handle_t kernel, uint32_t index, const void *
 /* bwd.c */
 sdpa_status_t ze_bwd_prepare(sdpa_primitive_t *prim);
 void ze_bwd_release(sdpa_primitive_t *prim);
+/* Appends one backward execution to list, whose lock the caller holds;
+ * list_scratch is that list's scratch, used unless args->scratch is set. */
 sdpa_status_t ze_bwd_execute(sdpa_primitive_t *prim, const sdpa_exec_args_t *args,
-                             ze_command_list_handle_t list);
+                             ze_command_list_handle_t list, sdpa_scratch_t *list_scratch);
 
 /* fwd.c */
 sdpa_status_t ze_fwd_prepare(sdpa_primitive_t *prim);

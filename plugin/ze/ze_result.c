@@ -1,4 +1,6 @@
 /* ze_result.c - names for ze_result_t and their sdpa_status_t. */
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "error.h"
@@ -55,17 +57,41 @@ const char *ze_result_name(ze_result_t result)
     }
 }
 
+sdpa_status_t sdpa_ze_status(ze_result_t result)
+{
+    switch (result) {
+    case ZE_RESULT_SUCCESS:
+        return SDPA_SUCCESS;
+    case ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY:
+        return SDPA_ERROR_OUT_OF_HOST_MEMORY;
+    case ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY:
+        return SDPA_ERROR_OUT_OF_DEVICE_MEMORY;
+    case ZE_RESULT_ERROR_MODULE_BUILD_FAILURE:
+    case ZE_RESULT_ERROR_MODULE_LINK_FAILURE:
+        return SDPA_ERROR_BUILD_FAILED;
+    case ZE_RESULT_ERROR_UNSUPPORTED_SIZE:
+    case ZE_RESULT_ERROR_UNSUPPORTED_FEATURE:
+    case ZE_RESULT_ERROR_UNSUPPORTED_VERSION:
+    case ZE_RESULT_ERROR_UNSUPPORTED_ALIGNMENT:
+        return SDPA_ERROR_UNSUPPORTED;
+    default:
+        return SDPA_ERROR_DEVICE;
+    }
+}
+
+sdpa_status_t sdpa_ze_failf(ze_result_t result, const char *format, ...)
+{
+    char what[256];
+    va_list ap;
+    va_start(ap, format);
+    vsnprintf(what, sizeof(what), format, ap);
+    va_end(ap);
+    return sdpa_fail(sdpa_ze_status(result), "%s failed: %s (0x%x)", what, ze_result_name(result),
+                     (unsigned)result);
+}
+
 sdpa_status_t sdpa_ze_fail(const char *call, ze_result_t result)
 {
-    sdpa_status_t status = SDPA_ERROR_DEVICE;
-    if (result == ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY)
-        status = SDPA_ERROR_OUT_OF_HOST_MEMORY;
-    else if (result == ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY)
-        status = SDPA_ERROR_OUT_OF_DEVICE_MEMORY;
-    else if (result == ZE_RESULT_ERROR_MODULE_BUILD_FAILURE)
-        status = SDPA_ERROR_BUILD_FAILED;
     /* Keep the message to the call's name: its arguments are noise. */
-    size_t name_length = strcspn(call, "(");
-    return sdpa_fail(status, "%.*s failed: %s (0x%x)", (int)name_length, call,
-                     ze_result_name(result), (unsigned)result);
+    return sdpa_ze_failf(result, "%.*s", (int)strcspn(call, "("), call);
 }

@@ -8,6 +8,7 @@
 #include "error.h"
 #include "fwd_plan.h"
 #include "kernel_abi_bwd.h"
+#include "size_math.h"
 
 #define THIN_Q_MAX_QUERIES 16
 
@@ -86,11 +87,13 @@ static void copy4(int64_t *out, const int64_t in[4])
     memcpy(out, in, 4 * sizeof(int64_t));
 }
 
-/* Strides of a dense [B, H, S, D] f32 buffer. */
+/* Strides of a dense [B, H, S, D] f32 buffer (a scratch region, whose size
+ * sdpa_bwd_scratch_plan has bounded, so nothing saturates). */
 static void dense4(int64_t *out, int64_t heads, int64_t seq, int64_t d)
 {
-    out[0] = heads * seq * d;
-    out[1] = seq * d;
+    const int64_t dims[3] = {heads, seq, d};
+    out[0] = sdpa_size_to_int64(sdpa_size_product(dims, 3));
+    out[1] = sdpa_size_to_int64(sdpa_size_product(dims + 1, 2));
     out[2] = d;
     out[3] = 1;
 }
@@ -150,8 +153,9 @@ static void add_post(sdpa_bwd_plan_t *plan, sdpa_bwd_buffer_t dst, sdpa_scratch_
     /* Partials [B, Hq, S, D]: K/V head h sums query heads h*G .. h*G + G-1,
      * so the head stride spans G slices and the slices are one head apart. */
     dense4(post->src_strides, src_heads, seq, d);
-    post->src_strides[1] = (int64_t)slices * seq * d;
-    post->slice_stride = seq * d;
+    const int64_t slice_dims[3] = {slices, seq, d};
+    post->src_strides[1] = sdpa_size_to_int64(sdpa_size_product(slice_dims, 3));
+    post->slice_stride = sdpa_size_to_int64(sdpa_size_product(slice_dims + 1, 2));
     copy4(post->dst_strides, gradient->strides);
     post->group_count[0] = div_up(seq, SDPA_BWD_POST_ROWS);
     post->group_count[1] = (uint32_t)heads;
@@ -251,6 +255,18 @@ sdpa_status_t sdpa_bwd_plan_make(const sdpa_problem_desc_t *problem, const sdpa_
     if (status != SDPA_SUCCESS)
         return status;
     const sdpa_bwd_scratch_t *s = &plan.scratch;
+    /* The scratch is one allocation (the context's, or the caller's): refuse
+     * here rather than fail every execution. */
+    if (device->max_alloc_bytes && s->total_bytes > device->max_alloc_bytes)
+        return sdpa_fail(
+                SDPA_ERROR_UNSUPPORTED,
+                "backward scratch of %zu bytes (SDPA_QUERY_SCRATCH_BYTES, %s mode, B = "
+                "%" PRId64 ", Hq = %" PRId64 ", Hkv = %" PRId64 ", Sq = %" PRId64 ", Sk = %" PRId64
+                ", D = %" PRId64 ") exceeds the device's largest allocation, %" PRIu64
+                " bytes (maxMemAllocSize)",
+                s->total_bytes, s->mode == SDPA_BWD_MODE_DETERMINISTIC ? "deterministic" : "atomic",
+                shape->batch, shape->q_heads, shape->kv_heads, shape->q_len, shape->k_len,
+                shape->head_size, device->max_alloc_bytes);
     if (s->mode == SDPA_BWD_MODE_ATOMIC)
         plan.dq_target = s->dq_f32_scratch ? SDPA_BWD_TARGET_SCRATCH : SDPA_BWD_TARGET_OUTPUT;
     plan.dkv_target = (s->dkv_f32_scratch || s->dkv_partials) ? SDPA_BWD_TARGET_SCRATCH

@@ -84,7 +84,8 @@ void sdpa_bwd_config_query_for(const sdpa_problem_desc_t *problem, const sdpa_sh
 /* Plans the backward pass of problem (checked, prop_kind BACKWARD) on
  * device. Returns SDPA_SUCCESS, SDPA_ERROR_INVALID_CONFIG (a bad
  * BWD_SDPA_CONFIG), or SDPA_ERROR_UNSUPPORTED (head size above the largest
- * backward variant, no configuration fits the device, or sizes overflow). */
+ * backward variant, no configuration fits the device, sizes overflow, or
+ * the scratch exceeds device->max_alloc_bytes when that is not 0). */
 sdpa_status_t sdpa_bwd_plan_make(const sdpa_problem_desc_t *problem, const sdpa_shape_t *shape,
                                  const sdpa_device_info_t *device, sdpa_bwd_plan_t *out);
 

@@ -5,6 +5,7 @@
 
 #include "error.h"
 #include "fwd_plan.h"
+#include "size_math.h"
 #include "tensor_layout.h"
 
 /* The kernels receive sdpa.h's enum values as their codes. */
@@ -183,13 +184,6 @@ static void set_strides(sdpa_fwd_plan_t *plan, const sdpa_problem_desc_t *p)
                                                                           : 0;
 }
 
-/* Saturating product of non-negative values. */
-static uint64_t product(uint64_t a, uint64_t b)
-{
-    uint64_t r;
-    return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
-}
-
 /* 1 if some buffer the kernel addresses spans 4 GiB or more. */
 static int needs_large_buffers(const sdpa_problem_desc_t *p, const sdpa_shape_t *shape)
 {
@@ -198,16 +192,14 @@ static int needs_large_buffers(const sdpa_problem_desc_t *p, const sdpa_shape_t 
     for (int i = 0; i < 5; i++)
         if (sdpa_tensor_span_bytes(tensors[i]) >= limit)
             return 1;
-    uint64_t bhs = product(product((uint64_t)shape->batch, (uint64_t)shape->q_heads),
-                           (uint64_t)shape->q_len);
-    if (product(bhs, 4) >= limit) /* log-sum-exp workspace */
+    const int64_t scores[4] = {shape->batch, shape->q_heads, shape->q_len, shape->k_len};
+    if (sdpa_size_bytes(sdpa_size_product(scores, 3), 32) >= limit) /* log-sum-exp workspace */
         return 1;
-    if (p->dropout.enabled && product(bhs, (uint64_t)shape->k_len) >= limit) /* keep mask */
+    if (p->dropout.enabled && sdpa_size_product(scores, 4) >= limit) /* keep mask */
         return 1;
     /* Scales and zero points: [B, Hkv, Sk, D / group] at most 4 bytes each. */
-    uint64_t per_token = product(product((uint64_t)shape->batch, (uint64_t)shape->kv_heads),
-                                 (uint64_t)shape->k_len);
-    return is_quantized(p) && product(product(per_token, (uint64_t)shape->head_size), 4) >= limit;
+    const int64_t kv[4] = {shape->batch, shape->kv_heads, shape->k_len, shape->head_size};
+    return is_quantized(p) && sdpa_size_bytes(sdpa_size_product(kv, 4), 32) >= limit;
 }
 
 sdpa_status_t sdpa_fwd_plan_make(const sdpa_problem_desc_t *problem, const sdpa_shape_t *shape,

@@ -5,6 +5,7 @@
 
 #include "error.h"
 #include "problem.h"
+#include "size_math.h"
 
 /* Returns from the enclosing function if a check failed. */
 #define TRY(expr)                                                                                  \
@@ -260,6 +261,16 @@ static sdpa_status_t check_layout(const char *name, const sdpa_tensor_desc_t *t,
                              "offset overflows 64 bits",
                              name, n, (long long)t->strides[n], name, n, (long long)t->dims[n]);
     }
+    /* ... and its last byte must be addressable. */
+    if (sdpa_size_bytes(sdpa_size_span_elements(t->dims, t->strides), sdpa_dtype_bits(t->dtype)) >
+        SDPA_MAX_BUFFER_BYTES)
+        return sdpa_fail(SDPA_ERROR_UNSUPPORTED,
+                         "%s: dims {%lld, %lld, %lld, %lld} with strides {%lld, %lld, %lld, %lld} "
+                         "of %s span more than %llu bytes, the largest addressable buffer",
+                         name, (long long)t->dims[0], (long long)t->dims[1], (long long)t->dims[2],
+                         (long long)t->dims[3], (long long)t->strides[0], (long long)t->strides[1],
+                         (long long)t->strides[2], (long long)t->strides[3],
+                         sdpa_dtype_name(t->dtype), (unsigned long long)SDPA_MAX_BUFFER_BYTES);
     if (sdpa_dtype_bits(t->dtype) == 4) {
         if (t->strides[3] != 1)
             return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
@@ -523,6 +534,56 @@ static sdpa_status_t check_backward(const sdpa_problem_desc_t *d)
 }
 
 /* ------------------------------------------------------------------------- */
+/* Buffers the problem implies                                               */
+/* ------------------------------------------------------------------------- */
+
+/* A dense buffer of the elements of dims (n of them, named by what) at bits
+ * per element must be addressable. */
+static sdpa_status_t check_dense_buffer(const char *field, const char *what, const int64_t *dims,
+                                        int n, int bits)
+{
+    uint64_t bytes = sdpa_size_bytes(sdpa_size_product(dims, n), bits);
+    if (bytes <= SDPA_MAX_BUFFER_BYTES)
+        return SDPA_SUCCESS;
+    char shape[128];
+    int used = 0;
+    for (int i = 0; i < n && used >= 0 && (size_t)used < sizeof(shape); i++)
+        used += snprintf(shape + used, sizeof(shape) - (size_t)used, "%s%lld", i ? " x " : "",
+                         (long long)dims[i]);
+    return sdpa_fail(SDPA_ERROR_UNSUPPORTED,
+                     "%s (%s = %s) needs more than %llu bytes, the largest addressable buffer",
+                     field, what, shape, (unsigned long long)SDPA_MAX_BUFFER_BYTES);
+}
+
+/* The log-sum-exp workspace, the dropout keep mask (and the Philox element
+ * index, which runs over [B, Hq, Sq, Sk]) and per-group quantization
+ * parameters are dense buffers whose size the caller does not spell out:
+ * refuse problems where they cannot exist, so that no size query wraps. */
+static sdpa_status_t check_implied_buffers(const sdpa_problem_desc_t *d)
+{
+    const int64_t scores[4] = {d->q.dims[0], d->q.dims[1], d->q.dims[2], d->k.dims[2]};
+    if (d->prop_kind != SDPA_FORWARD_INFERENCE)
+        TRY(check_dense_buffer("workspace", "f32 B x Hq x Sq", scores, 3, 32));
+    if (d->dropout.enabled)
+        TRY(check_dense_buffer("dropout", "Philox element index over B x Hq x Sq x Sk", scores, 4,
+                               8));
+    static const char *const names[2] = {"k_quant", "v_quant"};
+    const sdpa_quant_desc_t *quants[2] = {&d->k_quant, &d->v_quant};
+    for (int t = 0; t < 2; t++) {
+        const sdpa_quant_desc_t *q = quants[t];
+        if (q->scales != SDPA_QUANT_PER_GROUP && q->zero_points != SDPA_QUANT_PER_GROUP)
+            continue;
+        const int64_t groups[4] = {d->k.dims[0], d->k.dims[1], d->k.dims[2],
+                                   d->q.dims[3] / q->group_size};
+        char field[32];
+        snprintf(field, sizeof(field), "%s.group_size", names[t]);
+        /* s32 zero points or f32 scales: at most 32 bits per group. */
+        TRY(check_dense_buffer(field, "scales of B x Hkv x Sk x D / group_size", groups, 4, 32));
+    }
+    return SDPA_SUCCESS;
+}
+
+/* ------------------------------------------------------------------------- */
 /* The problem                                                               */
 /* ------------------------------------------------------------------------- */
 
@@ -558,7 +619,7 @@ static sdpa_status_t check_problem(const sdpa_problem_desc_t *d)
     TRY(check_dropout(d));
     if (d->prop_kind == SDPA_BACKWARD)
         TRY(check_backward(d));
-    return SDPA_SUCCESS;
+    return check_implied_buffers(d);
 }
 
 /* Zeroes what the problem does not use (see problem.h). */
@@ -853,5 +914,8 @@ size_t sdpa_workspace_bytes(const sdpa_problem_desc_t *problem, const sdpa_shape
 {
     if (problem->prop_kind != SDPA_FORWARD_TRAINING && problem->prop_kind != SDPA_BACKWARD)
         return 0;
-    return (size_t)shape->batch * (size_t)shape->q_heads * (size_t)shape->q_len * sizeof(float);
+    const int64_t rows[3] = {shape->batch, shape->q_heads, shape->q_len};
+    uint64_t bytes = sdpa_size_bytes(sdpa_size_product(rows, 3), 32);
+    /* sdpa_problem_check refused problems whose workspace is not addressable. */
+    return bytes <= SDPA_MAX_BUFFER_BYTES ? (size_t)bytes : SIZE_MAX;
 }

@@ -21,7 +21,9 @@
  * (mismatched dims, a mask that does not broadcast, quantization parameters
  * on a float K). SDPA_ERROR_UNSUPPORTED: a request sdpa.h defines that these
  * backends cannot serve (a head size above SDPA_MAX_HEAD_SIZE, quantized
- * K/V in backward, a dimension above INT32_MAX).
+ * K/V in backward, a dimension above INT32_MAX, a tensor or an implied
+ * dense buffer - workspace, dropout index, per-group scales - past
+ * SDPA_MAX_BUFFER_BYTES, see size_math.h).
  */
 #ifndef SDPA_CORE_PROBLEM_H
 #define SDPA_CORE_PROBLEM_H

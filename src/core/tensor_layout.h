@@ -29,7 +29,7 @@
  * time. */
 int sdpa_tensor_row_alignment(const sdpa_tensor_desc_t *t);
 
-/* Elements of t (the product of its dims). */
+/* Elements of t (the product of its dims), saturated at INT64_MAX. */
 int64_t sdpa_tensor_elements(const sdpa_tensor_desc_t *t);
 
 /* 1 if the elements of t fill offsets 0..elements-1 exactly once: some

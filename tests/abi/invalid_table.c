@@ -156,6 +156,32 @@ MUTATE(ds_dims, d->ds.dims[3] = 5)
 MUTATE(ds_integer, d->ds.dtype = SDPA_DTYPE_S8)
 MUTATE(deterministic_3, d->deterministic = 3)
 
+/* Sizes past what memory can hold: one row per (batch, head) broadcast
+ * over huge dims (strides 0 outside the row), so only the buffers the
+ * problem implies, which are dense, would be huge. */
+static void broadcast(sdpa_tensor_desc_t *t, int64_t d0, int64_t d1, int64_t d2)
+{
+    t->dims[0] = d0;
+    t->dims[1] = d1;
+    t->dims[2] = d2;
+    t->strides[0] = t->strides[1] = t->strides[2] = 0;
+    t->strides[3] = 1;
+}
+#define HUGE_BH ((int64_t)1 << 30)
+MUTATE(workspace_overflow, broadcast(&d->q, HUGE_BH, HUGE_BH, 16);
+       broadcast(&d->dst, HUGE_BH, HUGE_BH, 16); broadcast(&d->k, HUGE_BH, 1, 6);
+       broadcast(&d->v, HUGE_BH, 1, 6))
+MUTATE(keep_mask_overflow, broadcast(&d->q, HUGE_BH >> 2, HUGE_BH >> 2, 8);
+       broadcast(&d->dst, HUGE_BH >> 2, HUGE_BH >> 2, 8); broadcast(&d->k, HUGE_BH >> 2, 1, 1024);
+       broadcast(&d->v, HUGE_BH >> 2, 1, 1024))
+MUTATE(group_scales_overflow, broadcast(&d->q, HUGE_BH, HUGE_BH, 8);
+       broadcast(&d->dst, HUGE_BH, HUGE_BH, 8); broadcast(&d->k, HUGE_BH, HUGE_BH, 1024);
+       broadcast(&d->v, HUGE_BH, HUGE_BH, 1024))
+/* Dense f32 [2^30, 2^24, 1, 512]: its last element is at 2^63 - 2^33 + 511,
+ * an offset int64 holds, but its bytes are not addressable. */
+MUTATE(dense_bytes_overflow, d->q.dtype = SDPA_DTYPE_F32;
+       d->q = dense_tensor(SDPA_DTYPE_F32, HUGE_BH, (int64_t)1 << 24, 1, 512))
+
 /* ------------------------------------------------------------------------- */
 /* Mutations of the arguments                                                */
 /* ------------------------------------------------------------------------- */
@@ -326,6 +352,15 @@ static const invalid_case_t table[] = {
         P("dim above int32", fwd, huge_dim, UN, "q.dims[2] = 3000000000"),
         P("offset overflow", fwd, overflowing_strides, IA, "k.strides[3]", "overflows"),
         P("k s32", fwd, k_s32, IA, "k.dtype = s32"),
+        /* buffers past the address space */
+        P("tensor bytes", bwd, dense_bytes_overflow, UN, "q: dims {1073741824, 16777216, 1, 512}",
+          "span more than"),
+        P("workspace bytes", train, workspace_overflow, UN, "workspace",
+          "1073741824 x 1073741824 x 16"),
+        P("dropout index", dropout_train, keep_mask_overflow, UN, "dropout",
+          "268435456 x 268435456 x 8 x 1024"),
+        P("group scales", quant, group_scales_overflow, UN, "k_quant.group_size",
+          "1073741824 x 1073741824 x 1024 x 2"),
         /* quantization */
         P("int k without scales", fwd, k_int_without_scales, IA, "k_quant.scales = NONE",
           "k.dtype = s8"),
