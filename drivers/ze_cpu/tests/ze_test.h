@@ -97,6 +97,7 @@ void ze_test_sleep_ms(unsigned ms);
 Suite *driver_device_suite(void);
 Suite *driver_memory_suite(void);
 Suite *driver_module_suite(void);
+Suite *driver_native_suite(void);
 Suite *driver_kernel_suite(void);
 Suite *driver_ordering_suite(void);
 Suite *driver_errors_suite(void);
