@@ -443,13 +443,23 @@ typedef enum sdpa_query {
     SDPA_QUERY_SCRATCH_BYTES = 2,
     /* char[]: the chosen kernel configuration, e.g. "fwd d128 sg16 cfg=...". */
     SDPA_QUERY_CONFIG_STRING = 3,
-    /* uint64_t, on a context: modules this context has built so far (a
-     * second primitive with the same kernels builds none). */
+    /* uint64_t, on a context: modules this context has built from SPIR-V so
+     * far (a second primitive with the same kernels builds none, and a
+     * module loaded from the persistent module cache is not built). */
     SDPA_QUERY_MODULES_BUILT = 4,
     /* uint64_t, on a context: device allocations the context has made for
      * scratch so far, over all command lists (it grows a list's scratch only
      * when a larger execution on that list needs it). */
     SDPA_QUERY_SCRATCH_ALLOCATIONS = 5,
+    /* uint64_t, on a context: modules this context loaded from the
+     * persistent module cache (native binaries an earlier build stored,
+     * see SDPA_CACHE) instead of building them. 0 with the cache off. */
+    SDPA_QUERY_MODULE_CACHE_HITS = 6,
+    /* uint64_t, on a context: modules this context looked up in the
+     * persistent module cache and did not find usable (absent, damaged,
+     * of another format, or refused by the driver), and so built. 0 with
+     * the cache off; with it on, every build was a miss. */
+    SDPA_QUERY_MODULE_CACHE_MISSES = 7,
 } sdpa_query_t;
 
 /* ------------------------------------------------------------------------- */
@@ -479,7 +489,8 @@ typedef struct sdpa_backend_iface {
     /* Fills out (whose struct_size/struct_version the caller sets). */
     sdpa_status_t (*context_get_features)(sdpa_context_t *ctx, sdpa_features_t *out);
     /* Context-wide queries (SDPA_QUERY_MODULES_BUILT,
-     * SDPA_QUERY_SCRATCH_ALLOCATIONS). */
+     * SDPA_QUERY_SCRATCH_ALLOCATIONS, SDPA_QUERY_MODULE_CACHE_HITS,
+     * SDPA_QUERY_MODULE_CACHE_MISSES). */
     sdpa_status_t (*context_query)(sdpa_context_t *ctx, sdpa_query_t what, void *out,
                                    size_t out_size);
 

@@ -55,29 +55,6 @@ static ze_result_t create_native(ze_context_handle_t context, const uint8_t *byt
     return result;
 }
 
-/* spec_probe writes its five constants through a pointer argument, so it
- * checks both the constants baked into the binary and that the argument
- * is still known to be a pointer. */
-static void expect_probe_constants(ze_module_handle_t module)
-{
-    ze_kernel_handle_t kernel = ze_test_kernel(module, "spec_probe");
-    int64_t *buf = ze_test_alloc_shared(8 * sizeof *buf);
-    memset(buf, 0x55, 8 * sizeof *buf);
-    ZE_OK(zeKernelSetArgumentValue(kernel, 0, sizeof buf, &buf));
-    ZE_OK(zeKernelSetGroupSize(kernel, 1, 1, 1));
-    ze_test_launch_sync(kernel, 1, 1, 1);
-    ck_assert_int_eq(buf[0], constants.i);
-    ck_assert_int_eq(buf[1], (int64_t)constants.u);
-    ck_assert_int_eq(buf[2], constants.l);
-    float f;
-    int32_t bits = (int32_t)buf[3];
-    memcpy(&f, &bits, sizeof f);
-    ck_assert(f == constants.f);
-    ck_assert_int_eq(buf[4], 1);
-    ze_test_free(buf);
-    ZE_OK(zeKernelDestroy(kernel));
-}
-
 START_TEST(native_binary_round_trip)
 {
     const ze_test_env_t *e = ze_test_env();
@@ -87,7 +64,10 @@ START_TEST(native_binary_round_trip)
 
     ze_module_handle_t module = NULL;
     ZE_OK(create_native(e->context, bytes, size, &module, NULL));
-    expect_probe_constants(module);
+    /* spec_probe writes its constants through a pointer argument: the
+     * constants baked into the binary, and the argument still known to be
+     * a pointer. */
+    ze_test_expect_constants("module from the native binary", module, &constants);
 
     /* The same kernels, with their parameter counts and sub-group size. */
     uint32_t count = 0;
