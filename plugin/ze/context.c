@@ -108,11 +108,10 @@ sdpa_status_t ze_context_create(const sdpa_context_desc_t *desc, sdpa_context_t 
         return status;
     }
     if (sdpa_verbose_level() >= 2) {
-        char device[sizeof(ctx->device.name)];
-        const char *dir = sdpa_module_cache_dir(ctx->modules);
-        sdpa_verbose_print("context,ze,%s,module cache %s%s",
-                           sdpa_verbose_field(ctx->device.name, device, sizeof(device)),
-                           dir ? "in " : "off", dir ? dir : "");
+        char device[sizeof(ctx->device.name)], cache[4500];
+        sdpa_module_cache_describe(ctx->modules, cache, sizeof(cache));
+        sdpa_verbose_print("context,ze,%s,%s",
+                           sdpa_verbose_field(ctx->device.name, device, sizeof(device)), cache);
     }
     *out = ctx;
     return SDPA_SUCCESS;

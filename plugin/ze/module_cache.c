@@ -33,6 +33,7 @@ struct sdpa_module_cache {
     /* The persistent cache, or NULL; identity is valid when it is set. */
     sdpa_disk_cache_t *disk;
     sdpa_device_identity_t identity;
+    char why_off[4400]; /* why disk is NULL, for SDPA_VERBOSE */
 };
 
 static _Thread_local sdpa_module_cache_counts_t thread_counts;
@@ -161,15 +162,20 @@ static void open_persistent(sdpa_module_cache_t *cache)
 {
     sdpa_disk_cache_settings_t settings;
     sdpa_disk_cache_settings_from_env(&settings);
-    if (!settings.enabled)
+    if (!settings.enabled) {
+        snprintf(cache->why_off, sizeof(cache->why_off), "SDPA_CACHE=%s", getenv("SDPA_CACHE"));
         return;
+    }
     char why[256] = "";
     if (sdpa_device_identity_read(cache->device, &cache->identity, why, sizeof(why)) != 0) {
-        if (sdpa_verbose_level() >= 2)
-            sdpa_verbose_print("module,cache_off,-,0,the device cannot be identified: %s", why);
+        snprintf(cache->why_off, sizeof(cache->why_off), "the device cannot be identified: %s",
+                 why);
         return;
     }
     cache->disk = sdpa_disk_cache_open(&settings);
+    if (!cache->disk)
+        snprintf(cache->why_off, sizeof(cache->why_off), "no usable directory (%s)",
+                 settings.dir[0] ? settings.dir : "none set");
 }
 
 sdpa_status_t sdpa_module_cache_create(ze_context_handle_t context, ze_device_handle_t device,
@@ -432,9 +438,12 @@ sdpa_module_cache_counts_t sdpa_module_cache_counts(sdpa_module_cache_t *cache)
     return counts;
 }
 
-const char *sdpa_module_cache_dir(const sdpa_module_cache_t *cache)
+void sdpa_module_cache_describe(const sdpa_module_cache_t *cache, char *out, size_t size)
 {
-    return cache->disk ? sdpa_disk_cache_dir(cache->disk) : NULL;
+    if (cache->disk)
+        snprintf(out, size, "module cache in %s", sdpa_disk_cache_dir(cache->disk));
+    else
+        snprintf(out, size, "module cache off: %s", cache->why_off);
 }
 
 void sdpa_module_cache_thread_reset(void)

@@ -18,6 +18,7 @@
 #ifndef SDPA_ZE_MODULE_CACHE_H
 #define SDPA_ZE_MODULE_CACHE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <level_zero/ze_api.h>
@@ -65,8 +66,8 @@ typedef struct sdpa_module_cache_counts {
 /* The cache's counts so far. */
 sdpa_module_cache_counts_t sdpa_module_cache_counts(sdpa_module_cache_t *cache);
 
-/* The persistent cache's directory, or NULL if the cache has none. */
-const char *sdpa_module_cache_dir(const sdpa_module_cache_t *cache);
+/* "module cache in <dir>", or "module cache off: <why>", in out[size]. */
+void sdpa_module_cache_describe(const sdpa_module_cache_t *cache, char *out, size_t size);
 
 /* Counts of the calling thread's sdpa_module_cache_get calls since its last
  * reset, over every cache: what one primitive creation did (SDPA_VERBOSE). */
