@@ -38,6 +38,13 @@
 #include "sdpa_bwd_tile.h"
 #include "sdpa_common.h"
 
+/* The kernels this compilation holds: all four (the sdpa_bwd variants), or
+ * the parts a wrapper selects (sdpa_bwd_prepost.cl, sdpa_bwd_main.cl,
+ * sdpa_bwd_dq.cl: the modules the backend builds, kernel_abi_bwd.h). */
+#ifndef SDPA_BWD_PARTS
+#define SDPA_BWD_PARTS SDPA_BWD_PART_ALL
+#endif
+
 /* Work-group tiles (kernel_abi_bwd.h). */
 static inline int sdpa_bwd_bc(void)
 {
@@ -338,6 +345,7 @@ static inline __attribute__((always_inline)) void sdpa_bwd_zero_ds(global void *
     }
 }
 
+#if SDPA_BWD_PARTS & SDPA_BWD_PART_PRE
 __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void
 sdpa_bwd_preprocess(global float *d_i, const global void *A, const global void *dA, int d, int sq,
                     const global long *strides)
@@ -367,7 +375,9 @@ sdpa_bwd_preprocess(global float *d_i, const global void *A, const global void *
             d_i[(b * hq + h) * sq + i] = sum;
     }
 }
+#endif
 
+#if SDPA_BWD_PARTS & SDPA_BWD_PART_MAIN
 __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void
 sdpa_bwd(const global void *K, const global void *Q, const global void *V, const global float *ws,
          const global float *d_i, const global void *dA, global void *dS, global void *dK,
@@ -484,7 +494,9 @@ sdpa_bwd(const global void *K, const global void *Q, const global void *V, const
     sdpa_bwd_store_acc(dV, sdpa_bwd_head_offset(&dvs, x.b, head), dvs.s2, dvs.s3, k0, m.acc1, 1, bc,
                        keys, d, 1.0f, out);
 }
+#endif
 
+#if SDPA_BWD_PARTS & SDPA_BWD_PART_DQ
 __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void
 sdpa_bwd_dq(const global void *K, const global void *Q, const global void *V,
             const global float *ws, const global float *d_i, const global void *dA, global void *dS,
@@ -556,7 +568,9 @@ sdpa_bwd_dq(const global void *K, const global void *Q, const global void *V,
     sdpa_bwd_store_acc(dQ, sdpa_bwd_head_offset(&dqs, x.b, x.h), dqs.s2, dqs.s3, q0, m.acc0, x.ld,
                        1, queries, d, x.factor, out);
 }
+#endif
 
+#if SDPA_BWD_PARTS & SDPA_BWD_PART_POST
 __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void
 sdpa_bwd_postprocess(global void *dst, const global float *src, int d, int s, int slices,
                      long slice_stride, long ss0, long ss1, long ss2, long ss3, long ds0, long ds1,
@@ -584,3 +598,4 @@ sdpa_bwd_postprocess(global void *dst, const global float *src, int d, int s, in
         }
     }
 }
+#endif

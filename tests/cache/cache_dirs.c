@@ -88,8 +88,7 @@ int cache_dir_find_entry(const char *dir, const char *text, char *out, size_t si
         snprintf(out, size, "%s/%s", dir, e->d_name);
         void *key = NULL, *payload = NULL;
         size_t key_size = 0, payload_size = 0;
-        if (sdpa_disk_cache_read_entry(out, &key, &key_size, &payload, &payload_size, NULL, 0) !=
-            0)
+        if (sdpa_disk_cache_read_entry(out, &key, &key_size, &payload, &payload_size, NULL, 0) != 0)
             continue;
         if (memmem(key, key_size, text, strlen(text)) != NULL)
             found = 0;

@@ -118,9 +118,14 @@ START_TEST(settings_from_the_environment)
     const struct {
         const char *text;
         uint64_t bytes;
-    } sizes[] = {{"12345", 12345},     {"64K", 64ull << 10}, {"3m", 3ull << 20},
-                 {"2G", 2ull << 30},   {"0", 0},             {"12x", SDPA_DISK_CACHE_DEFAULT_MAX_BYTES},
-                 {"-5", SDPA_DISK_CACHE_DEFAULT_MAX_BYTES},   {"K", SDPA_DISK_CACHE_DEFAULT_MAX_BYTES},
+    } sizes[] = {{"12345", 12345},
+                 {"64K", 64ull << 10},
+                 {"3m", 3ull << 20},
+                 {"2G", 2ull << 30},
+                 {"0", 0},
+                 {"12x", SDPA_DISK_CACHE_DEFAULT_MAX_BYTES},
+                 {"-5", SDPA_DISK_CACHE_DEFAULT_MAX_BYTES},
+                 {"K", SDPA_DISK_CACHE_DEFAULT_MAX_BYTES},
                  {"99999999999999999999", SDPA_DISK_CACHE_DEFAULT_MAX_BYTES}};
     for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
         setenv("SDPA_CACHE_MAX_BYTES", sizes[i].text, 1);
@@ -257,9 +262,8 @@ START_TEST(entries_round_trip_and_damage_is_rejected)
     expect_rejected(cache, "module A", "another key");
     void *key = NULL, *payload = NULL;
     size_t key_size = 0, payload_size = 0;
-    ck_assert_int_eq(sdpa_disk_cache_read_entry(path, &key, &key_size, &payload, &payload_size,
-                                                NULL, 0),
-                     0);
+    ck_assert_int_eq(
+            sdpa_disk_cache_read_entry(path, &key, &key_size, &payload, &payload_size, NULL, 0), 0);
     ck_assert_uint_eq(key_size, 8);
     ck_assert_mem_eq(key, "module Z", 8);
     ck_assert_uint_eq(payload_size, 100);
@@ -363,8 +367,8 @@ END_TEST
 
 /* Runs fn in a child whose stderr goes to a file; returns the child's exit
  * status and the notes it printed in notes[size]. */
-static int in_child(void (*fn)(const char *dir), const char *dir, int drop_privileges,
-                    char *notes, size_t size)
+static int in_child(void (*fn)(const char *dir), const char *dir, int drop_privileges, char *notes,
+                    size_t size)
 {
     char log[4200];
     snprintf(log, sizeof(log), "%s.stderr", dir);
@@ -467,7 +471,8 @@ START_TEST(unusable_directories_give_one_note)
 
     ck_assert_int_eq(in_child(write_into_full, dir, 0, notes, sizeof(notes)), 0);
     printf("write failure: %s", notes);
-    ck_assert_int_eq(cache_text_count(notes, "sdpa-ze: note: module cache: cannot create a file"), 1);
+    ck_assert_int_eq(cache_text_count(notes, "sdpa-ze: note: module cache: cannot create a file"),
+                     1);
     ck_assert_int_eq(cache_text_count(notes, "sdpa-ze: note"), 1);
 
     /* Disabled: nothing opened, no note. */
