@@ -195,8 +195,7 @@ static const uint8_t *take(reader_t *r, size_t size, const char *what)
     if (r->failed)
         return NULL;
     if (size > (size_t)(r->end - r->at)) {
-        reject(r, "truncated: %s needs %zu bytes, %zu left", what, size,
-               (size_t)(r->end - r->at));
+        reject(r, "truncated: %s needs %zu bytes, %zu left", what, size, (size_t)(r->end - r->at));
         return NULL;
     }
     const uint8_t *p = r->at;
@@ -320,9 +319,9 @@ static spirv_reflection_t *read_reflection(reader_t *r)
     return reflection;
 }
 
-ze_result_t cpu_ze_native_unpack(const uint8_t *bytes, size_t size,
-                                 spirv_reflection_t **reflection, const uint8_t **binary,
-                                 size_t *binary_size, char *why, size_t why_size)
+ze_result_t cpu_ze_native_unpack(const uint8_t *bytes, size_t size, spirv_reflection_t **reflection,
+                                 const uint8_t **binary, size_t *binary_size, char *why,
+                                 size_t why_size)
 {
     reader_t r = {.at = bytes, .end = bytes + size, .why = why, .why_size = why_size};
     const uint8_t *magic = take(&r, 8, "the magic");

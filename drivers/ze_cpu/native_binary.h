@@ -45,8 +45,8 @@ ze_result_t cpu_ze_native_pack(cl_program program, const spirv_reflection_t *ref
  * Otherwise returns ZE_RESULT_ERROR_INVALID_NATIVE_BINARY (or
  * ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY) with a one-line reason in
  * why[why_size]; never reads outside bytes[0, size). */
-ze_result_t cpu_ze_native_unpack(const uint8_t *bytes, size_t size,
-                                 spirv_reflection_t **reflection, const uint8_t **binary,
-                                 size_t *binary_size, char *why, size_t why_size);
+ze_result_t cpu_ze_native_unpack(const uint8_t *bytes, size_t size, spirv_reflection_t **reflection,
+                                 const uint8_t **binary, size_t *binary_size, char *why,
+                                 size_t why_size);
 
 #endif /* ZE_CPU_NATIVE_BINARY_H */

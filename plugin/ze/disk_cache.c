@@ -37,7 +37,8 @@ struct sdpa_disk_cache {
 
 static atomic_int noted_no_dir, noted_create, noted_read_only, noted_write, noted_max;
 
-static void note_once(atomic_int *flag, const char *format, ...) __attribute__((format(printf, 2, 3)));
+static void note_once(atomic_int *flag, const char *format, ...)
+        __attribute__((format(printf, 2, 3)));
 
 static void note_once(atomic_int *flag, const char *format, ...)
 {
@@ -71,10 +72,23 @@ static int parse_bytes(const char *text, uint64_t *out)
         return -1;
     unsigned shift = 0;
     switch (*end) {
-    case 'K': case 'k': shift = 10; end++; break;
-    case 'M': case 'm': shift = 20; end++; break;
-    case 'G': case 'g': shift = 30; end++; break;
-    default: break;
+    case 'K':
+    case 'k':
+        shift = 10;
+        end++;
+        break;
+    case 'M':
+    case 'm':
+        shift = 20;
+        end++;
+        break;
+    case 'G':
+    case 'g':
+        shift = 30;
+        end++;
+        break;
+    default:
+        break;
     }
     if (*end != '\0' || (shift && value > (UINT64_MAX >> shift)))
         return -1;
@@ -105,9 +119,10 @@ void sdpa_disk_cache_settings_from_env(sdpa_disk_cache_settings_t *out)
     const char *max = getenv("SDPA_CACHE_MAX_BYTES");
     if (max && *max && parse_bytes(max, &out->max_bytes) != 0) {
         out->max_bytes = SDPA_DISK_CACHE_DEFAULT_MAX_BYTES;
-        note_once(&noted_max, "SDPA_CACHE_MAX_BYTES=\"%s\" is not a byte count (digits, then "
-                  "K, M or G or nothing): using %llu", max,
-                  (unsigned long long)SDPA_DISK_CACHE_DEFAULT_MAX_BYTES);
+        note_once(&noted_max,
+                  "SDPA_CACHE_MAX_BYTES=\"%s\" is not a byte count (digits, then "
+                  "K, M or G or nothing): using %llu",
+                  max, (unsigned long long)SDPA_DISK_CACHE_DEFAULT_MAX_BYTES);
     }
 }
 
@@ -146,11 +161,12 @@ sdpa_disk_cache_t *sdpa_disk_cache_open(const sdpa_disk_cache_settings_t *settin
         return NULL;
     if (settings->dir[0] == '\0') {
         note_once(&noted_no_dir, "no directory (SDPA_CACHE_DIR, XDG_CACHE_HOME and HOME are "
-                  "unset): modules are not cached across processes");
+                                 "unset): modules are not cached across processes");
         return NULL;
     }
     if (make_directories(settings->dir) != 0) {
-        note_once(&noted_create, "cannot create %s (%s): modules are not cached across "
+        note_once(&noted_create,
+                  "cannot create %s (%s): modules are not cached across "
                   "processes (set SDPA_CACHE_DIR, or SDPA_CACHE=0)",
                   settings->dir, strerror(errno));
         return NULL;
@@ -162,8 +178,10 @@ sdpa_disk_cache_t *sdpa_disk_cache_open(const sdpa_disk_cache_settings_t *settin
     cache->max_bytes = settings->max_bytes;
     cache->writable = access(settings->dir, W_OK | X_OK) == 0;
     if (!cache->writable)
-        note_once(&noted_read_only, "%s is not writable (%s): its entries are used, new "
-                  "modules are not stored", settings->dir, strerror(errno));
+        note_once(&noted_read_only,
+                  "%s is not writable (%s): its entries are used, new "
+                  "modules are not stored",
+                  settings->dir, strerror(errno));
     return cache;
 }
 
@@ -177,10 +195,11 @@ const char *sdpa_disk_cache_dir(const sdpa_disk_cache_t *cache)
     return cache->dir;
 }
 
-/* --- Entries ----------------------------------------------------------------------------------- */
+/* --- Entries -----------------------------------------------------------------------------------
+ */
 
-static void entry_digest(const void *key, size_t key_size, const void *payload,
-                         size_t payload_size, unsigned char out[SDPA_SHA256_BYTES])
+static void entry_digest(const void *key, size_t key_size, const void *payload, size_t payload_size,
+                         unsigned char out[SDPA_SHA256_BYTES])
 {
     sdpa_sha256_t h;
     sdpa_sha256_init(&h);
@@ -297,8 +316,8 @@ static int read_all(int fd, unsigned char **out, size_t *size, char *why, size_t
 /* Checks an entry's bytes; on success *key_at, *payload_at point into
  * bytes. */
 static int check_entry(const unsigned char *bytes, size_t size, const unsigned char **key_at,
-                       uint64_t *key_size, const unsigned char **payload_at,
-                       uint64_t *payload_size, char *why, size_t why_size)
+                       uint64_t *key_size, const unsigned char **payload_at, uint64_t *payload_size,
+                       char *why, size_t why_size)
 {
     if (size < HEADER_BYTES) {
         snprintf(why, why_size, "truncated: %zu bytes, shorter than the header", size);
@@ -320,9 +339,11 @@ static int check_entry(const unsigned char *bytes, size_t size, const unsigned c
     }
     uint64_t body = size - HEADER_BYTES;
     if (*key_size > body || *payload_size != body - *key_size) {
-        snprintf(why, why_size, "truncated or padded: %llu key and %llu payload bytes declared, "
-                 "%llu present", (unsigned long long)*key_size,
-                 (unsigned long long)*payload_size, (unsigned long long)body);
+        snprintf(why, why_size,
+                 "truncated or padded: %llu key and %llu payload bytes declared, "
+                 "%llu present",
+                 (unsigned long long)*key_size, (unsigned long long)*payload_size,
+                 (unsigned long long)body);
         return -1;
     }
     *key_at = bytes + HEADER_BYTES;
@@ -379,8 +400,8 @@ int sdpa_disk_cache_read_entry(const char *path, void **key, size_t *key_size, v
 }
 
 sdpa_disk_cache_lookup_t sdpa_disk_cache_get(sdpa_disk_cache_t *cache, const void *key,
-                                             size_t key_size, void **payload,
-                                             size_t *payload_size, char *why, size_t why_size)
+                                             size_t key_size, void **payload, size_t *payload_size,
+                                             char *why, size_t why_size)
 {
     char ignored[8];
     if (!why) {
@@ -510,8 +531,8 @@ static void evict(sdpa_disk_cache_t *cache)
 static void stop_writing(sdpa_disk_cache_t *cache, const char *what)
 {
     cache->writable = 0;
-    note_once(&noted_write, "cannot %s in %s (%s): new modules are not stored", what,
-              cache->dir, strerror(errno));
+    note_once(&noted_write, "cannot %s in %s (%s): new modules are not stored", what, cache->dir,
+              strerror(errno));
 }
 
 int sdpa_disk_cache_put(sdpa_disk_cache_t *cache, const void *key, size_t key_size,

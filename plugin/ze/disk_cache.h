@@ -82,8 +82,8 @@ typedef enum sdpa_disk_cache_lookup {
  * it) of *payload_size bytes and refreshes the entry's mtime. On a
  * rejection writes the reason into why[why_size] (why may be NULL). */
 sdpa_disk_cache_lookup_t sdpa_disk_cache_get(sdpa_disk_cache_t *cache, const void *key,
-                                             size_t key_size, void **payload,
-                                             size_t *payload_size, char *why, size_t why_size);
+                                             size_t key_size, void **payload, size_t *payload_size,
+                                             char *why, size_t why_size);
 
 /* Stores payload under key, atomically, then evicts least recently used
  * entries until the files fit the cap. A payload larger than the cap is

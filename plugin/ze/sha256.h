@@ -13,9 +13,9 @@
 
 typedef struct sdpa_sha256 {
     uint32_t state[8];
-    uint64_t length;       /* bytes hashed so far */
+    uint64_t length; /* bytes hashed so far */
     unsigned char block[64];
-    size_t used;           /* bytes waiting in block */
+    size_t used; /* bytes waiting in block */
 } sdpa_sha256_t;
 
 /* Starts a digest. */

@@ -47,7 +47,7 @@ static void print_line(const char *text)
 
 void sdpa_verbose_print(const char *format, ...)
 {
-    char line[2048];
+    char line[8192];
     if (!atomic_exchange(&info_printed, 1)) {
         snprintf(line, sizeof(line), "sdpa_verbose,info,%s,SDPA_VERBOSE=%d\n", PACKAGE_STRING,
                  sdpa_verbose_level());
@@ -127,8 +127,7 @@ static void quant_token(tokens_t *t, const char *which, const sdpa_quant_desc_t 
     if (q->scales == SDPA_QUANT_PER_GROUP || q->zero_points == SDPA_QUANT_PER_GROUP)
         snprintf(group, sizeof(group), "g%lld", (long long)q->group_size);
     if (q->scales != SDPA_QUANT_NONE)
-        snprintf(scales, sizeof(scales), "s.%s.%s",
-                 q->scales == SDPA_QUANT_PER_GROUP ? group : "t",
+        snprintf(scales, sizeof(scales), "s.%s.%s", q->scales == SDPA_QUANT_PER_GROUP ? group : "t",
                  sdpa_dtype_name(q->scales_dtype));
     if (q->zero_points != SDPA_QUANT_NONE)
         snprintf(zero_points, sizeof(zero_points), "%szp.%s.%s", scales[0] ? "+" : "",
@@ -179,8 +178,7 @@ char *sdpa_verbose_problem(const sdpa_problem_desc_t *p, char *out, size_t size)
     if (p->softmax_kind == SDPA_SOFTMAX_INF_AS_ZERO)
         token(&t, "softmax=inf_as_zero");
     if (p->kq_acc_dtype == SDPA_DTYPE_F16 || p->vs_acc_dtype == SDPA_DTYPE_F16)
-        token(&t, "acc=%s.%s", sdpa_dtype_name(p->kq_acc_dtype),
-              sdpa_dtype_name(p->vs_acc_dtype));
+        token(&t, "acc=%s.%s", sdpa_dtype_name(p->kq_acc_dtype), sdpa_dtype_name(p->vs_acc_dtype));
     quant_token(&t, "kq", &p->k_quant);
     quant_token(&t, "vq", &p->v_quant);
     if (p->dropout.enabled)
