@@ -450,7 +450,7 @@ sdpa_disk_cache_lookup_t sdpa_disk_cache_get(sdpa_disk_cache_t *cache, const voi
 /* --- Eviction ------------------------------------------------------------------------------ */
 
 typedef struct entry_file {
-    char name[80];
+    char name[256]; /* a d_name */
     uint64_t bytes;
     struct timespec used;
 } entry_file_t;

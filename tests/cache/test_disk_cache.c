@@ -400,8 +400,8 @@ static void open_uncreatable(const char *dir)
 {
     for (int i = 0; i < 2; i++) {
         sdpa_disk_cache_settings_t s = {.enabled = 1, .max_bytes = 1 << 20};
-        snprintf(s.dir, sizeof(s.dir), "%s/below-a-file/cache", dir);
-        if (sdpa_disk_cache_open(&s) != NULL)
+        int n = snprintf(s.dir, sizeof(s.dir), "%s/below-a-file/cache", dir);
+        if (n < 0 || (size_t)n >= sizeof(s.dir) || sdpa_disk_cache_open(&s) != NULL)
             _exit(1);
     }
 }
