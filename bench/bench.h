@@ -349,9 +349,15 @@ void bench_print_table(const bench_row_t *rows, int count, int torch);
 void bench_print_line(const bench_row_t *row, const char *backend);
 
 /* The medians of cold and warm creation over the rows that have them, per
- * pass, against the goals of doc/module-cache.md; and the modules the warm
- * processes built (the goal is none). */
+ * pass, against the goals of doc/module-cache.md; the ratio of the cold
+ * medians, backward to forward; and the modules the warm processes built
+ * (the goal is none). */
 void bench_print_create_summary(const bench_row_t *rows, int count);
+
+/* --only-create: the creation columns alone, as a table, and one
+ * machine-readable line per row ("BENCH name=... cold_create_ms=..."). */
+void bench_print_create_table(const bench_row_t *rows, int count);
+void bench_print_create_line(const bench_row_t *row);
 
 /* Writes the rows as a tab-separated table for plots: GFLOP/s of ours, the
  * naive baseline, sgemm and torch against Sq and Sk ("NaN" where a side did

@@ -36,6 +36,7 @@ typedef struct bench_options {
     const char *cache_dir;   /* --cache-dir DIR: the private module cache (kept) */
     const char *create_only; /* --create-only NAME: the child of a cold/warm measurement */
     int no_create;           /* --no-create: no cold/warm creation columns */
+    int only_create;         /* --only-create: the cold/warm creation columns alone */
     const char *note; /* --note TEXT: a line for the data file (the plot shows it) */
     bench_policy_t policy;
 } bench_options_t;
@@ -57,6 +58,8 @@ static void usage(FILE *out)
                  "  --data FILE     also write GFLOP/s per row, tab-separated, for plots\n"
                  "  --note TEXT     a note for the data file, shown under the plot's title\n"
                  "  --no-create     skip the cold and warm creation columns\n"
+                 "  --only-create   measure only the cold and warm creation (no runs, no\n"
+                 "                  baselines): a table of its own and the goals' summary\n"
                  "  --cache-dir DIR the benchmark's persistent module cache (default: a new\n"
                  "                  directory in $TMPDIR, removed at the end; never the user's)\n"
                  "  --create-only NAME  (internal) create case NAME's primitive, print its time\n"
@@ -99,6 +102,9 @@ static int parse_options(int argc, char **argv, bench_options_t *o)
         } else if (strcmp(arg, "--no-create") == 0) {
             o->no_create = 1;
             continue;
+        } else if (strcmp(arg, "--only-create") == 0) {
+            o->only_create = 1;
+            continue;
         }
         if (value == NULL) {
             fprintf(stderr, "sdpa_bench: %s needs a value\n", arg);
@@ -140,6 +146,11 @@ static int parse_options(int argc, char **argv, bench_options_t *o)
             return -1;
         }
         i++;
+    }
+    if (o->only_create && (o->no_create || o->sweep || strcmp(o->backend, "ze") != 0)) {
+        fprintf(stderr, "sdpa_bench: --only-create measures the ze backend's cases; it cannot be "
+                        "combined with --no-create, --sweep or another backend\n");
+        return -1;
     }
     size_t count = 0;
     const bench_case_t *cases = bench_cases(&count);
@@ -243,6 +254,12 @@ static void run_case(const bench_options_t *o, bench_device_t *d, const bench_ba
     bench_outputs_t ours = {0}, naive = {0};
     int baselines = bench_have_baselines() && !o->no_baselines;
 
+    if (o->only_create) { /* no tensors: the creation processes make their own */
+        progress_begin(row, index, total, "cold and warm creation");
+        row->failed = bench_measure_create(c, index, dirs, &row->create) != 0;
+        bench_progress_end();
+        return;
+    }
     if (bench_host_create(c, &host) != 0 || bench_outputs_create(c, &ours) != 0 ||
         (baselines && bench_outputs_create(c, &naive) != 0)) {
         fprintf(stderr, "sdpa_bench: %s: out of host memory for the tensors\n", c->name);
@@ -327,17 +344,24 @@ int main(int argc, char **argv)
     printf("backend:   %s (%s), sub-group size %u, tensors in %s USM\n", backend.iface->name,
            sdpa_backend_path(backend.backend), backend.features.subgroup_size,
            device.shared_memory ? "shared" : "device");
-    if (opts.no_baselines)
+    if (opts.only_create)
+        printf("runs:      none (--only-create): cold and warm creation only\n");
+    else if (opts.no_baselines)
         printf("baseline:  skipped (--no-baseline)\n");
     else
         bench_describe_baselines();
     char torch_about[256];
-    int torch = !opts.no_torch && bench_torch_probe(torch_about, sizeof(torch_about));
-    if (opts.no_torch)
+    int torch = !opts.no_torch && !opts.only_create &&
+                bench_torch_probe(torch_about, sizeof(torch_about));
+    if (opts.only_create)
+        ; /* nothing runs */
+    else if (opts.no_torch)
         printf("torch:     skipped (--no-torch)\n");
     else
         printf("torch:     %s%s\n", torch ? "" : "skipped: ", torch_about);
-    if (opts.policy.reps > 0)
+    if (opts.only_create)
+        ;
+    else if (opts.policy.reps > 0)
         printf("runs:      1 warm-up + %d timed per measurement\n", opts.policy.reps);
     else
         printf("runs:      1 warm-up + enough timed runs for %.1f s (at least %d, at most the "
@@ -356,6 +380,19 @@ int main(int argc, char **argv)
             run_case(&opts, &device, &backend, &dirs, torch, &rows[i], i + 1, row_count);
     }
 
+    if (opts.only_create) {
+        bench_print_create_table(rows, row_count);
+        printf("\n");
+        bench_print_create_summary(rows, row_count);
+        int failed = 0;
+        for (int i = 0; i < row_count; i++) {
+            bench_print_create_line(&rows[i]);
+            failed |= rows[i].failed;
+        }
+        printf("total: %.1f s\n", bench_seconds_now() - start);
+        rc = failed ? 2 : 0;
+        goto cleanup;
+    }
     bench_print_table(rows, row_count, torch);
     printf("\n");
     bench_print_create_summary(rows, row_count);
