@@ -65,8 +65,8 @@ enum sdpa_bwd_stride {
     SDPA_BWD_STRIDE_K = 0,
     SDPA_BWD_STRIDE_Q = 4,
     SDPA_BWD_STRIDE_V = 8,
-    SDPA_BWD_STRIDE_A = 12,  /* O */
-    SDPA_BWD_STRIDE_DA = 16, /* dO */
+    SDPA_BWD_STRIDE_DST = 12,  /* O */
+    SDPA_BWD_STRIDE_DIFF_DST = 16, /* dO */
     SDPA_BWD_STRIDE_DQ = 20,
     SDPA_BWD_STRIDE_DK = 24,
     SDPA_BWD_STRIDE_DV = 28,
@@ -85,15 +85,13 @@ enum sdpa_bwd_stride {
 #define SDPA_BWD_PRE_SUBGROUPS 8
 #define SDPA_BWD_PRE_ROWS 32
 
-enum sdpa_bwd_pre_arg {
-    SDPA_BWD_PRE_ARG_D_I = 0, /* global float *: D_i [B, Hq, Sq], dense */
-    SDPA_BWD_PRE_ARG_A,       /* const global void *: O */
-    SDPA_BWD_PRE_ARG_DA,      /* const global void *: dO */
-    SDPA_BWD_PRE_ARG_D,       /* int: head size */
-    SDPA_BWD_PRE_ARG_SQ,      /* int: queries */
-    SDPA_BWD_PRE_ARG_STRIDES, /* const global long *: the strides buffer (O, dO) */
-    SDPA_BWD_PRE_ARG_COUNT
-};
+/* The arguments: sdpa_bwd_pre_args.def (SDPA_BWD_PRE_ARG_COUNT, sdpa_bwd_pre_args_t on the host). */
+#ifndef __OPENCL_C_VERSION__
+#define SDPA_ARGS_FILE "sdpa_bwd_pre_args.def"
+#define SDPA_ARGS_PREFIX SDPA_BWD_PRE_ARG_
+#define SDPA_ARGS_NAME sdpa_bwd_pre_args
+#include "kernel_args_host.h"
+#endif
 
 /* ------------------------------------------------------------------------- */
 /* sdpa_bwd and sdpa_bwd_dq                                                   */
@@ -133,43 +131,13 @@ enum sdpa_bwd_pre_arg {
  * (a -inf log-sum-exp always gives P = 0).
  * In DETERMINISTIC mode sdpa_bwd leaves DQ alone (pass diff_q or NULL).
  */
-enum sdpa_bwd_arg {
-    SDPA_BWD_ARG_K = 0,     /* const global void *: K [B, Hkv, Sk, D] */
-    SDPA_BWD_ARG_Q,         /* const global void *: Q [B, Hq, Sq, D] */
-    SDPA_BWD_ARG_V,         /* const global void *: V [B, Hkv, Sk, D] */
-    SDPA_BWD_ARG_WS,        /* const global float *: log-sum-exp [B, Hq, Sq] */
-    SDPA_BWD_ARG_D_I,       /* const global float *: D_i [B, Hq, Sq] */
-    SDPA_BWD_ARG_DA,        /* const global void *: dO [B, Hq, Sq, D] */
-    SDPA_BWD_ARG_DS,        /* global void *: dS [B, Hq, Sq, Sk] (WITH_DS), DS_DT */
-    SDPA_BWD_ARG_DK,        /* global void *: see the strides buffer's DK */
-    SDPA_BWD_ARG_DQ,        /* global void *: see the strides buffer's DQ */
-    SDPA_BWD_ARG_DV,        /* global void *: see the strides buffer's DV */
-    SDPA_BWD_ARG_SCALE_PTR, /* const global void *: one SCALE_DT element */
-    SDPA_BWD_ARG_SCALE,     /* float: host scale (WITH_HOST_SCALE) */
-    SDPA_BWD_ARG_INV_SCALE, /* float: 1 / host scale */
-    SDPA_BWD_ARG_D,         /* int: head size */
-    SDPA_BWD_ARG_SK,        /* int: keys */
-    SDPA_BWD_ARG_SQ,        /* int: queries */
-    SDPA_BWD_ARG_MSK,       /* const global void *: mask (MASK_KIND == BUFFER) */
-    SDPA_BWD_ARG_STRIDES,   /* const global long *: the strides buffer */
-    SDPA_BWD_ARG_MSK_S0,    /* long x4: mask strides, 0 on broadcast dims */
-    SDPA_BWD_ARG_MSK_S1,
-    SDPA_BWD_ARG_MSK_S2,
-    SDPA_BWD_ARG_MSK_S3,
-    SDPA_BWD_ARG_DS_S0, /* long x4: dS strides (WITH_DS) */
-    SDPA_BWD_ARG_DS_S1,
-    SDPA_BWD_ARG_DS_S2,
-    SDPA_BWD_ARG_DS_S3,
-    SDPA_BWD_ARG_DROPOUT_SEED,       /* long (DROPOUT_HOST_SCALARS) */
-    SDPA_BWD_ARG_DROPOUT_OFFSET,     /* long (DROPOUT_HOST_SCALARS && DROPOUT_OFFSET) */
-    SDPA_BWD_ARG_DROPOUT_P,          /* float (DROPOUT_HOST_SCALARS) */
-    SDPA_BWD_ARG_DROPOUT_SEED_PTR,   /* const global long * (device scalars) */
-    SDPA_BWD_ARG_DROPOUT_OFFSET_PTR, /* const global long * (DROPOUT_OFFSET) */
-    SDPA_BWD_ARG_DROPOUT_P_PTR,      /* const global float * */
-    SDPA_BWD_ARG_SLM,                /* local float *: SDPA_BWD_SLM_BYTES (sdpa_bwd_dq:
-                                        SDPA_BWD_DQ_SLM_BYTES) */
-    SDPA_BWD_ARG_COUNT
-};
+/* The arguments: sdpa_bwd_args.def (SDPA_BWD_ARG_COUNT, sdpa_bwd_args_t on the host). */
+#ifndef __OPENCL_C_VERSION__
+#define SDPA_ARGS_FILE "sdpa_bwd_args.def"
+#define SDPA_ARGS_PREFIX SDPA_BWD_ARG_
+#define SDPA_ARGS_NAME sdpa_bwd_args
+#include "kernel_args_host.h"
+#endif
 
 /* Queries a work-group of sdpa_bwd_dq owns: Bc rounded down to whole
  * blocks of Br (at least one), so that each staged block of keys serves as
@@ -222,22 +190,12 @@ enum sdpa_bwd_arg {
 #define SDPA_BWD_POST_SUBGROUPS 8
 #define SDPA_BWD_POST_ROWS 32
 
-enum sdpa_bwd_post_arg {
-    SDPA_BWD_POST_ARG_DST = 0,      /* global void *: the gradient (QRY_DT) */
-    SDPA_BWD_POST_ARG_SRC,          /* const global float *: the f32 sums */
-    SDPA_BWD_POST_ARG_D,            /* int: head size */
-    SDPA_BWD_POST_ARG_S,            /* int: sequence length (Sq for dQ, Sk for dK/dV) */
-    SDPA_BWD_POST_ARG_SLICES,       /* int: partial buffers to sum (>= 1) */
-    SDPA_BWD_POST_ARG_SLICE_STRIDE, /* long: elements between two slices */
-    SDPA_BWD_POST_ARG_SRC_S0,       /* long x4: src strides */
-    SDPA_BWD_POST_ARG_SRC_S1,
-    SDPA_BWD_POST_ARG_SRC_S2,
-    SDPA_BWD_POST_ARG_SRC_S3,
-    SDPA_BWD_POST_ARG_DST_S0, /* long x4: dst strides */
-    SDPA_BWD_POST_ARG_DST_S1,
-    SDPA_BWD_POST_ARG_DST_S2,
-    SDPA_BWD_POST_ARG_DST_S3,
-    SDPA_BWD_POST_ARG_COUNT
-};
+/* The arguments: sdpa_bwd_post_args.def (SDPA_BWD_POST_ARG_COUNT, sdpa_bwd_post_args_t on the host). */
+#ifndef __OPENCL_C_VERSION__
+#define SDPA_ARGS_FILE "sdpa_bwd_post_args.def"
+#define SDPA_ARGS_PREFIX SDPA_BWD_POST_ARG_
+#define SDPA_ARGS_NAME sdpa_bwd_post_args
+#include "kernel_args_host.h"
+#endif
 
 #endif /* SDPA_SPIRV_KERNEL_ABI_BWD_H */

@@ -107,8 +107,8 @@ static void set_strides(sdpa_bwd_plan_t *plan, const sdpa_problem_desc_t *p,
     copy4(s + SDPA_BWD_STRIDE_K, p->k.strides);
     copy4(s + SDPA_BWD_STRIDE_Q, p->q.strides);
     copy4(s + SDPA_BWD_STRIDE_V, p->v.strides);
-    copy4(s + SDPA_BWD_STRIDE_A, p->dst.strides);
-    copy4(s + SDPA_BWD_STRIDE_DA, p->diff_dst.strides);
+    copy4(s + SDPA_BWD_STRIDE_DST, p->dst.strides);
+    copy4(s + SDPA_BWD_STRIDE_DIFF_DST, p->diff_dst.strides);
 
     if (plan->dq_target == SDPA_BWD_TARGET_SCRATCH)
         dense4(s + SDPA_BWD_STRIDE_DQ, shape->q_heads, shape->q_len, d);
@@ -147,16 +147,25 @@ static void add_post(sdpa_bwd_plan_t *plan, sdpa_bwd_buffer_t dst, sdpa_scratch_
     int64_t heads = gradient->dims[1], seq = gradient->dims[2], d = gradient->dims[3];
     post->dst = dst;
     post->src = src;
-    post->head_size = (int32_t)d;
-    post->seq_len = (int32_t)seq;
-    post->slices = slices;
+    sdpa_bwd_post_args_t *v = &post->args;
+    v->D = (int32_t)d;
+    v->S = (int32_t)seq;
+    v->SLICES = slices;
     /* Partials [B, Hq, S, D]: K/V head h sums query heads h*G .. h*G + G-1,
      * so the head stride spans G slices and the slices are one head apart. */
-    dense4(post->src_strides, src_heads, seq, d);
+    int64_t src_strides[4];
+    dense4(src_strides, src_heads, seq, d);
     const int64_t slice_dims[3] = {slices, seq, d};
-    post->src_strides[1] = sdpa_size_to_int64(sdpa_size_product(slice_dims, 3));
-    post->slice_stride = sdpa_size_to_int64(sdpa_size_product(slice_dims + 1, 2));
-    copy4(post->dst_strides, gradient->strides);
+    src_strides[1] = sdpa_size_to_int64(sdpa_size_product(slice_dims, 3));
+    v->SLICE_STRIDE = sdpa_size_to_int64(sdpa_size_product(slice_dims + 1, 2));
+    v->SRC_S0 = src_strides[0];
+    v->SRC_S1 = src_strides[1];
+    v->SRC_S2 = src_strides[2];
+    v->SRC_S3 = src_strides[3];
+    v->DST_S0 = gradient->strides[0];
+    v->DST_S1 = gradient->strides[1];
+    v->DST_S2 = gradient->strides[2];
+    v->DST_S3 = gradient->strides[3];
     post->group_count[0] = div_up(seq, SDPA_BWD_POST_ROWS);
     post->group_count[1] = (uint32_t)heads;
     post->group_count[2] = (uint32_t)gradient->dims[0];
