@@ -34,11 +34,6 @@
 #define SDPA_BWD_DQ_KERNEL "sdpa_bwd_dq"
 #define SDPA_BWD_POSTPROCESS_KERNEL "sdpa_bwd_postprocess"
 
-/* SpecId of the dS dtype (proposed row of spec_constants.def:
- * SDPA_SPEC_CONSTANT(DS_DT, 175, int, 0, "dtype of dS (0: not written)")).
- * The kernels read it through this id until the row exists. */
-#define SDPA_BWD_DS_DT_SPEC_ID 175
-
 /* ------------------------------------------------------------------------- */
 /* The strides buffer                                                         */
 /* ------------------------------------------------------------------------- */
@@ -121,12 +116,11 @@ enum sdpa_bwd_stride {
  * Specialization constants read: QRY_DT (Q and every gradient), KEY_DT,
  * VAL_DT, DST_DT (O and dO), MSK_DT, SCALE_DT, KV_GROUP_SIZE,
  * WITH_ATTN_SCALE, WITH_HOST_SCALE, INVERT_SCALE, MASK_KIND, the 12 tiling
- * constants, WITH_DS, DS_DT (SpecId 175), DKV_ATOMIC, DETERMINISTIC,
+ * constants, WITH_DS, DS_DT, DKV_ATOMIC, DETERMINISTIC,
  * WITH_DROPOUT, DROPOUT_HOST_SCALARS, DROPOUT_OFFSET.
  * Not read, so best left at their defaults (setting them only multiplies
- * modules): DQ_F32_SCRATCH and DKV_F32_SCRATCH (the host's choice of
- * pointers and strides covers them), TRANSPOSE_K and BLOCK_K/DK/DV
- * (contiguity is tested on the strides at run time), D_FULL,
+ * modules): TRANSPOSE_K (contiguity is tested on the strides at run time),
+ * D_FULL,
  * BROADCAST_MASK_Q (zero strides broadcast), SOFTMAX_INF_AS_ZERO
  * (a -inf log-sum-exp always gives P = 0).
  * In DETERMINISTIC mode sdpa_bwd leaves DQ alone (pass diff_q or NULL).

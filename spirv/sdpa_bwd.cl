@@ -334,7 +334,7 @@ static inline __attribute__((always_inline)) void sdpa_bwd_zero_ds(global void *
         for (int c0 = 0; c0 < keys; c0 += SUBGROUP_SIZE) {
             const int key = k0 + c0 + lane;
             if (c0 + lane < keys)
-                sdpa_store(ds, row + (long)key * s3, sdpa_bwd_ds_dt(), 0.0f);
+                sdpa_store(ds, row + (long)key * s3, SC(DS_DT), 0.0f);
         }
     }
 }

@@ -23,12 +23,6 @@
 
 #define SDPA_BWD_LOG2E 1.44269504088896340736f
 
-/* The dS dtype (SpecId 175, see kernel_abi_bwd.h). */
-static inline int sdpa_bwd_ds_dt(void)
-{
-    return __spirv_SpecConstant(SDPA_BWD_DS_DT_SPEC_ID, (int)SDPA_DT_UNDEF);
-}
-
 /* The factor s_ij = factor * q_i.k_j + mask_ij applies: scale, 1 / scale
  * (INVERT_SCALE) or 1 (no scale). It also multiplies dQ and dK. */
 static inline float sdpa_bwd_score_factor(const global void *scale_ptr, float scale,
@@ -180,9 +174,9 @@ sdpa_bwd_ds_apply(const private sdpa_bwd_scores *t, int i, int j, float dp)
         if (key < t->x->sk) {
             const long row = t->ds_head + (long)(t->query0 + i) * t->dss2;
             if (t->dss3 == 1)
-                sdpa_store(t->ds_out, row + key, sdpa_bwd_ds_dt(), ds);
+                sdpa_store(t->ds_out, row + key, SC(DS_DT), ds);
             else
-                sdpa_store(t->ds_out, row + (long)key * t->dss3, sdpa_bwd_ds_dt(), ds);
+                sdpa_store(t->ds_out, row + (long)key * t->dss3, SC(DS_DT), ds);
         }
     }
 }

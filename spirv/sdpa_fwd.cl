@@ -30,9 +30,9 @@
  * Built once per head-size bucket D_MAX (it sizes the local tiles) and
  * sub-group size; everything else is a specialization constant, so every
  * branch on SC(...) folds when the module is built. The host contract
- * (argument order, geometry, local memory) is in kernel_abi.h. The
- * remainder_k argument is not needed (keys past Sk are masked with the same
- * code on every tile).
+ * (geometry, local memory) is in kernel_abi.h, the arguments in
+ * sdpa_fwd_args.def. Keys past Sk are masked with the same code on every
+ * tile, so the kernel needs no key remainder.
  *
  * Dropout (WITH_DROPOUT) acts on P after the running sum has taken it in, so
  * the softmax denominator and the log-sum-exp are those of the undropped

@@ -56,7 +56,6 @@ static void fwd_args(const sdpa_primitive_t *prim, const sdpa_exec_args_t *a, sd
             .V_SCALES = a->v_scales,
             .V_ZP = a->v_zero_points,
             .MSK = p->mask_kind == SDPA_MASK_BUFFER ? a->mask : NULL,
-            .REMAINDER_K = plan->remainder_k,
             .DROPOUT_MASK = dr->enabled && dr->with_mask_output ? a->dropout_mask : NULL,
             .DROPOUT_SEED = host_dropout ? a->dropout_seed : 0,
             .DROPOUT_OFFSET = host_dropout && dr->with_offset ? a->dropout_offset : 0,

@@ -71,8 +71,6 @@ static void set_constants(sdpa_bwd_plan_t *plan, const sdpa_problem_desc_t *p,
     int with_ds = p->ds.dtype != SDPA_DTYPE_UNDEF;
     sdpa_spec_values_set_bool(v, SDPA_SC_WITH_DS, with_ds);
     sdpa_spec_values_set_int(v, SDPA_SC_DS_DT, with_ds ? p->ds.dtype : SDPA_DTYPE_UNDEF);
-    sdpa_spec_values_set_bool(v, SDPA_SC_DQ_F32_SCRATCH, plan->scratch.dq_f32_scratch);
-    sdpa_spec_values_set_bool(v, SDPA_SC_DKV_F32_SCRATCH, plan->scratch.dkv_f32_scratch);
     sdpa_spec_values_set_bool(v, SDPA_SC_DKV_ATOMIC, plan->scratch.dkv_atomic);
     sdpa_spec_values_set_bool(v, SDPA_SC_DETERMINISTIC,
                               plan->scratch.mode == SDPA_BWD_MODE_DETERMINISTIC);

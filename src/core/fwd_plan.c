@@ -91,7 +91,6 @@ static void set_constants(sdpa_fwd_plan_t *plan, const sdpa_problem_desc_t *p,
     const sdpa_fwd_config_t *c = &plan->config;
     int mask_buffer = p->mask_kind == SDPA_MASK_BUFFER;
     int64_t bq = (int64_t)c->unroll_n_kq * c->wg_n_kq;
-    int64_t bd = (int64_t)c->unroll_m_vs * c->wg_m_vs;
     int64_t rows = q1_gqa_batch(shape) ? shape->kv_group_size : shape->q_len;
     int d_full = shape->head_size == plan->d_max;
 
@@ -129,20 +128,10 @@ static void set_constants(sdpa_fwd_plan_t *plan, const sdpa_problem_desc_t *p,
     sdpa_spec_values_set_bool(v, SDPA_SC_VS_F16_ACC, p->vs_acc_dtype == SDPA_DTYPE_F16);
     sdpa_spec_values_set_bool(v, SDPA_SC_IS_TRAINING, p->prop_kind == SDPA_FORWARD_TRAINING);
 
-    /* Remainders and block I/O. oneDNN sets its REMAINDER_Q only when D is
-     * full (the only case it block-loads Q); the kernel needs the plain fact
-     * that the last query tile is partial, so that is what we pass. Block
-     * loads need whole rows: D equal to the bucket, contiguous rows aligned
-     * to 4 bytes relative to the base, and for O a tile exactly D tall (the
-     * base pointer is the kernel's to test: spec_constants.def). */
+    /* Remainders. oneDNN sets its REMAINDER_Q only when D is full (the only
+     * case it block-loads Q); the kernel needs the plain fact that the last
+     * query tile is partial, so that is what we pass. */
     sdpa_spec_values_set_bool(v, SDPA_SC_REMAINDER_Q, rows % bq != 0);
-    sdpa_spec_values_set_bool(v, SDPA_SC_BLOCK_Q,
-                              d_full && p->q.strides[3] == 1 &&
-                                      sdpa_tensor_row_alignment(&p->q) >= 4);
-    sdpa_spec_values_set_bool(v, SDPA_SC_BLOCK_A,
-                              d_full && p->dst.strides[3] == 1 &&
-                                      sdpa_tensor_row_alignment(&p->dst) >= 4 &&
-                                      bd == shape->head_size);
 
     /* Tiling. */
     sdpa_spec_values_set_int(v, SDPA_SC_UNROLL_M_KQ, c->unroll_m_kq);
@@ -152,7 +141,6 @@ static void set_constants(sdpa_fwd_plan_t *plan, const sdpa_problem_desc_t *p,
     sdpa_spec_values_set_int(v, SDPA_SC_WG_M_KQ, c->wg_m_kq);
     sdpa_spec_values_set_int(v, SDPA_SC_WG_N_KQ, c->wg_n_kq);
     sdpa_spec_values_set_int(v, SDPA_SC_WG_M_VS, c->wg_m_vs);
-    sdpa_spec_values_set_int(v, SDPA_SC_WG_N_VS, c->wg_n_vs);
 
     /* Quantized K/V. */
     sdpa_spec_values_set_int(v, SDPA_SC_KEY_SCALES, p->k_quant.scales);
@@ -262,7 +250,6 @@ sdpa_status_t sdpa_fwd_plan_make(const sdpa_problem_desc_t *problem, const sdpa_
     plan.head_size = (int32_t)shape->head_size;
     plan.k_len = (int32_t)shape->k_len;
     plan.q_len = (int32_t)shape->q_len;
-    plan.remainder_k = shape->k_len % bk != 0;
     set_strides(&plan, problem);
 
     set_constants(&plan, problem, shape);

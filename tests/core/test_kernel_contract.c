@@ -1,7 +1,8 @@
 /* test_kernel_contract.c - the contract between the host and the embedded
- * kernels: the argument tables (the spirv/ .def tables) agree with the kernels'
- * parameter lists in every SPIR-V variant, and the plugin's check of a
- * module's argument count says what is wrong. */
+ * kernels: the argument tables (the spirv/ .def tables) agree with the
+ * kernels' parameter lists in every SPIR-V variant, the plugin's check of a
+ * module's argument count says what is wrong, and spec_constants.def has a
+ * row for exactly the constants some kernel reads. */
 #include <check.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -9,6 +10,7 @@
 
 #include "arg_tables.h"
 #include "error.h"
+#include "spec_table.h"
 #include "spirv_registry.h"
 
 /* The kernels of each source and the table each takes. */
@@ -117,6 +119,33 @@ START_TEST(count_check_names_kernel_variant_and_table)
 }
 END_TEST
 
+/* The compiler keeps only the constants a variant's kernels read (the build
+ * records them, spirv_registry.h): a row no variant declares is dead. */
+START_TEST(every_spec_constant_row_is_read_by_some_variant)
+{
+    for (size_t i = 0; i < sdpa_spec_constant_count; i++) {
+        const sdpa_spec_constant_info_t *c = &sdpa_spec_constant_table[i];
+        int declared = 0;
+        for (size_t v = 0; v < sdpa_spirv_module_count && !declared; v++)
+            declared = sdpa_spirv_has_spec_id(&sdpa_spirv_modules[v], c->id);
+        ck_assert_msg(declared, "%s (SpecId %u) is read by no kernel: retire its row", c->name,
+                      c->id);
+    }
+}
+END_TEST
+
+START_TEST(every_declared_spec_constant_has_a_row)
+{
+    for (size_t v = 0; v < sdpa_spirv_module_count; v++) {
+        const sdpa_spirv_module_t *m = &sdpa_spirv_modules[v];
+        for (size_t i = 0; i < m->spec_id_count; i++)
+            ck_assert_msg(sdpa_spec_constant_find(m->spec_ids[i]) != NULL,
+                          "%s.%d.%d declares SpecId %u, which spec_constants.def lacks", m->source,
+                          m->d_max, m->subgroup_size, m->spec_ids[i]);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *suite = suite_create("kernel_contract");
@@ -125,6 +154,10 @@ int main(void)
     tcase_add_loop_test(tc, tables_are_well_formed, 0, KERNEL_COUNT);
     tcase_add_test(tc, count_check_names_kernel_variant_and_table);
     suite_add_tcase(suite, tc);
+    TCase *constants = tcase_create("spec_constants");
+    tcase_add_test(constants, every_spec_constant_row_is_read_by_some_variant);
+    tcase_add_test(constants, every_declared_spec_constant_has_a_row);
+    suite_add_tcase(suite, constants);
     SRunner *runner = srunner_create(suite);
     srunner_run_all(runner, CK_NORMAL);
     int failed = srunner_ntests_failed(runner);
