@@ -70,9 +70,9 @@ sdpa_bwd_problem_of(int d, int sk, int sq, const global void *scale_ptr, float s
     x.sk = sk;
     x.d = d;
     x.ld = SDPA_BWD_LD(d);
-    x.causal_offset = sdpa_bwd_causal_offset(sk, sq);
-    x.factor = sdpa_bwd_score_factor(scale_ptr, scale, inv_scale);
-    x.log2_factor = x.factor * SDPA_BWD_LOG2E;
+    x.causal_offset = sdpa_causal_offset(sk, sq);
+    x.factor = sdpa_score_factor(1.0f, scale_ptr, scale, inv_scale);
+    x.log2_factor = x.factor * SDPA_LOG2E;
     x.msk = msk;
     x.msk_head = x.b * ms0 + (long)x.h * ms1;
     x.ms2 = ms2;
@@ -198,7 +198,7 @@ sdpa_bwd_stage_queries(const private sdpa_bwd_slm *m, const private sdpa_bwd_pro
     const long row0 = ((long)x->b * x->hq + x->h) * x->sq + q0;
     for (int r = get_sub_group_id() * SUBGROUP_SIZE + get_sub_group_local_id(); r < br;
          r += n_sg * SUBGROUP_SIZE) {
-        m->lse2[r] = r < rows ? ws[row0 + r] * SDPA_BWD_LOG2E : 0.0f;
+        m->lse2[r] = r < rows ? ws[row0 + r] * SDPA_LOG2E : 0.0f;
         m->di[r] = r < rows ? d_i[row0 + r] : 0.0f;
     }
 }
@@ -207,7 +207,7 @@ sdpa_bwd_stage_queries(const private sdpa_bwd_slm *m, const private sdpa_bwd_pro
 static inline __attribute__((always_inline)) int
 sdpa_bwd_visible_keys(const private sdpa_bwd_problem *x, int k0, int keys, int q_last)
 {
-    if (!sdpa_bwd_is_causal())
+    if (!sdpa_is_causal())
         return keys;
     return sdpa_iclamp(q_last + x->causal_offset - k0 + 1, 0, keys);
 }
@@ -244,7 +244,7 @@ sdpa_bwd_scores_tile(const private sdpa_bwd_problem *x, const private sdpa_bwd_s
     /* Keys past the end or beyond the causal band of the tile's first query
      * need a per-element test; interior tiles skip it. */
     const int key_last = t.key0 + SC(UNROLL_M_BCBR) - 1;
-    t.check = key_last >= x->sk || (sdpa_bwd_is_causal() && key_last > t.query0 + x->causal_offset);
+    t.check = key_last >= x->sk || (sdpa_is_causal() && key_last > t.query0 + x->causal_offset);
 
     if (SC(WITH_DROPOUT))
         sdpa_bwd_dropout_tile(&t, rows, nvec);
@@ -416,7 +416,7 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_bwd(
 
     /* Query blocks that can see these keys: all, or from the causal band on. */
     int first_block = 0;
-    if (sdpa_bwd_is_causal())
+    if (sdpa_is_causal())
         first_block = sdpa_imax(0, k0 - x.causal_offset) / br;
     const int blocks = sdpa_imax(0, (SQ + br - 1) / br - first_block);
 

@@ -131,9 +131,9 @@ sdpa_fwd_mask_scores(local float *s, int s_ld, int rows_s, float log2_scale, int
     for (int i = 0; i < rows_s; i++) {
         float x = s[i * s_ld] * log2_scale;
         if (SC(MASK_KIND) == SDPA_MASK_KIND_BUFFER)
-            x = fma(sdpa_fwd_load(msk, m_off + (long)sdpa_imin(k0 + i, k_read_max) * ms3,
+            x = fma(sdpa_load(msk, m_off + (long)sdpa_imin(k0 + i, k_read_max) * ms3,
                                   SC(MSK_DT)),
-                    SDPA_FWD_LOG2E, x);
+                    SDPA_LOG2E, x);
         x = k0 + i > last ? -INFINITY : x;
         s[i * s_ld] = x;
         mx = fmax(mx, x);
@@ -269,12 +269,12 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_fwd(
 
     /* Keys this work-group can see: all of them, or up to the causal band
      * of its last row. */
-    const int causal_offset = sdpa_fwd_causal_offset(SK, SQ);
+    const int causal_offset = sdpa_causal_offset(SK, SQ);
     int k_end = SK;
-    if (sdpa_fwd_is_causal())
+    if (sdpa_is_causal())
         k_end = sdpa_iclamp(sdpa_fwd_row_query(&w, w.rows - 1) + causal_offset + 1, 0, SK);
 
-    const float log2_scale = sdpa_fwd_log2_scale(SCALE_PTR, SCALE, INV_SCALE);
+    const float log2_scale = sdpa_score_factor(SDPA_LOG2E, SCALE_PTR, SCALE, INV_SCALE);
     const sdpa_fwd_kv_format k_fmt = sdpa_fwd_key_format(K_SCALES, K_ZP, D);
     const sdpa_fwd_kv_format v_fmt = sdpa_fwd_value_format(V_SCALES, V_ZP, D);
     const long k_head = w.b * K_S0 + (long)w.hkv * K_S1;
@@ -327,7 +327,7 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_fwd(
         for (int j = 0; j < kq_nvec; j++) {
             const int col = kq_col0 + j * SUBGROUP_SIZE + lane;
             int last = k_end - 1;
-            if (sdpa_fwd_is_causal())
+            if (sdpa_is_causal())
                 last = sdpa_imin(last, sdpa_fwd_row_query(&w, col) + causal_offset);
             red_slm[m_kq * bq + col] = sdpa_fwd_mask_scores(
                     s_tile + j * SUBGROUP_SIZE, s_ld, SC(UNROLL_M_KQ), log2_scale, s_key0, last, &w,
@@ -374,7 +374,7 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_fwd(
      * key loop stops there): the mask output covers every element. Spread
      * over the whole work-group, a Philox block (four elements) per
      * work-item, consecutive blocks in consecutive lanes. */
-    if (SC(DROPOUT_OUTPUT_MASK) && sdpa_fwd_is_causal()) {
+    if (SC(DROPOUT_OUTPUT_MASK) && sdpa_is_causal()) {
         const int tid = sg_id * SUBGROUP_SIZE + lane;
         const int threads = SUBGROUP_SIZE * SC(WG_M_KQ) * SC(WG_N_KQ);
         for (int r = 0; r < w.rows; r++) {

@@ -24,33 +24,6 @@ typedef struct sdpa_fwd_kv_format {
     long groups_per_token; /* D / group_size: stride of a token in the scales */
 } sdpa_fwd_kv_format;
 
-/*
- * Element idx of base (dtype dt) as float, like sdpa_load, but f16 through
- * a plain half load and conversion: vload_half is a library call that
- * Intel's CPU vectorizer executes lane by lane (8 scalar loads and
- * conversions), while a half load vectorizes into one vector load and one
- * vcvtph2ps. The same holds for the store side, see sdpa_fwd_store.
- */
-static inline __attribute__((always_inline)) float sdpa_fwd_load(const global void *base, long idx,
-                                                                 int dt)
-{
-    if (dt == SDPA_DT_F16)
-        return (float)((const global half *)base)[idx];
-    return sdpa_load(base, idx, dt);
-}
-
-/* Stores value at element idx of base (f32, f16 or bf16), rounding to
- * nearest even; f16 through a cast (an instruction), not vstore_half_rte (a
- * call the CPU vectorizer runs lane by lane). */
-static inline __attribute__((always_inline)) void sdpa_fwd_store(global void *base, long idx,
-                                                                 int dt, float value)
-{
-    if (dt == SDPA_DT_F16)
-        ((global half *)base)[idx] = (half)value;
-    else
-        sdpa_store(base, idx, dt, value);
-}
-
 static inline bool sdpa_fwd_is_integer(int dt)
 {
     return dt == SDPA_DT_S8 || dt == SDPA_DT_U8 || dt == SDPA_DT_S4 || dt == SDPA_DT_U4;
@@ -97,10 +70,10 @@ sdpa_fwd_dequantize(float q, const private sdpa_fwd_kv_format *f, long token, in
 {
     long group = token * f->groups_per_token + d / f->group_size;
     if (f->zp_kind != SDPA_QUANT_KIND_NONE)
-        q -= sdpa_fwd_load(f->zero_points, f->zp_kind == SDPA_QUANT_KIND_PER_GROUP ? group : 0,
+        q -= sdpa_load(f->zero_points, f->zp_kind == SDPA_QUANT_KIND_PER_GROUP ? group : 0,
                            f->zp_dt);
     if (f->scales_kind != SDPA_QUANT_KIND_NONE)
-        q *= sdpa_fwd_load(f->scales, f->scales_kind == SDPA_QUANT_KIND_PER_GROUP ? group : 0,
+        q *= sdpa_load(f->scales, f->scales_kind == SDPA_QUANT_KIND_PER_GROUP ? group : 0,
                            f->scales_dt);
     return q;
 }
@@ -110,7 +83,7 @@ static inline __attribute__((always_inline)) float
 sdpa_fwd_kv_load(const global void *base, long off, const private sdpa_fwd_kv_format *f, long token,
                  int d)
 {
-    float x = sdpa_fwd_load(base, off, f->dt);
+    float x = sdpa_load(base, off, f->dt);
     if (sdpa_fwd_is_integer(f->dt))
         x = sdpa_fwd_dequantize(x, f, token, d);
     return x;
