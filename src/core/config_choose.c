@@ -7,9 +7,20 @@
 #include "config_env.h"
 #include "error.h"
 
+/* The SPIR-V variants' head-size buckets, ascending. */
+static const int buckets[] = {
+#define SDPA_HEAD_SIZE_BUCKET(d_max) d_max,
+#include "head_size_buckets.def"
+#undef SDPA_HEAD_SIZE_BUCKET
+};
+
+int sdpa_head_size_max(void)
+{
+    return buckets[sizeof(buckets) / sizeof(buckets[0]) - 1];
+}
+
 int sdpa_head_size_bucket(int64_t head_size)
 {
-    static const int buckets[] = {32, 64, 128, 256, 512};
     if (head_size < 1)
         return 0;
     for (size_t i = 0; i < sizeof(buckets) / sizeof(buckets[0]); i++)

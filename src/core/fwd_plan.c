@@ -164,7 +164,7 @@ sdpa_status_t sdpa_fwd_plan_make(const sdpa_problem_desc_t *problem, const sdpa_
     sdpa_fwd_plan_t plan;
     memset(&plan, 0, sizeof(plan));
 
-    sdpa_status_t status = sdpa_plan_variant(shape, device, SDPA_FWD_MAX_HEAD_SIZE, "forward",
+    sdpa_status_t status = sdpa_plan_variant(shape, device, sdpa_head_size_max(), "forward",
                                              &plan.subgroup_size, &plan.d_max);
     if (status != SDPA_SUCCESS)
         return status;

@@ -26,9 +26,6 @@
 /* Stride arguments SDPA_FWD_ARG_K_S0 .. SDPA_FWD_ARG_MSK_S3. */
 #define SDPA_FWD_STRIDE_ARGS (SDPA_FWD_ARG_MSK_S3 - SDPA_FWD_ARG_K_S0 + 1)
 
-/* The largest head size forward serves (its largest SPIR-V variant). */
-#define SDPA_FWD_MAX_HEAD_SIZE 512
-
 /* Build flag for buffers of 4 GiB or more (stateless addressing). */
 #define SDPA_ZE_FLAG_LARGE_BUFFERS "-ze-opt-greater-than-4GB-buffer-required"
 
