@@ -165,6 +165,32 @@ sdpa_bwd_head_offset(const private sdpa_bwd_strides *s, long b, int head)
     return b * s->s0 + (long)head * s->s1;
 }
 
+/* The strides buffer, tensor by tensor. */
+typedef struct sdpa_bwd_all_strides {
+    sdpa_bwd_strides k, q, v, diff_dst, dq, dk, dv;
+} sdpa_bwd_all_strides;
+
+static inline __attribute__((always_inline)) sdpa_bwd_all_strides
+sdpa_bwd_all_strides_of(const global long *strides)
+{
+    sdpa_bwd_all_strides s;
+    s.k = sdpa_bwd_strides_at(strides, SDPA_BWD_STRIDE_K);
+    s.q = sdpa_bwd_strides_at(strides, SDPA_BWD_STRIDE_Q);
+    s.v = sdpa_bwd_strides_at(strides, SDPA_BWD_STRIDE_V);
+    s.diff_dst = sdpa_bwd_strides_at(strides, SDPA_BWD_STRIDE_DIFF_DST);
+    s.dq = sdpa_bwd_strides_at(strides, SDPA_BWD_STRIDE_DQ);
+    s.dk = sdpa_bwd_strides_at(strides, SDPA_BWD_STRIDE_DK);
+    s.dv = sdpa_bwd_strides_at(strides, SDPA_BWD_STRIDE_DV);
+    return s;
+}
+
+/* sdpa_bwd and sdpa_bwd_dq take the same arguments (sdpa_bwd_args.def), so
+ * one expression, in either, makes their problem from their parameters. */
+#define SDPA_BWD_PROBLEM_OF_ARGS()                                                                 \
+    sdpa_bwd_problem_of(D, SK, SQ, SCALE_PTR, SCALE, INV_SCALE, MSK, MSK_S0, MSK_S1, MSK_S2,       \
+                        MSK_S3, DROPOUT_SEED, DROPOUT_OFFSET, DROPOUT_P, DROPOUT_SEED_PTR,         \
+                        DROPOUT_OFFSET_PTR, DROPOUT_P_PTR)
+
 /* Zeroes n floats of local memory, all sub-groups together. */
 static inline __attribute__((always_inline)) void sdpa_bwd_zero(local float *dst, int n)
 {
@@ -378,24 +404,16 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_bwd(
     const int sg_id = get_sub_group_id(), lane = get_sub_group_local_id();
     const int k0 = get_group_id(0) * bc;
     const int keys = sdpa_imin(bc, SK - k0);
-    const sdpa_bwd_problem x =
-            sdpa_bwd_problem_of(D, SK, SQ, SCALE_PTR, SCALE, INV_SCALE, MSK, MSK_S0, MSK_S1, MSK_S2,
-                                MSK_S3, DROPOUT_SEED, DROPOUT_OFFSET, DROPOUT_P, DROPOUT_SEED_PTR,
-                                DROPOUT_OFFSET_PTR, DROPOUT_P_PTR);
+    const sdpa_bwd_problem x = SDPA_BWD_PROBLEM_OF_ARGS();
     const sdpa_bwd_slm m = sdpa_bwd_slm_of(SLM, br, x.ld);
-    const sdpa_bwd_strides ks = sdpa_bwd_strides_at(STRIDES, SDPA_BWD_STRIDE_K);
-    const sdpa_bwd_strides qs = sdpa_bwd_strides_at(STRIDES, SDPA_BWD_STRIDE_Q);
-    const sdpa_bwd_strides vs = sdpa_bwd_strides_at(STRIDES, SDPA_BWD_STRIDE_V);
-    const sdpa_bwd_strides diff_dst_s = sdpa_bwd_strides_at(STRIDES, SDPA_BWD_STRIDE_DIFF_DST);
-    const sdpa_bwd_strides dqs = sdpa_bwd_strides_at(STRIDES, SDPA_BWD_STRIDE_DQ);
-    const sdpa_bwd_strides dks = sdpa_bwd_strides_at(STRIDES, SDPA_BWD_STRIDE_DK);
-    const sdpa_bwd_strides dvs = sdpa_bwd_strides_at(STRIDES, SDPA_BWD_STRIDE_DV);
+    const sdpa_bwd_all_strides st = sdpa_bwd_all_strides_of(STRIDES);
     global void *ds_out = SC(WITH_DS) ? DS : 0;
     const long ds_head = x.b * DS_S0 + (long)x.h * DS_S1;
 
     /* K^T, V^T and K of the block, once; dK^T and dV^T start at zero. */
-    sdpa_bwd_stage_keys(&m, K, sdpa_bwd_head_offset(&ks, x.b, x.hkv), ks.s2, ks.s3, V,
-                        sdpa_bwd_head_offset(&vs, x.b, x.hkv), vs.s2, vs.s3, k0, keys, D, x.ld);
+    sdpa_bwd_stage_keys(&m, K, sdpa_bwd_head_offset(&st.k, x.b, x.hkv), st.k.s2, st.k.s3, V,
+                        sdpa_bwd_head_offset(&st.v, x.b, x.hkv), st.v.s2, st.v.s3, k0, keys, D,
+                        x.ld);
     sdpa_bwd_zero(m.acc0, D * bc);
     sdpa_bwd_zero(m.acc1, D * bc);
 
@@ -435,7 +453,7 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_bwd(
         const int q0 = (first_block + block) * br;
         const int queries = sdpa_imin(br, SQ - q0);
         barrier(CLK_LOCAL_MEM_FENCE); /* the previous block's readers are done */
-        sdpa_bwd_stage_queries(&m, &x, q0, br, Q, &qs, DIFF_DST, &diff_dst_s, WS, D_I);
+        sdpa_bwd_stage_queries(&m, &x, q0, br, Q, &st.q, DIFF_DST, &st.diff_dst, WS, D_I);
         barrier(CLK_LOCAL_MEM_FENCE);
 
         sdpa_bwd_scores_tile(&x, &m, k0, keys, q0, ds_out, ds_head, DS_S2, DS_S3);
@@ -453,9 +471,9 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_bwd(
         if (dq_owner) {
             const sdpa_bwd_dq_place t = sdpa_bwd_dq_place_of(D, queries);
             sdpa_bwd_dq_out out;
-            out.head = (global float *)DQ + sdpa_bwd_head_offset(&dqs, x.b, x.h);
-            out.s2 = dqs.s2;
-            out.s3 = dqs.s3;
+            out.head = (global float *)DQ + sdpa_bwd_head_offset(&st.dq, x.b, x.h);
+            out.s2 = st.dq.s2;
+            out.s3 = st.dq.s3;
             out.q0 = q0 + t.qr0;
             out.d0 = t.d0;
             out.d = D;
@@ -476,10 +494,10 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_bwd(
     out.atomic = !SC(DETERMINISTIC) && SC(DKV_ATOMIC);
     out.f32 = partial || out.atomic;
     const int head = partial ? x.h : x.hkv;
-    sdpa_bwd_store_acc(DK, sdpa_bwd_head_offset(&dks, x.b, head), dks.s2, dks.s3, k0, m.acc0, 1, bc,
-                       keys, D, x.factor, out);
-    sdpa_bwd_store_acc(DV, sdpa_bwd_head_offset(&dvs, x.b, head), dvs.s2, dvs.s3, k0, m.acc1, 1, bc,
-                       keys, D, 1.0f, out);
+    sdpa_bwd_store_acc(DK, sdpa_bwd_head_offset(&st.dk, x.b, head), st.dk.s2, st.dk.s3, k0, m.acc0,
+                       1, bc, keys, D, x.factor, out);
+    sdpa_bwd_store_acc(DV, sdpa_bwd_head_offset(&st.dv, x.b, head), st.dv.s2, st.dv.s3, k0, m.acc1,
+                       1, bc, keys, D, 1.0f, out);
 }
 
 __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_bwd_dq(
@@ -494,18 +512,11 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_bwd_d
     const int lane = get_sub_group_local_id();
     const int q0 = get_group_id(0) * bq;
     const int queries = sdpa_imin(bq, SQ - q0);
-    const sdpa_bwd_problem x =
-            sdpa_bwd_problem_of(D, SK, SQ, SCALE_PTR, SCALE, INV_SCALE, MSK, MSK_S0, MSK_S1, MSK_S2,
-                                MSK_S3, DROPOUT_SEED, DROPOUT_OFFSET, DROPOUT_P, DROPOUT_SEED_PTR,
-                                DROPOUT_OFFSET_PTR, DROPOUT_P_PTR);
+    const sdpa_bwd_problem x = SDPA_BWD_PROBLEM_OF_ARGS();
     const sdpa_bwd_slm m = sdpa_bwd_slm_of(SLM, bq, x.ld);
-    const sdpa_bwd_strides ks = sdpa_bwd_strides_at(STRIDES, SDPA_BWD_STRIDE_K);
-    const sdpa_bwd_strides qs = sdpa_bwd_strides_at(STRIDES, SDPA_BWD_STRIDE_Q);
-    const sdpa_bwd_strides vs = sdpa_bwd_strides_at(STRIDES, SDPA_BWD_STRIDE_V);
-    const sdpa_bwd_strides diff_dst_s = sdpa_bwd_strides_at(STRIDES, SDPA_BWD_STRIDE_DIFF_DST);
-    const sdpa_bwd_strides dqs = sdpa_bwd_strides_at(STRIDES, SDPA_BWD_STRIDE_DQ);
+    const sdpa_bwd_all_strides st = sdpa_bwd_all_strides_of(STRIDES);
 
-    sdpa_bwd_stage_queries(&m, &x, q0, bq, Q, &qs, DIFF_DST, &diff_dst_s, WS, D_I);
+    sdpa_bwd_stage_queries(&m, &x, q0, bq, Q, &st.q, DIFF_DST, &st.diff_dst, WS, D_I);
     sdpa_bwd_zero(m.acc0, bq * x.ld);
 
     /* Keys the work-group's queries can see: all, or up to the causal band
@@ -519,8 +530,9 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_bwd_d
     for (int k0 = 0; k0 < k_end; k0 += bc) {
         const int keys = sdpa_imin(bc, SK - k0);
         barrier(CLK_LOCAL_MEM_FENCE); /* the previous block's readers are done */
-        sdpa_bwd_stage_keys(&m, K, sdpa_bwd_head_offset(&ks, x.b, x.hkv), ks.s2, ks.s3, V,
-                            sdpa_bwd_head_offset(&vs, x.b, x.hkv), vs.s2, vs.s3, k0, keys, D, x.ld);
+        sdpa_bwd_stage_keys(&m, K, sdpa_bwd_head_offset(&st.k, x.b, x.hkv), st.k.s2, st.k.s3, V,
+                            sdpa_bwd_head_offset(&st.v, x.b, x.hkv), st.v.s2, st.v.s3, k0, keys, D,
+                            x.ld);
         for (int sb = 0; sb < sub_blocks; sb++) {
             const int r0 = sb * br, rows = sdpa_imin(br, queries - r0);
             const sdpa_bwd_slm ms = sdpa_bwd_slm_rows(m, r0, x.ld);
@@ -544,8 +556,8 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_bwd_d
     sdpa_bwd_out out;
     out.f32 = false;
     out.atomic = false;
-    sdpa_bwd_store_acc(DQ, sdpa_bwd_head_offset(&dqs, x.b, x.h), dqs.s2, dqs.s3, q0, m.acc0, x.ld,
-                       1, queries, D, x.factor, out);
+    sdpa_bwd_store_acc(DQ, sdpa_bwd_head_offset(&st.dq, x.b, x.h), st.dq.s2, st.dq.s3, q0, m.acc0,
+                       x.ld, 1, queries, D, x.factor, out);
 }
 
 __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_bwd_postprocess(

@@ -131,8 +131,7 @@ sdpa_fwd_mask_scores(local float *s, int s_ld, int rows_s, float log2_scale, int
     for (int i = 0; i < rows_s; i++) {
         float x = s[i * s_ld] * log2_scale;
         if (SC(MASK_KIND) == SDPA_MASK_KIND_BUFFER)
-            x = fma(sdpa_load(msk, m_off + (long)sdpa_imin(k0 + i, k_read_max) * ms3,
-                                  SC(MSK_DT)),
+            x = fma(sdpa_load(msk, m_off + (long)sdpa_imin(k0 + i, k_read_max) * ms3, SC(MSK_DT)),
                     SDPA_LOG2E, x);
         x = k0 + i > last ? -INFINITY : x;
         s[i * s_ld] = x;
@@ -275,8 +274,8 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_fwd(
         k_end = sdpa_iclamp(sdpa_fwd_row_query(&w, w.rows - 1) + causal_offset + 1, 0, SK);
 
     const float log2_scale = sdpa_score_factor(SDPA_LOG2E, SCALE_PTR, SCALE, INV_SCALE);
-    const sdpa_fwd_kv_format k_fmt = sdpa_fwd_key_format(K_SCALES, K_ZP, D);
-    const sdpa_fwd_kv_format v_fmt = sdpa_fwd_value_format(V_SCALES, V_ZP, D);
+    const sdpa_fwd_kv_format k_fmt = SDPA_FWD_KV_FORMAT(KEY, K_SCALES, K_ZP, D);
+    const sdpa_fwd_kv_format v_fmt = SDPA_FWD_KV_FORMAT(VAL, V_SCALES, V_ZP, D);
     const long k_head = w.b * K_S0 + (long)w.hkv * K_S1;
     const long v_head = w.b * V_S0 + (long)w.hkv * V_S1;
     const long token0 = (w.b * w.n_kv + w.hkv) * (long)SK;
