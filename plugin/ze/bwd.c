@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "exec_scalars.h"
 #include "kernel_abi.h"
 #include "kernel_abi_bwd.h"
 #include "ze.h"
@@ -105,13 +106,6 @@ static void main_args(const sdpa_primitive_t *prim, const sdpa_exec_args_t *a,
 {
     const sdpa_problem_desc_t *p = &prim->problem;
     const sdpa_bwd_plan_t *plan = &prim->bwd;
-    const int host_scale = p->scale_kind == SDPA_SCALE_HOST;
-    /* Dropout: host scalars, or device pointers to one int64 seed, int64
-     * offset and f32 p (kernel_abi_bwd.h); the offset is 0 without
-     * with_offset. */
-    const sdpa_dropout_desc_t *dr = &p->dropout;
-    const int host_drop = dr->enabled && dr->host_scalars,
-              dev_drop = dr->enabled && !dr->host_scalars;
     *v = (sdpa_bwd_args_t){
             .K = a->k,
             .Q = a->q,
@@ -123,9 +117,6 @@ static void main_args(const sdpa_primitive_t *prim, const sdpa_exec_args_t *a,
             .DK = b->dk_sum ? b->dk_sum : a->diff_k,
             .DQ = dq,
             .DV = b->dv_sum ? b->dv_sum : a->diff_v,
-            .SCALE_PTR = p->scale_kind == SDPA_SCALE_DEVICE ? a->scale_ptr : NULL,
-            .SCALE = host_scale ? a->scale : 1.0f,
-            .INV_SCALE = host_scale ? 1.0f / a->scale : 1.0f,
             .D = plan->head_size,
             .SK = plan->k_len,
             .SQ = plan->q_len,
@@ -139,14 +130,11 @@ static void main_args(const sdpa_primitive_t *prim, const sdpa_exec_args_t *a,
             .DS_S1 = plan->ds_strides[1],
             .DS_S2 = plan->ds_strides[2],
             .DS_S3 = plan->ds_strides[3],
-            .DROPOUT_SEED = host_drop ? a->dropout_seed : 0,
-            .DROPOUT_OFFSET = host_drop && dr->with_offset ? a->dropout_offset : 0,
-            .DROPOUT_P = host_drop ? a->dropout_p : 0.0f,
-            .DROPOUT_SEED_PTR = dev_drop ? a->dropout_seed_ptr : NULL,
-            .DROPOUT_OFFSET_PTR = dev_drop && dr->with_offset ? a->dropout_offset_ptr : NULL,
-            .DROPOUT_P_PTR = dev_drop ? a->dropout_p_ptr : NULL,
             .SLM = slm_bytes,
     };
+    ze_exec_scalars_t s;
+    ze_exec_scalars(p, a, &s);
+    ZE_SET_EXEC_SCALARS(v, &s);
 }
 
 /* Sets every argument of k (kernel `name`, table args) from values and

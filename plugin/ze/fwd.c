@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "exec_scalars.h"
 #include "kernel_abi.h"
 #include "ze.h"
 #include "ze_result.h"
@@ -33,21 +34,13 @@ static void fwd_args(const sdpa_primitive_t *prim, const sdpa_exec_args_t *a, sd
 {
     const sdpa_problem_desc_t *p = &prim->problem;
     const sdpa_fwd_plan_t *plan = &prim->fwd;
-    const int host_scale = p->scale_kind == SDPA_SCALE_HOST;
-    /* Dropout: host scalars or device pointers (the offset is 0, or no
-     * pointer, without with_offset). */
     const sdpa_dropout_desc_t *dr = &p->dropout;
-    const int host_dropout = dr->enabled && dr->host_scalars;
-    const int device_dropout = dr->enabled && !dr->host_scalars;
     *v = (sdpa_fwd_args_t){
             .K = a->k,
             .Q = a->q,
             .V = a->v,
             .WS = p->prop_kind == SDPA_FORWARD_TRAINING ? a->workspace : NULL,
             .DST = a->dst,
-            .SCALE_PTR = p->scale_kind == SDPA_SCALE_DEVICE ? a->scale_ptr : NULL,
-            .SCALE = host_scale ? a->scale : 1.0f,
-            .INV_SCALE = host_scale ? 1.0f / a->scale : 1.0f,
             .D = plan->head_size,
             .SK = plan->k_len,
             .SQ = plan->q_len,
@@ -57,15 +50,12 @@ static void fwd_args(const sdpa_primitive_t *prim, const sdpa_exec_args_t *a, sd
             .V_ZP = a->v_zero_points,
             .MSK = p->mask_kind == SDPA_MASK_BUFFER ? a->mask : NULL,
             .DROPOUT_MASK = dr->enabled && dr->with_mask_output ? a->dropout_mask : NULL,
-            .DROPOUT_SEED = host_dropout ? a->dropout_seed : 0,
-            .DROPOUT_OFFSET = host_dropout && dr->with_offset ? a->dropout_offset : 0,
-            .DROPOUT_P = host_dropout ? a->dropout_p : 0.0f,
-            .DROPOUT_SEED_PTR = device_dropout ? a->dropout_seed_ptr : NULL,
-            .DROPOUT_OFFSET_PTR = device_dropout && dr->with_offset ? a->dropout_offset_ptr : NULL,
-            .DROPOUT_P_PTR = device_dropout ? a->dropout_p_ptr : NULL,
             .SLM = plan->slm_bytes,
     };
     memcpy(&v->K_S0, plan->strides, sizeof(plan->strides));
+    ze_exec_scalars_t s;
+    ze_exec_scalars(p, a, &s);
+    ZE_SET_EXEC_SCALARS(v, &s);
 }
 
 /* The plan's strides are the K_S0 .. MSK_S3 fields, in order. */
