@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "core_fixtures.h"
 #include "error.h"
 #include "fwd_plan.h"
@@ -558,9 +559,5 @@ int main(void)
     tcase_add_test(tc, gpu_plans);
     tcase_add_test(tc, checked_problem_plans);
     suite_add_tcase(suite, tc);
-    SRunner *runner = srunner_create(suite);
-    srunner_run_all(runner, CK_NORMAL);
-    int failed = srunner_ntests_failed(runner);
-    srunner_free(runner);
-    return failed ? 1 : 0;
+    return test_run_suite(suite);
 }

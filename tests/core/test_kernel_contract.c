@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "arg_tables.h"
 #include "error.h"
 #include "spec_table.h"
@@ -158,9 +159,5 @@ int main(void)
     tcase_add_test(constants, every_spec_constant_row_is_read_by_some_variant);
     tcase_add_test(constants, every_declared_spec_constant_has_a_row);
     suite_add_tcase(suite, constants);
-    SRunner *runner = srunner_create(suite);
-    srunner_run_all(runner, CK_NORMAL);
-    int failed = srunner_ntests_failed(runner);
-    srunner_free(runner);
-    return failed ? 1 : 0;
+    return test_run_suite(suite);
 }

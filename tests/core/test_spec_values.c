@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "spec_values.h"
 
 START_TEST(set_and_read_back)
@@ -204,9 +205,5 @@ int main(void)
         tcase_add_test_raise_signal(aborts, reading_unset_constant_is_refused, SIGABRT);
         suite_add_tcase(suite, aborts);
     }
-    SRunner *runner = srunner_create(suite);
-    srunner_run_all(runner, CK_NORMAL);
-    int failed = srunner_ntests_failed(runner);
-    srunner_free(runner);
-    return failed ? 1 : 0;
+    return test_run_suite(suite);
 }
