@@ -91,6 +91,14 @@ sdpa_status_t sdpa_exec_args_check(const sdpa_problem_desc_t *problem, const sdp
 sdpa_status_t sdpa_struct_check(const char *what, uint32_t struct_size, uint32_t struct_version,
                                 uint32_t known_version, size_t v1_size, size_t known_size);
 
+/* problem_copy.c: copies min(in_size, out_size) bytes of in to out and
+ * zeroes the rest of out (a caller's struct of another version). */
+void sdpa_copy_struct(void *out, size_t out_size, const void *in, size_t in_size);
+
+/* *out = *d, every member, with every padding byte zero (so that equal
+ * problems compare equal with memcmp). */
+void sdpa_problem_copy(sdpa_problem_desc_t *out, const sdpa_problem_desc_t *d);
+
 /* Bits per element of dtype (4 for S4/U4), 0 for UNDEF or unknown values. */
 int sdpa_dtype_bits(sdpa_dtype_t dtype);
 
