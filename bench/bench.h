@@ -299,10 +299,10 @@ int bench_cache_dirs_open(const char *given, bench_cache_dirs_t *dirs);
 void bench_cache_dirs_close(bench_cache_dirs_t *dirs);
 
 typedef struct bench_create {
-    int have;               /* both processes ran */
+    int have;                /* both processes ran */
     double cold_ms, warm_ms; /* primitive_create of the case's primitive */
     unsigned long long cold_built, cold_hits, warm_built, warm_hits; /* modules */
-    char why[160];          /* when !have */
+    char why[160];                                                   /* when !have */
 } bench_create_t;
 
 /* Creates case c's primitive (inference forward, or backward) in a new
@@ -312,6 +312,15 @@ typedef struct bench_create {
  * with out->why. */
 int bench_measure_create(const bench_case_t *c, int index, const bench_cache_dirs_t *dirs,
                          bench_create_t *out);
+
+/* Runs the program at path with argv (NULL-terminated; argv[0] names it)
+ * as a child process, its stdout captured, after setting in the child the
+ * environment pairs env (NAME, VALUE, ..., NULL; env may be NULL). Stores
+ * in line[line_size] the line of its output that starts at the first
+ * occurrence of tag. Returns 0 if the child exited with status 0 and printed
+ * tag; else -1 with why. */
+int bench_run_child(const char *path, const char *const *argv, const char *const *env,
+                    const char *tag, char *line, size_t line_size, char *why, size_t why_size);
 
 /* The child's side (--create-only NAME): creates the primitive of case
  * name on the first device with the ze backend and prints
@@ -326,8 +335,8 @@ int bench_create_only(const char *name);
 typedef struct bench_row {
     const bench_case_t *c;
     bench_create_t create; /* cold and warm creation */
-    const char *skipped; /* why it did not run, or NULL */
-    int failed;          /* an error stopped it */
+    const char *skipped;   /* why it did not run, or NULL */
+    int failed;            /* an error stopped it */
     bench_ours_t ours;
     int have_naive, have_sgemm, have_torch;
     bench_naive_t naive;

@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "bench.h"
@@ -72,44 +71,15 @@ static int create_in_child(const bench_case_t *c, const char *dir, double *ms,
                            unsigned long long *built, unsigned long long *hits, char *why,
                            size_t why_size)
 {
-    int pipe_fds[2];
-    if (pipe(pipe_fds) != 0) {
-        snprintf(why, why_size, "pipe: %s", strerror(errno));
-        return -1;
-    }
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid < 0) {
-        snprintf(why, why_size, "fork: %s", strerror(errno));
-        close(pipe_fds[0]);
-        close(pipe_fds[1]);
-        return -1;
-    }
-    if (pid == 0) {
-        dup2(pipe_fds[1], 1);
-        close(pipe_fds[0]);
-        close(pipe_fds[1]);
-        setenv("SDPA_CACHE", "1", 1);
-        setenv("SDPA_CACHE_DIR", dir, 1);
-        char *argv[] = {"sdpa_bench", "--create-only", (char *)c->name, NULL};
-        execv("/proc/self/exe", argv);
-        _exit(127);
-    }
-    close(pipe_fds[1]);
-    char out[4096];
-    size_t got = 0;
-    ssize_t n;
-    while (got + 1 < sizeof(out) && (n = read(pipe_fds[0], out + got, sizeof(out) - 1 - got)) > 0)
-        got += (size_t)n;
-    out[got] = '\0';
-    close(pipe_fds[0]);
-    int status = 0;
-    waitpid(pid, &status, 0);
+    const char *argv[] = {"sdpa_bench", "--create-only", c->name, NULL};
+    const char *env[] = {"SDPA_CACHE", "1", "SDPA_CACHE_DIR", dir, NULL};
+    char line[256];
     unsigned long long misses = 0;
-    const char *line = strstr(out, "CREATE ");
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !line ||
-        sscanf(line, CREATE_LINE, ms, built, hits, &misses) != 4) {
-        snprintf(why, why_size, "the creation process failed (status %d)", status);
+    if (bench_run_child("/proc/self/exe", argv, env, "CREATE ", line, sizeof(line), why,
+                        why_size) != 0)
+        return -1;
+    if (sscanf(line, CREATE_LINE, ms, built, hits, &misses) != 4) {
+        snprintf(why, why_size, "the creation process printed \"%.100s\"", line);
         return -1;
     }
     return 0;

@@ -214,7 +214,7 @@ void bench_print_create_table(const bench_row_t *rows, int count)
             printf("%9.1f %6llu | %9.1f %6llu %5llu\n", r->create.cold_ms, r->create.cold_built,
                    r->create.warm_ms, r->create.warm_built, r->create.warm_hits);
         else
-            printf("%s\n", r->skipped          ? r->skipped
+            printf("%s\n", r->skipped         ? r->skipped
                            : r->create.why[0] ? r->create.why
                                               : "FAILED (see the messages above)");
     }
@@ -229,9 +229,8 @@ void bench_print_create_line(const bench_row_t *r)
     printf("BENCH name=%s pass=%s backend=ze dtype=%s B=%lld Hq=%lld Hkv=%lld Sq=%lld Sk=%lld "
            "D=%lld causal=%d deterministic=%d",
            c->name, bench_pass_name(c->pass), sdpa_dtype_name(c->dtype), (long long)c->batch,
-           (long long)c->q_heads, (long long)c->kv_heads, (long long)c->q_len,
-           (long long)c->k_len, (long long)c->head_size, c->mask != SDPA_MASK_NONE,
-           c->deterministic);
+           (long long)c->q_heads, (long long)c->kv_heads, (long long)c->q_len, (long long)c->k_len,
+           (long long)c->head_size, c->mask != SDPA_MASK_NONE, c->deterministic);
     if (!r->create.have) {
         printf(" status=%s\n", r->skipped ? "skipped" : "failed");
         return;

@@ -28,16 +28,16 @@ typedef struct bench_options {
     const char *backend;
     const char *selected[MAX_SELECTED]; /* --case names; none: the default run */
     int selected_count;
-    int all;          /* --case all: every case, including small ones */
-    int no_baselines; /* --no-baseline */
-    int no_torch;     /* --no-torch */
-    int sweep;        /* --sweep: the sequence-length sweep instead of the cases */
-    const char *data; /* --data FILE: GFLOP/s per row for plots */
+    int all;                 /* --case all: every case, including small ones */
+    int no_baselines;        /* --no-baseline */
+    int no_torch;            /* --no-torch */
+    int sweep;               /* --sweep: the sequence-length sweep instead of the cases */
+    const char *data;        /* --data FILE: GFLOP/s per row for plots */
     const char *cache_dir;   /* --cache-dir DIR: the private module cache (kept) */
     const char *create_only; /* --create-only NAME: the child of a cold/warm measurement */
     int no_create;           /* --no-create: no cold/warm creation columns */
     int only_create;         /* --only-create: the cold/warm creation columns alone */
-    const char *note; /* --note TEXT: a line for the data file (the plot shows it) */
+    const char *note;        /* --note TEXT: a line for the data file (the plot shows it) */
     bench_policy_t policy;
 } bench_options_t;
 
