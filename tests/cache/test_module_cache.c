@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "cache_dirs.h"
+#include "check_main.h"
 #include "disk_cache.h"
 
 #ifndef CACHE_CLIENT
@@ -584,12 +585,10 @@ int main(void)
     tcase_add_test(tc, damaged_entries_are_rebuilt);
     tcase_add_test(tc, unwritable_directories_are_not_errors);
     suite_add_tcase(s, tc);
-    SRunner *runner = srunner_create(s);
-    srunner_set_fork_status(runner, CK_NOFORK);
-    srunner_run_all(runner, CK_NORMAL);
-    int failed = srunner_ntests_failed(runner);
-    srunner_free(runner);
+    /* In this process: the tests share warm_dir, removed here. */
+    setenv("CK_FORK", "no", 1);
+    int failed = test_run_suite(s);
     if (warm_dir[0])
         cache_dir_remove(warm_dir);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return failed;
 }
