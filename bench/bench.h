@@ -128,6 +128,9 @@ typedef double (*bench_run_fn)(void *context);
 int bench_repeat(const bench_policy_t *policy, int max_reps, bench_run_fn run, void *context,
                  double *median, int *reps);
 
+/* The median of count values (sorting them); NaN if count is 0. */
+double bench_median(double *values, int count);
+
 double bench_seconds_now(void);
 
 /* ------------------------------------------------------------------------- */
@@ -196,6 +199,9 @@ typedef struct bench_ours {
     size_t scratch_bytes, workspace_bytes;
     char config[128];
 } bench_ours_t;
+
+/* The problem of case c for kind (inference, training or backward), dense. */
+sdpa_problem_desc_t bench_make_problem(const bench_case_t *c, sdpa_prop_kind_t kind);
 
 /* Opens backend name through the front loader and creates a context on d.
  * Returns 0, or -1 after printing why. */
@@ -272,14 +278,65 @@ void bench_progress_update(int done, int total);
 void bench_progress_end(void);
 
 /* ------------------------------------------------------------------------- */
+/* Cold and warm creation, each in a process of its own (bench_create.c)     */
+/* ------------------------------------------------------------------------- */
+
+/* The benchmark's private persistent-cache directories: root, one
+ * subdirectory per case, and main for the measuring process. */
+typedef struct bench_cache_dirs {
+    char root[4096];
+    char main[4200];
+    int keep; /* root was given (--cache-dir): not removed */
+} bench_cache_dirs_t;
+
+/* Makes root (a new directory in $TMPDIR, or given) and main, and points the
+ * measuring process's persistent cache at main (SDPA_CACHE=1,
+ * SDPA_CACHE_DIR: set before its context is created). Returns 0, or -1
+ * after printing why. */
+int bench_cache_dirs_open(const char *given, bench_cache_dirs_t *dirs);
+
+/* Removes root and everything in it, unless it was given. */
+void bench_cache_dirs_close(bench_cache_dirs_t *dirs);
+
+typedef struct bench_create {
+    int have;                /* both processes ran */
+    double cold_ms, warm_ms; /* primitive_create of the case's primitive */
+    unsigned long long cold_built, cold_hits, warm_built, warm_hits; /* modules */
+    char why[160];                                                   /* when !have */
+} bench_create_t;
+
+/* Creates case c's primitive (inference forward, or backward) in a new
+ * process with an empty cache directory (cold: it builds and stores), then in
+ * another with the same directory (warm: it should load), and copies the
+ * entries to dirs->main. index names the case's directory. Returns 0, or -1
+ * with out->why. */
+int bench_measure_create(const bench_case_t *c, int index, const bench_cache_dirs_t *dirs,
+                         bench_create_t *out);
+
+/* Runs the program at path with argv (NULL-terminated; argv[0] names it)
+ * as a child process, its stdout captured, after setting in the child the
+ * environment pairs env (NAME, VALUE, ..., NULL; env may be NULL). Stores
+ * in line[line_size] the line of its output that starts at the first
+ * occurrence of tag. Returns 0 if the child exited with status 0 and printed
+ * tag; else -1 with why. */
+int bench_run_child(const char *path, const char *const *argv, const char *const *env,
+                    const char *tag, char *line, size_t line_size, char *why, size_t why_size);
+
+/* The child's side (--create-only NAME): creates the primitive of case
+ * name on the first device with the ze backend and prints
+ * "CREATE ms=... built=... hits=... misses=...". Returns the exit status. */
+int bench_create_only(const char *name);
+
+/* ------------------------------------------------------------------------- */
 /* Rows and output (bench_report.c)                                          */
 /* ------------------------------------------------------------------------- */
 
 /* One line of the table: a case and what each side measured. */
 typedef struct bench_row {
     const bench_case_t *c;
-    const char *skipped; /* why it did not run, or NULL */
-    int failed;          /* an error stopped it */
+    bench_create_t create; /* cold and warm creation */
+    const char *skipped;   /* why it did not run, or NULL */
+    int failed;            /* an error stopped it */
     bench_ours_t ours;
     int have_naive, have_sgemm, have_torch;
     bench_naive_t naive;
@@ -299,6 +356,17 @@ void bench_print_table(const bench_row_t *rows, int count, int torch);
 
 /* One machine-readable line: "BENCH name=... key=value ...". */
 void bench_print_line(const bench_row_t *row, const char *backend);
+
+/* The medians of cold and warm creation over the rows that have them, per
+ * pass, against the goals of doc/module-cache.md; the ratio of the cold
+ * medians, backward to forward; and the modules the warm processes built
+ * (the goal is none). */
+void bench_print_create_summary(const bench_row_t *rows, int count);
+
+/* --only-create: the creation columns alone, as a table, and one
+ * machine-readable line per row ("BENCH name=... cold_create_ms=..."). */
+void bench_print_create_table(const bench_row_t *rows, int count);
+void bench_print_create_line(const bench_row_t *row);
 
 /* Writes the rows as a tab-separated table for plots: GFLOP/s of ours, the
  * naive baseline, sgemm and torch against Sq and Sk ("NaN" where a side did

@@ -62,7 +62,7 @@ static sdpa_tensor_desc_t dense(sdpa_dtype_t dtype, int64_t b, int64_t h, int64_
     return t;
 }
 
-static sdpa_problem_desc_t make_problem(const bench_case_t *c, sdpa_prop_kind_t kind)
+sdpa_problem_desc_t bench_make_problem(const bench_case_t *c, sdpa_prop_kind_t kind)
 {
     sdpa_tensor_desc_t q = dense(c->dtype, c->batch, c->q_heads, c->q_len, c->head_size);
     sdpa_tensor_desc_t kv = dense(bench_kv_dtype(c), c->batch, c->kv_heads, c->k_len, c->head_size);
@@ -211,7 +211,7 @@ int bench_run_ours(bench_device_t *d, const bench_backend_t *b, const bench_case
     }
 
     /* Forward: inference, or training (it writes the log-sum-exp backward reads). */
-    sdpa_problem_desc_t fwd_problem = make_problem(
+    sdpa_problem_desc_t fwd_problem = bench_make_problem(
             c, c->pass == BENCH_FORWARD ? SDPA_FORWARD_INFERENCE : SDPA_FORWARD_TRAINING);
     double fwd_create_ms = 0.0;
     if (create_primitive(d, b, &fwd_problem, &fwd, &m.fwd_scratch, &m.fwd_scratch_bytes,
@@ -256,7 +256,7 @@ int bench_run_ours(bench_device_t *d, const bench_backend_t *b, const bench_case
             alloc_if_needed(d, &m.diff_v, m.kv_bytes) ||
             bench_upload(d, m.diff_dst, h->diff_dst, q_count, c->dtype))
             goto cleanup;
-        sdpa_problem_desc_t bwd_problem = make_problem(c, SDPA_BACKWARD);
+        sdpa_problem_desc_t bwd_problem = bench_make_problem(c, SDPA_BACKWARD);
         if (create_primitive(d, b, &bwd_problem, &bwd, &m.bwd_scratch, &m.bwd_scratch_bytes,
                              &result->create_ms) != 0)
             goto cleanup;

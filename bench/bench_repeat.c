@@ -18,6 +18,14 @@ static int compare_doubles(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+double bench_median(double *values, int count)
+{
+    if (count <= 0)
+        return NAN;
+    qsort(values, (size_t)count, sizeof(double), compare_doubles);
+    return count % 2 ? values[count / 2] : 0.5 * (values[count / 2 - 1] + values[count / 2]);
+}
+
 int bench_repeat(const bench_policy_t *policy, int max_reps, bench_run_fn run, void *context,
                  double *median, int *reps)
 {
@@ -46,8 +54,7 @@ int bench_repeat(const bench_policy_t *policy, int max_reps, bench_run_fn run, v
         }
         bench_progress_update(i + 1, count);
     }
-    qsort(times, (size_t)count, sizeof(double), compare_doubles);
-    *median = count % 2 ? times[count / 2] : 0.5 * (times[count / 2 - 1] + times[count / 2]);
+    *median = bench_median(times, count);
     *reps = count;
     free(times);
     return 0;

@@ -46,9 +46,9 @@ static int row_ran(const bench_row_t *r)
 
 void bench_print_table(const bench_row_t *rows, int count, int torch)
 {
-    printf("\n%-22s %4s %9s %8s %9s %9s | %9s %10s %7s | %9s %7s | ", "case", "pass", "ours ms",
-           "TFLOP/s", "moved MiB", "peak MiB", "naive ms", "naive MiB", "x naive", "sgemm GF",
-           "x sgemm");
+    printf("\n%-22s %4s %9s %8s %9s %9s | %8s %7s | %9s %10s %7s | %9s %7s | ", "case", "pass",
+           "ours ms", "TFLOP/s", "moved MiB", "peak MiB", "cold ms", "warm ms", "naive ms",
+           "naive MiB", "x naive", "sgemm GF", "x sgemm");
     if (torch)
         printf("%9s %7s | ", "torch ms", "x torch");
     printf("%9s %s\n", "max err", "reps");
@@ -62,6 +62,11 @@ void bench_print_table(const bench_row_t *rows, int count, int torch)
         double flops = bench_case_flops(r->c);
         printf("%9.2f %8.4f %9.1f %9.1f | ", r->ours.seconds * 1e3, flops / r->ours.seconds * 1e-12,
                mib(bench_case_min_bytes(r->c)), mib((double)r->ours.peak_bytes));
+        if (r->create.have)
+            printf("%8.1f %7.1f%s| ", r->create.cold_ms, r->create.warm_ms,
+                   r->create.warm_built ? "!" : " ");
+        else
+            printf("%8s %7s | ", "-", "-");
         if (r->have_naive)
             printf("%9.2f %10.1f %6.2fx | ", r->naive.seconds * 1e3, mib((double)r->naive.bytes),
                    ratio_naive(r));
@@ -93,8 +98,11 @@ void bench_print_table(const bench_row_t *rows, int count, int torch)
            "causal; backward 2.5x) / time;\n"
            "moved MiB: the least bytes a pass must read and write; peak MiB: every Level Zero "
            "allocation of the case\n"
-           "(tensors, workspace, scratch); naive: f32 S = QK^T, softmax, PV with OpenBLAS sgemm, "
-           "one head's S at a time;\n"
+           "(tensors, workspace, scratch); cold ms, warm ms: primitive creation (the pass's "
+           "primitive) in a new process\n"
+           "with an empty persistent module cache, then in another with the cache the first "
+           "left ('!': the warm one built);\n"
+           "naive: f32 S = QK^T, softmax, PV with OpenBLAS sgemm, one head's S at a time;\n"
            "x naive: naive time / ours (> 1: we are faster); sgemm GF: host sgemm GFLOP/s at "
            "the case's flops;\n"
            "x sgemm: the time sgemm needs for our flops / ours (1: host sgemm throughput);\n");
@@ -139,12 +147,98 @@ void bench_print_line(const bench_row_t *r, const char *backend)
     if (r->have_torch)
         printf(" torch_ms=%.4f torch_reps=%d torch_backend=%s ratio_torch=%.4f",
                r->torch.seconds * 1e3, r->torch.reps, r->torch.backend, ratio_torch(r));
+    if (r->create.have)
+        printf(" cold_create_ms=%.3f cold_modules_built=%llu warm_create_ms=%.3f "
+               "warm_modules_built=%llu warm_cache_hits=%llu",
+               r->create.cold_ms, r->create.cold_built, r->create.warm_ms, r->create.warm_built,
+               r->create.warm_hits);
     if (r->checked) {
         printf(" max_err=%.3e", r->max_err);
         if (c->pass == BENCH_FORWARD)
             printf(" tol=%.3e check=%s", r->tol, bench_row_mismatch(r) ? "FAIL" : "ok");
     }
     printf(" config=\"%s\"\n", r->ours.config);
+}
+
+void bench_print_create_summary(const bench_row_t *rows, int count)
+{
+    /* The goals of issue 14 for a warm start (doc/module-cache.md). */
+    static const double goal_ms[2] = {20.0, 50.0};
+    static const double goal_cold_ratio = 1.5; /* cold backward / cold forward */
+    double cold_medians[2] = {0.0, 0.0};
+    unsigned long long warm_built = 0;
+    int measured = 0;
+    for (int pass = BENCH_FORWARD; pass <= BENCH_BACKWARD; pass++) {
+        double cold[64], warm[64];
+        int n = 0;
+        for (int i = 0; i < count && n < 64; i++) {
+            const bench_row_t *r = &rows[i];
+            if (!r->create.have || r->c->pass != (bench_pass_t)pass)
+                continue;
+            cold[n] = r->create.cold_ms;
+            warm[n] = r->create.warm_ms;
+            warm_built += r->create.warm_built;
+            n++;
+        }
+        if (n == 0)
+            continue;
+        measured += n;
+        double cold_median = bench_median(cold, n), warm_median = bench_median(warm, n);
+        cold_medians[pass] = cold_median;
+        printf("create %s: median over %d cases: cold %.1f ms, warm %.1f ms (goal <= %.0f ms: "
+               "%s), %.0fx faster\n",
+               bench_pass_name((bench_pass_t)pass), n, cold_median, warm_median, goal_ms[pass],
+               warm_median <= goal_ms[pass] ? "met" : "missed", cold_median / warm_median);
+    }
+    if (cold_medians[BENCH_FORWARD] > 0.0 && cold_medians[BENCH_BACKWARD] > 0.0) {
+        double ratio = cold_medians[BENCH_BACKWARD] / cold_medians[BENCH_FORWARD];
+        printf("create: cold backward / cold forward (medians): %.2f (goal <= %.1f: %s)\n", ratio,
+               goal_cold_ratio, ratio <= goal_cold_ratio ? "met" : "missed");
+    }
+    if (measured)
+        printf("create: modules built by the warm processes: %llu (goal 0: %s)\n", warm_built,
+               warm_built == 0 ? "met" : "missed");
+    for (int i = 0; i < count; i++)
+        if (!rows[i].create.have && rows[i].create.why[0])
+            printf("create %s: %s\n", rows[i].c->name, rows[i].create.why);
+}
+
+void bench_print_create_table(const bench_row_t *rows, int count)
+{
+    printf("\n%-22s %4s | %9s %6s | %9s %6s %5s\n", "case", "pass", "cold ms", "built", "warm ms",
+           "built", "hits");
+    for (int i = 0; i < count; i++) {
+        const bench_row_t *r = &rows[i];
+        printf("%-22s %4s | ", r->c->name, bench_pass_name(r->c->pass));
+        if (r->create.have)
+            printf("%9.1f %6llu | %9.1f %6llu %5llu\n", r->create.cold_ms, r->create.cold_built,
+                   r->create.warm_ms, r->create.warm_built, r->create.warm_hits);
+        else
+            printf("%s\n", r->skipped         ? r->skipped
+                           : r->create.why[0] ? r->create.why
+                                              : "FAILED (see the messages above)");
+    }
+    printf("\ncold ms: primitive creation in a new process with an empty persistent module "
+           "cache; warm ms: in another\nprocess with the cache the first left; built: modules "
+           "built from SPIR-V; hits: loaded from the cache.\n");
+}
+
+void bench_print_create_line(const bench_row_t *r)
+{
+    const bench_case_t *c = r->c;
+    printf("BENCH name=%s pass=%s backend=ze dtype=%s B=%lld Hq=%lld Hkv=%lld Sq=%lld Sk=%lld "
+           "D=%lld causal=%d deterministic=%d",
+           c->name, bench_pass_name(c->pass), sdpa_dtype_name(c->dtype), (long long)c->batch,
+           (long long)c->q_heads, (long long)c->kv_heads, (long long)c->q_len, (long long)c->k_len,
+           (long long)c->head_size, c->mask != SDPA_MASK_NONE, c->deterministic);
+    if (!r->create.have) {
+        printf(" status=%s\n", r->skipped ? "skipped" : "failed");
+        return;
+    }
+    printf(" status=ok cold_create_ms=%.3f cold_modules_built=%llu warm_create_ms=%.3f "
+           "warm_modules_built=%llu warm_cache_hits=%llu\n",
+           r->create.cold_ms, r->create.cold_built, r->create.warm_ms, r->create.warm_built,
+           r->create.warm_hits);
 }
 
 /* /proc/cpuinfo's "model name", or "unknown CPU". */

@@ -6,11 +6,9 @@
  * The script runs as a child process per case (fork + execv, no shell), so
  * it never shares the cores with our measurements; it prints one line
  * "TORCH status=... key=value ..." that this file parses. */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "bench.h"
@@ -19,7 +17,7 @@
 #define SDPA_BENCH_TORCH_PEER "torch_peer.py"
 #endif
 
-enum { MAX_ARGS = 40, OUTPUT_MAX = 4096 };
+enum { MAX_ARGS = 40 };
 
 static const char *python_path(void)
 {
@@ -37,49 +35,7 @@ static int run_peer(const char *const *args, char *line, size_t line_size, char 
     for (; args[n - 2] != NULL && n < MAX_ARGS - 1; n++)
         argv[n] = args[n - 2];
     argv[n] = NULL;
-
-    int fds[2];
-    if (pipe(fds) != 0) {
-        snprintf(why, why_size, "pipe: %s", strerror(errno));
-        return -1;
-    }
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid < 0) {
-        snprintf(why, why_size, "fork: %s", strerror(errno));
-        close(fds[0]);
-        close(fds[1]);
-        return -1;
-    }
-    if (pid == 0) {
-        dup2(fds[1], STDOUT_FILENO);
-        close(fds[0]);
-        close(fds[1]);
-        execv(argv[0], (char *const *)argv);
-        fprintf(stderr, "sdpa_bench: cannot run %s: %s\n", argv[0], strerror(errno));
-        _exit(127);
-    }
-    close(fds[1]);
-    char output[OUTPUT_MAX];
-    size_t used = 0;
-    ssize_t got;
-    while ((got = read(fds[0], output + used, sizeof(output) - 1 - used)) > 0 ||
-           (got < 0 && errno == EINTR))
-        used += got > 0 ? (size_t)got : 0;
-    output[used] = '\0';
-    close(fds[0]);
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    const char *found = strstr(output, "TORCH ");
-    if (found == NULL || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        snprintf(why, why_size, "%s %s failed (exit status %d)", argv[0], SDPA_BENCH_TORCH_PEER,
-                 WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-        return -1;
-    }
-    size_t length = strcspn(found, "\n");
-    snprintf(line, line_size, "%.*s", (int)length, found);
-    return 0;
+    return bench_run_child(argv[0], argv, NULL, "TORCH ", line, line_size, why, why_size);
 }
 
 /* The value of key in a TORCH line (key=value or key="two words"). */

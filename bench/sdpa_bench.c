@@ -28,12 +28,16 @@ typedef struct bench_options {
     const char *backend;
     const char *selected[MAX_SELECTED]; /* --case names; none: the default run */
     int selected_count;
-    int all;          /* --case all: every case, including small ones */
-    int no_baselines; /* --no-baseline */
-    int no_torch;     /* --no-torch */
-    int sweep;        /* --sweep: the sequence-length sweep instead of the cases */
-    const char *data; /* --data FILE: GFLOP/s per row for plots */
-    const char *note; /* --note TEXT: a line for the data file (the plot shows it) */
+    int all;                 /* --case all: every case, including small ones */
+    int no_baselines;        /* --no-baseline */
+    int no_torch;            /* --no-torch */
+    int sweep;               /* --sweep: the sequence-length sweep instead of the cases */
+    const char *data;        /* --data FILE: GFLOP/s per row for plots */
+    const char *cache_dir;   /* --cache-dir DIR: the private module cache (kept) */
+    const char *create_only; /* --create-only NAME: the child of a cold/warm measurement */
+    int no_create;           /* --no-create: no cold/warm creation columns */
+    int only_create;         /* --only-create: the cold/warm creation columns alone */
+    const char *note;        /* --note TEXT: a line for the data file (the plot shows it) */
     bench_policy_t policy;
 } bench_options_t;
 
@@ -53,6 +57,12 @@ static void usage(FILE *out)
                  "  --no-torch      skip the PyTorch column even when BENCH_PYTHON is set\n"
                  "  --data FILE     also write GFLOP/s per row, tab-separated, for plots\n"
                  "  --note TEXT     a note for the data file, shown under the plot's title\n"
+                 "  --no-create     skip the cold and warm creation columns\n"
+                 "  --only-create   measure only the cold and warm creation (no runs, no\n"
+                 "                  baselines): a table of its own and the goals' summary\n"
+                 "  --cache-dir DIR the benchmark's persistent module cache (default: a new\n"
+                 "                  directory in $TMPDIR, removed at the end; never the user's)\n"
+                 "  --create-only NAME  (internal) create case NAME's primitive, print its time\n"
                  "  --list          list the cases and exit\n"
                  "Times are medians after one warm-up run, each run waited for on an event.\n"
                  "BENCH_PYTHON=/path/to/python (torch >= 2.5) adds PyTorch's CPU attention.\n");
@@ -89,6 +99,12 @@ static int parse_options(int argc, char **argv, bench_options_t *o)
         } else if (strcmp(arg, "--sweep") == 0) {
             o->sweep = 1;
             continue;
+        } else if (strcmp(arg, "--no-create") == 0) {
+            o->no_create = 1;
+            continue;
+        } else if (strcmp(arg, "--only-create") == 0) {
+            o->only_create = 1;
+            continue;
         }
         if (value == NULL) {
             fprintf(stderr, "sdpa_bench: %s needs a value\n", arg);
@@ -105,6 +121,10 @@ static int parse_options(int argc, char **argv, bench_options_t *o)
             o->data = value;
         } else if (strcmp(arg, "--note") == 0) {
             o->note = value;
+        } else if (strcmp(arg, "--cache-dir") == 0) {
+            o->cache_dir = value;
+        } else if (strcmp(arg, "--create-only") == 0) {
+            o->create_only = value;
         } else if (strcmp(arg, "--reps") == 0) {
             long reps = strtol(value, &end, 10);
             if (*end != '\0' || reps < 1 || reps > 10000) {
@@ -126,6 +146,11 @@ static int parse_options(int argc, char **argv, bench_options_t *o)
             return -1;
         }
         i++;
+    }
+    if (o->only_create && (o->no_create || o->sweep || strcmp(o->backend, "ze") != 0)) {
+        fprintf(stderr, "sdpa_bench: --only-create measures the ze backend's cases; it cannot be "
+                        "combined with --no-create, --sweep or another backend\n");
+        return -1;
     }
     size_t count = 0;
     const bench_case_t *cases = bench_cases(&count);
@@ -221,18 +246,30 @@ static void progress_begin(const bench_row_t *row, int index, int total, const c
 }
 
 static void run_case(const bench_options_t *o, bench_device_t *d, const bench_backend_t *b,
-                     int torch, bench_row_t *row, int index, int total)
+                     const bench_cache_dirs_t *dirs, int torch, bench_row_t *row, int index,
+                     int total)
 {
     const bench_case_t *c = row->c;
     bench_host_t host = {0};
     bench_outputs_t ours = {0}, naive = {0};
     int baselines = bench_have_baselines() && !o->no_baselines;
 
+    if (o->only_create) { /* no tensors: the creation processes make their own */
+        progress_begin(row, index, total, "cold and warm creation");
+        row->failed = bench_measure_create(c, index, dirs, &row->create) != 0;
+        bench_progress_end();
+        return;
+    }
     if (bench_host_create(c, &host) != 0 || bench_outputs_create(c, &ours) != 0 ||
         (baselines && bench_outputs_create(c, &naive) != 0)) {
         fprintf(stderr, "sdpa_bench: %s: out of host memory for the tensors\n", c->name);
         row->failed = 1;
         goto cleanup;
+    }
+    if (!o->sweep && !o->no_create && strcmp(b->iface->name, "ze") == 0) {
+        progress_begin(row, index, total, "cold and warm creation");
+        bench_measure_create(c, index, dirs, &row->create);
+        bench_progress_end();
     }
     progress_begin(row, index, total, b->iface->name);
     int ours_failed = bench_run_ours(d, b, c, &host, &o->policy, &ours, &row->ours) != 0;
@@ -286,14 +323,19 @@ int main(int argc, char **argv)
     int parsed = parse_options(argc, argv, &opts);
     if (parsed != 0)
         return parsed > 0 ? 0 : 2;
+    if (opts.create_only)
+        return bench_create_only(opts.create_only);
 
     double start = bench_seconds_now();
     bench_device_t device = {0};
     bench_backend_t backend = {0};
+    bench_cache_dirs_t dirs = {0};
     bench_row_t rows[MAX_SELECTED];
     int row_count = 0, rc = 2;
 
-    if (bench_device_open(&device) != 0 || bench_backend_open(opts.backend, &device, &backend))
+    /* Before the context: it reads where its persistent cache is. */
+    if (bench_cache_dirs_open(opts.cache_dir, &dirs) != 0 || bench_device_open(&device) != 0 ||
+        bench_backend_open(opts.backend, &device, &backend))
         goto cleanup;
     /* The host reference computes on the host: it needs shared USM. */
     device.shared_memory = strcmp(backend.iface->name, "ref") == 0;
@@ -302,17 +344,24 @@ int main(int argc, char **argv)
     printf("backend:   %s (%s), sub-group size %u, tensors in %s USM\n", backend.iface->name,
            sdpa_backend_path(backend.backend), backend.features.subgroup_size,
            device.shared_memory ? "shared" : "device");
-    if (opts.no_baselines)
+    if (opts.only_create)
+        printf("runs:      none (--only-create): cold and warm creation only\n");
+    else if (opts.no_baselines)
         printf("baseline:  skipped (--no-baseline)\n");
     else
         bench_describe_baselines();
     char torch_about[256];
-    int torch = !opts.no_torch && bench_torch_probe(torch_about, sizeof(torch_about));
-    if (opts.no_torch)
+    int torch = !opts.no_torch && !opts.only_create &&
+                bench_torch_probe(torch_about, sizeof(torch_about));
+    if (opts.only_create)
+        ; /* nothing runs */
+    else if (opts.no_torch)
         printf("torch:     skipped (--no-torch)\n");
     else
         printf("torch:     %s%s\n", torch ? "" : "skipped: ", torch_about);
-    if (opts.policy.reps > 0)
+    if (opts.only_create)
+        ;
+    else if (opts.policy.reps > 0)
         printf("runs:      1 warm-up + %d timed per measurement\n", opts.policy.reps);
     else
         printf("runs:      1 warm-up + enough timed runs for %.1f s (at least %d, at most the "
@@ -328,11 +377,25 @@ int main(int argc, char **argv)
         if (rows[i].c->pass == BENCH_BACKWARD && !backend.features.has_backward)
             rows[i].skipped = "skipped: the backend has no backward yet";
         else
-            run_case(&opts, &device, &backend, torch, &rows[i], i + 1, row_count);
+            run_case(&opts, &device, &backend, &dirs, torch, &rows[i], i + 1, row_count);
     }
 
+    if (opts.only_create) {
+        bench_print_create_table(rows, row_count);
+        printf("\n");
+        bench_print_create_summary(rows, row_count);
+        int failed = 0;
+        for (int i = 0; i < row_count; i++) {
+            bench_print_create_line(&rows[i]);
+            failed |= rows[i].failed;
+        }
+        printf("total: %.1f s\n", bench_seconds_now() - start);
+        rc = failed ? 2 : 0;
+        goto cleanup;
+    }
     bench_print_table(rows, row_count, torch);
     printf("\n");
+    bench_print_create_summary(rows, row_count);
     int failed = 0, mismatched = 0;
     for (int i = 0; i < row_count; i++) {
         bench_print_line(&rows[i], backend.iface->name);
@@ -349,5 +412,6 @@ int main(int argc, char **argv)
 cleanup:
     bench_backend_close(&backend);
     bench_device_close(&device);
+    bench_cache_dirs_close(&dirs);
     return rc;
 }

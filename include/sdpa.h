@@ -72,7 +72,8 @@
  * Level Zero call. Destroying a context while another thread uses it or one
  * of its primitives is the caller's error.
  *
- * Environment variables (read when a primitive or backend is created):
+ * Environment variables (read when a primitive or backend is created, the
+ * SDPA_CACHE* ones when a context is, SDPA_VERBOSE once per process):
  *   SDPA_BACKEND          front loader: "ze" (default), "ref", or a path to a
  *                         plugin exporting sdpa_backend_negotiate.
  *   SDPA_PLUGIN_DIR       front loader: directory searched first for
@@ -87,6 +88,72 @@
  *                         wg_n_BcBr,wg_m_DBc,wg_n_DBc,wg_m_DBr,wg_n_DBr".
  *   A malformed or inconsistent override makes primitive creation fail with
  *   SDPA_ERROR_INVALID_CONFIG and a message that quotes it.
+ *   SDPA_CACHE            ze backend: "0" (or "off", "no", "false") turns the
+ *                         persistent module cache off (below); default on.
+ *   SDPA_CACHE_DIR        ze backend: the cache's directory, created (mode
+ *                         0700) if missing. Default $XDG_CACHE_HOME/sdpa-ze,
+ *                         else $HOME/.cache/sdpa-ze.
+ *   SDPA_CACHE_MAX_BYTES  ze backend: the cache's size cap, in bytes with an
+ *                         optional K, M or G suffix (KiB, MiB, GiB); default
+ *                         1G. A malformed value gets a note and the default.
+ *   SDPA_VERBOSE          both backends: 1 prints a line on stderr per
+ *                         primitive creation and execution, 2 also module
+ *                         builds, cache lookups and stores, scratch
+ *                         allocations (below). Unset or 0: nothing, at the
+ *                         cost of one load and compare per call.
+ *
+ * Persistent module cache (ze). Building a module is most of a primitive's
+ * creation (hundreds of milliseconds to seconds). After a build the backend
+ * stores the module's native binary (zeModuleGetNativeBinary) in
+ * SDPA_CACHE_DIR; a context of any later process that needs the same module
+ * loads it (zeModuleCreate with ZE_MODULE_FORMAT_NATIVE) instead. An entry's
+ * key is everything the binary depends on: the SPIR-V's SHA-256, the
+ * specialization constants, the build flags, the driver (UUID and version),
+ * the device (UUID, vendor and device ids, name) and the cache's format
+ * version. It never makes creation fail: entries are written to a temporary
+ * file and renamed (processes storing the same module at once are safe); an
+ * entry whose header, size, key or SHA-256 checksum is wrong is ignored and
+ * replaced; a native binary the driver refuses is built again from SPIR-V
+ * and replaced; a directory that cannot be created or written means no new
+ * entries and one note on stderr per process ("sdpa-ze: note: module cache:
+ * ..."), entries already there are still used. The least recently used
+ * entries (by modification time, which a hit refreshes) are removed when the
+ * entries pass SDPA_CACHE_MAX_BYTES. SDPA_QUERY_MODULES_BUILT counts builds
+ * only; SDPA_QUERY_MODULE_CACHE_HITS and _MISSES count the cache's work.
+ *
+ * Verbose mode (SDPA_VERBOSE, like ONEDNN_VERBOSE). Every line starts with
+ * "sdpa_verbose," and has comma-separated fields; only the last field of a
+ * line may contain commas or spaces, so split each kind on its first n - 1
+ * commas:
+ *   sdpa_verbose,info,<package version>,SDPA_VERBOSE=<level>
+ *       first line of each backend in a process
+ *   sdpa_verbose,create,<backend>,<device>,<problem>,<modules>,<ms>,<config>
+ *       modules: "built=B cache_hit=H cache_miss=M reused=R", the module
+ *       lookups of this creation (built from SPIR-V, loaded from the
+ *       persistent cache, looked up there in vain, already in the context);
+ *       config: SDPA_QUERY_CONFIG_STRING
+ *   sdpa_verbose,exec,<backend>,<device>,<problem>,<list>,<ms>,<config>
+ *       list: "sync_list" (the context's own list: ms is the execution),
+ *       "caller_list" (ms is the time to append), "host" (ref: synchronous)
+ *   sdpa_verbose,context,ze,<device>,module cache in <dir>
+ *       or "module cache off: <why>"
+ *   sdpa_verbose,module,<event>,<variant>,<ms>,<detail>
+ *       event: build, cache_hit, cache_miss (detail: why), cache_store;
+ *       variant: the SPIR-V variant, e.g. sdpa_fwd.128.16
+ *   sdpa_verbose,scratch,alloc,<bytes>,<ms>,<detail>
+ * (the context, module and scratch lines at level 2 only). <problem> is one
+ * token string without spaces or commas, tokens joined by ':': the kind
+ * (fwd_inf, fwd_train, bwd), b<B>, hq<Hq>, hkv<Hkv>, sq<Sq>, sk<Sk>, d<D>,
+ * qkvo=<dtypes of q.k.v.dst>, kT when K is transposed, mask=none |
+ * causal_tl | causal_br | <dtype>.<BxHxSqxSk of the mask>, scale=none |
+ * host | dev.<dtype> (_div: divided), then when they apply
+ * softmax=inf_as_zero, acc=<kq>.<vs>, kq= and vq= (quantized K, V:
+ * s.<t|g<group>>.<dtype> scales, zp.<t|g<group>>.<dtype> zero points),
+ * dropout=<host|dev>[+offset][+mask], ds=<dtype>, deterministic. Example:
+ *   sdpa_verbose,create,ze,Intel(R) Arc(TM) A770 Graphics,fwd_inf:b1:hq32:
+ *   hkv8:sq1024:sk1024:d128:qkvo=f16.f16.f16.f16:mask=causal_tl:scale=host,
+ *   built=1 cache_hit=0 cache_miss=1 reused=0,512.3,fwd d128 sg16 cfg=...
+ * (one line). <ms> has three decimals (one for module lines).
  */
 #ifndef SDPA_H
 #define SDPA_H
@@ -443,13 +510,23 @@ typedef enum sdpa_query {
     SDPA_QUERY_SCRATCH_BYTES = 2,
     /* char[]: the chosen kernel configuration, e.g. "fwd d128 sg16 cfg=...". */
     SDPA_QUERY_CONFIG_STRING = 3,
-    /* uint64_t, on a context: modules this context has built so far (a
-     * second primitive with the same kernels builds none). */
+    /* uint64_t, on a context: modules this context has built from SPIR-V so
+     * far (a second primitive with the same kernels builds none, and a
+     * module loaded from the persistent module cache is not built). */
     SDPA_QUERY_MODULES_BUILT = 4,
     /* uint64_t, on a context: device allocations the context has made for
      * scratch so far, over all command lists (it grows a list's scratch only
      * when a larger execution on that list needs it). */
     SDPA_QUERY_SCRATCH_ALLOCATIONS = 5,
+    /* uint64_t, on a context: modules this context loaded from the
+     * persistent module cache (native binaries an earlier build stored,
+     * see SDPA_CACHE) instead of building them. 0 with the cache off. */
+    SDPA_QUERY_MODULE_CACHE_HITS = 6,
+    /* uint64_t, on a context: modules this context looked up in the
+     * persistent module cache and did not find usable (absent, damaged,
+     * of another format, or refused by the driver), and so built. 0 with
+     * the cache off; with it on, every build was a miss. */
+    SDPA_QUERY_MODULE_CACHE_MISSES = 7,
 } sdpa_query_t;
 
 /* ------------------------------------------------------------------------- */
@@ -479,7 +556,8 @@ typedef struct sdpa_backend_iface {
     /* Fills out (whose struct_size/struct_version the caller sets). */
     sdpa_status_t (*context_get_features)(sdpa_context_t *ctx, sdpa_features_t *out);
     /* Context-wide queries (SDPA_QUERY_MODULES_BUILT,
-     * SDPA_QUERY_SCRATCH_ALLOCATIONS). */
+     * SDPA_QUERY_SCRATCH_ALLOCATIONS, SDPA_QUERY_MODULE_CACHE_HITS,
+     * SDPA_QUERY_MODULE_CACHE_MISSES). */
     sdpa_status_t (*context_query)(sdpa_context_t *ctx, sdpa_query_t what, void *out,
                                    size_t out_size);
 

@@ -19,15 +19,30 @@
  *      (with strides) to the gradient's dtype and strides, summing
  *      `slices` partial buffers in a fixed order (deterministic GQA dK/dV).
  *
- * Variants are sdpa_bwd.0.<sg>: no array is sized by the head size (local
+ * Variants are <source>.0.<sg>: no array is sized by the head size (local
  * memory is laid out at run time, SDPA_BWD_LD), so one build per sub-group
- * size serves every head size; every variant has all four kernels.
+ * size serves every head size. The backend builds three modules, so that
+ * a problem builds only what it needs: the pre- and postprocessing kernels
+ * read only the dtype of Q and O (QRY_DT, DST_DT), so their small module
+ * serves every configuration of that dtype; the main kernel; and the
+ * deterministic dQ pass, only for deterministic problems. sdpa_bwd.0.<sg>
+ * holds all four (the ISA gate, tools/gpu-isa, compiles the kernels from it:
+ * the same code under the same constants).
  */
 #ifndef SDPA_SPIRV_KERNEL_ABI_BWD_H
 #define SDPA_SPIRV_KERNEL_ABI_BWD_H
 
-#define SDPA_BWD_SOURCE "sdpa_bwd"
-/* The head-size field of the variants' names (sdpa_bwd.0.<sg>). */
+#define SDPA_BWD_SOURCE "sdpa_bwd"                 /* all four kernels */
+#define SDPA_BWD_PREPOST_SOURCE "sdpa_bwd_prepost" /* sdpa_bwd_{pre,post}process */
+#define SDPA_BWD_MAIN_SOURCE "sdpa_bwd_main"       /* sdpa_bwd */
+#define SDPA_BWD_DQ_SOURCE "sdpa_bwd_dq"           /* sdpa_bwd_dq */
+/* The parts sdpa_bwd.cl compiles (SDPA_BWD_PARTS, set by each source). */
+#define SDPA_BWD_PART_PRE 1
+#define SDPA_BWD_PART_MAIN 2
+#define SDPA_BWD_PART_DQ 4
+#define SDPA_BWD_PART_POST 8
+#define SDPA_BWD_PART_ALL 15
+/* The head-size field of the variants' names (<source>.0.<sg>). */
 #define SDPA_BWD_VARIANT_D_MAX 0
 #define SDPA_BWD_PREPROCESS_KERNEL "sdpa_bwd_preprocess"
 #define SDPA_BWD_KERNEL "sdpa_bwd"

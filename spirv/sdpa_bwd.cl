@@ -38,6 +38,13 @@
 #include "sdpa_bwd_tile.h"
 #include "sdpa_common.h"
 
+/* The kernels this compilation holds: all four (the sdpa_bwd variants), or
+ * the parts a wrapper selects (sdpa_bwd_prepost.cl, sdpa_bwd_main.cl,
+ * sdpa_bwd_dq.cl: the modules the backend builds, kernel_abi_bwd.h). */
+#ifndef SDPA_BWD_PARTS
+#define SDPA_BWD_PARTS SDPA_BWD_PART_ALL
+#endif
+
 /* Work-group tiles (kernel_abi_bwd.h). */
 static inline int sdpa_bwd_bc(void)
 {
@@ -365,6 +372,7 @@ static inline __attribute__((always_inline)) void sdpa_bwd_zero_ds(global void *
     }
 }
 
+#if SDPA_BWD_PARTS & SDPA_BWD_PART_PRE
 __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_bwd_preprocess(
 #include "sdpa_bwd_pre_args.def"
 )
@@ -395,7 +403,9 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_bwd_p
             D_I[(b * hq + h) * SQ + i] = sum;
     }
 }
+#endif
 
+#if SDPA_BWD_PARTS & SDPA_BWD_PART_MAIN
 __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_bwd(
 #include "sdpa_bwd_args.def"
 )
@@ -499,7 +509,9 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_bwd(
     sdpa_bwd_store_acc(DV, sdpa_bwd_head_offset(&st.dv, x.b, head), st.dv.s2, st.dv.s3, k0, m.acc1,
                        1, bc, keys, D, 1.0f, out);
 }
+#endif
 
+#if SDPA_BWD_PARTS & SDPA_BWD_PART_DQ
 __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_bwd_dq(
 #include "sdpa_bwd_args.def"
 )
@@ -559,7 +571,9 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_bwd_d
     sdpa_bwd_store_acc(DQ, sdpa_bwd_head_offset(&st.dq, x.b, x.h), st.dq.s2, st.dq.s3, q0, m.acc0,
                        x.ld, 1, queries, D, x.factor, out);
 }
+#endif
 
+#if SDPA_BWD_PARTS & SDPA_BWD_PART_POST
 __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_bwd_postprocess(
 #include "sdpa_bwd_post_args.def"
 )
@@ -586,3 +600,4 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_bwd_p
         }
     }
 }
+#endif

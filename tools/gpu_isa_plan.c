@@ -457,7 +457,9 @@ static int plan_problem(const char *device_name, const sdpa_device_info_t *devic
         return 0;
     }
 
-    /* Backward: one module, the kernels ze_bwd_prepare creates from it. */
+    /* Backward: the kernels ze_bwd_prepare creates, from sdpa_bwd.<d>.<sg>,
+     * which holds all four (the backend builds them as three modules of the
+     * same code, kernel_abi_bwd.h). */
     sdpa_bwd_plan_t *plan = malloc(sizeof(*plan));
     if (!plan) {
         fprintf(stderr, "gpu_isa_plan: out of memory\n");

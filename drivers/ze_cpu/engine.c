@@ -61,6 +61,8 @@ static bool read_engine(cpu_ze_engine_t *engine, char *why, size_t why_size)
     clGetPlatformInfo(engine->platform, CL_PLATFORM_NAME, sizeof engine->platform_name,
                       engine->platform_name, NULL);
     clGetDeviceInfo(dev, CL_DEVICE_NAME, sizeof engine->device_name, engine->device_name, NULL);
+    clGetDeviceInfo(dev, CL_DRIVER_VERSION, sizeof engine->driver_version, engine->driver_version,
+                    NULL);
 
     text[0] = '\0';
     clGetDeviceInfo(dev, CL_DEVICE_IL_VERSION, sizeof text, text, NULL);

@@ -2,14 +2,16 @@
  * module.c - zeModuleCreate from SPIR-V: reflect the module (kernels,
  * parameter kinds, constant sizes), create the OpenCL program from the IL,
  * apply ze_module_constants_t as specialization constants, translate the
- * build flags, build. Build logs are standalone objects that own a copy of
- * the text.
+ * build flags, build. From a native binary (native_binary.h): check the
+ * container, take the reflection it carries, load the OpenCL program
+ * binary. Build logs are standalone objects that own a copy of the text.
  */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "native_binary.h"
 #include "ze_cpu.h"
 
 /* A growable NUL-terminated string; on allocation failure it keeps what it
@@ -153,6 +155,44 @@ static void append_cl_build_log(cl_program program, text_t *log)
     free(cl_log);
 }
 
+/* A native binary (native_binary.h): the container is checked before
+ * OpenCL sees the program binary. Specialization constants and build flags
+ * are ignored: the binary was built with them (the Level Zero
+ * specification makes constants SPIR-V only). A binary the driver or the
+ * engine refuses is ZE_RESULT_ERROR_INVALID_NATIVE_BINARY: the caller
+ * rebuilds from SPIR-V. */
+static ze_result_t load_native(struct cpu_ze_context *context, const ze_module_desc_t *desc,
+                               struct cpu_ze_module *module, text_t *log)
+{
+    char why[512] = "";
+    const uint8_t *binary = NULL;
+    size_t binary_size = 0;
+    ze_result_t result = cpu_ze_native_unpack(desc->pInputModule, desc->inputSize,
+                                              &module->reflection, &binary, &binary_size, why,
+                                              sizeof why);
+    if (result != ZE_RESULT_SUCCESS) {
+        text_append(log, "ze_cpu: native binary refused: %s\n", why);
+        return result;
+    }
+    cl_int err, binary_status = CL_SUCCESS;
+    module->program = clCreateProgramWithBinary(context->cl, 1, &cpu_ze.engine.device,
+                                                &binary_size, &binary, &binary_status, &err);
+    if (module->program == NULL) {
+        text_append(log, "ze_cpu: clCreateProgramWithBinary: %s (binary status %s)\n",
+                    cpu_ze_cl_error_name(err), cpu_ze_cl_error_name(binary_status));
+        return err == CL_OUT_OF_HOST_MEMORY ? ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY
+                                            : ZE_RESULT_ERROR_INVALID_NATIVE_BINARY;
+    }
+    err = clBuildProgram(module->program, 1, &cpu_ze.engine.device, NULL, NULL, NULL);
+    append_cl_build_log(module->program, log);
+    if (err != CL_SUCCESS) {
+        text_append(log, "ze_cpu: clBuildProgram of the native binary: %s\n",
+                    cpu_ze_cl_error_name(err));
+        return ZE_RESULT_ERROR_INVALID_NATIVE_BINARY;
+    }
+    return ZE_RESULT_SUCCESS;
+}
+
 /* Everything but argument validation: returns the module (program and
  * reflection; no context, no reference) or a failure with the reason in
  * log. */
@@ -169,6 +209,13 @@ static ze_result_t build_module(struct cpu_ze_context *context, const ze_module_
     if (module == NULL) {
         result = ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
         goto fail;
+    }
+    if (desc->format == ZE_MODULE_FORMAT_NATIVE) {
+        result = load_native(context, desc, module, log);
+        if (result != ZE_RESULT_SUCCESS)
+            goto fail;
+        *out = module;
+        return ZE_RESULT_SUCCESS;
     }
     if (desc->inputSize % 4 != 0) {
         text_append(log, "ze_cpu: SPIR-V size %zu is not a multiple of 4\n", desc->inputSize);
@@ -239,9 +286,6 @@ CPU_ZE_ENTRY(zeModuleCreate, ze_context_handle_t hContext, ze_device_handle_t hD
     if (desc->format != ZE_MODULE_FORMAT_IL_SPIRV && desc->format != ZE_MODULE_FORMAT_NATIVE)
         return cpu_ze_fail(ZE_RESULT_ERROR_INVALID_ENUMERATION, "zeModuleCreate: format = %d",
                            (int)desc->format);
-    if (desc->format == ZE_MODULE_FORMAT_NATIVE)
-        return cpu_ze_fail(ZE_RESULT_ERROR_UNSUPPORTED_FEATURE,
-                           "zeModuleCreate: native binaries are not supported, only SPIR-V");
     CPU_ZE_CHECK_POINTER(desc->pInputModule);
     if (desc->inputSize == 0)
         return cpu_ze_fail(ZE_RESULT_ERROR_INVALID_SIZE, "zeModuleCreate: inputSize = 0");
@@ -350,13 +394,32 @@ CPU_ZE_ENTRY(zeModuleGetProperties, ze_module_handle_t hModule,
     return ZE_RESULT_SUCCESS;
 }
 
+/* Packs the container anew on each call (a size query, then the copy):
+ * nothing is kept in the module, so the call needs no lock. With
+ * pModuleNativeBinary set, *pSize must hold at least the binary's size. */
 CPU_ZE_ENTRY(zeModuleGetNativeBinary, ze_module_handle_t hModule, size_t *pSize,
              uint8_t *pModuleNativeBinary)
 {
     CPU_ZE_CHECK_HANDLE(hModule, CPU_ZE_KIND_MODULE);
     CPU_ZE_CHECK_POINTER(pSize);
-    return cpu_ze_fail(ZE_RESULT_ERROR_UNSUPPORTED_FEATURE,
-                       "zeModuleGetNativeBinary: native binaries are not supported");
+    const struct cpu_ze_module *module = (const struct cpu_ze_module *)hModule;
+    uint8_t *packed = NULL;
+    size_t size = 0;
+    ze_result_t result = cpu_ze_native_pack(module->program, module->reflection, &packed, &size);
+    if (result != ZE_RESULT_SUCCESS)
+        return result;
+    if (pModuleNativeBinary != NULL) {
+        if (*pSize < size) {
+            free(packed);
+            return cpu_ze_fail(ZE_RESULT_ERROR_INVALID_SIZE,
+                               "zeModuleGetNativeBinary: *pSize = %zu, the binary has %zu bytes",
+                               *pSize, size);
+        }
+        memcpy(pModuleNativeBinary, packed, size);
+    }
+    *pSize = size;
+    free(packed);
+    return ZE_RESULT_SUCCESS;
 }
 
 CPU_ZE_ENTRY(zeModuleBuildLogDestroy, ze_module_build_log_handle_t hModuleBuildLog)

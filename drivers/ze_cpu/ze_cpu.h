@@ -137,6 +137,7 @@ typedef struct cpu_ze_engine {
     cl_device_id device;
     char platform_name[256];
     char device_name[ZE_MAX_DEVICE_NAME];
+    char driver_version[128]; /* CL_DRIVER_VERSION: identifies its compiler */
 
     /* cl_intel_unified_shared_memory entry points. */
     clHostMemAllocINTEL_fn host_mem_alloc;

@@ -56,6 +56,6 @@ sdpa_status_t ref_context_get_features(sdpa_context_t *ctx, sdpa_features_t *out
 sdpa_status_t ref_context_query(sdpa_context_t *ctx, sdpa_query_t what, void *out, size_t out_size)
 {
     /* The host builds no modules and allocates no device scratch. */
-    const sdpa_context_counters_t none = {0, 0};
+    const sdpa_context_counters_t none = {0};
     return sdpa_context_query_answer(ctx, what, out, out_size, &none);
 }

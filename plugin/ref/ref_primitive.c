@@ -6,7 +6,26 @@
 
 #include "backend_api.h"
 #include "error.h"
+#include "verbose.h"
 #include "ref.h"
+
+static void config_string(const sdpa_primitive_t *prim, char *out, size_t size)
+{
+    snprintf(out, size, "ref %s d%lld host double",
+             prim->problem.prop_kind == SDPA_BACKWARD ? "bwd" : "fwd",
+             (long long)prim->shape.head_size);
+}
+
+/* SDPA_VERBOSE: the ref backend builds nothing; it executes on the host,
+ * synchronously, so an exec line's time is the execution's. */
+static void trace(const sdpa_primitive_t *prim, const char *what, const char *status, double ms)
+{
+    char problem[512], config[64];
+    config_string(prim, config, sizeof(config));
+    sdpa_verbose_print("%s,ref,host,%s,%s,%.3f,%s", what,
+                       sdpa_verbose_problem(&prim->problem, problem, sizeof(problem)), status, ms,
+                       config);
+}
 
 sdpa_status_t ref_primitive_create(sdpa_context_t *ctx, const sdpa_problem_desc_t *desc,
                                    sdpa_primitive_t **out)
@@ -16,6 +35,7 @@ sdpa_status_t ref_primitive_create(sdpa_context_t *ctx, const sdpa_problem_desc_
     *out = NULL;
     if (ctx == NULL)
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "ctx is NULL");
+    const double start = sdpa_verbose_level() >= 1 ? sdpa_verbose_now_ms() : 0.0;
     sdpa_problem_desc_t problem;
     sdpa_shape_t shape;
     sdpa_status_t status = sdpa_problem_check(desc, &problem, &shape);
@@ -28,6 +48,9 @@ sdpa_status_t ref_primitive_create(sdpa_context_t *ctx, const sdpa_problem_desc_
     prim->problem = problem;
     prim->shape = shape;
     sdpa_live_list_add(&ctx->primitives, &prim->link);
+    if (sdpa_verbose_level() >= 1)
+        trace(prim, "create", "built=0 cache_hit=0 cache_miss=0 reused=0",
+              sdpa_verbose_now_ms() - start);
     *out = prim;
     return SDPA_SUCCESS;
 }
@@ -46,9 +69,7 @@ sdpa_status_t ref_primitive_query(sdpa_primitive_t *prim, sdpa_query_t what, voi
 {
     char config[64] = "";
     if (prim != NULL)
-        snprintf(config, sizeof(config), "ref %s d%lld host double",
-                 prim->problem.prop_kind == SDPA_BACKWARD ? "bwd" : "fwd",
-                 (long long)prim->shape.head_size);
+        config_string(prim, config, sizeof(config));
     size_t workspace = prim ? sdpa_workspace_bytes(&prim->problem, &prim->shape) : 0;
     return sdpa_primitive_query_answer(prim, what, out, out_size, workspace, 0, config);
 }
@@ -59,6 +80,7 @@ sdpa_status_t ref_primitive_execute(sdpa_primitive_t *prim, const sdpa_exec_args
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "prim is NULL");
     if (prim->ctx == NULL)
         return sdpa_orphan_fail();
+    const double start = sdpa_verbose_level() >= 1 ? sdpa_verbose_now_ms() : 0.0;
     sdpa_exec_args_t checked;
     sdpa_status_t status = sdpa_exec_args_check(&prim->problem, args, &checked);
     if (status != SDPA_SUCCESS)
@@ -78,5 +100,8 @@ sdpa_status_t ref_primitive_execute(sdpa_primitive_t *prim, const sdpa_exec_args
         status = ref_forward(&x);
     if (status != SDPA_SUCCESS)
         return status;
-    return ref_signal_event(prim->ctx, &checked);
+    status = ref_signal_event(prim->ctx, &checked);
+    if (status == SDPA_SUCCESS && sdpa_verbose_level() >= 1)
+        trace(prim, "exec", "host", sdpa_verbose_now_ms() - start);
+    return status;
 }

@@ -10,13 +10,15 @@
 #include "ze.h"
 #include "ze_result.h"
 
-static sdpa_status_t kernel(sdpa_primitive_t *prim, const char *name, const sdpa_arg_table_t *args,
-                            ze_kernel_handle_t *out)
+/* Each kernel from the module of its source (kernel_abi_bwd.h): the module
+ * cache passes each module only the constants it declares, so the pre- and
+ * postprocessing module is shared by every configuration of a dtype. */
+static sdpa_status_t kernel(sdpa_primitive_t *prim, const char *source, const char *name,
+                            const sdpa_arg_table_t *args, ze_kernel_handle_t *out)
 {
     const sdpa_bwd_plan_t *plan = &prim->bwd;
-    return ze_kernel_from_cache(prim->ctx, SDPA_BWD_SOURCE, SDPA_BWD_VARIANT_D_MAX,
-                                plan->subgroup_size, &plan->constants, plan->build_flags, name,
-                                args, out);
+    return ze_kernel_from_cache(prim->ctx, source, SDPA_BWD_VARIANT_D_MAX, plan->subgroup_size,
+                                &plan->constants, plan->build_flags, name, args, out);
 }
 
 static sdpa_status_t set_group_size(ze_kernel_handle_t k, const uint32_t size[3])
@@ -33,13 +35,15 @@ sdpa_status_t ze_bwd_prepare(sdpa_primitive_t *prim)
     if (status != SDPA_SUCCESS)
         return status;
     int deterministic = plan->scratch.mode == SDPA_BWD_MODE_DETERMINISTIC;
-    if ((status = kernel(prim, SDPA_BWD_PREPROCESS_KERNEL, &sdpa_bwd_pre_args_table,
-                         &prim->bwd_pre)) ||
-        (status = kernel(prim, SDPA_BWD_KERNEL, &sdpa_bwd_args_table, &prim->bwd_main)) ||
-        (deterministic &&
-         (status = kernel(prim, SDPA_BWD_DQ_KERNEL, &sdpa_bwd_args_table, &prim->bwd_dq))) ||
-        (plan->num_posts && (status = kernel(prim, SDPA_BWD_POSTPROCESS_KERNEL,
-                                             &sdpa_bwd_post_args_table, &prim->bwd_post))))
+    if ((status = kernel(prim, SDPA_BWD_PREPOST_SOURCE, SDPA_BWD_PREPROCESS_KERNEL,
+                         &sdpa_bwd_pre_args_table, &prim->bwd_pre)) ||
+        (status = kernel(prim, SDPA_BWD_MAIN_SOURCE, SDPA_BWD_KERNEL, &sdpa_bwd_args_table,
+                         &prim->bwd_main)) ||
+        (deterministic && (status = kernel(prim, SDPA_BWD_DQ_SOURCE, SDPA_BWD_DQ_KERNEL,
+                                           &sdpa_bwd_args_table, &prim->bwd_dq))) ||
+        (plan->num_posts &&
+         (status = kernel(prim, SDPA_BWD_PREPOST_SOURCE, SDPA_BWD_POSTPROCESS_KERNEL,
+                          &sdpa_bwd_post_args_table, &prim->bwd_post))))
         return status;
 
     if ((status = set_group_size(prim->bwd_pre, plan->pre_local)) ||

@@ -7,6 +7,7 @@
 
 #include "backend_api.h"
 #include "error.h"
+#include "verbose.h"
 #include "ze.h"
 #include "ze_result.h"
 
@@ -106,6 +107,12 @@ sdpa_status_t ze_context_create(const sdpa_context_desc_t *desc, sdpa_context_t 
         ze_context_destroy(ctx);
         return status;
     }
+    if (sdpa_verbose_level() >= 2) {
+        char device[sizeof(ctx->device.name)], cache[4500];
+        sdpa_module_cache_describe(ctx->modules, cache, sizeof(cache));
+        sdpa_verbose_print("context,ze,%s,%s",
+                           sdpa_verbose_field(ctx->device.name, device, sizeof(device)), cache);
+    }
     *out = ctx;
     return SDPA_SUCCESS;
 }
@@ -150,9 +157,12 @@ sdpa_status_t ze_context_get_features(sdpa_context_t *ctx, sdpa_features_t *out)
 
 sdpa_status_t ze_context_query(sdpa_context_t *ctx, sdpa_query_t what, void *out, size_t out_size)
 {
-    sdpa_context_counters_t counters = {0, 0};
+    sdpa_context_counters_t counters = {0};
     if (ctx) {
-        counters.modules_built = sdpa_module_cache_builds(ctx->modules);
+        sdpa_module_cache_counts_t modules = sdpa_module_cache_counts(ctx->modules);
+        counters.modules_built = modules.built;
+        counters.module_cache_hits = modules.hits;
+        counters.module_cache_misses = modules.misses;
         counters.scratch_allocations = sdpa_list_table_scratch_allocations(ctx->lists);
     }
     return sdpa_context_query_answer(ctx, what, out, out_size, &counters);

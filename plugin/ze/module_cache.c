@@ -1,12 +1,16 @@
-/* module_cache.c - a small list of built modules keyed by their serialized key. */
+/* module_cache.c - a small list of the context's modules keyed by their
+ * serialized key, in front of the persistent cache of native binaries. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "disk_cache.h"
 #include "error.h"
 #include "module_cache.h"
+#include "module_identity.h"
 #include "spec_table.h"
+#include "verbose.h"
 #include "ze_result.h"
 
 /* Room for the first part of a build log in an error message. */
@@ -25,8 +29,14 @@ struct sdpa_module_cache {
     ze_device_handle_t device;
     pthread_mutex_t lock;
     cache_entry_t *entries;
-    uint64_t builds;
+    sdpa_module_cache_counts_t counts;
+    /* The persistent cache, or NULL; identity is valid when it is set. */
+    sdpa_disk_cache_t *disk;
+    sdpa_device_identity_t identity;
+    char why_off[4400]; /* why disk is NULL, for SDPA_VERBOSE */
 };
+
+static _Thread_local sdpa_module_cache_counts_t thread_counts;
 
 /* A growable byte buffer for the serialized key. */
 typedef struct key_writer {
@@ -55,6 +65,16 @@ static void key_put(key_writer_t *w, const void *data, size_t size)
     w->size += size;
 }
 
+static void key_put_u32(key_writer_t *w, uint32_t value)
+{
+    key_put(w, &value, sizeof(value));
+}
+
+static void key_put_string(key_writer_t *w, const char *s)
+{
+    key_put(w, s, strlen(s) + 1);
+}
+
 /* Sorting the constants makes the key independent of the order the caller
  * listed them in. */
 static int compare_ids(const void *a, const void *b)
@@ -63,7 +83,9 @@ static int compare_ids(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static sdpa_status_t serialize_key(const sdpa_module_key_t *key, key_writer_t *w)
+/* Appends the build flags and the constants (sorted, each id, size and
+ * value) to w: the part of a key both caches share. */
+static sdpa_status_t put_build_inputs(const sdpa_module_key_t *key, key_writer_t *w)
 {
     const ze_module_constants_t *constants = key->constants;
     uint32_t count = constants ? constants->numConstants : 0;
@@ -74,9 +96,8 @@ static sdpa_status_t serialize_key(const sdpa_module_key_t *key, key_writer_t *w
         order[i] = &constants->pConstantIds[i];
     qsort(order, count, sizeof(*order), compare_ids);
 
-    key_put(w, &key->spirv, sizeof(key->spirv));
-    const char *flags = key->build_flags ? key->build_flags : "";
-    key_put(w, flags, strlen(flags) + 1);
+    key_put_string(w, key->build_flags ? key->build_flags : "");
+    key_put_u32(w, count);
     for (uint32_t i = 0; i < count; i++) {
         uint32_t id = *order[i];
         const sdpa_spec_constant_info_t *info = sdpa_spec_constant_find(id);
@@ -86,13 +107,44 @@ static sdpa_status_t serialize_key(const sdpa_module_key_t *key, key_writer_t *w
                              "specialization constant id %u is not in spec_constants.def", id);
         }
         size_t index = (size_t)(order[i] - constants->pConstantIds);
-        key_put(w, &id, sizeof(id));
+        key_put_u32(w, id);
+        key_put_u32(w, (uint32_t)info->size);
         key_put(w, constants->pConstantValues[index], info->size);
     }
     free(order);
     if (w->failed)
         return sdpa_fail(SDPA_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for a module key");
     return SDPA_SUCCESS;
+}
+
+/* The key within a context: the variant is its registry entry. */
+static sdpa_status_t memory_key(const sdpa_module_key_t *key, key_writer_t *w)
+{
+    key_put(w, &key->spirv, sizeof(key->spirv));
+    return put_build_inputs(key, w);
+}
+
+/* The key across processes: what the native binary's code depends on. */
+static sdpa_status_t persistent_key(const sdpa_module_cache_t *cache, const sdpa_module_key_t *key,
+                                    key_writer_t *w)
+{
+    const sdpa_device_identity_t *id = &cache->identity;
+    key_put_string(w, "sdpa-ze module");
+    key_put_u32(w, SDPA_DISK_CACHE_VERSION);
+    key_put_u32(w, id->vendor_id);
+    key_put_u32(w, id->device_id);
+    key_put(w, id->device_uuid, sizeof(id->device_uuid));
+    key_put_string(w, id->device_name);
+    key_put(w, id->driver_uuid, sizeof(id->driver_uuid));
+    key_put_u32(w, id->driver_version);
+
+    unsigned char digest[SDPA_SHA256_BYTES];
+    sdpa_spirv_digest(key->spirv, digest);
+    key_put_string(w, key->spirv->source);
+    key_put_u32(w, (uint32_t)key->spirv->d_max);
+    key_put_u32(w, (uint32_t)key->spirv->subgroup_size);
+    key_put(w, digest, sizeof(digest));
+    return put_build_inputs(key, w);
 }
 
 /* FNV-1a: the key is short and hashed once per primitive. */
@@ -104,6 +156,28 @@ static uint64_t hash_bytes(const unsigned char *bytes, size_t size)
     return h;
 }
 
+/* Opens the persistent cache unless the environment turns it off or the
+ * device cannot be identified. */
+static void open_persistent(sdpa_module_cache_t *cache)
+{
+    sdpa_disk_cache_settings_t settings;
+    sdpa_disk_cache_settings_from_env(&settings);
+    if (!settings.enabled) {
+        snprintf(cache->why_off, sizeof(cache->why_off), "SDPA_CACHE=%s", getenv("SDPA_CACHE"));
+        return;
+    }
+    char why[256] = "";
+    if (sdpa_device_identity_read(cache->device, &cache->identity, why, sizeof(why)) != 0) {
+        snprintf(cache->why_off, sizeof(cache->why_off), "the device cannot be identified: %s",
+                 why);
+        return;
+    }
+    cache->disk = sdpa_disk_cache_open(&settings);
+    if (!cache->disk)
+        snprintf(cache->why_off, sizeof(cache->why_off), "no usable directory (%s)",
+                 settings.dir[0] ? settings.dir : "none set");
+}
+
 sdpa_status_t sdpa_module_cache_create(ze_context_handle_t context, ze_device_handle_t device,
                                        sdpa_module_cache_t **out)
 {
@@ -113,6 +187,7 @@ sdpa_status_t sdpa_module_cache_create(ze_context_handle_t context, ze_device_ha
     cache->context = context;
     cache->device = device;
     pthread_mutex_init(&cache->lock, NULL);
+    open_persistent(cache);
     *out = cache;
     return SDPA_SUCCESS;
 }
@@ -129,11 +204,20 @@ void sdpa_module_cache_destroy(sdpa_module_cache_t *cache)
         free(entry);
         entry = next;
     }
+    sdpa_disk_cache_close(cache->disk);
     pthread_mutex_destroy(&cache->lock);
     free(cache);
 }
 
-/* Builds the module; on failure the message carries the build log. */
+/* "sdpa_fwd.128.16", for messages. */
+static void variant_name(const sdpa_module_key_t *key, char *out, size_t size)
+{
+    snprintf(out, size, "%s.%d.%d", key->spirv->source, key->spirv->d_max,
+             key->spirv->subgroup_size);
+}
+
+/* Builds the module from SPIR-V; on failure the message carries the build
+ * log. */
 static sdpa_status_t build_module(sdpa_module_cache_t *cache, const sdpa_module_key_t *key,
                                   ze_module_handle_t *out)
 {
@@ -146,10 +230,19 @@ static sdpa_status_t build_module(sdpa_module_cache_t *cache, const sdpa_module_
             .pConstants = key->constants,
     };
     ze_module_build_log_handle_t log = NULL;
+    double start = sdpa_verbose_level() >= 2 ? sdpa_verbose_now_ms() : 0.0;
     ze_result_t result = zeModuleCreate(cache->context, cache->device, &desc, out, &log);
     if (result == ZE_RESULT_SUCCESS) {
         if (log)
             zeModuleBuildLogDestroy(log);
+        if (sdpa_verbose_level() >= 2) {
+            char name[96];
+            variant_name(key, name, sizeof(name));
+            sdpa_verbose_print("module,build,%s,%.1f,%u constants flags=\"%s\"", name,
+                               sdpa_verbose_now_ms() - start,
+                               key->constants ? key->constants->numConstants : 0,
+                               key->build_flags ? key->build_flags : "");
+        }
         return SDPA_SUCCESS;
     }
 
@@ -172,11 +265,121 @@ static sdpa_status_t build_module(sdpa_module_cache_t *cache, const sdpa_module_
     return status;
 }
 
+/* A module from the native binary the persistent cache holds for pkey:
+ * 0 and *out on a hit; -1 on a miss (absent, rejected, or refused by the
+ * driver: then the caller builds, and the store replaces the entry). */
+static int load_native(sdpa_module_cache_t *cache, const sdpa_module_key_t *key,
+                       const key_writer_t *pkey, ze_module_handle_t *out)
+{
+    const int verbose = sdpa_verbose_level() >= 2;
+    double start = verbose ? sdpa_verbose_now_ms() : 0.0;
+    char why[256] = "";
+    void *binary = NULL;
+    size_t size = 0;
+    sdpa_disk_cache_lookup_t found =
+            sdpa_disk_cache_get(cache->disk, pkey->bytes, pkey->size, &binary, &size, why,
+                                sizeof(why));
+    ze_result_t result = ZE_RESULT_SUCCESS;
+    if (found == SDPA_DISK_CACHE_HIT) {
+        ze_module_desc_t desc = {
+                .stype = ZE_STRUCTURE_TYPE_MODULE_DESC,
+                .format = ZE_MODULE_FORMAT_NATIVE,
+                .inputSize = size,
+                .pInputModule = binary,
+        };
+        result = zeModuleCreate(cache->context, cache->device, &desc, out, NULL);
+        free(binary);
+    }
+    int hit = found == SDPA_DISK_CACHE_HIT && result == ZE_RESULT_SUCCESS;
+    if (verbose) {
+        char name[96];
+        variant_name(key, name, sizeof(name));
+        if (hit)
+            sdpa_verbose_print("module,cache_hit,%s,%.1f,%zu bytes from %s", name,
+                               sdpa_verbose_now_ms() - start, size,
+                               sdpa_disk_cache_dir(cache->disk));
+        else if (found == SDPA_DISK_CACHE_HIT)
+            sdpa_verbose_print("module,cache_miss,%s,%.1f,the driver refused the native binary "
+                               "(%s): building from SPIR-V", name,
+                               sdpa_verbose_now_ms() - start, ze_result_name(result));
+        else
+            sdpa_verbose_print("module,cache_miss,%s,%.1f,%s", name,
+                               sdpa_verbose_now_ms() - start,
+                               found == SDPA_DISK_CACHE_ABSENT ? "absent" : why);
+    }
+    if (!hit)
+        *out = NULL;
+    return hit ? 0 : -1;
+}
+
+/* Stores module's native binary under pkey (best effort: a driver without
+ * native binaries, or a store that cannot write, just caches nothing). */
+static void store_native(sdpa_module_cache_t *cache, const sdpa_module_key_t *key,
+                         const key_writer_t *pkey, ze_module_handle_t module)
+{
+    const int verbose = sdpa_verbose_level() >= 2;
+    double start = verbose ? sdpa_verbose_now_ms() : 0.0;
+    size_t size = 0;
+    uint8_t *binary = NULL;
+    const char *failure = NULL;
+    ze_result_t result = zeModuleGetNativeBinary(module, &size, NULL);
+    if (result == ZE_RESULT_SUCCESS && size > 0 && (binary = malloc(size)) != NULL)
+        result = zeModuleGetNativeBinary(module, &size, binary);
+    if (result != ZE_RESULT_SUCCESS)
+        failure = "zeModuleGetNativeBinary failed";
+    else if (!binary)
+        failure = "out of host memory";
+    else if (sdpa_disk_cache_put(cache->disk, pkey->bytes, pkey->size, binary, size) != 0)
+        failure = "not stored (read-only, over the size cap, or a write failed)";
+    if (verbose) {
+        char name[96];
+        variant_name(key, name, sizeof(name));
+        if (failure)
+            sdpa_verbose_print("module,cache_store,%s,%.1f,%s: %s", name,
+                               sdpa_verbose_now_ms() - start, failure, ze_result_name(result));
+        else
+            sdpa_verbose_print("module,cache_store,%s,%.1f,%zu bytes in %s", name,
+                               sdpa_verbose_now_ms() - start, size,
+                               sdpa_disk_cache_dir(cache->disk));
+    }
+    free(binary);
+}
+
+/* The module for key, from the persistent cache or built; the caller holds
+ * the lock and counts. */
+static sdpa_status_t make_module(sdpa_module_cache_t *cache, const sdpa_module_key_t *key,
+                                 ze_module_handle_t *out, int *built)
+{
+    key_writer_t pkey = {0};
+    *built = 0;
+    if (cache->disk) {
+        sdpa_status_t status = persistent_key(cache, key, &pkey);
+        if (status != SDPA_SUCCESS) {
+            free(pkey.bytes);
+            return status;
+        }
+        if (load_native(cache, key, &pkey, out) == 0) {
+            free(pkey.bytes);
+            return SDPA_SUCCESS;
+        }
+        cache->counts.misses++;
+        thread_counts.misses++;
+    }
+    sdpa_status_t status = build_module(cache, key, out);
+    if (status == SDPA_SUCCESS) {
+        *built = 1;
+        if (cache->disk)
+            store_native(cache, key, &pkey, *out);
+    }
+    free(pkey.bytes);
+    return status;
+}
+
 sdpa_status_t sdpa_module_cache_get(sdpa_module_cache_t *cache, const sdpa_module_key_t *key,
                                     ze_module_handle_t *out)
 {
     key_writer_t w = {0};
-    sdpa_status_t status = serialize_key(key, &w);
+    sdpa_status_t status = memory_key(key, &w);
     if (status != SDPA_SUCCESS) {
         free(w.bytes);
         return status;
@@ -187,6 +390,8 @@ sdpa_status_t sdpa_module_cache_get(sdpa_module_cache_t *cache, const sdpa_modul
     for (cache_entry_t *e = cache->entries; e; e = e->next) {
         if (e->hash == hash && e->key_size == w.size && memcmp(e->key, w.bytes, w.size) == 0) {
             *out = e->module;
+            cache->counts.reused++;
+            thread_counts.reused++;
             pthread_mutex_unlock(&cache->lock);
             free(w.bytes);
             return SDPA_SUCCESS;
@@ -198,10 +403,18 @@ sdpa_status_t sdpa_module_cache_get(sdpa_module_cache_t *cache, const sdpa_modul
         status = sdpa_fail(SDPA_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for a module");
         goto unlock;
     }
-    status = build_module(cache, key, &entry->module);
+    int built = 0;
+    status = make_module(cache, key, &entry->module, &built);
     if (status != SDPA_SUCCESS) {
         free(entry);
         goto unlock;
+    }
+    if (built) {
+        cache->counts.built++;
+        thread_counts.built++;
+    } else {
+        cache->counts.hits++;
+        thread_counts.hits++;
     }
     entry->hash = hash;
     entry->key = w.bytes;
@@ -209,7 +422,6 @@ sdpa_status_t sdpa_module_cache_get(sdpa_module_cache_t *cache, const sdpa_modul
     w.bytes = NULL;
     entry->next = cache->entries;
     cache->entries = entry;
-    cache->builds++;
     *out = entry->module;
 
 unlock:
@@ -218,10 +430,28 @@ unlock:
     return status;
 }
 
-uint64_t sdpa_module_cache_builds(sdpa_module_cache_t *cache)
+sdpa_module_cache_counts_t sdpa_module_cache_counts(sdpa_module_cache_t *cache)
 {
     pthread_mutex_lock(&cache->lock);
-    uint64_t builds = cache->builds;
+    sdpa_module_cache_counts_t counts = cache->counts;
     pthread_mutex_unlock(&cache->lock);
-    return builds;
+    return counts;
+}
+
+void sdpa_module_cache_describe(const sdpa_module_cache_t *cache, char *out, size_t size)
+{
+    if (cache->disk)
+        snprintf(out, size, "module cache in %s", sdpa_disk_cache_dir(cache->disk));
+    else
+        snprintf(out, size, "module cache off: %s", cache->why_off);
+}
+
+void sdpa_module_cache_thread_reset(void)
+{
+    memset(&thread_counts, 0, sizeof(thread_counts));
+}
+
+sdpa_module_cache_counts_t sdpa_module_cache_thread_counts(void)
+{
+    return thread_counts;
 }

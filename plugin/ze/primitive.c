@@ -1,11 +1,29 @@
 /* primitive.c - ze primitives: a checked problem, its plan and its kernels. */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "backend_api.h"
 #include "error.h"
+#include "verbose.h"
 #include "ze.h"
 #include "ze_result.h"
+
+static const char *config_string(const sdpa_primitive_t *prim)
+{
+    return prim->problem.prop_kind == SDPA_BACKWARD ? prim->bwd.config_string
+                                                    : prim->fwd.config_string;
+}
+
+/* SDPA_VERBOSE: "create" after a creation, "exec" after an execution. */
+static void trace(const sdpa_primitive_t *prim, const char *what, const char *status, double ms)
+{
+    char device[sizeof(prim->ctx->device.name)], problem[512];
+    sdpa_verbose_print("%s,ze,%s,%s,%s,%.3f,%s", what,
+                       sdpa_verbose_field(prim->ctx->device.name, device, sizeof(device)),
+                       sdpa_verbose_problem(&prim->problem, problem, sizeof(problem)), status, ms,
+                       config_string(prim));
+}
 
 sdpa_status_t ze_primitive_create(sdpa_context_t *ctx, const sdpa_problem_desc_t *desc,
                                   sdpa_primitive_t **out)
@@ -15,6 +33,12 @@ sdpa_status_t ze_primitive_create(sdpa_context_t *ctx, const sdpa_problem_desc_t
     *out = NULL;
     if (ctx == NULL)
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "ctx is NULL");
+    const int verbose = sdpa_verbose_level() >= 1;
+    double start = 0.0;
+    if (verbose) {
+        start = sdpa_verbose_now_ms();
+        sdpa_module_cache_thread_reset();
+    }
     sdpa_primitive_t *prim = calloc(1, sizeof(*prim));
     if (prim == NULL)
         return sdpa_fail(SDPA_ERROR_OUT_OF_HOST_MEMORY, "cannot allocate a primitive");
@@ -33,6 +57,14 @@ sdpa_status_t ze_primitive_create(sdpa_context_t *ctx, const sdpa_problem_desc_t
     if (status != SDPA_SUCCESS) {
         ze_primitive_destroy(prim);
         return status;
+    }
+    if (verbose) {
+        sdpa_module_cache_counts_t n = sdpa_module_cache_thread_counts();
+        char modules[128];
+        snprintf(modules, sizeof(modules), "built=%llu cache_hit=%llu cache_miss=%llu reused=%llu",
+                 (unsigned long long)n.built, (unsigned long long)n.hits,
+                 (unsigned long long)n.misses, (unsigned long long)n.reused);
+        trace(prim, "create", modules, sdpa_verbose_now_ms() - start);
     }
     *out = prim;
     return SDPA_SUCCESS;
@@ -72,9 +104,9 @@ sdpa_status_t ze_primitive_query(sdpa_primitive_t *prim, sdpa_query_t what, void
         return sdpa_primitive_query_answer(prim, what, out, out_size, 0, 0, "");
     size_t workspace = sdpa_workspace_bytes(&prim->problem, &prim->shape);
     int backward = prim->problem.prop_kind == SDPA_BACKWARD;
-    return sdpa_primitive_query_answer(
-            prim, what, out, out_size, workspace, backward ? prim->bwd.scratch.total_bytes : 0,
-            backward ? prim->bwd.config_string : prim->fwd.config_string);
+    return sdpa_primitive_query_answer(prim, what, out, out_size, workspace,
+                                       backward ? prim->bwd.scratch.total_bytes : 0,
+                                       config_string(prim));
 }
 
 sdpa_status_t ze_primitive_execute(sdpa_primitive_t *prim, const sdpa_exec_args_t *args)
@@ -83,6 +115,7 @@ sdpa_status_t ze_primitive_execute(sdpa_primitive_t *prim, const sdpa_exec_args_
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "prim is NULL");
     if (prim->ctx == NULL)
         return sdpa_orphan_fail();
+    const double start = sdpa_verbose_level() >= 1 ? sdpa_verbose_now_ms() : 0.0;
     sdpa_exec_args_t checked;
     sdpa_status_t status = sdpa_exec_args_check(&prim->problem, args, &checked);
     if (status != SDPA_SUCCESS)
@@ -99,5 +132,12 @@ sdpa_status_t ze_primitive_execute(sdpa_primitive_t *prim, const sdpa_exec_args_
                       : ze_fwd_execute(prim, &checked, list);
     pthread_mutex_unlock(&prim->launch_lock);
     sdpa_list_unlock(entry);
+    /* The time to append; on the list the context made, which is
+     * synchronous, the execution's time. */
+    if (status == SDPA_SUCCESS && sdpa_verbose_level() >= 1)
+        trace(prim, "exec",
+              list == prim->ctx->command_list && prim->ctx->owns_command_list ? "sync_list"
+                                                                             : "caller_list",
+              sdpa_verbose_now_ms() - start);
     return status;
 }

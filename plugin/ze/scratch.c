@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "error.h"
+#include "verbose.h"
 #include "scratch.h"
 #include "ze_result.h"
 
@@ -71,8 +72,12 @@ sdpa_status_t sdpa_scratch_reserve(sdpa_scratch_t *scratch, size_t bytes, void *
         }
         ze_device_mem_alloc_desc_t desc = {.stype = ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC};
         void *buffer = NULL;
+        const double start = sdpa_verbose_level() >= 2 ? sdpa_verbose_now_ms() : 0.0;
         ze_result_t result = zeMemAllocDevice(scratch->context, &desc, size, SCRATCH_ALIGNMENT,
                                               scratch->device, &buffer);
+        if (result == ZE_RESULT_SUCCESS && sdpa_verbose_level() >= 2)
+            sdpa_verbose_print("scratch,alloc,%zu,%.3f,for %zu bytes (had %zu)", size,
+                               sdpa_verbose_now_ms() - start, bytes, scratch->size);
         if (result != ZE_RESULT_SUCCESS) {
             free(retired);
             status = sdpa_ze_failf(result, "zeMemAllocDevice(scratch, %zu bytes)", size);

@@ -46,6 +46,8 @@ QUERY_SCRATCH_BYTES = 2
 QUERY_CONFIG_STRING = 3
 QUERY_MODULES_BUILT = 4
 QUERY_SCRATCH_ALLOCATIONS = 5
+QUERY_MODULE_CACHE_HITS = 6
+QUERY_MODULE_CACHE_MISSES = 7
 
 _enum = ctypes.c_int  # C enums are int-sized on every ABI we build for
 _u32, _i64, _vp = ctypes.c_uint32, ctypes.c_int64, ctypes.c_void_p

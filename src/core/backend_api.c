@@ -62,25 +62,49 @@ void sdpa_features_store(const sdpa_features_t *features, sdpa_features_t *out)
     memcpy(out, features, out->struct_size);
 }
 
+static const char *context_query_name(sdpa_query_t what)
+{
+    switch (what) {
+    case SDPA_QUERY_MODULES_BUILT:
+        return "SDPA_QUERY_MODULES_BUILT";
+    case SDPA_QUERY_SCRATCH_ALLOCATIONS:
+        return "SDPA_QUERY_SCRATCH_ALLOCATIONS";
+    case SDPA_QUERY_MODULE_CACHE_HITS:
+        return "SDPA_QUERY_MODULE_CACHE_HITS";
+    case SDPA_QUERY_MODULE_CACHE_MISSES:
+        return "SDPA_QUERY_MODULE_CACHE_MISSES";
+    default:
+        return "?";
+    }
+}
+
 sdpa_status_t sdpa_context_query_answer(const sdpa_context_t *ctx, sdpa_query_t what, void *out,
                                         size_t out_size, const sdpa_context_counters_t *counters)
 {
     if (ctx == NULL || out == NULL)
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "%s is NULL", ctx == NULL ? "ctx" : "out");
     uint64_t value;
-    const char *name;
-    if (what == SDPA_QUERY_MODULES_BUILT) {
+    switch (what) {
+    case SDPA_QUERY_MODULES_BUILT:
         value = counters->modules_built;
-        name = "SDPA_QUERY_MODULES_BUILT";
-    } else if (what == SDPA_QUERY_SCRATCH_ALLOCATIONS) {
+        break;
+    case SDPA_QUERY_SCRATCH_ALLOCATIONS:
         value = counters->scratch_allocations;
-        name = "SDPA_QUERY_SCRATCH_ALLOCATIONS";
-    } else {
+        break;
+    case SDPA_QUERY_MODULE_CACHE_HITS:
+        value = counters->module_cache_hits;
+        break;
+    case SDPA_QUERY_MODULE_CACHE_MISSES:
+        value = counters->module_cache_misses;
+        break;
+    default:
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
-                         "what = %d: contexts answer only SDPA_QUERY_MODULES_BUILT (4) and "
-                         "SDPA_QUERY_SCRATCH_ALLOCATIONS (5)",
+                         "what = %d: contexts answer only SDPA_QUERY_MODULES_BUILT (4), "
+                         "SDPA_QUERY_SCRATCH_ALLOCATIONS (5), SDPA_QUERY_MODULE_CACHE_HITS (6) "
+                         "and SDPA_QUERY_MODULE_CACHE_MISSES (7)",
                          (int)what);
     }
+    const char *name = context_query_name(what);
     if (out_size < sizeof(uint64_t))
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "out_size = %zu: %s needs %zu bytes",
                          out_size, name, sizeof(uint64_t));
@@ -116,10 +140,11 @@ sdpa_status_t sdpa_primitive_query_answer(const sdpa_primitive_t *prim, sdpa_que
         return SDPA_SUCCESS;
     case SDPA_QUERY_MODULES_BUILT:
     case SDPA_QUERY_SCRATCH_ALLOCATIONS:
+    case SDPA_QUERY_MODULE_CACHE_HITS:
+    case SDPA_QUERY_MODULE_CACHE_MISSES:
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
                          "what = %s: a context query, not a primitive one",
-                         what == SDPA_QUERY_MODULES_BUILT ? "SDPA_QUERY_MODULES_BUILT"
-                                                          : "SDPA_QUERY_SCRATCH_ALLOCATIONS");
+                         context_query_name(what));
     }
     return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "what = %d: not a valid sdpa_query_t", (int)what);
 }

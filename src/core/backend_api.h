@@ -34,10 +34,13 @@ sdpa_status_t sdpa_orphan_fail(void);
 typedef struct sdpa_context_counters {
     uint64_t modules_built;       /* SDPA_QUERY_MODULES_BUILT */
     uint64_t scratch_allocations; /* SDPA_QUERY_SCRATCH_ALLOCATIONS */
+    uint64_t module_cache_hits;   /* SDPA_QUERY_MODULE_CACHE_HITS */
+    uint64_t module_cache_misses; /* SDPA_QUERY_MODULE_CACHE_MISSES */
 } sdpa_context_counters_t;
 
-/* context_query: checks ctx, out and what (SDPA_QUERY_MODULES_BUILT or
- * SDPA_QUERY_SCRATCH_ALLOCATIONS), then stores the counter asked for. */
+/* context_query: checks ctx, out and what (one of the context queries:
+ * SDPA_QUERY_MODULES_BUILT, _SCRATCH_ALLOCATIONS, _MODULE_CACHE_HITS,
+ * _MODULE_CACHE_MISSES), then stores the counter asked for. */
 sdpa_status_t sdpa_context_query_answer(const sdpa_context_t *ctx, sdpa_query_t what, void *out,
                                         size_t out_size, const sdpa_context_counters_t *counters);
 

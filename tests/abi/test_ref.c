@@ -709,6 +709,18 @@ START_TEST(test_queries)
     ck_assert_int_eq(
             iface->context_query(ctx, SDPA_QUERY_WORKSPACE_BYTES, &modules, sizeof(modules)),
             SDPA_ERROR_INVALID_ARGUMENT);
+    /* The host builds nothing, so it caches nothing. */
+    const sdpa_query_t cache_queries[2] = {SDPA_QUERY_MODULE_CACHE_HITS,
+                                           SDPA_QUERY_MODULE_CACHE_MISSES};
+    for (int i = 0; i < 2; i++) {
+        modules = 99;
+        ck_assert_int_eq(iface->context_query(ctx, cache_queries[i], &modules, sizeof(modules)),
+                         SDPA_SUCCESS);
+        ck_assert_uint_eq(modules, 0);
+        ck_assert_int_eq(iface->context_query(ctx, cache_queries[i], &modules, 4),
+                         SDPA_ERROR_INVALID_ARGUMENT);
+        ck_assert_ptr_nonnull(strstr(iface->last_error(), "SDPA_QUERY_MODULE_CACHE_"));
+    }
 
     sdpa_problem_desc_t d;
     problem_init(&d, TRAIN, 2, 4, 2, 7, 9, 16, F16, F16);
@@ -734,6 +746,10 @@ START_TEST(test_queries)
     ck_assert_int_eq(iface->primitive_query(prim, (sdpa_query_t)77, &bytes, sizeof(bytes)),
                      SDPA_ERROR_INVALID_ARGUMENT);
     ck_assert_ptr_nonnull(strstr(iface->last_error(), "what = 77"));
+    ck_assert_int_eq(iface->primitive_query(prim, SDPA_QUERY_MODULE_CACHE_MISSES, &bytes,
+                                            sizeof(bytes)),
+                     SDPA_ERROR_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(iface->last_error(), "SDPA_QUERY_MODULE_CACHE_MISSES"));
     iface->primitive_destroy(prim);
 
     d.prop_kind = INF_;

@@ -413,6 +413,53 @@ START_TEST(scratch_reuse)
 }
 END_TEST
 
+/* A backward builds only what its problem needs (kernel_abi_bwd.h): the
+ * pre- and postprocessing module once per dtype for every configuration,
+ * the main kernel's module per configuration, the deterministic dQ pass
+ * only for deterministic problems. Counted on a fresh context. */
+static uint64_t built_by(sdpa_context_t *ctx, const bwd_case_t *c)
+{
+    sdpa_problem_desc_t p;
+    bwd_case_problem(c, &p);
+    uint64_t before = 0, after = 0;
+    ck_assert_int_eq(suite_env.ze->context_query(ctx, SDPA_QUERY_MODULES_BUILT, &before,
+                                                 sizeof(before)),
+                     SDPA_SUCCESS);
+    sdpa_primitive_t *prim = NULL;
+    ck_assert_msg(suite_env.ze->primitive_create(ctx, &p, &prim) == SDPA_SUCCESS,
+                  "primitive_create: %s", suite_env.ze->last_error());
+    suite_env.ze->primitive_destroy(prim);
+    ck_assert_int_eq(suite_env.ze->context_query(ctx, SDPA_QUERY_MODULES_BUILT, &after,
+                                                 sizeof(after)),
+                     SDPA_SUCCESS);
+    return after - before;
+}
+
+START_TEST(builds_only_what_the_problem_needs)
+{
+    sdpa_context_desc_t desc = {.struct_size = sizeof(desc),
+                                .struct_version = SDPA_CONTEXT_DESC_VERSION,
+                                .ze_context = suite_env.context,
+                                .ze_device = suite_env.device};
+    sdpa_context_t *ctx = NULL;
+    ck_assert_int_eq(suite_env.ze->context_create(&desc, &ctx), SDPA_SUCCESS);
+    bwd_case_t c;
+    bwd_case_init(&c, 1, 2, 2, 33, 45, 32);
+    c.fwd.q_dtype = c.fwd.k_dtype = c.fwd.v_dtype = SDPA_DTYPE_F16; /* post converts f32 sums */
+    bwd_case_t causal = c, det = c;
+    causal.fwd.mask_kind = SDPA_MASK_CAUSAL_TOP_LEFT;
+    det.deterministic = 1;
+
+    ck_assert_uint_eq(built_by(ctx, &c), 2);             /* pre/post and main, no dQ pass */
+    ck_assert_uint_eq(built_by(ctx, &causal), 1);        /* its main only */
+    ck_assert_uint_eq(built_by(ctx, &det), 2); /* its main and the dQ pass */
+    ck_assert_uint_eq(built_by(ctx, &c), 0);
+    printf("backward modules: 2 for the first configuration, 1 for another, 2 for a "
+           "deterministic one, 0 again\n");
+    suite_env.ze->context_destroy(ctx);
+}
+END_TEST
+
 START_TEST(case_count)
 {
     printf("backward cases run against ref: %d, modules built: %llu\n", cases_run,
@@ -439,6 +486,7 @@ static Suite *bwd_suite(void)
     tcase_add_loop_test(t, thin_and_exact, 0, 2);
     tcase_add_loop_test(t, finite_differences, 0, 2);
     tcase_add_test(t, scratch_reuse);
+    tcase_add_test(t, builds_only_what_the_problem_needs);
     tcase_add_test(t, case_count);
     suite_add_tcase(s, t);
     return s;

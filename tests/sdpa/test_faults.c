@@ -22,15 +22,20 @@
  * Scenarios: forward and backward (atomic GQA, deterministic GQA) on a
  * context whose modules are built (create, execute on a new list, destroy);
  * a context's creation and destruction; a fresh context building a forward
- * module; and a backward module build that fails.
+ * module; a fresh context loading it from the persistent module cache, and
+ * one storing it there; and a backward module build that fails.
  *
  * Needs the CPU driver: on another driver (SDPA_ZE_DRIVER=system) the
  * extension is missing and the program reports a skip (exit 77).
  */
+#define _DEFAULT_SOURCE /* mkdtemp */
 #include <check.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "small_problem.h"
 #include "zex_cpu.h"
@@ -170,6 +175,57 @@ static void problem_close(problem_t *pr)
 static int outputs_correct(const problem_t *pr, char *why, size_t why_size)
 {
     return small_outputs_match_ref(&pr->sp, pr->out, 1e-2, 2.0, why, why_size);
+}
+
+/* ------------------------------------------------------------------------- */
+/* The persistent module cache, on for a while                               */
+/* ------------------------------------------------------------------------- */
+
+/* SDPA_CACHE_DIR as the run environment set it (the build tree's). */
+static char cache_base[4096];
+
+/* Turns the cache on in a new directory under SDPA_CACHE_DIR: the contexts
+ * created until disk_cache_off use it. */
+static void disk_cache_on(char *dir, size_t size)
+{
+    const char *base = getenv("SDPA_CACHE_DIR");
+    ck_assert_msg(base != NULL, "SDPA_CACHE_DIR is unset: run through make check");
+    snprintf(cache_base, sizeof(cache_base), "%s", base);
+    mkdir(cache_base, 0700);
+    snprintf(dir, size, "%s/faults.XXXXXX", cache_base);
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    setenv("SDPA_CACHE", "1", 1);
+    setenv("SDPA_CACHE_DIR", dir, 1);
+}
+
+static int disk_cache_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    ck_assert_ptr_nonnull(d);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        n += strstr(e->d_name, ".zebin") != NULL;
+    closedir(d);
+    return n;
+}
+
+/* Removes dir and its files, and turns the cache off again. */
+static void disk_cache_off(const char *dir)
+{
+    DIR *d = opendir(dir);
+    char path[8192];
+    for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+        unlink(path);
+    }
+    if (d)
+        closedir(d);
+    rmdir(dir);
+    rmdir(cache_base); /* when empty */
+    setenv("SDPA_CACHE_DIR", cache_base, 1);
+    setenv("SDPA_CACHE", "0", 1);
 }
 
 /* ------------------------------------------------------------------------- */
@@ -385,6 +441,31 @@ START_TEST(every_call_fails_once)
     scenario_inject_all(&context_only, &seen, &seen, &tally);
     scenario_t fresh = {"fresh context: build forward module, execute", &fwd, NULL, 1, NULL};
     scenario_inject_all(&fresh, &seen, &seen, &tally);
+
+    /* The persistent module cache (doc/module-cache.md): every call of a
+     * fresh context that loads its forward module from disk (the device's
+     * identity, the native zeModuleCreate: absorbed, the module is built
+     * instead), and each zeModuleGetNativeBinary call of one that builds
+     * and stores it (absorbed: nothing stored). */
+    char disk[4200];
+    disk_cache_on(disk, sizeof(disk));
+    scenario_t from_disk = {"fresh context: forward module from the disk cache", &fwd, NULL, 1,
+                            NULL};
+    scenario_run(&from_disk, NULL, 0, ZE_RESULT_SUCCESS, NULL); /* stores it */
+    ck_assert_int_eq(disk_cache_entries(disk), 1);
+    scenario_inject_all(&from_disk, NULL, &seen, &tally);
+    disk_cache_off(disk);
+    scenario_t to_disk = {"fresh context: forward module built, stored", &fwd, NULL, 1, NULL};
+    for (uint32_t nth = 1; nth <= 2; nth++) {
+        disk_cache_on(disk, sizeof(disk));
+        ck_assert(scenario_run(&to_disk, "zeModuleGetNativeBinary", nth,
+                               ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY, NULL));
+        ck_assert_int_eq(disk_cache_entries(disk), 0);
+        tally.runs++;
+        disk_cache_off(disk);
+    }
+    printf("faults: the persistent cache's calls absorbed: loads and stores never fail a "
+           "creation\n");
 
     /* A backward module build that fails (building one takes seconds:
      * only its first call). */

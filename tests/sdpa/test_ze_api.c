@@ -63,6 +63,19 @@ START_TEST(module_cache_reuses_modules)
     printf("module cache: %llu module(s) for 4 primitives, 3 sharing one\n",
            (unsigned long long)(test_modules_built(&suite_env) - before));
 
+    /* The tests run with the persistent cache off (SDPA_CACHE=0, run_env.am):
+     * every module was built, none looked up on disk. */
+    uint64_t hits = 99, misses = 99;
+    ck_assert_int_eq(suite_env.ze->context_query(suite_env.ze_ctx, SDPA_QUERY_MODULE_CACHE_HITS,
+                                                 &hits, sizeof(hits)),
+                     SDPA_SUCCESS);
+    ck_assert_int_eq(suite_env.ze->context_query(suite_env.ze_ctx,
+                                                 SDPA_QUERY_MODULE_CACHE_MISSES, &misses,
+                                                 sizeof(misses)),
+                     SDPA_SUCCESS);
+    ck_assert_uint_eq(hits, 0);
+    ck_assert_uint_eq(misses, 0);
+
     suite_env.ze->primitive_destroy(other);
     suite_env.ze->primitive_destroy(resized);
     suite_env.ze->primitive_destroy(same);

@@ -1,4 +1,5 @@
 /* ze_env.c - Level Zero set-up and shared memory for the ze tests. */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +31,10 @@ static int open_backend(const char *name, test_env_t *env, sdpa_backend_t **back
 int test_env_open(test_env_t *env)
 {
     memset(env, 0, sizeof(*env));
+    /* The persistent module cache stays off unless the caller turned it on
+     * (tests/cache does): run by hand, a test must not fill the user's
+     * cache, and its "modules built" counts must count builds. */
+    setenv("SDPA_CACHE", "0", 0);
     if (zeInit(0) != ZE_RESULT_SUCCESS) {
         fprintf(stderr, "zeInit failed: is ZE_ENABLE_ALT_DRIVERS set to the CPU driver?\n");
         return -1;

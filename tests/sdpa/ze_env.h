@@ -27,7 +27,8 @@ typedef struct test_env {
 } test_env_t;
 
 /* Opens everything; on failure prints why and returns -1 (leaving nothing
- * open). */
+ * open). Sets SDPA_CACHE=0 first unless SDPA_CACHE is set: the persistent
+ * module cache is off unless a test asks for it. */
 int test_env_open(test_env_t *env);
 void test_env_close(test_env_t *env);
 

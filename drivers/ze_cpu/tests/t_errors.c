@@ -411,16 +411,6 @@ END_TEST
 START_TEST(unsupported_features)
 {
     const ze_test_env_t *e = ze_test_env();
-    size_t size;
-    const uint8_t *code = ze_test_probe_spirv(16, &size);
-    ze_module_desc_t module_desc = {.stype = ZE_STRUCTURE_TYPE_MODULE_DESC,
-                                    .format = ZE_MODULE_FORMAT_NATIVE,
-                                    .inputSize = size,
-                                    .pInputModule = code};
-    ze_module_handle_t module = NULL;
-    ZE_EXPECT(ZE_RESULT_ERROR_UNSUPPORTED_FEATURE,
-              zeModuleCreate(e->context, e->device, &module_desc, &module, NULL));
-
     ze_image_desc_t image_desc = {.stype = ZE_STRUCTURE_TYPE_IMAGE_DESC,
                                   .type = ZE_IMAGE_TYPE_2D,
                                   .format = {.layout = ZE_IMAGE_FORMAT_LAYOUT_8},
@@ -434,9 +424,6 @@ START_TEST(unsupported_features)
     void *buf = ze_test_alloc_device(64);
     ze_ipc_mem_handle_t ipc;
     ZE_EXPECT(ZE_RESULT_ERROR_UNSUPPORTED_FEATURE, zeMemGetIpcHandle(e->context, buf, &ipc));
-    size_t native_size = 0;
-    ZE_EXPECT(ZE_RESULT_ERROR_UNSUPPORTED_FEATURE,
-              zeModuleGetNativeBinary(ze_test_probe_module(16, NULL), &native_size, NULL));
     ze_copy_region_t region = {0, 0, 0, 8, 1, 1};
     ZE_EXPECT(ZE_RESULT_ERROR_UNSUPPORTED_FEATURE,
               zeCommandListAppendMemoryCopyRegion(e->sync_list, buf, &region, 8, 0, buf, &region, 8,

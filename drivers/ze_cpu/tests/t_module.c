@@ -47,8 +47,8 @@ static void run_spec_probe(ze_module_handle_t module, int64_t out[5])
     ZE_OK(zeKernelDestroy(kernel));
 }
 
-static void expect_constants(const char *what, ze_module_handle_t module,
-                             const probe_constants_t *c)
+void ze_test_expect_constants(const char *what, ze_module_handle_t module,
+                              const probe_constants_t *c)
 {
     int64_t out[5];
     run_spec_probe(module, out);
@@ -69,8 +69,8 @@ static void expect_constants(const char *what, ze_module_handle_t module,
 
 START_TEST(every_constant_type_takes_effect)
 {
-    expect_constants("constants A", ze_test_probe_module(16, &constants_a), &constants_a);
-    expect_constants("constants B", ze_test_probe_module(16, &constants_b), &constants_b);
+    ze_test_expect_constants("constants A", ze_test_probe_module(16, &constants_a), &constants_a);
+    ze_test_expect_constants("constants B", ze_test_probe_module(16, &constants_b), &constants_b);
 }
 END_TEST
 
@@ -83,7 +83,7 @@ START_TEST(defaults_without_constants)
             (float)default_value_of(SDPA_SC_PROBE_FLOAT),
             default_value_of(SDPA_SC_PROBE_BOOL) != 0,
     };
-    expect_constants("defaults", ze_test_probe_module(16, NULL), &defaults);
+    ze_test_expect_constants("defaults", ze_test_probe_module(16, NULL), &defaults);
 }
 END_TEST
 

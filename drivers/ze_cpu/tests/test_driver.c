@@ -30,6 +30,7 @@ int main(void)
     SRunner *runner = srunner_create(driver_device_suite());
     srunner_add_suite(runner, driver_memory_suite());
     srunner_add_suite(runner, driver_module_suite());
+    srunner_add_suite(runner, driver_native_suite());
     srunner_add_suite(runner, driver_kernel_suite());
     srunner_add_suite(runner, driver_ordering_suite());
     srunner_add_suite(runner, driver_errors_suite());

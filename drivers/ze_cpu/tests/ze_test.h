@@ -65,6 +65,12 @@ typedef struct probe_constants {
  * (subgroup_size, constants) and owned by the environment. */
 ze_module_handle_t ze_test_probe_module(int subgroup_size, const probe_constants_t *c);
 
+/* Runs module's spec_probe kernel (which writes its five constants through
+ * a pointer) and asserts it read c; what names the module in the output.
+ * (t_module.c) */
+void ze_test_expect_constants(const char *what, ze_module_handle_t module,
+                              const probe_constants_t *c);
+
 /* The SPIR-V of spec_probe for subgroup_size, from libsdpa_spirv. */
 const uint8_t *ze_test_probe_spirv(int subgroup_size, size_t *size);
 
@@ -96,6 +102,7 @@ void ze_test_sleep_ms(unsigned ms);
 Suite *driver_device_suite(void);
 Suite *driver_memory_suite(void);
 Suite *driver_module_suite(void);
+Suite *driver_native_suite(void);
 Suite *driver_kernel_suite(void);
 Suite *driver_ordering_suite(void);
 Suite *driver_errors_suite(void);
