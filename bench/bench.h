@@ -128,7 +128,15 @@ typedef double (*bench_run_fn)(void *context);
 int bench_repeat(const bench_policy_t *policy, int max_reps, bench_run_fn run, void *context,
                  double *median, int *reps);
 
+/* Wall-clock seconds (CLOCK_MONOTONIC): progress, totals, module builds. */
 double bench_seconds_now(void);
+
+/* The clock the timed runs read: wall-clock seconds, or with BENCH_CLOCK=cpu
+ * the CPU seconds of the whole process (every thread: the device runtime's
+ * workers, OpenBLAS's), which a loaded shared machine inflates far less than
+ * wall-clock time. bench_cpu_clock() says which. */
+double bench_run_seconds_now(void);
+int bench_cpu_clock(void);
 
 /* ------------------------------------------------------------------------- */
 /* Level Zero (bench_device.c)                                               */

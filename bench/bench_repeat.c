@@ -1,6 +1,7 @@
 /* bench_repeat.c - warm-up, adaptive repetition count and median. */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "bench.h"
@@ -9,6 +10,21 @@ double bench_seconds_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int bench_cpu_clock(void)
+{
+    const char *clock = getenv("BENCH_CLOCK");
+    return clock != NULL && strcmp(clock, "cpu") == 0;
+}
+
+double bench_run_seconds_now(void)
+{
+    if (!bench_cpu_clock())
+        return bench_seconds_now();
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
