@@ -85,12 +85,6 @@
  *                         "unroll_m_BcBr,unroll_n_BcBr,unroll_m_DBc,
  *                         unroll_n_DBc,unroll_m_DBr,unroll_n_DBr,wg_m_BcBr,
  *                         wg_n_BcBr,wg_m_DBc,wg_n_DBc,wg_m_DBr,wg_n_DBr".
- *   SDPA_BWD_MODE         ze backend: "atomic" or "deterministic", how a
- *                         backward problem that does not set deterministic
- *                         sums dQ (default: deterministic's second pass on a
- *                         CPU device, where float atomics are slow; f32
- *                         atomics elsewhere). A deterministic problem is
- *                         always deterministic.
  *   A malformed or inconsistent override makes primitive creation fail with
  *   SDPA_ERROR_INVALID_CONFIG and a message that quotes it.
  */

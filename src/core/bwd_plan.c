@@ -214,11 +214,7 @@ sdpa_status_t sdpa_bwd_plan_make(const sdpa_problem_desc_t *problem, const sdpa_
     if (status != SDPA_SUCCESS)
         return status;
 
-    sdpa_bwd_mode_t mode;
-    status = sdpa_bwd_mode_choose(problem, device->device_class, &mode);
-    if (status != SDPA_SUCCESS)
-        return status;
-    status = sdpa_bwd_scratch_plan(problem, shape, mode, &plan.scratch);
+    status = sdpa_bwd_scratch_plan(problem, shape, sdpa_bwd_mode_of(problem), &plan.scratch);
     if (status != SDPA_SUCCESS)
         return status;
     const sdpa_bwd_scratch_t *s = &plan.scratch;

@@ -1,5 +1,4 @@
-/* bwd_scratch.c - the backward mode, scratch regions and zero fills of a backward execution. */
-#include <stdlib.h>
+/* bwd_scratch.c - scratch regions and zero fills of a backward execution. */
 #include <string.h>
 
 #include "bwd_scratch.h"
@@ -14,25 +13,6 @@ _Static_assert(SDPA_BWD_STRIDES_COUNT == SDPA_BWD_STRIDE_COUNT,
 sdpa_bwd_mode_t sdpa_bwd_mode_of(const sdpa_problem_desc_t *problem)
 {
     return problem->deterministic ? SDPA_BWD_MODE_DETERMINISTIC : SDPA_BWD_MODE_ATOMIC;
-}
-
-sdpa_status_t sdpa_bwd_mode_choose(const sdpa_problem_desc_t *problem,
-                                   sdpa_device_class_t device_class, sdpa_bwd_mode_t *mode)
-{
-    *mode = sdpa_bwd_mode_of(problem);
-    const char *text = getenv("SDPA_BWD_MODE");
-    if (text && *text) {
-        if (strcmp(text, "atomic") != 0 && strcmp(text, "deterministic") != 0)
-            return sdpa_fail(SDPA_ERROR_INVALID_CONFIG,
-                             "SDPA_BWD_MODE = \"%.40s\": expected \"atomic\" or \"deterministic\"",
-                             text);
-        if (strcmp(text, "deterministic") == 0)
-            *mode = SDPA_BWD_MODE_DETERMINISTIC;
-        return SDPA_SUCCESS;
-    }
-    if (device_class == SDPA_DEVICE_CLASS_CPU)
-        *mode = SDPA_BWD_MODE_DETERMINISTIC;
-    return SDPA_SUCCESS;
 }
 
 /* Appends a region of count elements of element_size bytes at the next

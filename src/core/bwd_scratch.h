@@ -38,7 +38,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "device.h"
 #include "problem.h"
 #include "sdpa.h"
 
@@ -93,18 +92,6 @@ typedef struct sdpa_bwd_scratch {
 
 /* The mode a problem asks for: DETERMINISTIC if problem->deterministic. */
 sdpa_bwd_mode_t sdpa_bwd_mode_of(const sdpa_problem_desc_t *problem);
-
-/* The mode a backward plan runs in, in *mode: DETERMINISTIC when the problem
- * asks for it; otherwise ATOMIC, except on a CPU device, where f32 atomic
- * adds are compare-and-swap loops run lane by lane and the second dQ pass of
- * DETERMINISTIC mode is several times faster (doc/cpu-performance.md). A
- * problem that does not ask for determinism is free to get it.
- * SDPA_BWD_MODE=atomic or =deterministic in the environment overrides the
- * choice for such problems (the test suites force atomic to keep the GPU's
- * path covered on the CPU). Returns SDPA_SUCCESS, or
- * SDPA_ERROR_INVALID_CONFIG for another SDPA_BWD_MODE value. */
-sdpa_status_t sdpa_bwd_mode_choose(const sdpa_problem_desc_t *problem,
-                                   sdpa_device_class_t device_class, sdpa_bwd_mode_t *mode);
 
 /* Lays out the scratch of a backward problem (the output of
  * sdpa_problem_check, prop_kind BACKWARD, with its shape) in mode. Returns

@@ -2,7 +2,6 @@
  * deterministic. */
 #include <check.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "check_main.h"
@@ -43,62 +42,6 @@ static void plan(const sdpa_problem_desc_t *p, const sdpa_shape_t *shape, sdpa_b
     ck_assert_int_eq(s->mode, mode);
     assert_layout_sound(s);
 }
-
-/* The mode choice: the problem's determinism always wins; otherwise the CPU
- * runs the second dQ pass and a GPU atomics, unless SDPA_BWD_MODE says. */
-static sdpa_bwd_mode_t chosen(const sdpa_problem_desc_t *p, sdpa_device_class_t c, const char *env)
-{
-    if (env)
-        setenv("SDPA_BWD_MODE", env, 1);
-    else
-        unsetenv("SDPA_BWD_MODE");
-    sdpa_bwd_mode_t mode = (sdpa_bwd_mode_t)-1;
-    sdpa_status_t status = sdpa_bwd_mode_choose(p, c, &mode);
-    ck_assert_msg(status == SDPA_SUCCESS, "%s", sdpa_error_message());
-    return mode;
-}
-
-START_TEST(mode_choice)
-{
-    const char *saved = getenv("SDPA_BWD_MODE");
-    char keep[64] = "";
-    if (saved)
-        snprintf(keep, sizeof(keep), "%s", saved);
-    sdpa_problem_desc_t p;
-    sdpa_shape_t shape;
-    fixture_problem(SDPA_DTYPE_F16, 1, 4, 2, 64, 64, 64, &p, &shape);
-    fixture_make_backward(&p, SDPA_DTYPE_F16);
-    const sdpa_bwd_mode_t A = SDPA_BWD_MODE_ATOMIC, D = SDPA_BWD_MODE_DETERMINISTIC;
-    ck_assert_int_eq(chosen(&p, SDPA_DEVICE_CLASS_CPU, NULL), D);
-    ck_assert_int_eq(chosen(&p, SDPA_DEVICE_CLASS_XE_HPC, NULL), A);
-    ck_assert_int_eq(chosen(&p, SDPA_DEVICE_CLASS_XE_HPG, ""), A);
-    ck_assert_int_eq(chosen(&p, SDPA_DEVICE_CLASS_CPU, "atomic"), A);
-    ck_assert_int_eq(chosen(&p, SDPA_DEVICE_CLASS_XE_HPC, "deterministic"), D);
-    p.deterministic = 1;
-    ck_assert_int_eq(chosen(&p, SDPA_DEVICE_CLASS_CPU, "atomic"), D);
-    ck_assert_int_eq(chosen(&p, SDPA_DEVICE_CLASS_XE_HPC, NULL), D);
-
-    setenv("SDPA_BWD_MODE", "fast", 1);
-    sdpa_bwd_mode_t mode;
-    ck_assert_int_eq(sdpa_bwd_mode_choose(&p, SDPA_DEVICE_CLASS_CPU, &mode),
-                     SDPA_ERROR_INVALID_CONFIG);
-    ck_assert_ptr_nonnull(strstr(sdpa_error_message(), "SDPA_BWD_MODE = \"fast\""));
-
-    /* The plan runs the chosen mode. */
-    p.deterministic = 0;
-    unsetenv("SDPA_BWD_MODE");
-    sdpa_device_info_t cpu;
-    fixture_cpu_device(&cpu);
-    sdpa_bwd_plan_t bp;
-    ck_assert_int_eq(sdpa_bwd_plan_make(&p, &shape, &cpu, &bp), SDPA_SUCCESS);
-    ck_assert_int_eq(bp.scratch.mode, D);
-
-    if (saved)
-        setenv("SDPA_BWD_MODE", keep, 1);
-    else
-        unsetenv("SDPA_BWD_MODE");
-}
-END_TEST
 
 START_TEST(atomic_f16_without_gqa)
 {
@@ -314,7 +257,6 @@ int main(void)
     tcase_add_test(tc, deterministic_with_gqa_uses_partials_and_no_fills);
     tcase_add_test(tc, deterministic_without_gqa_needs_only_d_i);
     tcase_add_test(tc, refusals);
-    tcase_add_test(tc, mode_choice);
     tcase_add_test(tc, scratch_past_max_alloc_is_refused);
     suite_add_tcase(suite, tc);
     return test_run_suite(suite);
