@@ -6,11 +6,16 @@
 
 #include "bench.h"
 
-double bench_seconds_now(void)
+static double seconds_of(clockid_t clock)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(clock, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+double bench_seconds_now(void)
+{
+    return seconds_of(CLOCK_MONOTONIC);
 }
 
 int bench_cpu_clock(void)
@@ -21,11 +26,7 @@ int bench_cpu_clock(void)
 
 double bench_run_seconds_now(void)
 {
-    if (!bench_cpu_clock())
-        return bench_seconds_now();
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+    return seconds_of(bench_cpu_clock() ? CLOCK_PROCESS_CPUTIME_ID : CLOCK_MONOTONIC);
 }
 
 static int compare_doubles(const void *a, const void *b)
