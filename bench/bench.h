@@ -131,7 +131,15 @@ int bench_repeat(const bench_policy_t *policy, int max_reps, bench_run_fn run, v
 /* The median of count values (sorting them); NaN if count is 0. */
 double bench_median(double *values, int count);
 
+/* Wall-clock seconds (CLOCK_MONOTONIC): progress, totals, module builds. */
 double bench_seconds_now(void);
+
+/* The clock the timed runs read: wall-clock seconds, or with BENCH_CLOCK=cpu
+ * the CPU seconds of the whole process (every thread: the device runtime's
+ * workers, OpenBLAS's), which a loaded shared machine inflates far less than
+ * wall-clock time. bench_cpu_clock() says which. */
+double bench_run_seconds_now(void);
+int bench_cpu_clock(void);
 
 /* ------------------------------------------------------------------------- */
 /* Level Zero (bench_device.c)                                               */

@@ -187,7 +187,7 @@ static double naive_forward_once(void *context)
     const bench_case_t *c = n->c;
     int sq = (int)c->q_len, sk = (int)c->k_len, d = (int)c->head_size;
     int64_t group = c->q_heads / c->kv_heads;
-    double start = bench_seconds_now();
+    double start = bench_run_seconds_now();
     for (int64_t b = 0; b < c->batch; b++) {
         for (int64_t hq = 0; hq < c->q_heads; hq++) {
             int64_t hk = hq / group;
@@ -198,7 +198,7 @@ static double naive_forward_once(void *context)
                         n->h->v + kv_at, d, 0.0f, n->out->dst + q_at, d);
         }
     }
-    return bench_seconds_now() - start;
+    return bench_run_seconds_now() - start;
 }
 
 static double naive_backward_once(void *context)
@@ -208,7 +208,7 @@ static double naive_backward_once(void *context)
     const bench_host_t *h = n->h;
     int sq = (int)c->q_len, sk = (int)c->k_len, d = (int)c->head_size;
     int64_t group = c->q_heads / c->kv_heads;
-    double start = bench_seconds_now();
+    double start = bench_run_seconds_now();
     /* Query heads of a group add into their KV head's dK and dV. */
     memset(n->out->diff_k, 0, (size_t)bench_kv_elements(c) * sizeof(float));
     memset(n->out->diff_v, 0, (size_t)bench_kv_elements(c) * sizeof(float));
@@ -235,7 +235,7 @@ static double naive_backward_once(void *context)
                         q, d, 1.0f, n->out->diff_k + kv_at, d);
         }
     }
-    return bench_seconds_now() - start;
+    return bench_run_seconds_now() - start;
 }
 
 int bench_run_naive(const bench_case_t *c, const bench_host_t *h, const bench_policy_t *policy,
@@ -281,10 +281,10 @@ typedef struct sgemm_run {
 static double sgemm_once(void *context)
 {
     const sgemm_run_t *s = context;
-    double start = bench_seconds_now();
+    double start = bench_run_seconds_now();
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s->n, s->n, s->n, 1.0f, s->a, s->n, s->b,
                 s->n, 0.0f, s->c, s->n);
-    return bench_seconds_now() - start;
+    return bench_run_seconds_now() - start;
 }
 
 int bench_run_sgemm(double flops, const bench_policy_t *policy, bench_sgemm_t *result)

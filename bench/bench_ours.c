@@ -137,7 +137,7 @@ typedef struct timed_execution {
 static double execute_once(void *context)
 {
     timed_execution_t *t = context;
-    double start = bench_seconds_now();
+    double start = bench_run_seconds_now();
     sdpa_status_t status = t->iface->primitive_execute(t->prim, &t->args);
     if (status != SDPA_SUCCESS) {
         sdpa_failed(t->iface, "primitive_execute", status);
@@ -145,7 +145,7 @@ static double execute_once(void *context)
     }
     if (bench_wait_done(t->device) != 0)
         return -1.0;
-    return bench_seconds_now() - start;
+    return bench_run_seconds_now() - start;
 }
 
 /* Creates a primitive for problem, timing it, and allocates the scratch it

@@ -1,15 +1,32 @@
 /* bench_repeat.c - warm-up, adaptive repetition count and median. */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "bench.h"
 
-double bench_seconds_now(void)
+static double seconds_of(clockid_t clock)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(clock, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+double bench_seconds_now(void)
+{
+    return seconds_of(CLOCK_MONOTONIC);
+}
+
+int bench_cpu_clock(void)
+{
+    const char *clock = getenv("BENCH_CLOCK");
+    return clock != NULL && strcmp(clock, "cpu") == 0;
+}
+
+double bench_run_seconds_now(void)
+{
+    return seconds_of(bench_cpu_clock() ? CLOCK_PROCESS_CPUTIME_ID : CLOCK_MONOTONIC);
 }
 
 static int compare_doubles(const void *a, const void *b)

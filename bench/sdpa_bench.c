@@ -7,7 +7,8 @@
  * SDPA_ZE_DRIVER=system), or by hand with ZE_ENABLE_ALT_DRIVERS and
  * SDPA_PLUGIN_DIR set; `sdpa_bench --help` lists the options. With
  * BENCH_PYTHON naming a Python with torch >= 2.5, PyTorch's CPU attention is
- * a further column; --sweep runs the sequence-length sweep `make bench-plot`
+ * a further column; BENCH_CLOCK=cpu times runs in process CPU time (every
+ * thread), which a shared, loaded machine distorts less; --sweep runs the sequence-length sweep `make bench-plot`
  * draws, and --data writes what the plot is drawn from.
  *
  * Exit status: 0 if every case ran and every forward result matched the
@@ -367,6 +368,9 @@ int main(int argc, char **argv)
         printf("runs:      1 warm-up + enough timed runs for %.1f s (at least %d, at most the "
                "case's limit)\n",
                opts.policy.budget, opts.policy.min_reps);
+    if (bench_cpu_clock())
+        printf("clock:     BENCH_CLOCK=cpu: ms are CPU time of all the measuring process's threads "
+               "per run, not wall-clock\n");
 
     size_t count = 0;
     const bench_case_t *cases = opts.sweep ? bench_sweep_cases(&count) : bench_cases(&count);

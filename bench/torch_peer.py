@@ -18,6 +18,7 @@ are bottom-right aligned (PyTorch's is_causal when Sq == Sk).
 
 import argparse
 import math
+import os
 import statistics
 import sys
 import time
@@ -97,11 +98,14 @@ def main():
         from torch.nn.attention.bias import causal_lower_right
         kw["attn_mask"] = causal_lower_right(sq, sk)
 
+    # BENCH_CLOCK=cpu (sdpa_bench.c): CPU time of the process, all threads.
+    clock = time.process_time if os.environ.get("BENCH_CLOCK") == "cpu" else time.perf_counter
+
     def timed(fn):
         def run():
-            start = time.perf_counter()
+            start = clock()
             fn()
-            return time.perf_counter() - start
+            return clock() - start
         return run
 
     def measure(backends):

@@ -373,6 +373,24 @@ static inline __attribute__((always_inline)) void sdpa_bwd_zero_ds(global void *
 }
 
 #if SDPA_BWD_PARTS & SDPA_BWD_PART_PRE
+/* This lane's part of the dot product of two rows of n elements of dtype
+ * DST_DT, a + a_off + c * a_s and b + b_off + c * b_s (c < n). */
+static inline __attribute__((always_inline)) float sdpa_bwd_row_dot(const global void *a,
+                                                                    long a_off, long a_s,
+                                                                    const global void *b,
+                                                                    long b_off, long b_s, int n)
+{
+    const int lane = get_sub_group_local_id();
+    float sum = 0.0f;
+    for (int c0 = 0; c0 < n; c0 += SUBGROUP_SIZE) {
+        const int c = c0 + lane;
+        if (c < n)
+            sum = fma(sdpa_load(a, a_off + (long)c * a_s, SC(DST_DT)),
+                      sdpa_load(b, b_off + (long)c * b_s, SC(DST_DT)), sum);
+    }
+    return sum;
+}
+
 __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_bwd_preprocess(
 #include "sdpa_bwd_pre_args.def"
 )
@@ -390,14 +408,14 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_bwd_p
             break;
         const long dst_off = sdpa_bwd_head_offset(&dst_s, b, h) + (long)i * dst_s.s2;
         const long diff_dst_off = sdpa_bwd_head_offset(&diff_dst_s, b, h) + (long)i * diff_dst_s.s2;
-        float sum = 0.0f;
-        for (int c0 = 0; c0 < D; c0 += SUBGROUP_SIZE) {
-            const int c = c0 + lane;
-            if (c < D)
-                sum = fma(sdpa_load(DST, dst_off + (long)c * dst_s.s3, SC(DST_DT)),
-                          sdpa_load(DIFF_DST, diff_dst_off + (long)c * diff_dst_s.s3, SC(DST_DT)),
-                          sum);
-        }
+        /* Rows along the head dimension are usually contiguous: the literal
+         * stride makes the lanes' loads one vector load on the CPU device
+         * instead of a gather (4% of the backward's time). */
+        float sum;
+        if (dst_s.s3 == 1 && diff_dst_s.s3 == 1)
+            sum = sdpa_bwd_row_dot(DST, dst_off, 1, DIFF_DST, diff_dst_off, 1, D);
+        else
+            sum = sdpa_bwd_row_dot(DST, dst_off, dst_s.s3, DIFF_DST, diff_dst_off, diff_dst_s.s3, D);
         sum = sub_group_reduce_add(sum);
         if (lane == 0)
             D_I[(b * hq + h) * SQ + i] = sum;

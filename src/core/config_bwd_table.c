@@ -13,8 +13,9 @@
  * (kernel_abi_bwd.h), measured spill-free on Tiger Lake, Arc A770 and Max
  * 1550 by make gpu-isa (doc/gpu-isa.md). Xe2 and Xe3 take the fallbacks.
  *
- * The CPU rows are placeholders that satisfy every constraint; replace them
- * with measured ones (one line per row). Row order does not matter.
+ * The CPU rows for head sizes 64 and 128 are measured (doc/cpu-performance.md);
+ * the others are placeholders that satisfy every constraint. Row order does
+ * not matter.
  */
 #include "config_table_rows.h"
 
@@ -50,24 +51,31 @@ const sdpa_bwd_config_row_t sdpa_bwd_config_table[] = {
 
         /* xe2 */
 
-        /* cpu (drivers/ze_cpu and any CPU Level Zero driver): placeholders
-         * that fit 256 KiB of local memory (SDPA_BWD_SLM_BYTES grows with
-         * Bc * D): Bc = 64, Br = 32 (16 for thin Q) up to head size 128,
-         * then Bc = 32, Br = 16 for 256 and Bc = Br = 16 for 512. */
+        /* cpu (drivers/ze_cpu and any CPU Level Zero driver). A work-group
+         * runs on one thread, its sub-groups one after the other: head sizes
+         * 64 and 128 take one sub-group, Br = 32 and Bc = 128 (64 for 128,
+         * whose Bc = 128 would not fit 256 KiB; a larger Bc also means fewer
+         * dQ atomics), measured in CPU time on a Zen 4
+         * (doc/cpu-performance.md: BERT backward -25%, Llama prefill
+         * backward -10% against the 4 x 2 grid of Bc = 64, Br = 32). 32, 256
+         * and 512 keep the unmeasured placeholders that fit 256 KiB of local
+         * memory (SDPA_BWD_SLM_BYTES grows with Bc * D): Bc = 64, Br = 32
+         * (16 for thin Q), Bc = 32, Br = 16 for 256 and Bc = Br = 16 for
+         * 512. */
         R(CPU,  32, ANY, FMA,          16, 16,  16, 16, 16, 16, 4, 2, 2, 4,  2, 2),
         R(CPU,  32, ANY, FMA|THIN,     16, 16,  32, 16, 16, 16, 4, 1, 1, 4,  2, 1),
         R(CPU,  32, ANY, FMA|F32,      16, 16,  16, 16, 16, 16, 4, 2, 2, 4,  2, 2),
         R(CPU,  32, ANY, FMA|F32|THIN, 16, 16,  32, 16, 16, 16, 4, 1, 1, 4,  2, 1),
 
-        R(CPU,  64, ANY, FMA,          16, 16,  32, 16, 16, 16, 4, 2, 2, 4,  4, 2),
-        R(CPU,  64, ANY, FMA|THIN,     16, 16,  64, 16, 16, 16, 4, 1, 1, 4,  4, 1),
-        R(CPU,  64, ANY, FMA|F32,      16, 16,  32, 16, 16, 16, 4, 2, 2, 4,  4, 2),
-        R(CPU,  64, ANY, FMA|F32|THIN, 16, 16,  64, 16, 16, 16, 4, 1, 1, 4,  4, 1),
+        R(CPU,  64, ANY, FMA,          128, 32,  64, 128,  64, 32, 1, 1, 1, 1, 1, 1),
+        R(CPU,  64, ANY, FMA|THIN,     128, 16,  64, 128,  64, 16, 1, 1, 1, 1, 1, 1),
+        R(CPU,  64, ANY, FMA|F32,      128, 32,  64, 128,  64, 32, 1, 1, 1, 1, 1, 1),
+        R(CPU,  64, ANY, FMA|F32|THIN, 128, 16,  64, 128,  64, 16, 1, 1, 1, 1, 1, 1),
 
-        R(CPU, 128, ANY, FMA,          16, 16,  64, 16, 32, 16, 4, 2, 2, 4,  4, 2),
-        R(CPU, 128, ANY, FMA|THIN,     16, 16, 128, 16, 32, 16, 4, 1, 1, 4,  4, 1),
-        R(CPU, 128, ANY, FMA|F32,      16, 16,  64, 16, 32, 16, 4, 2, 2, 4,  4, 2),
-        R(CPU, 128, ANY, FMA|F32|THIN, 16, 16, 128, 16, 32, 16, 4, 1, 1, 4,  4, 1),
+        R(CPU, 128, ANY, FMA,           64, 32, 128,  64, 128, 32, 1, 1, 1, 1, 1, 1),
+        R(CPU, 128, ANY, FMA|THIN,      64, 16, 128,  64, 128, 16, 1, 1, 1, 1, 1, 1),
+        R(CPU, 128, ANY, FMA|F32,       64, 32, 128,  64, 128, 32, 1, 1, 1, 1, 1, 1),
+        R(CPU, 128, ANY, FMA|F32|THIN,  64, 16, 128,  64, 128, 16, 1, 1, 1, 1, 1, 1),
 
         R(CPU, 256, ANY, FMA,          16,  4,  64, 16, 32, 16, 2, 4, 4, 2,  8, 1),
         R(CPU, 256, ANY, FMA|THIN,     16,  4,  64, 16, 32, 16, 2, 4, 4, 2,  8, 1),

@@ -54,16 +54,16 @@ START_TEST(basic_f16_problem)
     ck_assert_int_eq(plan.d_max, 64);
     ck_assert_uint_eq(plan.subgroup_size, 16);
     ck_assert_str_eq(plan.config_string,
-                     "fwd d64 sg16 cfg=16,16,16,16,4,2,4,2 (table: cpu h64 fma)");
+                     "fwd d64 sg16 cfg=64,64,64,64,1,1,1,1 (table: cpu h64 fma)");
     ck_assert_str_eq(plan.build_flags, "");
-    /* BQ = 32, BK = 64. */
+    /* BQ = 64, BK = 64, one sub-group. */
     ck_assert_uint_eq(plan.local_size[0], 16);
-    ck_assert_uint_eq(plan.local_size[1], 8);
+    ck_assert_uint_eq(plan.local_size[1], 1);
     ck_assert_uint_eq(plan.local_size[2], 1);
-    ck_assert_uint_eq(plan.group_count[0], 4); /* ceil(100 / 32) */
+    ck_assert_uint_eq(plan.group_count[0], 2); /* ceil(100 / 64) */
     ck_assert_uint_eq(plan.group_count[1], 8);
     ck_assert_uint_eq(plan.group_count[2], 2);
-    ck_assert_uint_eq(plan.slm_bytes, SDPA_FWD_SLM_BYTES(64, 32, 64, 4));
+    ck_assert_uint_eq(plan.slm_bytes, SDPA_FWD_SLM_BYTES(64, 64, 64, 1));
     ck_assert_int_eq(plan.head_size, 64);
     ck_assert_int_eq(plan.k_len, 300);
     ck_assert_int_eq(plan.q_len, 100);
@@ -121,11 +121,11 @@ START_TEST(basic_f16_problem)
     ck_assert(!get_bool(&plan, SDPA_SC_KQ_F16_ACC));
     ck_assert(!get_bool(&plan, SDPA_SC_VS_F16_ACC));
     ck_assert(!get_bool(&plan, SDPA_SC_IS_TRAINING));
-    ck_assert(get_bool(&plan, SDPA_SC_REMAINDER_Q)); /* 100 % 32 */
-    ck_assert_int_eq(get_int(&plan, SDPA_SC_UNROLL_M_KQ), 16);
-    ck_assert_int_eq(get_int(&plan, SDPA_SC_WG_M_KQ), 4);
-    ck_assert_int_eq(get_int(&plan, SDPA_SC_WG_N_KQ), 2);
-    ck_assert_int_eq(get_int(&plan, SDPA_SC_WG_M_VS), 4);
+    ck_assert(get_bool(&plan, SDPA_SC_REMAINDER_Q)); /* 100 % 64 */
+    ck_assert_int_eq(get_int(&plan, SDPA_SC_UNROLL_M_KQ), 64);
+    ck_assert_int_eq(get_int(&plan, SDPA_SC_WG_M_KQ), 1);
+    ck_assert_int_eq(get_int(&plan, SDPA_SC_WG_N_KQ), 1);
+    ck_assert_int_eq(get_int(&plan, SDPA_SC_WG_M_VS), 1);
     ck_assert_int_eq(get_int(&plan, SDPA_SC_KEY_SCALES), SDPA_QUANT_NONE);
     ck_assert_int_eq(get_int(&plan, SDPA_SC_KEY_GROUP_SIZE), 1);
     ck_assert(!get_bool(&plan, SDPA_SC_WITH_DROPOUT));
@@ -146,7 +146,7 @@ START_TEST(no_remainders_when_tiles_divide)
     sdpa_fwd_plan_t plan;
     plan_ok(&p, &s, &cpu, &plan);
     ck_assert(!get_bool(&plan, SDPA_SC_REMAINDER_Q));
-    ck_assert_uint_eq(plan.group_count[0], 4);
+    ck_assert_uint_eq(plan.group_count[0], 2);
     ck_assert_int_eq(get_int(&plan, SDPA_SC_QRY_DT), SDPA_DTYPE_BF16);
 }
 END_TEST
@@ -162,11 +162,11 @@ START_TEST(q1_gqa_decode_batches_query_heads)
     ck_assert(get_bool(&plan, SDPA_SC_Q1_GQA_BATCH));
     ck_assert_int_eq(get_int(&plan, SDPA_SC_KV_GROUP_SIZE), 4);
     ck_assert_str_eq(plan.config_string,
-                     "fwd d128 sg16 cfg=16,16,32,16,4,1,4,1 (table: cpu h128 thin fma)");
+                     "fwd d128 sg16 cfg=128,16,128,16,1,1,1,1 (table: cpu h128 thin fma)");
     ck_assert_uint_eq(plan.group_count[0], 1); /* ceil(4 / 16) */
     ck_assert_uint_eq(plan.group_count[1], 8); /* K/V heads */
     ck_assert_uint_eq(plan.group_count[2], 3);
-    ck_assert_uint_eq(plan.local_size[1], 4);
+    ck_assert_uint_eq(plan.local_size[1], 1);
     ck_assert(get_bool(&plan, SDPA_SC_REMAINDER_Q)); /* 4 of 16 rows */
     ck_assert_int_eq(plan.q_len, 1);
 
@@ -174,10 +174,10 @@ START_TEST(q1_gqa_decode_batches_query_heads)
     fixture_problem(SDPA_DTYPE_F16, 1, 32, 1, 1, 1000, 128, &p, &s);
     plan_ok(&p, &s, &cpu, &plan);
     ck_assert_str_eq(plan.config_string,
-                     "fwd d128 sg16 cfg=16,16,32,16,4,2,4,2 (table: cpu h128 fma)");
-    ck_assert_uint_eq(plan.group_count[0], 1); /* ceil(32 / 32) */
+                     "fwd d128 sg16 cfg=64,64,128,64,1,1,1,1 (table: cpu h128 fma)");
+    ck_assert_uint_eq(plan.group_count[0], 1); /* ceil(32 / 64) */
     ck_assert_uint_eq(plan.group_count[1], 1);
-    ck_assert(!get_bool(&plan, SDPA_SC_REMAINDER_Q));
+    ck_assert(get_bool(&plan, SDPA_SC_REMAINDER_Q)); /* 32 of 64 rows */
 
     /* Sq = 1 without GQA: one query per work-group, one group per head. */
     fixture_problem(SDPA_DTYPE_F16, 2, 16, 16, 1, 1000, 128, &p, &s);
@@ -192,7 +192,7 @@ START_TEST(q1_gqa_decode_batches_query_heads)
     plan_ok(&p, &s, &cpu, &plan);
     ck_assert(!get_bool(&plan, SDPA_SC_Q1_GQA_BATCH));
     ck_assert_int_eq(get_int(&plan, SDPA_SC_KV_GROUP_SIZE), 4);
-    ck_assert_uint_eq(plan.group_count[0], 2);
+    ck_assert_uint_eq(plan.group_count[0], 1); /* ceil(64 / 64) */
     ck_assert_uint_eq(plan.group_count[1], 16);
 }
 END_TEST
@@ -344,7 +344,7 @@ START_TEST(quantized_kv)
     ck_assert_int_eq(get_int(&plan, SDPA_SC_KEY_GROUP_SIZE), 32);
     ck_assert_int_eq(get_int(&plan, SDPA_SC_VAL_GROUP_SIZE), 1);
     ck_assert_str_eq(plan.config_string,
-                     "fwd d128 sg16 cfg=16,16,32,16,4,1,4,1 (table: cpu h128 thin quant fma)");
+                     "fwd d128 sg16 cfg=128,16,128,16,1,1,1,1 (table: cpu h128 thin quant fma)");
 
     /* Only QUANTIZED_SDPA_CONFIG applies to quantized K/V. */
     fixture_setenv("SDPA_CONFIG", "16,16,16,16,8,1,8,1");
