@@ -42,6 +42,16 @@ static int used_pointers(const sdpa_problem_desc_t *p, const sdpa_exec_args_t *a
     }
     if (p->dropout.enabled && p->dropout.with_mask_output)
         USE(dropout_mask);
+    if (p->varlen.enabled) {
+        USE(cu_seqlens_q);
+        USE(cu_seqlens_k);
+    }
+    if (p->paged_kv.enabled) {
+        USE(block_table);
+        USE(cache_seqlens);
+    }
+    if (p->alibi != SDPA_ALIBI_NONE)
+        USE(alibi_slopes);
     if (p->prop_kind == SDPA_BACKWARD) {
         USE(diff_dst);
         USE(diff_q);

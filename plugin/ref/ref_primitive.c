@@ -79,7 +79,9 @@ sdpa_status_t ref_primitive_execute(sdpa_primitive_t *prim, const sdpa_exec_args
         return status;
 
     ref_exec_t x;
-    ref_exec_init(&x, &prim->problem, &prim->shape, &checked);
+    status = ref_exec_init(&x, &prim->problem, &prim->shape, &checked);
+    if (status != SDPA_SUCCESS)
+        return status;
     if (prim->problem.prop_kind == SDPA_BACKWARD)
         status = ref_backward(&x);
     else

@@ -144,6 +144,7 @@ sdpa_status_t ze_context_get_features(sdpa_context_t *ctx, sdpa_features_t *out)
     f.has_deterministic_backward = 1;
     f.has_quantized_kv = 1;
     f.has_dropout = 1;
+    f.has_merge = 1;
     sdpa_features_store(&f, out);
     return SDPA_SUCCESS;
 }

@@ -4,6 +4,7 @@
 
 #include "backend_api.h"
 #include "error.h"
+#include "problem_llm.h"
 #include "ze.h"
 #include "ze_result.h"
 
@@ -22,6 +23,12 @@ sdpa_status_t ze_primitive_create(sdpa_context_t *ctx, const sdpa_problem_desc_t
     if (status != SDPA_SUCCESS) {
         free(prim);
         return status;
+    }
+    if (sdpa_problem_uses_llm(&prim->problem)) {
+        free(prim);
+        return sdpa_fail(SDPA_ERROR_UNSUPPORTED,
+                         "the ze backend does not run varlen, paged KV, sliding window, softcap "
+                         "or ALiBi problems yet (see context_get_features)");
     }
     prim->ctx = ctx;
     pthread_mutex_init(&prim->launch_lock, NULL);

@@ -18,9 +18,9 @@ def make_version(major, minor):
 ABI_VERSION = make_version(1, 1)
 
 CONTEXT_DESC_VERSION = 1
-PROBLEM_DESC_VERSION = 1
-EXEC_ARGS_VERSION = 1
-FEATURES_VERSION = 1
+PROBLEM_DESC_VERSION = 2
+EXEC_ARGS_VERSION = 2
+FEATURES_VERSION = 2
 MERGE_DESC_VERSION = 1
 MERGE_ARGS_VERSION = 1
 MERGE_MAX_STATES = 16
@@ -68,6 +68,19 @@ class DropoutDesc(ctypes.Structure):
                 ("with_mask_output", _u32)]
 
 
+class VarlenDesc(ctypes.Structure):
+    _fields_ = [("enabled", _u32), ("batch", _i64), ("max_seqlen_q", _i64),
+                ("max_seqlen_k", _i64)]
+
+
+class PagedKvDesc(ctypes.Structure):
+    _fields_ = [("enabled", _u32), ("max_blocks_per_seq", _i64), ("block_table_stride", _i64)]
+
+
+class WindowDesc(ctypes.Structure):
+    _fields_ = [("enabled", _u32), ("left", _i64), ("right", _i64)]
+
+
 class ProblemDesc(ctypes.Structure):
     _fields_ = [
         ("struct_size", _u32), ("struct_version", _u32), ("prop_kind", _enum),
@@ -81,6 +94,9 @@ class ProblemDesc(ctypes.Structure):
         ("diff_dst", TensorDesc), ("diff_q", TensorDesc), ("diff_k", TensorDesc),
         ("diff_v", TensorDesc), ("ds", TensorDesc),
         ("deterministic", _u32),
+        # ABI 1.1, struct_version 2
+        ("varlen", VarlenDesc), ("paged_kv", PagedKvDesc), ("window", WindowDesc),
+        ("softcap", ctypes.c_float), ("alibi", _enum), ("num_splits", _u32),
     ]
 
 
@@ -97,6 +113,9 @@ class ExecArgs(ctypes.Structure):
         ("scratch", _vp), ("scratch_size", ctypes.c_size_t),
         ("command_list", _vp), ("signal_event", _vp), ("num_wait_events", _u32),
         ("wait_events", _vp),
+        # ABI 1.1, struct_version 2
+        ("cu_seqlens_q", _vp), ("cu_seqlens_k", _vp), ("block_table", _vp),
+        ("cache_seqlens", _vp), ("alibi_slopes", _vp),
     ]
 
 
@@ -111,7 +130,11 @@ class Features(ctypes.Structure):
                 ("max_head_size", _u32), ("subgroup_size", _u32),
                 ("has_f16", _u32), ("has_bf16", _u32),
                 ("has_backward", _u32), ("has_deterministic_backward", _u32),
-                ("has_quantized_kv", _u32), ("has_dropout", _u32)]
+                ("has_quantized_kv", _u32), ("has_dropout", _u32),
+                # ABI 1.1, struct_version 2
+                ("has_varlen", _u32), ("has_paged_kv", _u32), ("has_window", _u32),
+                ("has_softcap", _u32), ("has_alibi", _u32), ("has_split_kv", _u32),
+                ("has_merge", _u32)]
 
 
 class MergeDesc(ctypes.Structure):
@@ -169,6 +192,9 @@ STRUCTS = {
     "sdpa_context_desc_t": ContextDesc,
     "sdpa_features_t": Features,
     "sdpa_backend_iface_t": BackendIface,
+    "sdpa_varlen_desc_t": VarlenDesc,
+    "sdpa_paged_kv_desc_t": PagedKvDesc,
+    "sdpa_window_desc_t": WindowDesc,
     "sdpa_merge_desc_t": MergeDesc,
     "sdpa_merge_args_t": MergeArgs,
 }

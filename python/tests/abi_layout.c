@@ -67,6 +67,25 @@ static void problem_desc(void)
     MEMBER(sdpa_problem_desc_t, diff_v);
     MEMBER(sdpa_problem_desc_t, ds);
     MEMBER(sdpa_problem_desc_t, deterministic);
+    MEMBER(sdpa_problem_desc_t, varlen);
+    MEMBER(sdpa_problem_desc_t, paged_kv);
+    MEMBER(sdpa_problem_desc_t, window);
+    MEMBER(sdpa_problem_desc_t, softcap);
+    MEMBER(sdpa_problem_desc_t, alibi);
+    MEMBER(sdpa_problem_desc_t, num_splits);
+    SIZE(sdpa_varlen_desc_t);
+    MEMBER(sdpa_varlen_desc_t, enabled);
+    MEMBER(sdpa_varlen_desc_t, batch);
+    MEMBER(sdpa_varlen_desc_t, max_seqlen_q);
+    MEMBER(sdpa_varlen_desc_t, max_seqlen_k);
+    SIZE(sdpa_paged_kv_desc_t);
+    MEMBER(sdpa_paged_kv_desc_t, enabled);
+    MEMBER(sdpa_paged_kv_desc_t, max_blocks_per_seq);
+    MEMBER(sdpa_paged_kv_desc_t, block_table_stride);
+    SIZE(sdpa_window_desc_t);
+    MEMBER(sdpa_window_desc_t, enabled);
+    MEMBER(sdpa_window_desc_t, left);
+    MEMBER(sdpa_window_desc_t, right);
 }
 
 static void exec_args(void)
@@ -104,6 +123,11 @@ static void exec_args(void)
     MEMBER(sdpa_exec_args_t, signal_event);
     MEMBER(sdpa_exec_args_t, num_wait_events);
     MEMBER(sdpa_exec_args_t, wait_events);
+    MEMBER(sdpa_exec_args_t, cu_seqlens_q);
+    MEMBER(sdpa_exec_args_t, cu_seqlens_k);
+    MEMBER(sdpa_exec_args_t, block_table);
+    MEMBER(sdpa_exec_args_t, cache_seqlens);
+    MEMBER(sdpa_exec_args_t, alibi_slopes);
 }
 
 static void context_and_features(void)
@@ -127,6 +151,13 @@ static void context_and_features(void)
     MEMBER(sdpa_features_t, has_deterministic_backward);
     MEMBER(sdpa_features_t, has_quantized_kv);
     MEMBER(sdpa_features_t, has_dropout);
+    MEMBER(sdpa_features_t, has_varlen);
+    MEMBER(sdpa_features_t, has_paged_kv);
+    MEMBER(sdpa_features_t, has_window);
+    MEMBER(sdpa_features_t, has_softcap);
+    MEMBER(sdpa_features_t, has_alibi);
+    MEMBER(sdpa_features_t, has_split_kv);
+    MEMBER(sdpa_features_t, has_merge);
 }
 
 static void backend_iface(void)

@@ -5,6 +5,7 @@
 
 #include "error.h"
 #include "problem.h"
+#include "problem_llm.h"
 #include "size_math.h"
 
 /* Returns from the enclosing function if a check failed. */
@@ -200,6 +201,17 @@ static sdpa_status_t check_bool(const char *field, uint32_t value)
     return SDPA_SUCCESS;
 }
 
+sdpa_status_t sdpa_check_enum(const char *field, unsigned value, unsigned last,
+                              const char *type_name)
+{
+    return check_enum(field, value, last, type_name);
+}
+
+sdpa_status_t sdpa_check_bool(const char *field, uint32_t value)
+{
+    return check_bool(field, value);
+}
+
 static sdpa_status_t check_dtype_enum(const char *field, sdpa_dtype_t dtype)
 {
     return check_enum(field, (unsigned)dtype, SDPA_DTYPE_S32, "sdpa_dtype_t");
@@ -337,7 +349,7 @@ static sdpa_status_t check_qkvo(const sdpa_problem_desc_t *d)
                              "%s.dtype = %s: must be f32, f16, bf16, s8, u8, s4 or u4", names[t],
                              sdpa_dtype_name(kv[t]->dtype));
     }
-    if (d->k.dims[0] != d->q.dims[0])
+    if (d->k.dims[0] != d->q.dims[0] && !d->paged_kv.enabled) /* a cache: num_blocks */
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
                          "k.dims[0] = %lld (batch) differs from q.dims[0] = %lld",
                          (long long)d->k.dims[0], (long long)d->q.dims[0]);
@@ -379,8 +391,9 @@ static sdpa_status_t check_mask(const sdpa_problem_desc_t *d)
     }
     TRY(check_float_dtype("mask.dtype", d->mask.dtype, "mask_kind = BUFFER needs a mask tensor"));
     TRY(check_layout("mask", &d->mask, scores_dim_names));
-    /* [B or 1, Hq or 1, Sq or 1, Sk] */
-    const int64_t target[3] = {d->q.dims[0], d->q.dims[1], d->q.dims[2]};
+    /* [B or 1, Hq or 1, Sq or 1, Sk] of the scores (problem_llm.h) */
+    int64_t target[4];
+    sdpa_llm_scores_dims(d, target);
     for (int n = 0; n < 3; n++) {
         if (d->mask.dims[n] != 1 && d->mask.dims[n] != target[n])
             return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
@@ -389,11 +402,13 @@ static sdpa_status_t check_mask(const sdpa_problem_desc_t *d)
                              n, (long long)d->mask.dims[n], n, (long long)target[n],
                              scores_dim_names[n], (long long)target[n]);
     }
-    if (d->mask.dims[3] != d->k.dims[2])
+    if (d->mask.dims[3] != target[3])
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
-                         "mask.dims[3] = %lld differs from k.dims[2] = %lld (keys): the mask's "
+                         "mask.dims[3] = %lld differs from %s = %lld (keys): the mask's "
                          "last dim must be Sk",
-                         (long long)d->mask.dims[3], (long long)d->k.dims[2]);
+                         (long long)d->mask.dims[3],
+                         d->varlen.enabled ? "varlen.max_seqlen_k" : "k.dims[2]",
+                         (long long)target[3]);
     return SDPA_SUCCESS;
 }
 
@@ -528,8 +543,12 @@ static sdpa_status_t check_backward(const sdpa_problem_desc_t *d)
         return SDPA_SUCCESS; /* not requested */
     TRY(check_float_dtype("ds.dtype", d->ds.dtype, "unreachable"));
     TRY(check_layout("ds", &d->ds, scores_dim_names));
-    const int64_t want[4] = {d->q.dims[0], d->q.dims[1], d->q.dims[2], d->k.dims[2]};
-    static const char *const owner[4] = {"q.dims[0]", "q.dims[1]", "q.dims[2]", "k.dims[2]"};
+    int64_t want[4];
+    sdpa_llm_scores_dims(d, want);
+    static const char *const plain[4] = {"q.dims[0]", "q.dims[1]", "q.dims[2]", "k.dims[2]"};
+    static const char *const varlen[4] = {"varlen.batch", "q.dims[1]", "varlen.max_seqlen_q",
+                                          "varlen.max_seqlen_k"};
+    const char *const *owner = d->varlen.enabled ? varlen : plain;
     for (int n = 0; n < 4; n++) {
         if (d->ds.dims[n] != want[n])
             return sdpa_fail(
@@ -567,9 +586,11 @@ static sdpa_status_t check_dense_buffer(const char *field, const char *what, con
  * refuse problems where they cannot exist, so that no size query wraps. */
 static sdpa_status_t check_implied_buffers(const sdpa_problem_desc_t *d)
 {
-    const int64_t scores[4] = {d->q.dims[0], d->q.dims[1], d->q.dims[2], d->k.dims[2]};
+    int64_t scores[4];
+    sdpa_llm_scores_dims(d, scores);
+    const int64_t rows[3] = {d->q.dims[0], d->q.dims[1], d->q.dims[2]}; /* Q's own (varlen) */
     if (d->prop_kind != SDPA_FORWARD_INFERENCE)
-        TRY(check_dense_buffer("workspace", "f32 B x Hq x Sq", scores, 3, 32));
+        TRY(check_dense_buffer("workspace", "f32 B x Hq x Sq", rows, 3, 32));
     if (d->dropout.enabled)
         TRY(check_dense_buffer("dropout", "Philox element index over B x Hq x Sq x Sk", scores, 4,
                                8));
@@ -606,6 +627,7 @@ static sdpa_status_t check_problem(const sdpa_problem_desc_t *d)
     TRY(check_enum("prop_kind", (unsigned)d->prop_kind, SDPA_BACKWARD, "sdpa_prop_kind_t"));
     TRY(check_enum("softmax_kind", (unsigned)d->softmax_kind, SDPA_SOFTMAX_INF_AS_ZERO,
                    "sdpa_softmax_kind_t"));
+    TRY(sdpa_llm_check_flags(d));
     TRY(check_qkvo(d));
     if (d->prop_kind == SDPA_BACKWARD) {
         if (sdpa_dtype_is_quantized(d->k.dtype) || sdpa_dtype_is_quantized(d->v.dtype)) {
@@ -625,6 +647,7 @@ static sdpa_status_t check_problem(const sdpa_problem_desc_t *d)
     TRY(check_dropout(d));
     if (d->prop_kind == SDPA_BACKWARD)
         TRY(check_backward(d));
+    TRY(sdpa_llm_check(d));
     return check_implied_buffers(d);
 }
 
@@ -667,6 +690,7 @@ static void normalize_problem(sdpa_problem_desc_t *d)
     } else if (d->ds.dtype == SDPA_DTYPE_UNDEF) {
         d->ds = no_tensor;
     }
+    sdpa_llm_normalize(d);
 }
 
 /* Copies t into *out member by member over zeroed memory, so that padding
@@ -722,6 +746,7 @@ static void copy_members(sdpa_problem_desc_t *out, const sdpa_problem_desc_t *d)
     copy_tensor(&out->diff_v, &d->diff_v);
     copy_tensor(&out->ds, &d->ds);
     out->deterministic = d->deterministic;
+    sdpa_llm_copy(out, d);
 }
 
 sdpa_status_t sdpa_problem_check(const sdpa_problem_desc_t *desc, sdpa_problem_desc_t *out,
@@ -733,7 +758,8 @@ sdpa_status_t sdpa_problem_check(const sdpa_problem_desc_t *desc, sdpa_problem_d
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "%s is NULL (internal)",
                          out == NULL ? "out" : "shape");
     TRY(sdpa_struct_check("desc", desc->struct_size, desc->struct_version,
-                          SDPA_PROBLEM_DESC_VERSION, sizeof(*desc), sizeof(*desc)));
+                          SDPA_PROBLEM_DESC_VERSION, SDPA_PROBLEM_DESC_V1_SIZE,
+                          sdpa_problem_desc_size(desc->struct_version)));
 
     sdpa_problem_desc_t d;
     copy_struct(&d, sizeof(d), desc, desc->struct_size);
@@ -741,12 +767,14 @@ sdpa_status_t sdpa_problem_check(const sdpa_problem_desc_t *desc, sdpa_problem_d
     normalize_problem(&d);
 
     copy_members(out, &d);
-    shape->batch = d.q.dims[0];
+    int64_t scores[4];
+    sdpa_llm_scores_dims(&d, scores);
+    shape->batch = scores[0];
     shape->q_heads = d.q.dims[1];
     shape->kv_heads = d.k.dims[1];
     shape->kv_group_size = d.q.dims[1] / d.k.dims[1];
-    shape->q_len = d.q.dims[2];
-    shape->k_len = d.k.dims[2];
+    shape->q_len = scores[2];
+    shape->k_len = scores[3];
     shape->head_size = d.q.dims[3];
     return SDPA_SUCCESS;
 }
@@ -887,6 +915,7 @@ static sdpa_status_t check_args(const sdpa_problem_desc_t *p, const sdpa_exec_ar
         if (p->ds.dtype != SDPA_DTYPE_UNDEF)
             TRY(need(a->ds, "ds", "ds.dtype is set (dS requested)"));
     }
+    TRY(sdpa_llm_args_check(p, a));
     if (a->num_wait_events > 0 && a->wait_events == NULL)
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
                          "args->wait_events is NULL but "
@@ -904,7 +933,7 @@ sdpa_status_t sdpa_exec_args_check(const sdpa_problem_desc_t *problem, const sdp
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "%s is NULL (internal)",
                          problem == NULL ? "problem" : "out");
     TRY(sdpa_struct_check("args", args->struct_size, args->struct_version, SDPA_EXEC_ARGS_VERSION,
-                          sizeof(*args), sizeof(*args)));
+                          SDPA_EXEC_ARGS_V1_SIZE, sdpa_exec_args_size(args->struct_version)));
     sdpa_exec_args_t a;
     copy_struct(&a, sizeof(a), args, args->struct_size);
     TRY(check_args(problem, &a));
@@ -918,7 +947,9 @@ size_t sdpa_workspace_bytes(const sdpa_problem_desc_t *problem, const sdpa_shape
 {
     if (problem->prop_kind != SDPA_FORWARD_TRAINING && problem->prop_kind != SDPA_BACKWARD)
         return 0;
-    const int64_t rows[3] = {shape->batch, shape->q_heads, shape->q_len};
+    /* f32 [q.dims[0], Hq, q.dims[2]]: with varlen, [Hq, total_q] */
+    (void)shape;
+    const int64_t rows[3] = {problem->q.dims[0], problem->q.dims[1], problem->q.dims[2]};
     uint64_t bytes = sdpa_size_bytes(sdpa_size_product(rows, 3), 32);
     /* sdpa_problem_check refused problems whose workspace is not addressable. */
     return bytes <= SDPA_MAX_BUFFER_BYTES ? (size_t)bytes : SIZE_MAX;

@@ -36,7 +36,10 @@
 /* Largest head size any backend accepts. */
 #define SDPA_MAX_HEAD_SIZE 512
 
-/* The sizes every later stage needs, read off a checked descriptor. */
+/* The sizes every later stage needs, read off a checked descriptor: the
+ * logical problem [B, Hq, Sq, Sk] (with varlen, B sequences of at most
+ * max_seqlen_q queries and max_seqlen_k keys; with a paged cache, Sk is
+ * max_blocks_per_seq * block_size). */
 typedef struct sdpa_shape {
     int64_t batch;         /* B */
     int64_t q_heads;       /* Hq */
@@ -103,6 +106,12 @@ sdpa_status_t sdpa_tensor_check(const char *name, const sdpa_tensor_desc_t *t,
 /* Bits per element of dtype (4 for S4/U4), 0 for UNDEF or unknown values. */
 int sdpa_dtype_bits(sdpa_dtype_t dtype);
 
+/* The enum and boolean checks of every descriptor: "<field> = <value>: not
+ * a valid <type_name>" / "must be 0 or 1" (SDPA_ERROR_INVALID_ARGUMENT). */
+sdpa_status_t sdpa_check_enum(const char *field, unsigned value, unsigned last,
+                              const char *type_name);
+sdpa_status_t sdpa_check_bool(const char *field, uint32_t value);
+
 /* Bytes of one element of dtype as pointers must be aligned to (sdpa.h):
  * 1 for the 4-bit types, whose pointers address bytes. */
 size_t sdpa_dtype_alignment(sdpa_dtype_t dtype);
@@ -124,7 +133,8 @@ const char *sdpa_scale_kind_name(sdpa_scale_kind_t kind);
 const char *sdpa_softmax_kind_name(sdpa_softmax_kind_t kind);
 const char *sdpa_quant_kind_name(sdpa_quant_kind_t kind);
 
-/* Bytes of the forward log-sum-exp workspace: f32 [B, Hq, Sq]; 0 unless
+/* Bytes of the forward log-sum-exp workspace: f32 [B, Hq, Sq] as Q's dims
+ * have them (varlen: [Hq, total_q]); 0 unless
  * prop_kind is FORWARD_TRAINING or BACKWARD. */
 size_t sdpa_workspace_bytes(const sdpa_problem_desc_t *problem, const sdpa_shape_t *shape);
 
