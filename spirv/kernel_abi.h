@@ -17,6 +17,8 @@
 #ifndef SDPA_SPIRV_KERNEL_ABI_H
 #define SDPA_SPIRV_KERNEL_ABI_H
 
+#include "kernel_args.h"
+
 /* Codes the dtype, mask and quantization specialization constants hold: the
  * values of sdpa_dtype_t, sdpa_mask_kind_t and sdpa_quant_kind_t in sdpa.h
  * (kernels cannot include sdpa.h; the host static-asserts they agree). */
@@ -73,54 +75,14 @@
 #define SDPA_FWD_SOURCE "sdpa_fwd"
 #define SDPA_FWD_KERNEL "sdpa_fwd"
 
-enum sdpa_fwd_arg {
-    SDPA_FWD_ARG_K = 0,     /* const global void *: K [B, Hkv, Sk, D] */
-    SDPA_FWD_ARG_Q,         /* const global void *: Q [B, Hq, Sq, D] */
-    SDPA_FWD_ARG_V,         /* const global void *: V [B, Hkv, Sk, D] */
-    SDPA_FWD_ARG_WS,        /* global float *: log-sum-exp (IS_TRAINING), else NULL */
-    SDPA_FWD_ARG_A,         /* global void *: O [B, Hq, Sq, D] */
-    SDPA_FWD_ARG_SCALE_PTR, /* const global void *: one SCALE_DT element (device scale) */
-    SDPA_FWD_ARG_SCALE,     /* float: host scale (WITH_HOST_SCALE) */
-    SDPA_FWD_ARG_INV_SCALE, /* float: 1 / host scale */
-    SDPA_FWD_ARG_D,         /* int: head size */
-    SDPA_FWD_ARG_SK,        /* int: keys */
-    SDPA_FWD_ARG_SQ,        /* int: queries */
-    SDPA_FWD_ARG_K_SCALES,  /* const global void *: K scales (KEY_SCALES) */
-    SDPA_FWD_ARG_K_ZP,      /* const global void *: K zero points (KEY_ZERO_POINTS) */
-    SDPA_FWD_ARG_V_SCALES,  /* const global void *: V scales */
-    SDPA_FWD_ARG_V_ZP,      /* const global void *: V zero points */
-    SDPA_FWD_ARG_MSK,       /* const global void *: mask buffer (MASK_KIND == BUFFER) */
-    SDPA_FWD_ARG_K_S0,      /* long x4: K strides */
-    SDPA_FWD_ARG_K_S1,
-    SDPA_FWD_ARG_K_S2,
-    SDPA_FWD_ARG_K_S3,
-    SDPA_FWD_ARG_Q_S0, /* long x4: Q strides */
-    SDPA_FWD_ARG_Q_S1,
-    SDPA_FWD_ARG_Q_S2,
-    SDPA_FWD_ARG_Q_S3,
-    SDPA_FWD_ARG_V_S0, /* long x4: V strides */
-    SDPA_FWD_ARG_V_S1,
-    SDPA_FWD_ARG_V_S2,
-    SDPA_FWD_ARG_V_S3,
-    SDPA_FWD_ARG_A_S0, /* long x4: O strides */
-    SDPA_FWD_ARG_A_S1,
-    SDPA_FWD_ARG_A_S2,
-    SDPA_FWD_ARG_A_S3,
-    SDPA_FWD_ARG_MSK_S0, /* long x4: mask strides, 0 on broadcast dims */
-    SDPA_FWD_ARG_MSK_S1,
-    SDPA_FWD_ARG_MSK_S2,
-    SDPA_FWD_ARG_MSK_S3,
-    SDPA_FWD_ARG_REMAINDER_K,        /* int: Sk % BK != 0 */
-    SDPA_FWD_ARG_DROPOUT_MASK,       /* global uchar *: keep mask (DROPOUT_OUTPUT_MASK) */
-    SDPA_FWD_ARG_DROPOUT_SEED,       /* long (DROPOUT_HOST_SCALARS) */
-    SDPA_FWD_ARG_DROPOUT_OFFSET,     /* long (DROPOUT_HOST_SCALARS && DROPOUT_OFFSET) */
-    SDPA_FWD_ARG_DROPOUT_P,          /* float (DROPOUT_HOST_SCALARS) */
-    SDPA_FWD_ARG_DROPOUT_SEED_PTR,   /* const global long * (device scalars) */
-    SDPA_FWD_ARG_DROPOUT_OFFSET_PTR, /* const global long * */
-    SDPA_FWD_ARG_DROPOUT_P_PTR,      /* const global float * */
-    SDPA_FWD_ARG_SLM,                /* local float *: SDPA_FWD_SLM_BYTES */
-    SDPA_FWD_ARG_COUNT
-};
+/* The arguments: sdpa_fwd_args.def. The host gets SDPA_FWD_ARG_<NAME>,
+ * SDPA_FWD_ARG_COUNT and sdpa_fwd_args_t (kernel_args_host.h). */
+#ifndef __OPENCL_C_VERSION__
+#define SDPA_ARGS_FILE "sdpa_fwd_args.def"
+#define SDPA_ARGS_PREFIX SDPA_FWD_ARG_
+#define SDPA_ARGS_NAME sdpa_fwd_args
+#include "kernel_args_host.h"
+#endif
 
 /* Local memory the forward kernel needs, in floats: Q^T (d_max rows of
  * bq + pad), the K tile (room for bk + pad rows of d_max + pad: K or its

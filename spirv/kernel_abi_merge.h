@@ -31,20 +31,15 @@
  * loops over the row). */
 #define SDPA_MERGE_LOCAL_SIZE(d) ((d) <= 8 ? 8 : (d) <= 16 ? 16 : (d) <= 32 ? 32 : 64)
 
-/* The host's enum of argument indices, SDPA_MERGE_ARG_<NAME>, and the
- * kernel's parameter list, both from sdpa_merge_args.def. */
-#ifdef __OPENCL_C_VERSION__
-/* A kernel's parameter list: `kernel void f(\n#include "..._args.def"\n)`. */
-#define SDPA_MERGE_ARG(name, type, kind, meaning) type name,
-#define SDPA_MERGE_ARG_LAST(name, type, kind, meaning) type name
-#else
-enum sdpa_merge_arg {
-#define SDPA_MERGE_ARG(name, type, kind, meaning) SDPA_MERGE_ARG_##name,
-#define SDPA_MERGE_ARG_LAST(name, type, kind, meaning) SDPA_MERGE_ARG_##name, SDPA_MERGE_ARG_COUNT
-#include "sdpa_merge_args.def"
-#undef SDPA_MERGE_ARG
-#undef SDPA_MERGE_ARG_LAST
-};
+/* The kernel's parameter list and, on the host, enum sdpa_merge_args_index
+ * (SDPA_MERGE_ARG_<NAME>), sdpa_merge_args_t and sdpa_merge_args_table,
+ * from sdpa_merge_args.def (kernel_args.h). */
+#include "kernel_args.h"
+#ifndef __OPENCL_C_VERSION__
+#define SDPA_ARGS_FILE "sdpa_merge_args.def"
+#define SDPA_ARGS_PREFIX SDPA_MERGE_ARG_
+#define SDPA_ARGS_NAME sdpa_merge_kernel_args
+#include "kernel_args_host.h"
 #endif
 
 #endif /* SDPA_SPIRV_KERNEL_ABI_MERGE_H */

@@ -4,50 +4,24 @@
 #include <string.h>
 
 #include "error.h"
+#include "exec_scalars.h"
 #include "kernel_abi.h"
 #include "kernel_abi_bwd.h"
 #include "ze.h"
 #include "ze_result.h"
 
-static sdpa_status_t kernel(sdpa_primitive_t *prim, const char *name, ze_kernel_handle_t *out)
+static sdpa_status_t kernel(sdpa_primitive_t *prim, const char *name, const sdpa_arg_table_t *args,
+                            ze_kernel_handle_t *out)
 {
     const sdpa_bwd_plan_t *plan = &prim->bwd;
     return ze_kernel_from_cache(prim->ctx, SDPA_BWD_SOURCE, SDPA_BWD_VARIANT_D_MAX,
                                 plan->subgroup_size, &plan->constants, plan->build_flags, name,
-                                out);
-}
-
-static sdpa_status_t set_int(ze_kernel_handle_t k, uint32_t index, int32_t value)
-{
-    return ze_set_arg(k, index, sizeof(value), &value);
-}
-
-static sdpa_status_t set_long(ze_kernel_handle_t k, uint32_t index, int64_t value)
-{
-    return ze_set_arg(k, index, sizeof(value), &value);
+                                args, out);
 }
 
 static sdpa_status_t set_group_size(ze_kernel_handle_t k, const uint32_t size[3])
 {
     SDPA_ZE_TRY(zeKernelSetGroupSize(k, size[0], size[1], size[2]));
-    return SDPA_SUCCESS;
-}
-
-/* The arguments of sdpa_bwd and sdpa_bwd_dq that never change. */
-static sdpa_status_t set_fixed_main_args(ze_kernel_handle_t k, const sdpa_bwd_plan_t *plan,
-                                         uint32_t slm_bytes)
-{
-    sdpa_status_t status;
-    if ((status = set_group_size(k, plan->local_size)) ||
-        (status = set_int(k, SDPA_BWD_ARG_D, plan->head_size)) ||
-        (status = set_int(k, SDPA_BWD_ARG_SK, plan->k_len)) ||
-        (status = set_int(k, SDPA_BWD_ARG_SQ, plan->q_len)) ||
-        (status = ze_set_arg(k, SDPA_BWD_ARG_SLM, slm_bytes, NULL)))
-        return status;
-    for (uint32_t i = 0; i < 4; i++)
-        if ((status = set_long(k, SDPA_BWD_ARG_MSK_S0 + i, plan->mask_strides[i])) ||
-            (status = set_long(k, SDPA_BWD_ARG_DS_S0 + i, plan->ds_strides[i])))
-            return status;
     return SDPA_SUCCESS;
 }
 
@@ -59,17 +33,18 @@ sdpa_status_t ze_bwd_prepare(sdpa_primitive_t *prim)
     if (status != SDPA_SUCCESS)
         return status;
     int deterministic = plan->scratch.mode == SDPA_BWD_MODE_DETERMINISTIC;
-    if ((status = kernel(prim, SDPA_BWD_PREPROCESS_KERNEL, &prim->bwd_pre)) ||
-        (status = kernel(prim, SDPA_BWD_KERNEL, &prim->bwd_main)) ||
-        (deterministic && (status = kernel(prim, SDPA_BWD_DQ_KERNEL, &prim->bwd_dq))) ||
-        (plan->num_posts && (status = kernel(prim, SDPA_BWD_POSTPROCESS_KERNEL, &prim->bwd_post))))
+    if ((status = kernel(prim, SDPA_BWD_PREPROCESS_KERNEL, &sdpa_bwd_pre_args_table,
+                         &prim->bwd_pre)) ||
+        (status = kernel(prim, SDPA_BWD_KERNEL, &sdpa_bwd_args_table, &prim->bwd_main)) ||
+        (deterministic &&
+         (status = kernel(prim, SDPA_BWD_DQ_KERNEL, &sdpa_bwd_args_table, &prim->bwd_dq))) ||
+        (plan->num_posts && (status = kernel(prim, SDPA_BWD_POSTPROCESS_KERNEL,
+                                             &sdpa_bwd_post_args_table, &prim->bwd_post))))
         return status;
 
     if ((status = set_group_size(prim->bwd_pre, plan->pre_local)) ||
-        (status = set_int(prim->bwd_pre, SDPA_BWD_PRE_ARG_D, plan->head_size)) ||
-        (status = set_int(prim->bwd_pre, SDPA_BWD_PRE_ARG_SQ, plan->q_len)) ||
-        (status = set_fixed_main_args(prim->bwd_main, plan, plan->slm_bytes)) ||
-        (prim->bwd_dq && (status = set_fixed_main_args(prim->bwd_dq, plan, plan->dq_slm_bytes))) ||
+        (status = set_group_size(prim->bwd_main, plan->local_size)) ||
+        (prim->bwd_dq && (status = set_group_size(prim->bwd_dq, plan->local_size))) ||
         (prim->bwd_post && (status = set_group_size(prim->bwd_post, plan->post_local))))
         return status;
 
@@ -123,58 +98,53 @@ static void *gradient(const sdpa_exec_args_t *a, sdpa_bwd_buffer_t which)
     }
 }
 
-static sdpa_status_t set_pointers(ze_kernel_handle_t k, const sdpa_primitive_t *prim,
-                                  const sdpa_exec_args_t *a, const bwd_buffers_t *b, void *dq)
+/* The arguments of sdpa_bwd (dq: where it adds dQ, slm_bytes: its local
+ * memory) or sdpa_bwd_dq (dq: diff_q) for one execution; what the problem
+ * does not use is NULL or 0. */
+static void main_args(const sdpa_primitive_t *prim, const sdpa_exec_args_t *a,
+                      const bwd_buffers_t *b, void *dq, uint32_t slm_bytes, sdpa_bwd_args_t *v)
 {
     const sdpa_problem_desc_t *p = &prim->problem;
-    float scale = 1.0f, inv_scale = 1.0f;
-    if (p->scale_kind == SDPA_SCALE_HOST) {
-        scale = a->scale;
-        inv_scale = 1.0f / a->scale;
-    }
-    /* Dropout: host scalars, or device pointers to one int64 seed, int64
-     * offset and f32 p (kernel_abi_bwd.h); the offset is 0 without
-     * with_offset, and the arguments a mode does not read are 0 / NULL. */
-    const sdpa_dropout_desc_t *dr = &p->dropout;
-    const int host_drop = dr->enabled && dr->host_scalars,
-              dev_drop = dr->enabled && !dr->host_scalars;
-    const int64_t seed = host_drop ? a->dropout_seed : 0;
-    const int64_t offset = host_drop && dr->with_offset ? a->dropout_offset : 0;
-    const float drop_p = host_drop ? a->dropout_p : 0.0f;
-    sdpa_status_t status;
-    if ((status = ze_set_ptr(k, SDPA_BWD_ARG_K, a->k)) ||
-        (status = ze_set_ptr(k, SDPA_BWD_ARG_Q, a->q)) ||
-        (status = ze_set_ptr(k, SDPA_BWD_ARG_V, a->v)) ||
-        (status = ze_set_ptr(k, SDPA_BWD_ARG_WS, a->workspace)) ||
-        (status = ze_set_ptr(k, SDPA_BWD_ARG_D_I, b->d_i)) ||
-        (status = ze_set_ptr(k, SDPA_BWD_ARG_DA, a->diff_dst)) ||
-        (status = ze_set_ptr(k, SDPA_BWD_ARG_DS, p->ds.dtype != SDPA_DTYPE_UNDEF ? a->ds : NULL)) ||
-        (status = ze_set_ptr(k, SDPA_BWD_ARG_DK, b->dk_sum ? b->dk_sum : a->diff_k)) ||
-        (status = ze_set_ptr(k, SDPA_BWD_ARG_DQ, dq)) ||
-        (status = ze_set_ptr(k, SDPA_BWD_ARG_DV, b->dv_sum ? b->dv_sum : a->diff_v)) ||
-        (status = ze_set_ptr(k, SDPA_BWD_ARG_SCALE_PTR,
-                             p->scale_kind == SDPA_SCALE_DEVICE ? a->scale_ptr : NULL)) ||
-        (status = ze_set_arg(k, SDPA_BWD_ARG_SCALE, sizeof(float), &scale)) ||
-        (status = ze_set_arg(k, SDPA_BWD_ARG_INV_SCALE, sizeof(float), &inv_scale)) ||
-        (status = ze_set_ptr(k, SDPA_BWD_ARG_MSK,
-                             p->mask_kind == SDPA_MASK_BUFFER ? a->mask : NULL)) ||
-        (status = ze_set_ptr(k, SDPA_BWD_ARG_STRIDES, b->strides)))
-        return status;
-    if ((status = set_long(k, SDPA_BWD_ARG_DROPOUT_SEED, seed)) ||
-        (status = set_long(k, SDPA_BWD_ARG_DROPOUT_OFFSET, offset)) ||
-        (status = ze_set_arg(k, SDPA_BWD_ARG_DROPOUT_P, sizeof(float), &drop_p)) ||
-        (status = ze_set_ptr(k, SDPA_BWD_ARG_DROPOUT_SEED_PTR,
-                             dev_drop ? a->dropout_seed_ptr : NULL)) ||
-        (status = ze_set_ptr(k, SDPA_BWD_ARG_DROPOUT_OFFSET_PTR,
-                             dev_drop && dr->with_offset ? a->dropout_offset_ptr : NULL)) ||
-        (status = ze_set_ptr(k, SDPA_BWD_ARG_DROPOUT_P_PTR, dev_drop ? a->dropout_p_ptr : NULL)))
-        return status;
-    return SDPA_SUCCESS;
+    const sdpa_bwd_plan_t *plan = &prim->bwd;
+    *v = (sdpa_bwd_args_t){
+            .K = a->k,
+            .Q = a->q,
+            .V = a->v,
+            .WS = a->workspace,
+            .D_I = b->d_i,
+            .DIFF_DST = a->diff_dst,
+            .DS = p->ds.dtype != SDPA_DTYPE_UNDEF ? a->ds : NULL,
+            .DK = b->dk_sum ? b->dk_sum : a->diff_k,
+            .DQ = dq,
+            .DV = b->dv_sum ? b->dv_sum : a->diff_v,
+            .D = plan->head_size,
+            .SK = plan->k_len,
+            .SQ = plan->q_len,
+            .MSK = p->mask_kind == SDPA_MASK_BUFFER ? a->mask : NULL,
+            .STRIDES = b->strides,
+            .MSK_S0 = plan->mask_strides[0],
+            .MSK_S1 = plan->mask_strides[1],
+            .MSK_S2 = plan->mask_strides[2],
+            .MSK_S3 = plan->mask_strides[3],
+            .DS_S0 = plan->ds_strides[0],
+            .DS_S1 = plan->ds_strides[1],
+            .DS_S2 = plan->ds_strides[2],
+            .DS_S3 = plan->ds_strides[3],
+            .SLM = slm_bytes,
+    };
+    ze_exec_scalars_t s;
+    ze_exec_scalars(p, a, &s);
+    ZE_SET_EXEC_SCALARS(v, &s);
 }
 
-static sdpa_status_t launch(ze_command_list_handle_t list, ze_kernel_handle_t k,
-                            const uint32_t groups[3], const char *name)
+/* Sets every argument of k (kernel `name`, table args) from values and
+ * appends its launch. */
+static sdpa_status_t run(ze_command_list_handle_t list, ze_kernel_handle_t k, const char *name,
+                         const sdpa_arg_table_t *args, const void *values, const uint32_t groups[3])
 {
+    sdpa_status_t status = ze_set_args(k, name, args, values);
+    if (status != SDPA_SUCCESS)
+        return status;
     ze_group_count_t count = {groups[0], groups[1], groups[2]};
     ze_result_t result = zeCommandListAppendLaunchKernel(list, k, &count, NULL, 0, NULL);
     if (result != ZE_RESULT_SUCCESS)
@@ -250,24 +220,29 @@ sdpa_status_t ze_bwd_execute(sdpa_primitive_t *prim, const sdpa_exec_args_t *a,
     if ((status = barrier(list)))
         return status;
 
-    ze_kernel_handle_t pre = prim->bwd_pre;
-    if ((status = ze_set_ptr(pre, SDPA_BWD_PRE_ARG_D_I, b.d_i)) ||
-        (status = ze_set_ptr(pre, SDPA_BWD_PRE_ARG_A, a->dst)) ||
-        (status = ze_set_ptr(pre, SDPA_BWD_PRE_ARG_DA, a->diff_dst)) ||
-        (status = ze_set_ptr(pre, SDPA_BWD_PRE_ARG_STRIDES, b.strides)) ||
-        (status = launch(list, pre, plan->pre_groups, "sdpa_bwd_preprocess")) ||
+    const sdpa_bwd_pre_args_t pre = {.D_I = b.d_i,
+                                     .DST = a->dst,
+                                     .DIFF_DST = a->diff_dst,
+                                     .D = plan->head_size,
+                                     .SQ = plan->q_len,
+                                     .STRIDES = b.strides};
+    if ((status = run(list, prim->bwd_pre, SDPA_BWD_PREPROCESS_KERNEL, &sdpa_bwd_pre_args_table,
+                      &pre, plan->pre_groups)) ||
         (status = barrier(list)))
         return status;
 
+    sdpa_bwd_args_t v;
     void *dq_main = plan->dq_target == SDPA_BWD_TARGET_SCRATCH ? b.dq_sum : a->diff_q;
-    if ((status = set_pointers(prim->bwd_main, prim, a, &b, dq_main)) ||
-        (status = launch(list, prim->bwd_main, plan->main_groups, "sdpa_bwd")))
+    main_args(prim, a, &b, dq_main, plan->slm_bytes, &v);
+    if ((status = run(list, prim->bwd_main, SDPA_BWD_KERNEL, &sdpa_bwd_args_table, &v,
+                      plan->main_groups)))
         return status;
 
     if (prim->bwd_dq) {
         /* Reads only inputs and D_i: it may run beside the main kernel. */
-        if ((status = set_pointers(prim->bwd_dq, prim, a, &b, a->diff_q)) ||
-            (status = launch(list, prim->bwd_dq, plan->dq_groups, "sdpa_bwd_dq")))
+        main_args(prim, a, &b, a->diff_q, plan->dq_slm_bytes, &v);
+        if ((status = run(list, prim->bwd_dq, SDPA_BWD_DQ_KERNEL, &sdpa_bwd_args_table, &v,
+                          plan->dq_groups)))
             return status;
     }
 
@@ -275,19 +250,11 @@ sdpa_status_t ze_bwd_execute(sdpa_primitive_t *prim, const sdpa_exec_args_t *a,
         return status;
     for (uint32_t i = 0; i < plan->num_posts; i++) {
         const sdpa_bwd_post_t *post = &plan->posts[i];
-        ze_kernel_handle_t k = prim->bwd_post;
-        if ((status = ze_set_ptr(k, SDPA_BWD_POST_ARG_DST, gradient(a, post->dst))) ||
-            (status = ze_set_ptr(k, SDPA_BWD_POST_ARG_SRC, region(b.scratch, post->src))) ||
-            (status = set_int(k, SDPA_BWD_POST_ARG_D, post->head_size)) ||
-            (status = set_int(k, SDPA_BWD_POST_ARG_S, post->seq_len)) ||
-            (status = set_int(k, SDPA_BWD_POST_ARG_SLICES, post->slices)) ||
-            (status = set_long(k, SDPA_BWD_POST_ARG_SLICE_STRIDE, post->slice_stride)))
-            return status;
-        for (uint32_t j = 0; j < 4; j++)
-            if ((status = set_long(k, SDPA_BWD_POST_ARG_SRC_S0 + j, post->src_strides[j])) ||
-                (status = set_long(k, SDPA_BWD_POST_ARG_DST_S0 + j, post->dst_strides[j])))
-                return status;
-        if ((status = launch(list, k, post->group_count, "sdpa_bwd_postprocess")))
+        sdpa_bwd_post_args_t post_args = post->args;
+        post_args.DST = gradient(a, post->dst);
+        post_args.SRC = region(b.scratch, post->src);
+        if ((status = run(list, prim->bwd_post, SDPA_BWD_POSTPROCESS_KERNEL,
+                          &sdpa_bwd_post_args_table, &post_args, post->group_count)))
             return status;
     }
 

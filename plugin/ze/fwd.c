@@ -1,11 +1,15 @@
-/* fwd.c - the forward launch: one sdpa_fwd kernel per execution. */
+/* fwd.c - the forward launch: one sdpa_fwd kernel per execution, its
+ * arguments those of sdpa_fwd_args.def. */
+#include <string.h>
+
 #include "error.h"
+#include "exec_scalars.h"
 #include "kernel_abi.h"
 #include "ze.h"
 #include "ze_result.h"
 
-/* Builds (or finds) the module and sets the arguments that never change:
- * sizes, strides, local memory, group size. */
+/* Builds (or finds) the module and sets the group size, which never
+ * changes. */
 sdpa_status_t ze_fwd_prepare(sdpa_primitive_t *prim)
 {
     sdpa_fwd_plan_t *plan = &prim->fwd;
@@ -15,79 +19,59 @@ sdpa_status_t ze_fwd_prepare(sdpa_primitive_t *prim)
         return status;
     status = ze_kernel_from_cache(prim->ctx, SDPA_FWD_SOURCE, plan->d_max, plan->subgroup_size,
                                   &plan->constants, plan->build_flags, SDPA_FWD_KERNEL,
-                                  &prim->fwd_kernel);
+                                  &sdpa_fwd_args_table, &prim->fwd_kernel);
     if (status != SDPA_SUCCESS)
         return status;
-
-    ze_kernel_handle_t k = prim->fwd_kernel;
-    SDPA_ZE_TRY(
-            zeKernelSetGroupSize(k, plan->local_size[0], plan->local_size[1], plan->local_size[2]));
-    if ((status = ze_set_arg(k, SDPA_FWD_ARG_D, sizeof(int32_t), &plan->head_size)) ||
-        (status = ze_set_arg(k, SDPA_FWD_ARG_SK, sizeof(int32_t), &plan->k_len)) ||
-        (status = ze_set_arg(k, SDPA_FWD_ARG_SQ, sizeof(int32_t), &plan->q_len)) ||
-        (status = ze_set_arg(k, SDPA_FWD_ARG_REMAINDER_K, sizeof(int32_t), &plan->remainder_k)) ||
-        (status = ze_set_arg(k, SDPA_FWD_ARG_SLM, plan->slm_bytes, NULL)))
-        return status;
-    for (uint32_t i = 0; i < SDPA_FWD_STRIDE_ARGS; i++)
-        if ((status = ze_set_arg(k, SDPA_FWD_ARG_K_S0 + i, sizeof(int64_t), &plan->strides[i])))
-            return status;
+    SDPA_ZE_TRY(zeKernelSetGroupSize(prim->fwd_kernel, plan->local_size[0], plan->local_size[1],
+                                     plan->local_size[2]));
     return SDPA_SUCCESS;
 }
+
+/* The arguments of one execution: the plan's, and the pointers and scalars
+ * of a, with what the problem does not use NULL or 0 (the kernel reads only
+ * what its constants select). */
+static void fwd_args(const sdpa_primitive_t *prim, const sdpa_exec_args_t *a, sdpa_fwd_args_t *v)
+{
+    const sdpa_problem_desc_t *p = &prim->problem;
+    const sdpa_fwd_plan_t *plan = &prim->fwd;
+    const sdpa_dropout_desc_t *dr = &p->dropout;
+    *v = (sdpa_fwd_args_t){
+            .K = a->k,
+            .Q = a->q,
+            .V = a->v,
+            .WS = p->prop_kind == SDPA_FORWARD_TRAINING ? a->workspace : NULL,
+            .DST = a->dst,
+            .D = plan->head_size,
+            .SK = plan->k_len,
+            .SQ = plan->q_len,
+            .K_SCALES = a->k_scales,
+            .K_ZP = a->k_zero_points,
+            .V_SCALES = a->v_scales,
+            .V_ZP = a->v_zero_points,
+            .MSK = p->mask_kind == SDPA_MASK_BUFFER ? a->mask : NULL,
+            .DROPOUT_MASK = dr->enabled && dr->with_mask_output ? a->dropout_mask : NULL,
+            .SLM = plan->slm_bytes,
+    };
+    memcpy(&v->K_S0, plan->strides, sizeof(plan->strides));
+    ze_exec_scalars_t s;
+    ze_exec_scalars(p, a, &s);
+    ZE_SET_EXEC_SCALARS(v, &s);
+}
+
+/* The plan's strides are the K_S0 .. MSK_S3 fields, in order. */
+_Static_assert(offsetof(sdpa_fwd_args_t, MSK_S3) - offsetof(sdpa_fwd_args_t, K_S0) ==
+                       (SDPA_FWD_STRIDE_ARGS - 1) * sizeof(int64_t),
+               "the stride fields of sdpa_fwd_args_t are consecutive");
 
 sdpa_status_t ze_fwd_execute(sdpa_primitive_t *prim, const sdpa_exec_args_t *a,
                              ze_command_list_handle_t list)
 {
-    const sdpa_problem_desc_t *p = &prim->problem;
     ze_kernel_handle_t k = prim->fwd_kernel;
-    int training = p->prop_kind == SDPA_FORWARD_TRAINING;
-    float scale = 1.0f, inv_scale = 1.0f;
-    if (p->scale_kind == SDPA_SCALE_HOST) {
-        scale = a->scale;
-        inv_scale = 1.0f / a->scale;
-    }
-    const void *scale_ptr = p->scale_kind == SDPA_SCALE_DEVICE ? a->scale_ptr : NULL;
-    const void *mask = p->mask_kind == SDPA_MASK_BUFFER ? a->mask : NULL;
-
-    /* Dropout: host scalars or device pointers (the offset is 0, or no
-     * pointer, without with_offset); the kernel reads only what its
-     * constants select, the rest is passed as 0 / NULL. */
-    const sdpa_dropout_desc_t *dr = &p->dropout;
-    const int host_dropout = dr->enabled && dr->host_scalars;
-    const int device_dropout = dr->enabled && !dr->host_scalars;
-    int64_t seed = host_dropout ? a->dropout_seed : 0;
-    int64_t offset = host_dropout && dr->with_offset ? a->dropout_offset : 0;
-    float drop_p = host_dropout ? a->dropout_p : 0.0f;
-    const void *seed_ptr = device_dropout ? a->dropout_seed_ptr : NULL;
-    const void *offset_ptr = device_dropout && dr->with_offset ? a->dropout_offset_ptr : NULL;
-    const void *p_ptr = device_dropout ? a->dropout_p_ptr : NULL;
-    void *keep_mask = dr->enabled && dr->with_mask_output ? a->dropout_mask : NULL;
-
-    sdpa_status_t status;
-    if ((status = ze_set_ptr(k, SDPA_FWD_ARG_K, a->k)) ||
-        (status = ze_set_ptr(k, SDPA_FWD_ARG_Q, a->q)) ||
-        (status = ze_set_ptr(k, SDPA_FWD_ARG_V, a->v)) ||
-        (status = ze_set_ptr(k, SDPA_FWD_ARG_WS, training ? a->workspace : NULL)) ||
-        (status = ze_set_ptr(k, SDPA_FWD_ARG_A, a->dst)) ||
-        (status = ze_set_ptr(k, SDPA_FWD_ARG_SCALE_PTR, scale_ptr)) ||
-        (status = ze_set_arg(k, SDPA_FWD_ARG_SCALE, sizeof(float), &scale)) ||
-        (status = ze_set_arg(k, SDPA_FWD_ARG_INV_SCALE, sizeof(float), &inv_scale)) ||
-        (status = ze_set_ptr(k, SDPA_FWD_ARG_K_SCALES, a->k_scales)) ||
-        (status = ze_set_ptr(k, SDPA_FWD_ARG_K_ZP, a->k_zero_points)) ||
-        (status = ze_set_ptr(k, SDPA_FWD_ARG_V_SCALES, a->v_scales)) ||
-        (status = ze_set_ptr(k, SDPA_FWD_ARG_V_ZP, a->v_zero_points)) ||
-        (status = ze_set_ptr(k, SDPA_FWD_ARG_MSK, mask)))
+    sdpa_fwd_args_t v;
+    fwd_args(prim, a, &v);
+    sdpa_status_t status = ze_set_args(k, SDPA_FWD_KERNEL, &sdpa_fwd_args_table, &v);
+    if (status != SDPA_SUCCESS)
         return status;
-    /* Dropout arguments: present in every module, read only when the
-     * constants enable dropout. */
-    if ((status = ze_set_ptr(k, SDPA_FWD_ARG_DROPOUT_MASK, keep_mask)) ||
-        (status = ze_set_arg(k, SDPA_FWD_ARG_DROPOUT_SEED, sizeof(int64_t), &seed)) ||
-        (status = ze_set_arg(k, SDPA_FWD_ARG_DROPOUT_OFFSET, sizeof(int64_t), &offset)) ||
-        (status = ze_set_arg(k, SDPA_FWD_ARG_DROPOUT_P, sizeof(float), &drop_p)) ||
-        (status = ze_set_ptr(k, SDPA_FWD_ARG_DROPOUT_SEED_PTR, seed_ptr)) ||
-        (status = ze_set_ptr(k, SDPA_FWD_ARG_DROPOUT_OFFSET_PTR, offset_ptr)) ||
-        (status = ze_set_ptr(k, SDPA_FWD_ARG_DROPOUT_P_PTR, p_ptr)))
-        return status;
-
     ze_group_count_t groups = {prim->fwd.group_count[0], prim->fwd.group_count[1],
                                prim->fwd.group_count[2]};
     ze_result_t result = zeCommandListAppendLaunchKernel(list, k, &groups, a->signal_event,

@@ -1,5 +1,6 @@
 /* merge.c - merge primitives of the ze backend: one sdpa_merge launch per
  * execution (spirv/sdpa_merge.cl, kernel_abi_merge.h). */
+#include <stddef.h>
 #include <stdlib.h>
 
 #include "backend_api.h"
@@ -8,8 +9,8 @@
 #include "ze.h"
 #include "ze_result.h"
 
-/* Builds (or finds) the module, checks the kernel's argument count against
- * sdpa_merge_args.def and sets the arguments that never change. */
+/* Builds (or finds) the module; ze_kernel_from_cache checks the kernel
+ * against sdpa_merge_args.def. */
 static sdpa_status_t merge_prepare(sdpa_primitive_t *prim)
 {
     sdpa_merge_plan_t *plan = &prim->merge_plan;
@@ -17,19 +18,13 @@ static sdpa_status_t merge_prepare(sdpa_primitive_t *prim)
     if (status != SDPA_SUCCESS)
         return status;
     status = ze_kernel_from_cache(prim->ctx, SDPA_MERGE_SOURCE, 0, 0, &plan->constants,
-                                  plan->build_flags, SDPA_MERGE_KERNEL, &prim->merge_kernel);
+                                  plan->build_flags, SDPA_MERGE_KERNEL,
+                                  &sdpa_merge_kernel_args_table, &prim->merge_kernel);
     if (status != SDPA_SUCCESS)
         return status;
     ze_kernel_handle_t k = prim->merge_kernel;
-    if ((status = ze_check_arg_count(k, SDPA_MERGE_KERNEL, SDPA_MERGE_ARG_COUNT)))
-        return status;
     SDPA_ZE_TRY(
             zeKernelSetGroupSize(k, plan->local_size[0], plan->local_size[1], plan->local_size[2]));
-    if ((status = ze_set_arg(k, SDPA_MERGE_ARG_D, sizeof(int32_t), &plan->head_size)))
-        return status;
-    for (uint32_t i = 0; i < SDPA_MERGE_STRIDE_ARGS; i++)
-        if ((status = ze_set_arg(k, SDPA_MERGE_ARG_O_S0 + i, sizeof(int64_t), &plan->strides[i])))
-            return status;
     return SDPA_SUCCESS;
 }
 
@@ -61,26 +56,40 @@ sdpa_status_t ze_merge_create(sdpa_context_t *ctx, const sdpa_merge_desc_t *desc
     return SDPA_SUCCESS;
 }
 
-/* Sets the pointers of one execution and appends the launch; the caller
+_Static_assert(offsetof(sdpa_merge_kernel_args_t, LSE0) - offsetof(sdpa_merge_kernel_args_t, O0) ==
+                       SDPA_MERGE_MAX_STATES * sizeof(const void *),
+               "sdpa_merge_args.def has one O per state of SDPA_MERGE_MAX_STATES");
+_Static_assert(offsetof(sdpa_merge_kernel_args_t, DST) - offsetof(sdpa_merge_kernel_args_t, LSE0) ==
+                       SDPA_MERGE_MAX_STATES * sizeof(const void *),
+               "sdpa_merge_args.def has one LSE per state of SDPA_MERGE_MAX_STATES");
+_Static_assert(offsetof(sdpa_merge_kernel_args_t, DST_LSE_S2) -
+                               offsetof(sdpa_merge_kernel_args_t, O_S0) ==
+                       (SDPA_MERGE_STRIDE_ARGS - 1) * sizeof(int64_t),
+               "the stride fields of sdpa_merge_kernel_args_t are consecutive");
+
+/* Sets the arguments of one execution and appends the launch; the caller
  * holds the list's and the primitive's locks. */
 static sdpa_status_t merge_launch(sdpa_primitive_t *prim, const sdpa_merge_args_t *a,
                                   ze_command_list_handle_t list)
 {
     ze_kernel_handle_t k = prim->merge_kernel;
-    const uint32_t n = prim->merge.num_states;
-    sdpa_status_t status;
-    for (uint32_t s = 0; s < SDPA_MERGE_MAX_STATES; s++) {
-        const void *o = s < n ? a->states[s] : NULL;
-        const void *lse = s < n ? (const void *)a->states_lse[s] : NULL;
-        if ((status = ze_set_ptr(k, SDPA_MERGE_ARG_O0 + s, o)) ||
-            (status = ze_set_ptr(k, SDPA_MERGE_ARG_LSE0 + s, lse)))
-            return status;
-    }
-    const int with_lse = prim->merge.dst_lse.dtype != SDPA_DTYPE_UNDEF;
-    if ((status = ze_set_ptr(k, SDPA_MERGE_ARG_DST, a->dst)) ||
-        (status = ze_set_ptr(k, SDPA_MERGE_ARG_DST_LSE, with_lse ? a->dst_lse : NULL)))
-        return status;
     const sdpa_merge_plan_t *plan = &prim->merge_plan;
+    const uint32_t n = prim->merge.num_states;
+    const int with_lse = prim->merge.dst_lse.dtype != SDPA_DTYPE_UNDEF;
+    sdpa_merge_kernel_args_t v = {.DST = a->dst,
+                                  .DST_LSE = with_lse ? a->dst_lse : NULL,
+                                  .D = plan->head_size};
+    const void **o = &v.O0, **lse = &v.LSE0;
+    for (uint32_t s = 0; s < n; s++) {
+        o[s] = a->states[s];
+        lse[s] = a->states_lse[s];
+    }
+    int64_t *strides = &v.O_S0;
+    for (uint32_t i = 0; i < SDPA_MERGE_STRIDE_ARGS; i++)
+        strides[i] = plan->strides[i];
+    sdpa_status_t status = ze_set_args(k, SDPA_MERGE_KERNEL, &sdpa_merge_kernel_args_table, &v);
+    if (status != SDPA_SUCCESS)
+        return status;
     ze_group_count_t groups = {plan->group_count[0], plan->group_count[1], plan->group_count[2]};
     ze_result_t result = zeCommandListAppendLaunchKernel(list, k, &groups, a->signal_event,
                                                          a->num_wait_events, a->wait_events);

@@ -30,6 +30,7 @@
 
 #include <level_zero/ze_api.h>
 
+#include "arg_tables.h"
 #include "bwd_plan.h"
 #include "device.h"
 #include "fwd_plan.h"
@@ -102,17 +103,18 @@ sdpa_status_t ze_primitive_query(sdpa_primitive_t *prim, sdpa_query_t what, void
                                  size_t out_size);
 sdpa_status_t ze_primitive_execute(sdpa_primitive_t *prim, const sdpa_exec_args_t *args);
 
-/* kernel.c: a kernel from a cached module. */
+/* kernel.c: kernel kernel_name of variant source.d_max.subgroup_size from a
+ * cached module, checked to take the arguments of table args (a module of
+ * another build fails with SDPA_ERROR_DEVICE). */
 sdpa_status_t ze_kernel_from_cache(sdpa_context_t *ctx, const char *source, int d_max,
                                    uint32_t subgroup_size, const sdpa_spec_values_t *constants,
                                    const char *build_flags, const char *kernel_name,
-                                   ze_kernel_handle_t *out);
-/* SDPA_ERROR_DEVICE unless kernel (named name) takes expected arguments:
- * the host's argument table and the module disagree. */
-sdpa_status_t ze_check_arg_count(ze_kernel_handle_t kernel, const char *name, uint32_t expected);
-/* Typed argument setters; the message names the kernel argument. */
-sdpa_status_t ze_set_arg(ze_kernel_handle_t kernel, uint32_t index, size_t size, const void *value);
-sdpa_status_t ze_set_ptr(ze_kernel_handle_t kernel, uint32_t index, const void *pointer);
+                                   const sdpa_arg_table_t *args, ze_kernel_handle_t *out);
+/* Sets every argument of kernel from values, a struct of the table's type
+ * (sdpa_fwd_args_t for sdpa_fwd_args_table, ...). A failure's message names
+ * the kernel and the argument. */
+sdpa_status_t ze_set_args(ze_kernel_handle_t kernel, const char *kernel_name,
+                          const sdpa_arg_table_t *args, const void *values);
 
 /* bwd.c */
 sdpa_status_t ze_bwd_prepare(sdpa_primitive_t *prim);

@@ -9,8 +9,7 @@
 
 #include "sdpa.h"
 
-/* "ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY", ... */
-const char *ze_result_name(ze_result_t result);
+#include "ze_result_name.h"
 
 /* The one mapping from Level Zero results to sdpa_status_t, used for every
  * Level Zero call the backend makes:

@@ -16,14 +16,7 @@
  * The CPU rows are placeholders that satisfy every constraint; replace them
  * with measured ones (one line per row). Row order does not matter.
  */
-#include "kernel_config.h"
-
-#define ANY SDPA_CONFIG_ANY_SEQ
-#define THIN SDPA_CONFIG_THIN_Q
-#define QUANT SDPA_CONFIG_QUANTIZED
-#define INTEG SDPA_CONFIG_INTEGRATED
-#define FMA SDPA_CONFIG_FMA
-#define F32 SDPA_CONFIG_F32
+#include "config_table_rows.h"
 
 /* clang-format off */
 #define R(cls, head, seq, props, um_bcbr, un_bcbr, um_dbc, un_dbc, um_dbr, un_dbr, wm_bcbr, \

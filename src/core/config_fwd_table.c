@@ -22,15 +22,7 @@
  * The CPU rows are placeholders that satisfy every constraint; replace them
  * with measured ones (one line per row). Row order does not matter.
  */
-#include "kernel_config.h"
-
-#define ANY SDPA_CONFIG_ANY_SEQ
-#define THIN SDPA_CONFIG_THIN_Q
-#define QUANT SDPA_CONFIG_QUANTIZED
-#define INTEG SDPA_CONFIG_INTEGRATED
-#define FMA SDPA_CONFIG_FMA
-#define F32 SDPA_CONFIG_F32
-#define F16ACC SDPA_CONFIG_F16_ACC
+#include "config_table_rows.h"
 
 /* clang-format off */
 #define R(cls, head, seq, props, umkq, unkq, umvs, unvs, wmkq, wnkq, wmvs, wnvs) \

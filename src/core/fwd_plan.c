@@ -24,9 +24,6 @@ _Static_assert(SDPA_QUANT_KIND_NONE == SDPA_QUANT_NONE &&
                        SDPA_QUANT_KIND_PER_GROUP == SDPA_QUANT_PER_GROUP,
                "kernel_abi.h quantization codes differ from sdpa_quant_kind_t");
 
-/* Thin Q: oneDNN's threshold for its second-token (decode) tables. */
-#define THIN_Q_MAX_QUERIES 16
-
 static int is_quantized(const sdpa_problem_desc_t *p)
 {
     return p->k_quant.scales != SDPA_QUANT_NONE || p->k_quant.zero_points != SDPA_QUANT_NONE ||
@@ -49,17 +46,9 @@ void sdpa_fwd_config_query_for(const sdpa_problem_desc_t *problem, const sdpa_sh
                                const sdpa_device_info_t *device, sdpa_config_query_t *out)
 {
     int64_t queries = shape->q_len == 1 ? shape->kv_group_size : shape->q_len;
-    unsigned props = 0;
-    if (queries <= THIN_Q_MAX_QUERIES)
-        props |= SDPA_CONFIG_THIN_Q;
+    unsigned props = sdpa_plan_config_props(problem, device, queries);
     if (is_quantized(problem))
         props |= SDPA_CONFIG_QUANTIZED;
-    if (device->integrated)
-        props |= SDPA_CONFIG_INTEGRATED;
-    if (SDPA_KERNELS_USE_FMA)
-        props |= SDPA_CONFIG_FMA;
-    if (problem->q.dtype == SDPA_DTYPE_F32)
-        props |= SDPA_CONFIG_F32;
     if (uses_f16_accumulation(problem))
         props |= SDPA_CONFIG_F16_ACC;
     *out = (sdpa_config_query_t){device->device_class, shape->head_size, shape->k_len, props};
@@ -89,60 +78,26 @@ static void set_constants(sdpa_fwd_plan_t *plan, const sdpa_problem_desc_t *p,
 {
     sdpa_spec_values_t *v = &plan->constants;
     const sdpa_fwd_config_t *c = &plan->config;
-    int mask_buffer = p->mask_kind == SDPA_MASK_BUFFER;
     int64_t bq = (int64_t)c->unroll_n_kq * c->wg_n_kq;
-    int64_t bd = (int64_t)c->unroll_m_vs * c->wg_m_vs;
     int64_t rows = q1_gqa_batch(shape) ? shape->kv_group_size : shape->q_len;
-    int d_full = shape->head_size == plan->d_max;
 
-    sdpa_spec_values_init(v);
-
-    /* Data types. */
-    sdpa_spec_values_set_int(v, SDPA_SC_QRY_DT, p->q.dtype);
-    sdpa_spec_values_set_int(v, SDPA_SC_KEY_DT, p->k.dtype);
-    sdpa_spec_values_set_int(v, SDPA_SC_VAL_DT, p->v.dtype);
-    sdpa_spec_values_set_int(v, SDPA_SC_DST_DT, p->dst.dtype);
-    sdpa_spec_values_set_int(v, SDPA_SC_MSK_DT, mask_buffer ? p->mask.dtype : SDPA_DTYPE_UNDEF);
-    sdpa_spec_values_set_int(v, SDPA_SC_SCALE_DT,
-                             p->scale_kind == SDPA_SCALE_DEVICE ? p->scale_dtype : SDPA_DTYPE_F32);
+    /* Data types, shape, scale, mask, softmax, dropout: plan_common.h. */
+    sdpa_plan_common_constants(v, p, shape, plan->d_max);
     sdpa_spec_values_set_int(v, SDPA_SC_KEY_SCALES_DT, scales_dtype(&p->k_quant));
     sdpa_spec_values_set_int(v, SDPA_SC_VAL_SCALES_DT, scales_dtype(&p->v_quant));
     sdpa_spec_values_set_int(v, SDPA_SC_KEY_ZP_DT, zero_points_dtype(&p->k_quant));
     sdpa_spec_values_set_int(v, SDPA_SC_VAL_ZP_DT, zero_points_dtype(&p->v_quant));
 
-    /* Shape facts. */
-    sdpa_spec_values_set_int(v, SDPA_SC_KV_GROUP_SIZE, (int32_t)shape->kv_group_size);
-    sdpa_spec_values_set_bool(v, SDPA_SC_TRANSPOSE_K, p->k.strides[2] == 1 && p->k.strides[3] != 1);
-    sdpa_spec_values_set_bool(v, SDPA_SC_D_FULL, d_full);
+    /* Decode batching, accumulation, training. */
     sdpa_spec_values_set_bool(v, SDPA_SC_Q1_GQA_BATCH, q1_gqa_batch(shape));
-
-    /* Scale, mask, softmax, accumulation, training. */
-    sdpa_spec_values_set_bool(v, SDPA_SC_WITH_ATTN_SCALE, p->scale_kind != SDPA_SCALE_NONE);
-    sdpa_spec_values_set_bool(v, SDPA_SC_WITH_HOST_SCALE, p->scale_kind == SDPA_SCALE_HOST);
-    sdpa_spec_values_set_bool(v, SDPA_SC_INVERT_SCALE,
-                              p->scale_kind != SDPA_SCALE_NONE && p->invert_scale);
-    sdpa_spec_values_set_int(v, SDPA_SC_MASK_KIND, p->mask_kind);
-    sdpa_spec_values_set_bool(v, SDPA_SC_BROADCAST_MASK_Q, mask_buffer && p->mask.dims[2] == 1);
-    sdpa_spec_values_set_bool(v, SDPA_SC_SOFTMAX_INF_AS_ZERO,
-                              p->softmax_kind == SDPA_SOFTMAX_INF_AS_ZERO);
     sdpa_spec_values_set_bool(v, SDPA_SC_KQ_F16_ACC, p->kq_acc_dtype == SDPA_DTYPE_F16);
     sdpa_spec_values_set_bool(v, SDPA_SC_VS_F16_ACC, p->vs_acc_dtype == SDPA_DTYPE_F16);
     sdpa_spec_values_set_bool(v, SDPA_SC_IS_TRAINING, p->prop_kind == SDPA_FORWARD_TRAINING);
 
-    /* Remainders and block I/O. oneDNN sets its REMAINDER_Q only when D is
-     * full (the only case it block-loads Q); the kernel needs the plain fact
-     * that the last query tile is partial, so that is what we pass. Block
-     * loads need whole rows: D equal to the bucket, contiguous rows aligned
-     * to 4 bytes relative to the base, and for O a tile exactly D tall (the
-     * base pointer is the kernel's to test: spec_constants.def). */
+    /* Remainders. oneDNN sets its REMAINDER_Q only when D is full (the only
+     * case it block-loads Q); the kernel needs the plain fact that the last
+     * query tile is partial, so that is what we pass. */
     sdpa_spec_values_set_bool(v, SDPA_SC_REMAINDER_Q, rows % bq != 0);
-    sdpa_spec_values_set_bool(v, SDPA_SC_BLOCK_Q,
-                              d_full && p->q.strides[3] == 1 &&
-                                      sdpa_tensor_row_alignment(&p->q) >= 4);
-    sdpa_spec_values_set_bool(v, SDPA_SC_BLOCK_A,
-                              d_full && p->dst.strides[3] == 1 &&
-                                      sdpa_tensor_row_alignment(&p->dst) >= 4 &&
-                                      bd == shape->head_size);
 
     /* Tiling. */
     sdpa_spec_values_set_int(v, SDPA_SC_UNROLL_M_KQ, c->unroll_m_kq);
@@ -152,7 +107,6 @@ static void set_constants(sdpa_fwd_plan_t *plan, const sdpa_problem_desc_t *p,
     sdpa_spec_values_set_int(v, SDPA_SC_WG_M_KQ, c->wg_m_kq);
     sdpa_spec_values_set_int(v, SDPA_SC_WG_N_KQ, c->wg_n_kq);
     sdpa_spec_values_set_int(v, SDPA_SC_WG_M_VS, c->wg_m_vs);
-    sdpa_spec_values_set_int(v, SDPA_SC_WG_N_VS, c->wg_n_vs);
 
     /* Quantized K/V. */
     sdpa_spec_values_set_int(v, SDPA_SC_KEY_SCALES, p->k_quant.scales);
@@ -162,13 +116,9 @@ static void set_constants(sdpa_fwd_plan_t *plan, const sdpa_problem_desc_t *p,
     sdpa_spec_values_set_int(v, SDPA_SC_KEY_GROUP_SIZE, quant_group_size(&p->k_quant));
     sdpa_spec_values_set_int(v, SDPA_SC_VAL_GROUP_SIZE, quant_group_size(&p->v_quant));
 
-    /* Dropout. */
-    int dropout = p->dropout.enabled != 0;
-    sdpa_spec_values_set_bool(v, SDPA_SC_WITH_DROPOUT, dropout);
-    sdpa_spec_values_set_bool(v, SDPA_SC_DROPOUT_HOST_SCALARS, dropout && p->dropout.host_scalars);
-    sdpa_spec_values_set_bool(v, SDPA_SC_DROPOUT_OFFSET, dropout && p->dropout.with_offset);
+    /* The dropout keep mask. */
     sdpa_spec_values_set_bool(v, SDPA_SC_DROPOUT_OUTPUT_MASK,
-                              dropout && p->dropout.with_mask_output);
+                              p->dropout.enabled && p->dropout.with_mask_output);
 }
 
 /* K, Q, V, O and mask strides in argument order. */
@@ -214,16 +164,10 @@ sdpa_status_t sdpa_fwd_plan_make(const sdpa_problem_desc_t *problem, const sdpa_
     sdpa_fwd_plan_t plan;
     memset(&plan, 0, sizeof(plan));
 
-    plan.subgroup_size = sdpa_device_subgroup_size(device);
-    if (plan.subgroup_size == 0)
-        return sdpa_fail(SDPA_ERROR_UNSUPPORTED,
-                         "device \"%s\" supports none of the sub-group sizes 16, 8 and 32 the "
-                         "kernels are built for",
-                         device->name);
-    plan.d_max = sdpa_head_size_bucket(shape->head_size);
-    if (plan.d_max == 0)
-        return sdpa_fail(SDPA_ERROR_UNSUPPORTED, "head size %" PRId64 ": the kernels serve 1..512",
-                         shape->head_size);
+    sdpa_status_t status = sdpa_plan_variant(shape, device, sdpa_head_size_max(), "forward",
+                                             &plan.subgroup_size, &plan.d_max);
+    if (status != SDPA_SUCCESS)
+        return status;
     if (uses_f16_accumulation(problem) && !device->has_fp16)
         return sdpa_fail(SDPA_ERROR_UNSUPPORTED,
                          "kq_acc_dtype/vs_acc_dtype = f16 but device \"%s\" has no fp16 "
@@ -233,8 +177,8 @@ sdpa_status_t sdpa_fwd_plan_make(const sdpa_problem_desc_t *problem, const sdpa_
     sdpa_config_query_t query;
     sdpa_fwd_config_query_for(problem, shape, device, &query);
     sdpa_kernel_target_t target = {device, plan.subgroup_size, plan.d_max, shape->head_size};
-    sdpa_status_t status = sdpa_fwd_config_choose(&query, is_quantized(problem), &target,
-                                                  &plan.config, &plan.source);
+    status = sdpa_fwd_config_choose(&query, is_quantized(problem), &target, &plan.config,
+                                    &plan.source);
     if (status != SDPA_SUCCESS)
         return status;
     const sdpa_fwd_config_t *c = &plan.config;
@@ -248,21 +192,17 @@ sdpa_status_t sdpa_fwd_plan_make(const sdpa_problem_desc_t *problem, const sdpa_
     plan.local_size[0] = plan.subgroup_size;
     plan.local_size[1] = (uint32_t)(c->wg_m_kq * c->wg_n_kq);
     plan.local_size[2] = 1;
-    for (int i = 0; i < 3; i++) {
-        uint32_t max = device->max_group_count_xyz[i] ? device->max_group_count_xyz[i] : UINT32_MAX;
-        if (counts[i] > (int64_t)max)
-            return sdpa_fail(SDPA_ERROR_UNSUPPORTED,
-                             "group count %c = %" PRId64 " exceeds the device's %" PRIu32, "xyz"[i],
-                             counts[i], max);
+    status = sdpa_plan_check_group_count(counts, device, "forward");
+    if (status != SDPA_SUCCESS)
+        return status;
+    for (int i = 0; i < 3; i++)
         plan.group_count[i] = (uint32_t)counts[i];
-    }
     plan.slm_bytes = (uint32_t)SDPA_FWD_SLM_BYTES((int64_t)plan.d_max, bq, bk, (int64_t)c->wg_m_kq);
 
     /* Scalar arguments (dims are below 2^31: sdpa_problem_check). */
     plan.head_size = (int32_t)shape->head_size;
     plan.k_len = (int32_t)shape->k_len;
     plan.q_len = (int32_t)shape->q_len;
-    plan.remainder_k = shape->k_len % bk != 0;
     set_strides(&plan, problem);
 
     set_constants(&plan, problem, shape);

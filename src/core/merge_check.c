@@ -7,14 +7,6 @@
 #include "merge_check.h"
 #include "problem.h"
 
-/* Returns from the enclosing function if a check failed. */
-#define TRY(expr)                                                                                  \
-    do {                                                                                           \
-        sdpa_status_t try_status_ = (expr);                                                        \
-        if (try_status_ != SDPA_SUCCESS)                                                           \
-            return try_status_;                                                                    \
-    } while (0)
-
 static const char *const state_dim_names[4] = {"batch", "heads", "queries", "head size"};
 static const char *const lse_dim_names[4] = {"batch", "heads", "queries", "1"};
 
@@ -37,7 +29,7 @@ static sdpa_status_t check_o_tensor(const char *name, const sdpa_tensor_desc_t *
 {
     char why[48];
     snprintf(why, sizeof(why), "the merge needs %s", name);
-    TRY(sdpa_tensor_check(name, t, state_dim_names, why));
+    SDPA_TRY(sdpa_tensor_check(name, t, state_dim_names, why));
     if (!sdpa_dtype_is_float(t->dtype))
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "%s.dtype = %s: must be f32, f16 or bf16",
                          name, sdpa_dtype_name(t->dtype));
@@ -55,7 +47,7 @@ static sdpa_status_t check_lse_tensor(const char *name, const sdpa_tensor_desc_t
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
                          "%s.dims[3] = %lld: a log-sum-exp tensor is [B, H, S, 1]", name,
                          (long long)t->dims[3]);
-    TRY(sdpa_tensor_check(name, t, lse_dim_names, "unreachable"));
+    SDPA_TRY(sdpa_tensor_check(name, t, lse_dim_names, "unreachable"));
     return check_dims_like(name, t, "states", states, 3);
 }
 
@@ -79,7 +71,7 @@ sdpa_status_t sdpa_merge_check(const sdpa_merge_desc_t *desc, sdpa_merge_desc_t 
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "desc is NULL");
     if (out == NULL)
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "out is NULL (internal)");
-    TRY(sdpa_struct_check("desc", desc->struct_size, desc->struct_version, SDPA_MERGE_DESC_VERSION,
+    SDPA_TRY(sdpa_struct_check("desc", desc->struct_size, desc->struct_version, SDPA_MERGE_DESC_VERSION,
                           sizeof(*desc), sizeof(*desc)));
     if (desc->num_states < 1 || desc->num_states > SDPA_MERGE_MAX_STATES)
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
@@ -90,12 +82,12 @@ sdpa_status_t sdpa_merge_check(const sdpa_merge_desc_t *desc, sdpa_merge_desc_t 
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
                          "softmax_kind = %d: not a valid sdpa_softmax_kind_t",
                          (int)desc->softmax_kind);
-    TRY(check_o_tensor("states", &desc->states));
-    TRY(check_lse_tensor("states_lse", &desc->states_lse, &desc->states));
-    TRY(check_o_tensor("dst", &desc->dst));
-    TRY(check_dims_like("dst", &desc->dst, "states", &desc->states, 4));
+    SDPA_TRY(check_o_tensor("states", &desc->states));
+    SDPA_TRY(check_lse_tensor("states_lse", &desc->states_lse, &desc->states));
+    SDPA_TRY(check_o_tensor("dst", &desc->dst));
+    SDPA_TRY(check_dims_like("dst", &desc->dst, "states", &desc->states, 4));
     if (desc->dst_lse.dtype != SDPA_DTYPE_UNDEF)
-        TRY(check_lse_tensor("dst_lse", &desc->dst_lse, &desc->states));
+        SDPA_TRY(check_lse_tensor("dst_lse", &desc->dst_lse, &desc->states));
 
     sdpa_merge_desc_t m;
     memset(&m, 0, sizeof(m));
@@ -139,7 +131,7 @@ static sdpa_status_t check_state_pointers(const sdpa_merge_desc_t *m, const sdpa
         char member[32];
         snprintf(member, sizeof(member), "%s[%u]", name, s);
         const void *pointer = lse ? (const void *)a->states_lse[s] : a->states[s];
-        TRY(check_pointer(pointer, member, lse ? SDPA_DTYPE_F32 : m->states.dtype, reason));
+        SDPA_TRY(check_pointer(pointer, member, lse ? SDPA_DTYPE_F32 : m->states.dtype, reason));
     }
     return SDPA_SUCCESS;
 }
@@ -152,13 +144,13 @@ sdpa_status_t sdpa_merge_args_check(const sdpa_merge_desc_t *merge, const sdpa_m
     if (merge == NULL || out == NULL)
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "%s is NULL (internal)",
                          merge == NULL ? "merge" : "out");
-    TRY(sdpa_struct_check("args", args->struct_size, args->struct_version, SDPA_MERGE_ARGS_VERSION,
+    SDPA_TRY(sdpa_struct_check("args", args->struct_size, args->struct_version, SDPA_MERGE_ARGS_VERSION,
                           sizeof(*args), sizeof(*args)));
-    TRY(check_state_pointers(merge, args, 0));
-    TRY(check_state_pointers(merge, args, 1));
-    TRY(check_pointer(args->dst, "dst", merge->dst.dtype, "the merge writes O"));
+    SDPA_TRY(check_state_pointers(merge, args, 0));
+    SDPA_TRY(check_state_pointers(merge, args, 1));
+    SDPA_TRY(check_pointer(args->dst, "dst", merge->dst.dtype, "the merge writes O"));
     if (merge->dst_lse.dtype != SDPA_DTYPE_UNDEF)
-        TRY(check_pointer(args->dst_lse, "dst_lse", SDPA_DTYPE_F32, "dst_lse.dtype = f32"));
+        SDPA_TRY(check_pointer(args->dst_lse, "dst_lse", SDPA_DTYPE_F32, "dst_lse.dtype = f32"));
     if (args->num_wait_events > 0 && args->wait_events == NULL)
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
                          "args->wait_events is NULL but args->num_wait_events = %u",

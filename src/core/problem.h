@@ -94,6 +94,14 @@ sdpa_status_t sdpa_exec_args_check(const sdpa_problem_desc_t *problem, const sdp
 sdpa_status_t sdpa_struct_check(const char *what, uint32_t struct_size, uint32_t struct_version,
                                 uint32_t known_version, size_t v1_size, size_t known_size);
 
+/* problem_copy.c: copies min(in_size, out_size) bytes of in to out and
+ * zeroes the rest of out (a caller's struct of another version). */
+void sdpa_copy_struct(void *out, size_t out_size, const void *in, size_t in_size);
+
+/* *out = *d, every member, with every padding byte zero (so that equal
+ * problems compare equal with memcmp). */
+void sdpa_problem_copy(sdpa_problem_desc_t *out, const sdpa_problem_desc_t *d);
+
 /* The checks of a required tensor of any descriptor, named name in
  * messages: dtype a valid enum and not UNDEF (else "<name>.dtype = undef:
  * <why>"), dims in 1..INT32_MAX with dims[3] in 1..SDPA_MAX_HEAD_SIZE,

@@ -7,14 +7,6 @@
 #include "problem.h"
 #include "problem_llm.h"
 
-/* Returns from the enclosing function if a check failed. */
-#define TRY(expr)                                                                                  \
-    do {                                                                                           \
-        sdpa_status_t try_status_ = (expr);                                                        \
-        if (try_status_ != SDPA_SUCCESS)                                                           \
-            return try_status_;                                                                    \
-    } while (0)
-
 /* Block sizes of a paged cache (sdpa.h). */
 #define SDPA_PAGED_MIN_BLOCK 16
 #define SDPA_PAGED_MAX_BLOCK 256
@@ -38,10 +30,10 @@ size_t sdpa_features_size(uint32_t version)
 
 sdpa_status_t sdpa_llm_check_flags(const sdpa_problem_desc_t *d)
 {
-    TRY(sdpa_check_bool("varlen.enabled", d->varlen.enabled));
-    TRY(sdpa_check_bool("paged_kv.enabled", d->paged_kv.enabled));
-    TRY(sdpa_check_bool("window.enabled", d->window.enabled));
-    TRY(sdpa_check_enum("alibi", (unsigned)d->alibi, SDPA_ALIBI_PER_BATCH_HEAD,
+    SDPA_TRY(sdpa_check_bool("varlen.enabled", d->varlen.enabled));
+    SDPA_TRY(sdpa_check_bool("paged_kv.enabled", d->paged_kv.enabled));
+    SDPA_TRY(sdpa_check_bool("window.enabled", d->window.enabled));
+    SDPA_TRY(sdpa_check_enum("alibi", (unsigned)d->alibi, SDPA_ALIBI_PER_BATCH_HEAD,
                         "sdpa_alibi_kind_t"));
     if (d->varlen.enabled && d->paged_kv.enabled)
         return sdpa_fail(SDPA_ERROR_UNSUPPORTED,
@@ -66,9 +58,9 @@ static sdpa_status_t check_count(const char *field, int64_t value)
 static sdpa_status_t check_varlen(const sdpa_problem_desc_t *d)
 {
     const sdpa_varlen_desc_t *v = &d->varlen;
-    TRY(check_count("varlen.batch", v->batch));
-    TRY(check_count("varlen.max_seqlen_q", v->max_seqlen_q));
-    TRY(check_count("varlen.max_seqlen_k", v->max_seqlen_k));
+    SDPA_TRY(check_count("varlen.batch", v->batch));
+    SDPA_TRY(check_count("varlen.max_seqlen_q", v->max_seqlen_q));
+    SDPA_TRY(check_count("varlen.max_seqlen_k", v->max_seqlen_k));
     if (d->q.dims[0] != 1)
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
                          "q.dims[0] = %lld with varlen.enabled = 1: the sequences are packed "
@@ -96,7 +88,7 @@ static sdpa_status_t check_paged(const sdpa_problem_desc_t *d)
                          "k.dims[2] = %lld (block_size) with paged_kv.enabled = 1: must be a "
                          "power of two in %d..%d",
                          (long long)block, SDPA_PAGED_MIN_BLOCK, SDPA_PAGED_MAX_BLOCK);
-    TRY(check_count("paged_kv.max_blocks_per_seq", pk->max_blocks_per_seq));
+    SDPA_TRY(check_count("paged_kv.max_blocks_per_seq", pk->max_blocks_per_seq));
     if (pk->max_blocks_per_seq > blocks)
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
                          "paged_kv.max_blocks_per_seq = %lld: a block table larger than the cache "
@@ -134,9 +126,9 @@ static sdpa_status_t check_paged(const sdpa_problem_desc_t *d)
 sdpa_status_t sdpa_llm_check(const sdpa_problem_desc_t *d)
 {
     if (d->varlen.enabled)
-        TRY(check_varlen(d));
+        SDPA_TRY(check_varlen(d));
     if (d->paged_kv.enabled)
-        TRY(check_paged(d));
+        SDPA_TRY(check_paged(d));
     if (d->window.enabled) {
         if (d->window.left < -1 || d->window.right < -1)
             return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
@@ -215,15 +207,15 @@ static sdpa_status_t need_array(const void *pointer, const char *member, const c
 sdpa_status_t sdpa_llm_args_check(const sdpa_problem_desc_t *p, const sdpa_exec_args_t *a)
 {
     if (p->varlen.enabled) {
-        TRY(need_array(a->cu_seqlens_q, "cu_seqlens_q", "varlen.enabled = 1"));
-        TRY(need_array(a->cu_seqlens_k, "cu_seqlens_k", "varlen.enabled = 1"));
+        SDPA_TRY(need_array(a->cu_seqlens_q, "cu_seqlens_q", "varlen.enabled = 1"));
+        SDPA_TRY(need_array(a->cu_seqlens_k, "cu_seqlens_k", "varlen.enabled = 1"));
     }
     if (p->paged_kv.enabled) {
-        TRY(need_array(a->block_table, "block_table", "paged_kv.enabled = 1"));
-        TRY(need_array(a->cache_seqlens, "cache_seqlens", "paged_kv.enabled = 1"));
+        SDPA_TRY(need_array(a->block_table, "block_table", "paged_kv.enabled = 1"));
+        SDPA_TRY(need_array(a->cache_seqlens, "cache_seqlens", "paged_kv.enabled = 1"));
     }
     if (p->alibi != SDPA_ALIBI_NONE)
-        TRY(need_array(a->alibi_slopes, "alibi_slopes",
+        SDPA_TRY(need_array(a->alibi_slopes, "alibi_slopes",
                        p->alibi == SDPA_ALIBI_PER_HEAD ? "alibi = PER_HEAD"
                                                        : "alibi = PER_BATCH_HEAD"));
     return SDPA_SUCCESS;

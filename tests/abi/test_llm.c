@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "abi_util.h"
+#include "check_main.h"
 #include "llm_case.h"
 #include "sdpa.h"
 
@@ -309,9 +310,5 @@ int main(void)
     tcase_add_test(tc, test_arrays_refused);
     tcase_add_test(tc, test_features);
     suite_add_tcase(s, tc);
-    SRunner *runner = srunner_create(s);
-    srunner_run_all(runner, CK_NORMAL);
-    int failed = srunner_ntests_failed(runner);
-    srunner_free(runner);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return test_run_suite(s);
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "abi_util.h"
+#include "check_main.h"
 #include "merge_case.h"
 #include "merge_checks.h"
 #include "sdpa.h"
@@ -168,9 +169,5 @@ int main(void)
     tcase_add_test(tc, test_merge_kinds);
     tcase_add_test(tc, test_merge_orphan);
     suite_add_tcase(s, tc);
-    SRunner *runner = srunner_create(s);
-    srunner_run_all(runner, CK_NORMAL);
-    int failed = srunner_ntests_failed(runner);
-    srunner_free(runner);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return test_run_suite(s);
 }

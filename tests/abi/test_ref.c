@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "check_main.h"
 #include "abi_util.h"
 #include "sdpa.h"
 
@@ -860,9 +861,5 @@ static Suite *ref_suite(void)
 
 int main(void)
 {
-    SRunner *runner = srunner_create(ref_suite());
-    srunner_run_all(runner, CK_NORMAL);
-    int failed = srunner_ntests_failed(runner);
-    srunner_free(runner);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return test_run_suite(ref_suite());
 }

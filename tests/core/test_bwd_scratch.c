@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "bwd_plan.h"
 #include "bwd_scratch.h"
 #include "core_fixtures.h"
@@ -258,9 +259,5 @@ int main(void)
     tcase_add_test(tc, refusals);
     tcase_add_test(tc, scratch_past_max_alloc_is_refused);
     suite_add_tcase(suite, tc);
-    SRunner *runner = srunner_create(suite);
-    srunner_run_all(runner, CK_NORMAL);
-    int failed = srunner_ntests_failed(runner);
-    srunner_free(runner);
-    return failed ? 1 : 0;
+    return test_run_suite(suite);
 }

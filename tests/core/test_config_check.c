@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "config_check.h"
 #include "config_choose.h"
 #include "core_fixtures.h"
@@ -324,9 +325,5 @@ int main(void)
     tcase_add_test(tc, choose_prefers_valid_override);
     tcase_add_test(tc, choose_skips_rows_the_device_cannot_run);
     suite_add_tcase(suite, tc);
-    SRunner *runner = srunner_create(suite);
-    srunner_run_all(runner, CK_NORMAL);
-    int failed = srunner_ntests_failed(runner);
-    srunner_free(runner);
-    return failed ? 1 : 0;
+    return test_run_suite(suite);
 }

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "config_choose.h"
 #include "core_fixtures.h"
 #include "error.h"
@@ -196,9 +197,5 @@ int main(void)
     tcase_add_test(tc, every_fwd_row_is_selectable);
     tcase_add_test(tc, every_bwd_row_is_selectable);
     suite_add_tcase(suite, tc);
-    SRunner *runner = srunner_create(suite);
-    srunner_run_all(runner, CK_NORMAL);
-    int failed = srunner_ntests_failed(runner);
-    srunner_free(runner);
-    return failed ? 1 : 0;
+    return test_run_suite(suite);
 }

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "kernel_config.h"
 #include "config_check.h"
 #include "config_choose.h"
@@ -523,9 +524,5 @@ int main(void)
     tcase_add_test(tc, bwd_specific_rows_win);
     tcase_add_test(tc, formats);
     suite_add_tcase(suite, tc);
-    SRunner *runner = srunner_create(suite);
-    srunner_run_all(runner, CK_NORMAL);
-    int failed = srunner_ntests_failed(runner);
-    srunner_free(runner);
-    return failed ? 1 : 0;
+    return test_run_suite(suite);
 }

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "device.h"
 #include "kernel_abi.h"
 #include "kernel_abi_bwd.h"
@@ -264,9 +265,5 @@ int main(void)
     tcase_add_test(tc, subgroup_size_by_class);
     tcase_add_test(tc, class_names);
     suite_add_tcase(suite, tc);
-    SRunner *runner = srunner_create(suite);
-    srunner_run_all(runner, CK_NORMAL);
-    int failed = srunner_ntests_failed(runner);
-    srunner_free(runner);
-    return failed ? 1 : 0;
+    return test_run_suite(suite);
 }

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "core_fixtures.h"
 #include "error.h"
 #include "fwd_plan.h"
@@ -38,8 +39,7 @@ static void plan_ok(const sdpa_problem_desc_t *p, const sdpa_shape_t *s,
 /* Backward-only constants; every other attention constant is forward's. */
 static int is_backward_only(uint32_t id)
 {
-    return id == SDPA_SC_BLOCK_K || id == SDPA_SC_BLOCK_DK || id == SDPA_SC_BLOCK_DV ||
-           (id >= SDPA_SC_UNROLL_M_BCBR && id <= SDPA_SC_WG_N_DBR) ||
+    return (id >= SDPA_SC_UNROLL_M_BCBR && id <= SDPA_SC_WG_N_DBR) ||
            (id >= SDPA_SC_WITH_DS && id <= SDPA_SC_DETERMINISTIC) || id == SDPA_SC_DS_DT;
 }
 
@@ -73,7 +73,6 @@ START_TEST(basic_f16_problem)
     ck_assert_int_eq(plan.head_size, 64);
     ck_assert_int_eq(plan.k_len, 300);
     ck_assert_int_eq(plan.q_len, 100);
-    ck_assert_int_eq(plan.remainder_k, 1); /* 300 % 64 */
 
     /* Strides: K, Q, V, O, then the (absent) mask. */
     static const int64_t expected[SDPA_FWD_STRIDE_ARGS] = {8 * 300 * 64,
@@ -129,12 +128,10 @@ START_TEST(basic_f16_problem)
     ck_assert(!get_bool(&plan, SDPA_SC_VS_F16_ACC));
     ck_assert(!get_bool(&plan, SDPA_SC_IS_TRAINING));
     ck_assert(get_bool(&plan, SDPA_SC_REMAINDER_Q)); /* 100 % 32 */
-    ck_assert(get_bool(&plan, SDPA_SC_BLOCK_Q));
-    ck_assert(get_bool(&plan, SDPA_SC_BLOCK_A));
     ck_assert_int_eq(get_int(&plan, SDPA_SC_UNROLL_M_KQ), 16);
     ck_assert_int_eq(get_int(&plan, SDPA_SC_WG_M_KQ), 4);
     ck_assert_int_eq(get_int(&plan, SDPA_SC_WG_N_KQ), 2);
-    ck_assert_int_eq(get_int(&plan, SDPA_SC_WG_N_VS), 2);
+    ck_assert_int_eq(get_int(&plan, SDPA_SC_WG_M_VS), 4);
     ck_assert_int_eq(get_int(&plan, SDPA_SC_KEY_SCALES), SDPA_QUANT_NONE);
     ck_assert_int_eq(get_int(&plan, SDPA_SC_KEY_GROUP_SIZE), 1);
     ck_assert(!get_bool(&plan, SDPA_SC_WITH_DROPOUT));
@@ -155,7 +152,6 @@ START_TEST(no_remainders_when_tiles_divide)
     sdpa_fwd_plan_t plan;
     plan_ok(&p, &s, &cpu, &plan);
     ck_assert(!get_bool(&plan, SDPA_SC_REMAINDER_Q));
-    ck_assert_int_eq(plan.remainder_k, 0);
     ck_assert_uint_eq(plan.group_count[0], 4);
     ck_assert_int_eq(get_int(&plan, SDPA_SC_QRY_DT), SDPA_DTYPE_BF16);
 }
@@ -255,7 +251,7 @@ START_TEST(mask_strides_and_broadcast)
 }
 END_TEST
 
-START_TEST(transposed_k_and_alignments)
+START_TEST(transposed_k_and_full_head)
 {
     sdpa_problem_desc_t p;
     sdpa_shape_t s;
@@ -270,21 +266,18 @@ START_TEST(transposed_k_and_alignments)
     ck_assert(get_bool(&plan, SDPA_SC_TRANSPOSE_K));
     ck_assert_int_eq(plan.strides[SDPA_FWD_ARG_K_S2 - SDPA_FWD_ARG_K_S0], 1);
     ck_assert_int_eq(plan.strides[SDPA_FWD_ARG_K_S3 - SDPA_FWD_ARG_K_S0], 300);
-    /* D = 40 in the 64 bucket: not full, so no block I/O. */
+    /* D = 40 in the 64 bucket: not full. */
     ck_assert_int_eq(plan.d_max, 64);
     ck_assert(!get_bool(&plan, SDPA_SC_D_FULL));
-    ck_assert(!get_bool(&plan, SDPA_SC_BLOCK_Q));
-    ck_assert(!get_bool(&plan, SDPA_SC_BLOCK_A));
 
-    /* Odd D = 33 in f16 misaligns rows; D = 64 with a 2-byte row stride too. */
+    /* D = 64 with a 2-byte row stride: full whatever the rows' alignment. */
     fixture_problem(SDPA_DTYPE_F16, 1, 2, 2, 40, 300, 64, &p, &s);
     p.q.strides[2] = 65;
     p.q.strides[1] = 65 * 40;
     p.q.strides[0] = 2 * 65 * 40;
     plan_ok(&p, &s, &cpu, &plan);
     ck_assert(get_bool(&plan, SDPA_SC_D_FULL));
-    ck_assert(!get_bool(&plan, SDPA_SC_BLOCK_Q)); /* rows not 4-byte aligned */
-    ck_assert(get_bool(&plan, SDPA_SC_BLOCK_A));
+    ck_assert_int_eq(plan.strides[SDPA_FWD_ARG_Q_S2 - SDPA_FWD_ARG_K_S0], 65);
 }
 END_TEST
 
@@ -561,7 +554,7 @@ int main(void)
     tcase_add_test(tc, no_remainders_when_tiles_divide);
     tcase_add_test(tc, q1_gqa_decode_batches_query_heads);
     tcase_add_test(tc, mask_strides_and_broadcast);
-    tcase_add_test(tc, transposed_k_and_alignments);
+    tcase_add_test(tc, transposed_k_and_full_head);
     tcase_add_test(tc, scale_softmax_training_and_accumulation);
     tcase_add_test(tc, quantized_kv);
     tcase_add_test(tc, dropout_flags);
@@ -572,9 +565,5 @@ int main(void)
     tcase_add_test(tc, gpu_plans);
     tcase_add_test(tc, checked_problem_plans);
     suite_add_tcase(suite, tc);
-    SRunner *runner = srunner_create(suite);
-    srunner_run_all(runner, CK_NORMAL);
-    int failed = srunner_ntests_failed(runner);
-    srunner_free(runner);
-    return failed ? 1 : 0;
+    return test_run_suite(suite);
 }

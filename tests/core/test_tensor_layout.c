@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdint.h>
 
+#include "check_main.h"
 #include "core_fixtures.h"
 #include "size_math.h"
 #include "tensor_layout.h"
@@ -150,9 +151,5 @@ int main(void)
     tcase_add_test(tc, span);
     tcase_add_test(tc, sizes_saturate);
     suite_add_tcase(suite, tc);
-    SRunner *runner = srunner_create(suite);
-    srunner_run_all(runner, CK_NORMAL);
-    int failed = srunner_ntests_failed(runner);
-    srunner_free(runner);
-    return failed ? 1 : 0;
+    return test_run_suite(suite);
 }
