@@ -99,16 +99,19 @@ static inline sdpa_fwd_rows sdpa_fwd_work_group_rows(int bq, int sq)
 /*
  * Scales one column of this sub-group's S tile into log2 units and applies
  * the masks, in place: s[i * s_ld] is key k0 + i (i < rows_s) against tile
- * row r (this lane's query). Keys after `last` (the last key this query
- * sees: the end of the keys or of its causal band) become -inf. Returns the
- * column's maximum.
+ * row r (this lane's query), at key position pos (sdpa_scores.h). The
+ * softcap (cap) and the ALiBi bias (slope2: the slope in log2 units) apply
+ * before the mask buffer. Keys before `first` (the window's first) or after
+ * `last` (the last key this query sees: the end of the keys, of its causal
+ * band or of its window) become -inf. Returns the column's maximum.
  *
  * Every tile takes the same path (a select per score, no branch on the
  * tile): Intel's CPU vectorizer treats a branch on the key-loop counter as
  * divergent and would run the loop under lane masks.
  */
 static inline __attribute__((always_inline)) float
-sdpa_fwd_mask_scores(local float *s, int s_ld, int rows_s, float log2_scale, int k0, int last,
+sdpa_fwd_mask_scores(local float *s, int s_ld, int rows_s, float log2_scale, int k0, int first,
+                     int last, int pos, float slope2, const private sdpa_softcap *cap,
                      const private sdpa_fwd_rows *w, int r, const global void *msk, long ms0,
                      long ms1, long ms2, long ms3)
 {
@@ -129,11 +132,14 @@ sdpa_fwd_mask_scores(local float *s, int s_ld, int rows_s, float log2_scale, int
 
     float mx = -INFINITY;
     for (int i = 0; i < rows_s; i++) {
-        float x = s[i * s_ld] * log2_scale;
+        float th;
+        float x = sdpa_softcap_score(s[i * s_ld], log2_scale, cap, &th);
+        if (SC(ALIBI_KIND) != SDPA_ALIBI_KIND_NONE)
+            x = fma(-slope2, (float)abs(pos - (k0 + i)), x);
         if (SC(MASK_KIND) == SDPA_MASK_KIND_BUFFER)
             x = fma(sdpa_load(msk, m_off + (long)sdpa_imin(k0 + i, k_read_max) * ms3, SC(MSK_DT)),
                     SDPA_LOG2E, x);
-        x = k0 + i > last ? -INFINITY : x;
+        x = k0 + i > last || k0 + i < first ? -INFINITY : x;
         s[i * s_ld] = x;
         mx = fmax(mx, x);
     }
@@ -267,13 +273,29 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_fwd(
     }
 
     /* Keys this work-group can see: all of them, or up to the causal band
-     * of its last row. */
+     * of its last row; with a window, from the first key of its first row's
+     * window (rounded down to a tile) to the last of its last row's: key
+     * tiles outside the band are never loaded. Not with the dropout keep
+     * mask, which covers every key (the fix-up after the loop writes the
+     * keys past a causal band only). */
     const int causal_offset = sdpa_causal_offset(SK, SQ);
-    int k_end = SK;
+    const int pos_offset = SK - SQ; /* query i sits at key position i + Sk - Sq */
+    int k_end = SK, k_begin = 0;
     if (sdpa_is_causal())
         k_end = sdpa_iclamp(sdpa_fwd_row_query(&w, w.rows - 1) + causal_offset + 1, 0, SK);
+    if (SC(WITH_WINDOW) && !SC(DROPOUT_OUTPUT_MASK)) {
+        const int pos_last = sdpa_fwd_row_query(&w, w.rows - 1) + pos_offset;
+        k_end = sdpa_iclamp(sdpa_window_last(pos_last, WINDOW_RIGHT, k_end - 1) + 1, 0, SK);
+        const int pos_first = sdpa_fwd_row_query(&w, 0) + pos_offset;
+        /* Rounded down as max(0, x / bk) * bk: LLVM rewrites x / bk * bk
+         * into x - x % bk with a `freeze`, which llvm-spirv-15 cannot
+         * translate. */
+        k_begin = sdpa_imax(0, sdpa_window_first(pos_first, WINDOW_LEFT) / bk) * bk;
+        k_begin = sdpa_imin(k_begin, SK);
+    }
 
     const float log2_scale = sdpa_score_factor(SDPA_LOG2E, SCALE_PTR, SCALE, INV_SCALE);
+    const sdpa_softcap cap = sdpa_softcap_of(SOFTCAP, log2_scale, SDPA_LOG2E);
     const sdpa_fwd_kv_format k_fmt = SDPA_FWD_KV_FORMAT(KEY, K_SCALES, K_ZP, D);
     const sdpa_fwd_kv_format v_fmt = SDPA_FWD_KV_FORMAT(VAL, V_SCALES, V_ZP, D);
     const long k_head = w.b * K_S0 + (long)w.hkv * K_S1;
@@ -307,7 +329,7 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_fwd(
     if (SC(WG_M_KQ) > 1)
         barrier(CLK_LOCAL_MEM_FENCE);
 
-    for (int k0 = 0; k0 < k_end; k0 += bk) {
+    for (int k0 = k_begin; k0 < k_end; k0 += bk) {
         /* 1. K and V tiles, f32, dequantized. */
         sdpa_fwd_stage_kv(k_slm, k_key_stride, k_d_stride, K, k_head, K_S2, K_S3, &k_fmt, token0,
                           k0, bk, SK, D, transpose_k);
@@ -325,12 +347,18 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_fwd(
         const int s_key0 = k0 + kq_key0;
         for (int j = 0; j < kq_nvec; j++) {
             const int col = kq_col0 + j * SUBGROUP_SIZE + lane;
+            const int pos = sdpa_fwd_row_query(&w, col) + pos_offset;
             int last = k_end - 1;
             if (sdpa_is_causal())
                 last = sdpa_imin(last, sdpa_fwd_row_query(&w, col) + causal_offset);
+            last = sdpa_window_last(pos, WINDOW_RIGHT, last);
+            const float slope2 = sdpa_alibi_slope(
+                    ALIBI_SLOPES, w.b, w.hq, sdpa_fwd_row_head(&w, sdpa_imin(col, w.rows - 1)),
+                    SDPA_LOG2E);
             red_slm[m_kq * bq + col] = sdpa_fwd_mask_scores(
-                    s_tile + j * SUBGROUP_SIZE, s_ld, SC(UNROLL_M_KQ), log2_scale, s_key0, last, &w,
-                    col, MSK, MSK_S0, MSK_S1, MSK_S2, MSK_S3);
+                    s_tile + j * SUBGROUP_SIZE, s_ld, SC(UNROLL_M_KQ), log2_scale, s_key0,
+                    sdpa_window_first(pos, WINDOW_LEFT), last, pos, slope2, &cap, &w, col, MSK,
+                    MSK_S0, MSK_S1, MSK_S2, MSK_S3);
         }
         if (SC(WG_M_KQ) > 1)
             barrier(CLK_LOCAL_MEM_FENCE);

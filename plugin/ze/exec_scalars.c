@@ -1,5 +1,6 @@
 /* exec_scalars.c - the scale and dropout values of one execution. */
 #include "exec_scalars.h"
+#include "plan_common.h"
 
 void ze_exec_scalars(const sdpa_problem_desc_t *p, const sdpa_exec_args_t *a,
                      ze_exec_scalars_t *out)
@@ -18,5 +19,8 @@ void ze_exec_scalars(const sdpa_problem_desc_t *p, const sdpa_exec_args_t *a,
             .dropout_seed_ptr = device_dropout ? a->dropout_seed_ptr : NULL,
             .dropout_offset_ptr = device_dropout && dr->with_offset ? a->dropout_offset_ptr : NULL,
             .dropout_p_ptr = device_dropout ? a->dropout_p_ptr : NULL,
+            .softcap = p->softcap,
+            .alibi_slopes = p->alibi != SDPA_ALIBI_NONE ? a->alibi_slopes : NULL,
     };
+    sdpa_plan_window_bounds(p, p->q.dims[2], p->k.dims[2], &out->window_left, &out->window_right);
 }

@@ -56,6 +56,7 @@ static void fwd_args(const sdpa_primitive_t *prim, const sdpa_exec_args_t *a, sd
     ze_exec_scalars_t s;
     ze_exec_scalars(p, a, &s);
     ZE_SET_EXEC_SCALARS(v, &s);
+    ZE_SET_SCORE_MODS(v, &s);
 }
 
 /* The plan's strides are the K_S0 .. MSK_S3 fields, in order. */

@@ -4,9 +4,30 @@
 
 #include "backend_api.h"
 #include "error.h"
-#include "problem_llm.h"
+#include "plan_common.h"
 #include "ze.h"
 #include "ze_result.h"
+
+/* The ABI 1.1 features the ze kernels run (context_get_features says the
+ * same): the sliding window, the softcap and ALiBi, forward and backward;
+ * not yet varlen or a paged cache. */
+static sdpa_status_t ze_llm_supported(const sdpa_problem_desc_t *p, const sdpa_shape_t *shape)
+{
+    if (p->varlen.enabled)
+        return sdpa_fail(SDPA_ERROR_UNSUPPORTED,
+                         "varlen.enabled = 1: the ze backend does not run variable-length "
+                         "batches yet (context_get_features: has_varlen = 0; the ref backend does)");
+    if (p->paged_kv.enabled)
+        return sdpa_fail(SDPA_ERROR_UNSUPPORTED,
+                         "paged_kv.enabled = 1: the ze backend does not read a paged KV cache yet "
+                         "(context_get_features: has_paged_kv = 0; the ref backend does)");
+    if (p->softcap > 0.0f && p->ds.dtype != SDPA_DTYPE_UNDEF)
+        return sdpa_fail(SDPA_ERROR_UNSUPPORTED,
+                         "softcap = %g with ds.dtype = %s: the ze backward does not write dS "
+                         "with a softcap",
+                         (double)p->softcap, sdpa_dtype_name(p->ds.dtype));
+    return sdpa_plan_window_check(p, shape->q_len, shape->k_len);
+}
 
 sdpa_status_t ze_primitive_create(sdpa_context_t *ctx, const sdpa_problem_desc_t *desc,
                                   sdpa_primitive_t **out)
@@ -24,11 +45,9 @@ sdpa_status_t ze_primitive_create(sdpa_context_t *ctx, const sdpa_problem_desc_t
         free(prim);
         return status;
     }
-    if (sdpa_problem_uses_llm(&prim->problem)) {
+    if ((status = ze_llm_supported(&prim->problem, &prim->shape)) != SDPA_SUCCESS) {
         free(prim);
-        return sdpa_fail(SDPA_ERROR_UNSUPPORTED,
-                         "the ze backend does not run varlen, paged KV, sliding window, softcap "
-                         "or ALiBi problems yet (see context_get_features)");
+        return status;
     }
     prim->ctx = ctx;
     pthread_mutex_init(&prim->launch_lock, NULL);
