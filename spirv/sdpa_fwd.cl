@@ -242,7 +242,26 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_fwd(
     const int vs_nvec = SC(UNROLL_M_VS) / SUBGROUP_SIZE;
     const int d_end = SC(D_FULL) ? D_MAX : D; /* head size, folded when full */
 
-    const sdpa_fwd_rows w = sdpa_fwd_work_group_rows(bq, SQ);
+    /* This work-group's sequence: the whole problem, or with VARLEN sequence
+     * b of the packed batch, its own sq queries and sk keys from packed rows
+     * q_row0 and k_row0 (SQ and SK are then the maxima, which only the
+     * padded layout of the mask and the dropout numbers follow). */
+    int sq = SQ, sk = SK;
+    long q_row0 = 0, k_row0 = 0;
+    if (SC(VARLEN)) {
+        const long b = get_group_id(2);
+        q_row0 = CU_SEQLENS_Q[b];
+        k_row0 = CU_SEQLENS_K[b];
+        sq = CU_SEQLENS_Q[b + 1] - (int)q_row0;
+        sk = CU_SEQLENS_K[b + 1] - (int)k_row0;
+    }
+    const sdpa_fwd_rows w = sdpa_fwd_work_group_rows(bq, sq);
+    /* A work-group past its sequence's queries writes nothing (all of it
+     * returns: no barrier is left waiting). */
+    if (SC(VARLEN) && (sq <= 0 || w.rows <= 0))
+        return;
+    const long q_base = SC(VARLEN) ? q_row0 * Q_S2 : w.b * Q_S0;
+    const long dst_base = SC(VARLEN) ? q_row0 * DST_S2 : w.b * DST_S0;
     const bool transpose_k = SC(TRANSPOSE_K);
 
     /* Local memory, SDPA_FWD_SLM_FLOATS in all. Tiles the inner loops read
@@ -267,7 +286,7 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_fwd(
 
     /* Q, unscaled: the scale is applied to S in f32. */
     {
-        long q_off = w.b * Q_S0 + (long)w.head0 * Q_S1 + (long)w.query0 * Q_S2;
+        long q_off = q_base + (long)w.head0 * Q_S1 + (long)w.query0 * Q_S2;
         long q_row_stride = SC(Q1_GQA_BATCH) ? Q_S1 : Q_S2;
         sdpa_fwd_stage_q(q_slm, q_ld, Q, q_off, q_row_stride, Q_S3, bq, w.rows, D);
     }
@@ -278,28 +297,29 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_fwd(
      * tiles outside the band are never loaded. Not with the dropout keep
      * mask, which covers every key (the fix-up after the loop writes the
      * keys past a causal band only). */
-    const int causal_offset = sdpa_causal_offset(SK, SQ);
-    const int pos_offset = SK - SQ; /* query i sits at key position i + Sk - Sq */
-    int k_end = SK, k_begin = 0;
+    const int causal_offset = sdpa_causal_offset(sk, sq);
+    const int pos_offset = sk - sq; /* query i sits at key position i + Sk - Sq */
+    int k_end = sk, k_begin = 0;
     if (sdpa_is_causal())
-        k_end = sdpa_iclamp(sdpa_fwd_row_query(&w, w.rows - 1) + causal_offset + 1, 0, SK);
+        k_end = sdpa_iclamp(sdpa_fwd_row_query(&w, w.rows - 1) + causal_offset + 1, 0, sk);
     if (SC(WITH_WINDOW) && !SC(DROPOUT_OUTPUT_MASK)) {
         const int pos_last = sdpa_fwd_row_query(&w, w.rows - 1) + pos_offset;
-        k_end = sdpa_iclamp(sdpa_window_last(pos_last, WINDOW_RIGHT, k_end - 1) + 1, 0, SK);
+        k_end = sdpa_iclamp(sdpa_window_last(pos_last, WINDOW_RIGHT, k_end - 1) + 1, 0, sk);
         const int pos_first = sdpa_fwd_row_query(&w, 0) + pos_offset;
         /* Rounded down as max(0, x / bk) * bk: LLVM rewrites x / bk * bk
          * into x - x % bk with a `freeze`, which llvm-spirv-15 cannot
          * translate. */
         k_begin = sdpa_imax(0, sdpa_window_first(pos_first, WINDOW_LEFT) / bk) * bk;
-        k_begin = sdpa_imin(k_begin, SK);
+        k_begin = sdpa_imin(k_begin, sk);
     }
 
     const float log2_scale = sdpa_score_factor(SDPA_LOG2E, SCALE_PTR, SCALE, INV_SCALE);
     const sdpa_softcap cap = sdpa_softcap_of(SOFTCAP, log2_scale, SDPA_LOG2E);
     const sdpa_fwd_kv_format k_fmt = SDPA_FWD_KV_FORMAT(KEY, K_SCALES, K_ZP, D);
     const sdpa_fwd_kv_format v_fmt = SDPA_FWD_KV_FORMAT(VAL, V_SCALES, V_ZP, D);
-    const long k_head = w.b * K_S0 + (long)w.hkv * K_S1;
-    const long v_head = w.b * V_S0 + (long)w.hkv * V_S1;
+    const long k_head = (SC(VARLEN) ? k_row0 * K_S2 : w.b * K_S0) + (long)w.hkv * K_S1;
+    const long v_head = (SC(VARLEN) ? k_row0 * V_S2 : w.b * V_S0) + (long)w.hkv * V_S1;
+    /* Per-group scales' token index (the host refuses quantized varlen). */
     const long token0 = (w.b * w.n_kv + w.hkv) * (long)SK;
     const sdpa_dropout_args drop =
             sdpa_dropout_args_read(DROPOUT_SEED, DROPOUT_OFFSET, DROPOUT_P, DROPOUT_SEED_PTR,
@@ -332,8 +352,8 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_fwd(
     for (int k0 = k_begin; k0 < k_end; k0 += bk) {
         /* 1. K and V tiles, f32, dequantized. */
         sdpa_fwd_stage_kv(k_slm, k_key_stride, k_d_stride, K, k_head, K_S2, K_S3, &k_fmt, token0,
-                          k0, bk, SK, D, transpose_k);
-        sdpa_fwd_stage_kv(v_slm, kv_ld, 1, V, v_head, V_S2, V_S3, &v_fmt, token0, k0, bk, SK, D,
+                          k0, bk, sk, D, transpose_k);
+        sdpa_fwd_stage_kv(v_slm, kv_ld, 1, V, v_head, V_S2, V_S3, &v_fmt, token0, k0, bk, sk, D,
                           false);
         barrier(CLK_LOCAL_MEM_FENCE);
 
@@ -407,7 +427,7 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_fwd(
         for (int r = 0; r < w.rows; r++) {
             /* elements first .. end - 1 of the mask */
             const ulong first = sdpa_fwd_dropout_index(&w, r, SQ, SK, k_end);
-            const ulong end = first + (ulong)(SK - k_end);
+            const ulong end = first + (ulong)(sk - k_end); /* not the padding past sk */
             for (ulong blk = first / 4 + (ulong)tid; blk * 4 < end; blk += (ulong)threads) {
                 const uint4 words = sdpa_dropout_block(drop.seed, drop.offset + blk);
 #pragma unroll
@@ -433,7 +453,9 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_fwd(
             inv_sum_slm[r] = sdpa_fwd_inv_sum(l) * drop.keep_scale;
             if (SC(IS_TRAINING) && r < w.rows) {
                 long h = sdpa_fwd_row_head(&w, r);
-                WS[(w.b * w.hq + h) * SQ + sdpa_fwd_row_query(&w, r)] = sdpa_fwd_lse(max_slm[r], l);
+                /* [B, Hq, Sq], with VARLEN [Hq, total_q] */
+                const long ws_row = SC(VARLEN) ? h * (long)TOTAL_Q + q_row0 : (w.b * w.hq + h) * SQ;
+                WS[ws_row + sdpa_fwd_row_query(&w, r)] = sdpa_fwd_lse(max_slm[r], l);
             }
         }
     }
@@ -443,7 +465,7 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_fwd(
     const int n = sdpa_iclamp(D - vs_d0, 0, SC(UNROLL_M_VS));
     for (int i = 0; i < vs_rows; i++) {
         const int r = vs_row0 + i;
-        const long dst_off = w.b * DST_S0 + (long)sdpa_fwd_row_head(&w, r) * DST_S1 +
+        const long dst_off = dst_base + (long)sdpa_fwd_row_head(&w, r) * DST_S1 +
                              (long)sdpa_fwd_row_query(&w, r) * DST_S2 + (long)vs_d0 * DST_S3;
         local const float *o_row = o_slm + r * D_MAX + vs_d0;
         if (DST_S3 == 1)

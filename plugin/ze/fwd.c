@@ -50,6 +50,9 @@ static void fwd_args(const sdpa_primitive_t *prim, const sdpa_exec_args_t *a, sd
             .V_ZP = a->v_zero_points,
             .MSK = p->mask_kind == SDPA_MASK_BUFFER ? a->mask : NULL,
             .DROPOUT_MASK = dr->enabled && dr->with_mask_output ? a->dropout_mask : NULL,
+            .CU_SEQLENS_Q = p->varlen.enabled ? a->cu_seqlens_q : NULL,
+            .CU_SEQLENS_K = p->varlen.enabled ? a->cu_seqlens_k : NULL,
+            .TOTAL_Q = (int32_t)p->q.dims[2],
             .SLM = plan->slm_bytes,
     };
     memcpy(&v->K_S0, plan->strides, sizeof(plan->strides));

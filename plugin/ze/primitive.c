@@ -8,15 +8,23 @@
 #include "ze.h"
 #include "ze_result.h"
 
-/* The ABI 1.1 features the ze kernels run (context_get_features says the
- * same): the sliding window, the softcap and ALiBi, forward and backward;
- * not yet varlen or a paged cache. */
+/* The ABI 1.1 features the ze kernels run (context_get_features advertises
+ * those they run in both directions): the sliding window, the softcap and
+ * ALiBi, forward and backward; variable-length batches forward; not yet a
+ * paged cache. */
 static sdpa_status_t ze_llm_supported(const sdpa_problem_desc_t *p, const sdpa_shape_t *shape)
 {
-    if (p->varlen.enabled)
+    if (p->varlen.enabled && p->prop_kind == SDPA_BACKWARD)
         return sdpa_fail(SDPA_ERROR_UNSUPPORTED,
-                         "varlen.enabled = 1: the ze backend does not run variable-length "
-                         "batches yet (context_get_features: has_varlen = 0; the ref backend does)");
+                         "varlen.enabled = 1 with prop_kind = BACKWARD: the ze backend runs "
+                         "variable-length batches forward only so far (context_get_features: "
+                         "has_varlen = 0; the ref backend runs both)");
+    if (p->varlen.enabled && (sdpa_dtype_is_quantized(p->k.dtype) ||
+                              sdpa_dtype_is_quantized(p->v.dtype)))
+        return sdpa_fail(SDPA_ERROR_UNSUPPORTED,
+                         "varlen.enabled = 1 with k.dtype = %s, v.dtype = %s: the ze backend "
+                         "runs variable-length batches with f32, f16 or bf16 K and V",
+                         sdpa_dtype_name(p->k.dtype), sdpa_dtype_name(p->v.dtype));
     if (p->paged_kv.enabled)
         return sdpa_fail(SDPA_ERROR_UNSUPPORTED,
                          "paged_kv.enabled = 1: the ze backend does not read a paged KV cache yet "

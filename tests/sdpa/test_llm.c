@@ -5,8 +5,9 @@
  * with f32 tolerances: the issue's edge cases (a window of 0, one side
  * unbounded, wider than Sk; slopes of 0; Sq < Sk and Sq > Sk), windows
  * narrow enough that whole key tiles are skipped, everything together with
- * dropout, in f32, f16 and bf16; and what ze refuses (varlen, a paged cache,
- * dS with a softcap) with the features query saying the same.
+ * dropout, in f32, f16 and bf16; variable-length batches forward; and what
+ * ze refuses (varlen backward, a paged cache, dS with a softcap) with the
+ * features query saying the same.
  */
 #include <check.h>
 #include <stdio.h>
@@ -188,6 +189,59 @@ START_TEST(test_combined)
 }
 END_TEST
 
+/* A varlen spec: sequence b has len_q[b] queries and len_k[b] keys. */
+static llm_spec_t varlen(sdpa_prop_kind_t prop, int64_t batch, const int64_t *len_q,
+                         const int64_t *len_k, sdpa_dtype_t dt)
+{
+    llm_spec_t s = padded(prop, batch, 1, 1, dt);
+    s.layout = LLM_VARLEN;
+    for (int64_t b = 0; b < batch; b++) {
+        s.len_q[b] = len_q[b];
+        s.len_k[b] = len_k[b];
+    }
+    return s;
+}
+
+/* Varlen forward: an empty query sequence, a sequence with no keys (its
+ * queries see nothing: 0 or NaN by the softmax mode), one-token sequences;
+ * every dtype and mask kind (the buffer in the padded layout), training
+ * with dropout and its keep mask (padded layout, padding untouched). */
+static const int64_t varlen_q[5] = {5, 0, 1, 9, 3}, varlen_k[5] = {7, 3, 0, 12, 1};
+
+START_TEST(test_varlen_forward)
+{
+    const sdpa_mask_kind_t masks[4] = {SDPA_MASK_NONE, SDPA_MASK_CAUSAL_TOP_LEFT,
+                                       SDPA_MASK_CAUSAL_BOTTOM_RIGHT, SDPA_MASK_BUFFER};
+    llm_spec_t s = varlen(SDPA_FORWARD_TRAINING, 5, varlen_q, varlen_k, dtypes[_i % 3]);
+    s.mask_kind = masks[_i % 4];
+    s.softmax = _i % 2 ? SDPA_SOFTMAX_INF_AS_ZERO : SDPA_SOFTMAX_ACCURATE;
+    s.dropout = _i >= 6;
+    check_spec(&s, 100 + (uint64_t)_i);
+}
+END_TEST
+
+/* Varlen sequences over several query and key tiles (up to 70 queries and
+ * 130 keys), with everything else on: window, softcap, ALiBi per sequence,
+ * causal; and varlen decode (every sequence one query: the GQA-batched
+ * rows), one of them with no keys. */
+START_TEST(test_varlen_long_and_decode)
+{
+    static const int64_t long_q[3] = {40, 0, 70}, long_k[3] = {90, 5, 130};
+    static const int64_t one_q[4] = {1, 1, 1, 1}, dec_k[4] = {17, 0, 1, 64};
+    llm_spec_t s = _i < 2 ? varlen(SDPA_FORWARD_TRAINING, 3, long_q, long_k, SDPA_DTYPE_F16)
+                          : varlen(SDPA_FORWARD_INFERENCE, 4, one_q, dec_k, dtypes[_i % 3]);
+    if (_i == 1) {
+        s.window = (sdpa_window_desc_t){1, 30, 0};
+        s.softcap = 5.0f;
+        s.alibi = SDPA_ALIBI_PER_BATCH_HEAD;
+        s.mask_kind = SDPA_MASK_CAUSAL_BOTTOM_RIGHT;
+        s.dropout = 1;
+    }
+    s.softmax = SDPA_SOFTMAX_INF_AS_ZERO;
+    check_spec(&s, 150 + (uint64_t)_i);
+}
+END_TEST
+
 /* What ze does not run says so at primitive_create, and the features query
  * agrees with what it runs. */
 START_TEST(test_refusals_and_features)
@@ -197,12 +251,12 @@ START_TEST(test_refusals_and_features)
     ck_assert_uint_eq(f.has_window, 1);
     ck_assert_uint_eq(f.has_softcap, 1);
     ck_assert_uint_eq(f.has_alibi, 1);
-    ck_assert_uint_eq(f.has_varlen, 0);
+    ck_assert_uint_eq(f.has_varlen, 0); /* forward only so far */
     ck_assert_uint_eq(f.has_paged_kv, 0);
     ck_assert_uint_eq(f.has_split_kv, 0);
 
     static const int64_t len[2] = {3, 5};
-    llm_spec_t v = padded(SDPA_FORWARD_INFERENCE, 2, 3, 5, SDPA_DTYPE_F32);
+    llm_spec_t v = padded(SDPA_BACKWARD, 2, 3, 5, SDPA_DTYPE_F32);
     v.layout = LLM_VARLEN;
     llm_spec_t p = padded(SDPA_FORWARD_INFERENCE, 2, 1, 5, SDPA_DTYPE_F16);
     p.layout = LLM_PAGED;
@@ -213,7 +267,8 @@ START_TEST(test_refusals_and_features)
     d.softcap = 2.0f;
     d.ds_dtype = SDPA_DTYPE_F32;
     const llm_spec_t *specs[3] = {&v, &p, &d};
-    const char *words[3] = {"varlen.enabled = 1", "paged_kv.enabled = 1", "softcap = 2"};
+    const char *words[3] = {"varlen.enabled = 1 with prop_kind = BACKWARD", "paged_kv.enabled = 1",
+                            "softcap = 2"};
     for (int i = 0; i < 3; i++) {
         llm_case_t c;
         llm_desc_init(&c, specs[i]);
@@ -240,6 +295,8 @@ int main(void)
     tcase_add_loop_test(t, test_softcap, 0, 6);
     tcase_add_loop_test(t, test_alibi, 0, 6);
     tcase_add_loop_test(t, test_combined, 0, 3);
+    tcase_add_loop_test(t, test_varlen_forward, 0, 8);
+    tcase_add_loop_test(t, test_varlen_long_and_decode, 0, 5);
     tcase_add_test(t, test_refusals_and_features);
     suite_add_tcase(s, t);
     return test_env_run_suite(s);
