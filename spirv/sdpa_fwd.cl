@@ -255,6 +255,9 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_fwd(
         sq = CU_SEQLENS_Q[b + 1] - (int)q_row0;
         sk = CU_SEQLENS_K[b + 1] - (int)k_row0;
     }
+    /* A paged cache: the sequence's keys are its cache length. */
+    if (SC(PAGED))
+        sk = CACHE_SEQLENS[get_group_id(2)];
     const sdpa_fwd_rows w = sdpa_fwd_work_group_rows(bq, sq);
     /* A work-group past its sequence's queries writes nothing (all of it
      * returns: no barrier is left waiting). */
@@ -317,10 +320,18 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_fwd(
     const sdpa_softcap cap = sdpa_softcap_of(SOFTCAP, log2_scale, SDPA_LOG2E);
     const sdpa_fwd_kv_format k_fmt = SDPA_FWD_KV_FORMAT(KEY, K_SCALES, K_ZP, D);
     const sdpa_fwd_kv_format v_fmt = SDPA_FWD_KV_FORMAT(VAL, V_SCALES, V_ZP, D);
-    const long k_head = (SC(VARLEN) ? k_row0 * K_S2 : w.b * K_S0) + (long)w.hkv * K_S1;
-    const long v_head = (SC(VARLEN) ? k_row0 * V_S2 : w.b * V_S0) + (long)w.hkv * V_S1;
+    /* K/V of the head: from the batch, the sequence's first packed row
+     * (VARLEN), or inside each cache block (PAGED, sdpa_fwd_paged_key). */
+    const long k_seq = SC(PAGED) ? 0 : SC(VARLEN) ? k_row0 * K_S2 : w.b * K_S0;
+    const long v_seq = SC(PAGED) ? 0 : SC(VARLEN) ? k_row0 * V_S2 : w.b * V_S0;
+    const long k_head = k_seq + (long)w.hkv * K_S1;
+    const long v_head = v_seq + (long)w.hkv * V_S1;
     /* Per-group scales' token index (the host refuses quantized varlen). */
-    const long token0 = (w.b * w.n_kv + w.hkv) * (long)SK;
+    const long token0 = SC(PAGED) ? (long)w.hkv << BLOCK_LOG2 : (w.b * w.n_kv + w.hkv) * (long)SK;
+    sdpa_fwd_paged pg;
+    pg.table = SC(PAGED) ? BLOCK_TABLE + w.b * BLOCK_TABLE_STRIDE : BLOCK_TABLE;
+    pg.block_log2 = BLOCK_LOG2;
+    pg.block_tokens = (long)w.n_kv << BLOCK_LOG2;
     const sdpa_dropout_args drop =
             sdpa_dropout_args_read(DROPOUT_SEED, DROPOUT_OFFSET, DROPOUT_P, DROPOUT_SEED_PTR,
                                    DROPOUT_OFFSET_PTR, DROPOUT_P_PTR);
@@ -352,9 +363,9 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_fwd(
     for (int k0 = k_begin; k0 < k_end; k0 += bk) {
         /* 1. K and V tiles, f32, dequantized. */
         sdpa_fwd_stage_kv(k_slm, k_key_stride, k_d_stride, K, k_head, K_S2, K_S3, &k_fmt, token0,
-                          k0, bk, sk, D, transpose_k);
+                          k0, bk, sk, D, transpose_k, &pg, K_S0);
         sdpa_fwd_stage_kv(v_slm, kv_ld, 1, V, v_head, V_S2, V_S3, &v_fmt, token0, k0, bk, sk, D,
-                          false);
+                          false, &pg, V_S0);
         barrier(CLK_LOCAL_MEM_FENCE);
 
         /* 2. S = K^T Q for this sub-group's keys and queries. */

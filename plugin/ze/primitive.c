@@ -10,8 +10,8 @@
 
 /* The ABI 1.1 features the ze kernels run (context_get_features advertises
  * those they run in both directions): the sliding window, the softcap and
- * ALiBi, forward and backward; variable-length batches forward; not yet a
- * paged cache. */
+ * ALiBi, forward and backward; variable-length batches forward; a paged KV
+ * cache (forward only by definition). */
 static sdpa_status_t ze_llm_supported(const sdpa_problem_desc_t *p, const sdpa_shape_t *shape)
 {
     if (p->varlen.enabled && p->prop_kind == SDPA_BACKWARD)
@@ -25,10 +25,6 @@ static sdpa_status_t ze_llm_supported(const sdpa_problem_desc_t *p, const sdpa_s
                          "varlen.enabled = 1 with k.dtype = %s, v.dtype = %s: the ze backend "
                          "runs variable-length batches with f32, f16 or bf16 K and V",
                          sdpa_dtype_name(p->k.dtype), sdpa_dtype_name(p->v.dtype));
-    if (p->paged_kv.enabled)
-        return sdpa_fail(SDPA_ERROR_UNSUPPORTED,
-                         "paged_kv.enabled = 1: the ze backend does not read a paged KV cache yet "
-                         "(context_get_features: has_paged_kv = 0; the ref backend does)");
     if (p->softcap > 0.0f && p->ds.dtype != SDPA_DTYPE_UNDEF)
         return sdpa_fail(SDPA_ERROR_UNSUPPORTED,
                          "softcap = %g with ds.dtype = %s: the ze backward does not write dS "

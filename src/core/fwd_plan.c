@@ -101,6 +101,7 @@ static void set_constants(sdpa_fwd_plan_t *plan, const sdpa_problem_desc_t *p,
     /* Varlen: the sequences' own lengths, read by the kernel (its last
      * query tile is partial in general). */
     sdpa_spec_values_set_bool(v, SDPA_SC_VARLEN, p->varlen.enabled != 0);
+    sdpa_spec_values_set_bool(v, SDPA_SC_PAGED, p->paged_kv.enabled != 0);
 
     /* Tiling. */
     sdpa_spec_values_set_int(v, SDPA_SC_UNROLL_M_KQ, c->unroll_m_kq);

@@ -5,9 +5,10 @@
  * with f32 tolerances: the issue's edge cases (a window of 0, one side
  * unbounded, wider than Sk; slopes of 0; Sq < Sk and Sq > Sk), windows
  * narrow enough that whole key tiles are skipped, everything together with
- * dropout, in f32, f16 and bf16; variable-length batches forward; and what
- * ze refuses (varlen backward, a paged cache, dS with a softcap) with the
- * features query saying the same.
+ * dropout, in f32, f16 and bf16; variable-length batches forward; a paged
+ * KV cache (decode and chunked prefill, f16 and s8); and what ze refuses
+ * (varlen backward, quantized varlen, dS with a softcap) with the features
+ * query saying the same.
  */
 #include <check.h>
 #include <stdio.h>
@@ -242,6 +243,38 @@ START_TEST(test_varlen_long_and_decode)
 }
 END_TEST
 
+/* Paged decode and chunked prefill: cache lengths of one token, a last
+ * page partly filled, pages exactly full, an empty cache; blocks shuffled
+ * through the cache with spare ones; f16 and s8 caches with f16, bf16 and
+ * f32 queries; GQA 8/2; block sizes 16, 32 and 64 (a cache of 300 keys
+ * over several key tiles); every modifier at once. */
+START_TEST(test_paged)
+{
+    const int64_t len_k[4] = {1, 33, 48, _i == 8 ? 0 : 70};
+    const int64_t sq = _i < 4 ? 1 : 4; /* decode, then chunks of 4 */
+    llm_spec_t s = padded(_i % 2 ? SDPA_FORWARD_TRAINING : SDPA_FORWARD_INFERENCE, 4, sq, 1,
+                          SDPA_DTYPE_F16);
+    s.layout = LLM_PAGED;
+    for (int b = 0; b < 4; b++)
+        s.len_k[b] = len_k[b];
+    if (_i == 9)
+        s.len_k[3] = 300;
+    s.q_heads = 8;
+    s.block_size = _i == 9 ? 64 : _i % 4 < 2 ? 16 : 32;
+    s.spare_blocks = 3;
+    s.kvdt = _i % 4 == 2 ? SDPA_DTYPE_S8 : SDPA_DTYPE_F16;
+    s.qdt = _i == 5 ? SDPA_DTYPE_BF16 : _i == 6 ? SDPA_DTYPE_F32 : SDPA_DTYPE_F16;
+    s.mask_kind = sq > 1 ? SDPA_MASK_CAUSAL_BOTTOM_RIGHT : SDPA_MASK_NONE;
+    s.softmax = SDPA_SOFTMAX_INF_AS_ZERO;
+    if (_i == 7) { /* everything a paged decode may take at once */
+        s.window = (sdpa_window_desc_t){1, 20, 0};
+        s.softcap = 4.0f;
+        s.alibi = SDPA_ALIBI_PER_BATCH_HEAD;
+    }
+    check_spec(&s, 300 + (uint64_t)_i);
+}
+END_TEST
+
 /* What ze does not run says so at primitive_create, and the features query
  * agrees with what it runs. */
 START_TEST(test_refusals_and_features)
@@ -252,23 +285,23 @@ START_TEST(test_refusals_and_features)
     ck_assert_uint_eq(f.has_softcap, 1);
     ck_assert_uint_eq(f.has_alibi, 1);
     ck_assert_uint_eq(f.has_varlen, 0); /* forward only so far */
-    ck_assert_uint_eq(f.has_paged_kv, 0);
+    ck_assert_uint_eq(f.has_paged_kv, 1);
     ck_assert_uint_eq(f.has_split_kv, 0);
 
     static const int64_t len[2] = {3, 5};
     llm_spec_t v = padded(SDPA_BACKWARD, 2, 3, 5, SDPA_DTYPE_F32);
     v.layout = LLM_VARLEN;
     llm_spec_t p = padded(SDPA_FORWARD_INFERENCE, 2, 1, 5, SDPA_DTYPE_F16);
-    p.layout = LLM_PAGED;
-    p.block_size = 16;
+    p.layout = LLM_VARLEN;
+    p.kvdt = SDPA_DTYPE_S8;
     for (int b = 0; b < 2; b++)
         p.len_k[b] = len[b];
     llm_spec_t d = padded(SDPA_BACKWARD, 1, 3, 5, SDPA_DTYPE_F32);
     d.softcap = 2.0f;
     d.ds_dtype = SDPA_DTYPE_F32;
     const llm_spec_t *specs[3] = {&v, &p, &d};
-    const char *words[3] = {"varlen.enabled = 1 with prop_kind = BACKWARD", "paged_kv.enabled = 1",
-                            "softcap = 2"};
+    const char *words[3] = {"varlen.enabled = 1 with prop_kind = BACKWARD",
+                            "varlen.enabled = 1 with k.dtype = s8", "softcap = 2"};
     for (int i = 0; i < 3; i++) {
         llm_case_t c;
         llm_desc_init(&c, specs[i]);
@@ -297,6 +330,7 @@ int main(void)
     tcase_add_loop_test(t, test_combined, 0, 3);
     tcase_add_loop_test(t, test_varlen_forward, 0, 8);
     tcase_add_loop_test(t, test_varlen_long_and_decode, 0, 5);
+    tcase_add_loop_test(t, test_paged, 0, 10);
     tcase_add_test(t, test_refusals_and_features);
     suite_add_tcase(s, t);
     return test_env_run_suite(s);
