@@ -264,7 +264,6 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_fwd(
     if (SC(VARLEN) && (sq <= 0 || w.rows <= 0))
         return;
     const long q_base = SC(VARLEN) ? q_row0 * Q_S2 : w.b * Q_S0;
-    const long dst_base = SC(VARLEN) ? q_row0 * DST_S2 : w.b * DST_S0;
     const bool transpose_k = SC(TRANSPOSE_K);
 
     /* Local memory, SDPA_FWD_SLM_FLOATS in all. Tiles the inner loops read
@@ -476,6 +475,9 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_fwd(
     const int n = sdpa_iclamp(D - vs_d0, 0, SC(UNROLL_M_VS));
     for (int i = 0; i < vs_rows; i++) {
         const int r = vs_row0 + i;
+        /* The base is computed here, not kept across the key loop: a 64-bit
+         * value live through it costs GPU registers (a spill on Xe-HPC). */
+        const long dst_base = SC(VARLEN) ? q_row0 * DST_S2 : w.b * DST_S0;
         const long dst_off = dst_base + (long)sdpa_fwd_row_head(&w, r) * DST_S1 +
                              (long)sdpa_fwd_row_query(&w, r) * DST_S2 + (long)vs_d0 * DST_S3;
         local const float *o_row = o_slm + r * D_MAX + vs_d0;
