@@ -446,10 +446,11 @@ typedef struct sdpa_problem_desc {
      * split into chunks that work-groups process in parallel, and a second
      * small kernel merges their partial results as merge_execute does.
      * 0: the backend decides from the problem and the device's compute
-     * units (ze: SDPA_SPLIT_KV overrides); 1: never split; n >= 2: split
-     * into at most n chunks where the backend can (fewer when the keys are
-     * fewer tiles). Forward only; results agree with the unsplit pass
-     * within f32 rounding; ref ignores it. A split execution uses scratch
+     * units; 1: never split; n >= 2: split into at most n chunks where the
+     * backend can (fewer when the keys are fewer tiles). Forward only;
+     * results agree with the unsplit pass within f32 rounding; a backend
+     * that does not split (sdpa_features_t.has_split_kv = 0: ref, and ze
+     * so far) ignores it. A split execution uses scratch
      * (SDPA_QUERY_SCRATCH_BYTES). */
     uint32_t num_splits;
 } sdpa_problem_desc_t;

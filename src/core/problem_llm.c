@@ -220,9 +220,3 @@ sdpa_status_t sdpa_llm_args_check(const sdpa_problem_desc_t *p, const sdpa_exec_
                                                        : "alibi = PER_BATCH_HEAD"));
     return SDPA_SUCCESS;
 }
-
-int sdpa_problem_uses_llm(const sdpa_problem_desc_t *p)
-{
-    return p->varlen.enabled || p->paged_kv.enabled || p->window.enabled || p->softcap != 0.0f ||
-           p->alibi != SDPA_ALIBI_NONE;
-}

@@ -50,7 +50,4 @@ void sdpa_llm_copy(sdpa_problem_desc_t *out, const sdpa_problem_desc_t *d);
  * and 4-byte aligned (int32 and f32 arrays). */
 sdpa_status_t sdpa_llm_args_check(const sdpa_problem_desc_t *p, const sdpa_exec_args_t *a);
 
-/* 1 if p uses any of the new features (num_splits aside, which is a hint). */
-int sdpa_problem_uses_llm(const sdpa_problem_desc_t *p);
-
 #endif /* SDPA_CORE_PROBLEM_LLM_H */

@@ -9,6 +9,26 @@
 #include "philox.h"
 #include "problem.h"
 
+llm_spec_t llm_spec_of(sdpa_prop_kind_t prop, llm_layout_t layout, int64_t batch,
+                       const int64_t *len_q, const int64_t *len_k, sdpa_dtype_t dt)
+{
+    llm_spec_t s;
+    memset(&s, 0, sizeof(s));
+    s.prop = prop;
+    s.layout = layout;
+    s.batch = batch;
+    s.q_heads = 4;
+    s.kv_heads = 2;
+    s.head_size = 16;
+    for (int64_t b = 0; b < batch; b++) {
+        s.len_q[b] = layout == LLM_VARLEN ? len_q[b] : len_q[0];
+        s.len_k[b] = layout == LLM_PADDED ? len_k[0] : len_k[b];
+    }
+    s.block_size = 16;
+    s.qdt = s.kvdt = dt;
+    return s;
+}
+
 int64_t llm_max(const int64_t *len, int64_t n)
 {
     int64_t m = 0;

@@ -56,6 +56,12 @@ typedef struct llm_case {
     int64_t max_blocks;
 } llm_case_t;
 
+/* A spec of batch sequences, GQA 4/2, head size 16, Q, K, V in dt, blocks
+ * of 16 (PAGED), everything else off: len_q[b] queries (all len_q[0] unless
+ * VARLEN) and len_k[b] keys (all len_k[0] when PADDED). */
+llm_spec_t llm_spec_of(sdpa_prop_kind_t prop, llm_layout_t layout, int64_t batch,
+                       const int64_t *len_q, const int64_t *len_k, sdpa_dtype_t dt);
+
 /* The maximum of len[0 .. n-1]. */
 int64_t llm_max(const int64_t *len, int64_t n);
 

@@ -70,26 +70,6 @@ static void check_spec(const llm_spec_t *spec, uint64_t seed)
 
 static const sdpa_dtype_t dtypes[3] = {SDPA_DTYPE_F32, SDPA_DTYPE_F16, SDPA_DTYPE_BF16};
 
-/* A spec of batch sequences with these lengths (PADDED uses the first). */
-static llm_spec_t spec_of(sdpa_prop_kind_t prop, llm_layout_t layout, int64_t batch,
-                          const int64_t *len_q, const int64_t *len_k, sdpa_dtype_t dt)
-{
-    llm_spec_t s;
-    memset(&s, 0, sizeof(s));
-    s.prop = prop;
-    s.layout = layout;
-    s.batch = batch;
-    s.q_heads = 4;
-    s.kv_heads = 2;
-    s.head_size = 16;
-    for (int64_t b = 0; b < batch; b++) {
-        s.len_q[b] = layout == LLM_VARLEN ? len_q[b] : len_q[0];
-        s.len_k[b] = layout == LLM_PADDED ? len_k[0] : len_k[b];
-    }
-    s.block_size = 16;
-    s.qdt = s.kvdt = dt;
-    return s;
-}
 
 /* Varlen: an empty query sequence, a sequence with no keys (its queries
  * see nothing), one-token sequences, lengths up to the maxima; every dtype,
@@ -102,7 +82,7 @@ START_TEST(test_varlen_forward)
     const sdpa_mask_kind_t masks[4] = {SDPA_MASK_NONE, SDPA_MASK_CAUSAL_TOP_LEFT,
                                        SDPA_MASK_CAUSAL_BOTTOM_RIGHT, SDPA_MASK_BUFFER};
     llm_spec_t s =
-            spec_of(SDPA_FORWARD_TRAINING, LLM_VARLEN, 5, varlen_q, varlen_k, dtypes[_i % 3]);
+            llm_spec_of(SDPA_FORWARD_TRAINING, LLM_VARLEN, 5, varlen_q, varlen_k, dtypes[_i % 3]);
     s.mask_kind = masks[_i % 4];
     s.softmax = _i % 2 ? SDPA_SOFTMAX_INF_AS_ZERO : SDPA_SOFTMAX_ACCURATE;
     s.dropout = _i >= 6;
@@ -114,7 +94,7 @@ START_TEST(test_varlen_backward)
 {
     const sdpa_mask_kind_t masks[3] = {SDPA_MASK_NONE, SDPA_MASK_CAUSAL_BOTTOM_RIGHT,
                                        SDPA_MASK_BUFFER};
-    llm_spec_t s = spec_of(SDPA_BACKWARD, LLM_VARLEN, 5, varlen_q, varlen_k, dtypes[_i % 3]);
+    llm_spec_t s = llm_spec_of(SDPA_BACKWARD, LLM_VARLEN, 5, varlen_q, varlen_k, dtypes[_i % 3]);
     s.mask_kind = masks[_i % 3];
     s.dropout = _i == 2;
     s.ds_dtype = _i == 1 ? SDPA_DTYPE_F32 : SDPA_DTYPE_UNDEF;
@@ -130,7 +110,7 @@ START_TEST(test_paged)
 {
     const int64_t len_k[4] = {1, 33, 48, 70};
     const int64_t sq = _i < 4 ? 1 : 4; /* decode, then chunks of 4 */
-    llm_spec_t s = spec_of(_i % 2 ? SDPA_FORWARD_TRAINING : SDPA_FORWARD_INFERENCE, LLM_PAGED, 4,
+    llm_spec_t s = llm_spec_of(_i % 2 ? SDPA_FORWARD_TRAINING : SDPA_FORWARD_INFERENCE, LLM_PAGED, 4,
                            &sq, len_k, SDPA_DTYPE_F16);
     s.q_heads = 8;
     s.block_size = _i % 4 < 2 ? 16 : 32;
@@ -154,7 +134,7 @@ START_TEST(test_window)
     static const sdpa_window_desc_t windows[6] = {{1, 0, 0},  {1, 2, 1},     {1, 3, -1},
                                                   {1, -1, 2}, {1, 100, 100}, {1, 0, -1}};
     const int64_t sq = 6, sk = 11;
-    llm_spec_t s = spec_of(_i < 6 ? SDPA_FORWARD_TRAINING : SDPA_BACKWARD, LLM_PADDED, 2, &sq, &sk,
+    llm_spec_t s = llm_spec_of(_i < 6 ? SDPA_FORWARD_TRAINING : SDPA_BACKWARD, LLM_PADDED, 2, &sq, &sk,
                            dtypes[_i % 3]);
     s.window = windows[_i % 6];
     s.mask_kind = _i % 4 == 1   ? SDPA_MASK_CAUSAL_BOTTOM_RIGHT
@@ -171,7 +151,7 @@ END_TEST
 START_TEST(test_softcap)
 {
     const int64_t sq = 5, sk = 9;
-    llm_spec_t s = spec_of(_i < 3 ? SDPA_FORWARD_TRAINING : SDPA_BACKWARD, LLM_PADDED, 2, &sq, &sk,
+    llm_spec_t s = llm_spec_of(_i < 3 ? SDPA_FORWARD_TRAINING : SDPA_BACKWARD, LLM_PADDED, 2, &sq, &sk,
                            dtypes[_i % 3]);
     s.softcap = _i == 2 ? 1000.0f : 3.0f;
     s.ds_dtype = _i >= 3 ? SDPA_DTYPE_F32 : SDPA_DTYPE_UNDEF;
@@ -185,7 +165,7 @@ END_TEST
 START_TEST(test_alibi)
 {
     const int64_t sq = _i % 2 ? 7 : 3, sk = _i % 2 ? 4 : 10;
-    llm_spec_t s = spec_of(_i < 4 ? SDPA_FORWARD_TRAINING : SDPA_BACKWARD, LLM_PADDED, 3, &sq, &sk,
+    llm_spec_t s = llm_spec_of(_i < 4 ? SDPA_FORWARD_TRAINING : SDPA_BACKWARD, LLM_PADDED, 3, &sq, &sk,
                            dtypes[_i % 3]);
     s.alibi = _i % 4 < 2 ? SDPA_ALIBI_PER_HEAD : SDPA_ALIBI_PER_BATCH_HEAD;
     s.mask_kind = _i == 2 ? SDPA_MASK_CAUSAL_BOTTOM_RIGHT : SDPA_MASK_NONE;
@@ -197,7 +177,7 @@ END_TEST
  * causal, dropout; forward and backward. */
 START_TEST(test_combined)
 {
-    llm_spec_t s = spec_of(_i ? SDPA_BACKWARD : SDPA_FORWARD_TRAINING, LLM_VARLEN, 5, varlen_q,
+    llm_spec_t s = llm_spec_of(_i ? SDPA_BACKWARD : SDPA_FORWARD_TRAINING, LLM_VARLEN, 5, varlen_q,
                            varlen_k, SDPA_DTYPE_BF16);
     s.window = (sdpa_window_desc_t){1, 4, 1};
     s.softcap = 2.5f;
@@ -223,8 +203,8 @@ START_TEST(test_arrays_refused)
 {
     const int64_t sq = 1, sk = 8;
     llm_spec_t v =
-            spec_of(SDPA_FORWARD_INFERENCE, LLM_VARLEN, 5, varlen_q, varlen_k, SDPA_DTYPE_F32);
-    llm_spec_t p = spec_of(SDPA_FORWARD_INFERENCE, LLM_PAGED, 1, &sq, &sk, SDPA_DTYPE_F32);
+            llm_spec_of(SDPA_FORWARD_INFERENCE, LLM_VARLEN, 5, varlen_q, varlen_k, SDPA_DTYPE_F32);
+    llm_spec_t p = llm_spec_of(SDPA_FORWARD_INFERENCE, LLM_PAGED, 1, &sq, &sk, SDPA_DTYPE_F32);
     p.alibi = SDPA_ALIBI_PER_HEAD;
     llm_case_t c;
     const void *saved;

@@ -92,24 +92,11 @@ static void check_spec(const llm_spec_t *spec, uint64_t seed)
     llm_case_free(&c);
 }
 
-/* A padded spec: B sequences of sq queries and sk keys, GQA 4/2, D = 16. */
+/* A padded spec: B sequences of sq queries and sk keys (llm_spec_of). */
 static llm_spec_t padded(sdpa_prop_kind_t prop, int64_t batch, int64_t sq, int64_t sk,
                          sdpa_dtype_t dt)
 {
-    llm_spec_t s;
-    memset(&s, 0, sizeof(s));
-    s.prop = prop;
-    s.layout = LLM_PADDED;
-    s.batch = batch;
-    s.q_heads = 4;
-    s.kv_heads = 2;
-    s.head_size = 16;
-    for (int64_t b = 0; b < batch; b++) {
-        s.len_q[b] = sq;
-        s.len_k[b] = sk;
-    }
-    s.qdt = s.kvdt = dt;
-    return s;
+    return llm_spec_of(prop, LLM_PADDED, batch, &sq, &sk, dt);
 }
 
 /* Sliding windows: the diagonal alone, narrow, one side unbounded, wider
@@ -194,13 +181,7 @@ END_TEST
 static llm_spec_t varlen(sdpa_prop_kind_t prop, int64_t batch, const int64_t *len_q,
                          const int64_t *len_k, sdpa_dtype_t dt)
 {
-    llm_spec_t s = padded(prop, batch, 1, 1, dt);
-    s.layout = LLM_VARLEN;
-    for (int64_t b = 0; b < batch; b++) {
-        s.len_q[b] = len_q[b];
-        s.len_k[b] = len_k[b];
-    }
-    return s;
+    return llm_spec_of(prop, LLM_VARLEN, batch, len_q, len_k, dt);
 }
 
 /* Varlen forward: an empty query sequence, a sequence with no keys (its
