@@ -178,14 +178,22 @@ extern "C" {
 #define SDPA_VERSION_MAJOR(version) ((uint32_t)(version) >> 16)
 #define SDPA_VERSION_MINOR(version) ((uint32_t)(version)&0xffffu)
 
-/* The ABI this header describes. */
-#define SDPA_ABI_VERSION SDPA_MAKE_VERSION(1, 0)
+/* The ABI this header describes. 1.1 appended merge_create and
+ * merge_execute to sdpa_backend_iface_t (merging attention states). */
+#define SDPA_ABI_VERSION SDPA_MAKE_VERSION(1, 1)
 
 /* Versions of the descriptors (struct_version fields). */
 #define SDPA_CONTEXT_DESC_VERSION 1u
-#define SDPA_PROBLEM_DESC_VERSION 1u
-#define SDPA_EXEC_ARGS_VERSION 1u
-#define SDPA_FEATURES_VERSION 1u
+/* Version 2 (ABI 1.1) appends the LLM features: varlen, paged_kv, window,
+ * softcap, alibi, num_splits (sdpa_problem_desc_t). */
+#define SDPA_PROBLEM_DESC_VERSION 2u
+/* Version 2 (ABI 1.1) appends cu_seqlens_q, cu_seqlens_k, block_table,
+ * cache_seqlens and alibi_slopes. */
+#define SDPA_EXEC_ARGS_VERSION 2u
+/* Version 2 (ABI 1.1) appends has_varlen .. has_merge. */
+#define SDPA_FEATURES_VERSION 2u
+#define SDPA_MERGE_DESC_VERSION 1u /* ABI 1.1 */
+#define SDPA_MERGE_ARGS_VERSION 1u /* ABI 1.1 */
 
 /* The name of the one symbol a backend plugin exports. */
 #define SDPA_BACKEND_ENTRY_POINT "sdpa_backend_negotiate"
@@ -366,6 +374,94 @@ typedef struct sdpa_dropout_desc {
     uint32_t with_mask_output;
 } sdpa_dropout_desc_t;
 
+/* ------------------------------------------------------------------------- */
+/* LLM features (ABI 1.1, struct_version 2 of the problem and the arguments) */
+/* ------------------------------------------------------------------------- */
+
+/* Every member below reads as zero from a caller that passes a version 1
+ * struct, and zero means "off" for each of them.
+ *
+ * Positions. Where a feature needs to place query i among the keys (the
+ * sliding window, ALiBi) the queries are the last Sq positions of the key
+ * sequence, as in FlashAttention: query i sits at position
+ *     pos_i = i + Sk - Sq
+ * (bottom-right aligned; with Sq = Sk, pos_i = i), with Sq and Sk the
+ * lengths of the query's own sequence (varlen, paged KV). This is also
+ * where CAUSAL_BOTTOM_RIGHT puts the diagonal; CAUSAL_TOP_LEFT keeps its
+ * own (j <= i) and combines with a window by intersection.
+ *
+ * Scores. s_ij = cap(scale * q_i.k_j) + bias_ij + mask_ij, in that order:
+ * cap is the logit softcap (identity when off), bias the ALiBi bias, mask
+ * the additive mask buffer; keys outside the causal band or the window are
+ * -inf. softmax, dropout and the log-sum-exp then act on s as before, and
+ * a query whose keys are all -inf is a fully masked row (sdpa.h,
+ * sdpa_softmax_kind_t). dS (backward) is the gradient with respect to s. */
+
+/* Variable-length batches (flash_attn_varlen_func): B sequences packed
+ * along the sequence dim. q and dst are [1, Hq, total_q, D], k and v
+ * [1, Hkv, total_k, D] (any strides; PyTorch's [total, H, D] is strides
+ * {0, D, H * D, 1}), and sequence b owns query rows cu_seqlens_q[b] ..
+ * cu_seqlens_q[b + 1] - 1 and key rows cu_seqlens_k[b] .. cu_seqlens_k[b + 1]
+ * - 1 (int32 device arrays of B + 1 entries in exec args: cu[0] = 0,
+ * non-decreasing, cu[B] <= total, each length <= its maximum below; a
+ * sequence may be empty). Each sequence is its own attention problem:
+ * causal masks, the window and ALiBi use its own lengths, and a query of a
+ * sequence without keys is a fully masked row. The log-sum-exp workspace
+ * follows Q: f32 [Hq, total_q] (FlashAttention's layout). The tensors
+ * indexed by query and key - the mask buffer, the dropout keep mask and its
+ * element index, dS - keep the layout of the padded problem
+ * [B, Hq, max_seqlen_q, max_seqlen_k], (b, h, i, j) with i and j the
+ * positions inside sequence b, so dropout draws the numbers of the padded
+ * equivalent. Rows of Q, K, V outside every sequence are not read, and the
+ * outputs there (O, LSE, dQ, dK, dV) and the padding of the padded tensors
+ * are not written. Forward and backward; not with paged_kv. */
+typedef struct sdpa_varlen_desc {
+    uint32_t enabled;
+    int64_t batch;        /* B: the cu_seqlens arrays have B + 1 entries */
+    int64_t max_seqlen_q; /* the longest query sequence, >= 1 */
+    int64_t max_seqlen_k; /* the longest key sequence, >= 1 */
+} sdpa_varlen_desc_t;
+
+/* A paged KV cache (vLLM, flash_attn_with_kvcache): k and v are caches
+ * [num_blocks, Hkv, block_size, D] (any strides, so [num_blocks,
+ * block_size, Hkv, D] too; block_size a power of two in 16..256; quantized
+ * dtypes allowed, PER_GROUP parameters then dense [num_blocks, Hkv,
+ * block_size, D / group_size]), q and dst [B, Hq, Sq, D]. Key j of sequence
+ * b is row j % block_size of block block_table[b][j / block_size], with
+ * block_table int32 [B, max_blocks_per_seq] (row stride block_table_stride
+ * elements, >= max_blocks_per_seq; 0 means max_blocks_per_seq) and the keys
+ * of sequence b are 0 .. cache_seqlens[b] - 1 (int32 [B], each in
+ * 0 .. max_blocks_per_seq * block_size), both device arrays in exec args.
+ * Entries of the block table past a sequence's last block are not read.
+ * Decode (Sq = 1) and chunked prefill (Sq > 1, usually with
+ * CAUSAL_BOTTOM_RIGHT: the chunk is the last Sq positions). The mask
+ * buffer, the dropout keep mask and the logical Sk of the other rules are
+ * [B, Hq, Sq, max_blocks_per_seq * block_size]. Forward only; no mask
+ * buffer, no dropout, not with varlen. */
+typedef struct sdpa_paged_kv_desc {
+    uint32_t enabled;
+    int64_t max_blocks_per_seq; /* columns of the block table, <= num_blocks */
+    int64_t block_table_stride; /* elements between rows; 0: max_blocks_per_seq */
+} sdpa_paged_kv_desc_t;
+
+/* Sliding window (Mistral, Gemma): query i sees keys j with
+ *     pos_i - left <= j <= pos_i + right
+ * (pos_i above; -1 = unbounded on that side), alone or with a causal mask
+ * (both apply). left = right = 0 is the diagonal alone; a window wider than
+ * Sk is no restriction. Forward and backward. */
+typedef struct sdpa_window_desc {
+    uint32_t enabled;
+    int64_t left, right; /* >= -1 */
+} sdpa_window_desc_t;
+
+/* ALiBi (Press et al.): bias_ij = -slope_h * |pos_i - j| with per-query-
+ * head f32 slopes in exec args (alibi_slopes). Forward and backward. */
+typedef enum sdpa_alibi_kind {
+    SDPA_ALIBI_NONE = 0,
+    SDPA_ALIBI_PER_HEAD = 1,       /* f32 [Hq], one set for every sequence */
+    SDPA_ALIBI_PER_BATCH_HEAD = 2, /* f32 [B, Hq], dense */
+} sdpa_alibi_kind_t;
+
 typedef struct sdpa_problem_desc {
     uint32_t struct_size;    /* sizeof(sdpa_problem_desc_t) */
     uint32_t struct_version; /* SDPA_PROBLEM_DESC_VERSION */
@@ -403,6 +499,27 @@ typedef struct sdpa_problem_desc {
     sdpa_tensor_desc_t diff_dst, diff_q, diff_k, diff_v, ds;
     /* 1: bit-identical results from run to run (no floating-point atomics). */
     uint32_t deterministic;
+
+    /* --- ABI 1.1, struct_version 2 (see "LLM features" above) ------------ */
+    sdpa_varlen_desc_t varlen;
+    sdpa_paged_kv_desc_t paged_kv;
+    sdpa_window_desc_t window;
+    /* Logit softcap (Gemma 2): s <- softcap * tanh(s / softcap) on the
+     * scaled score, before the bias and the mask; 0 = off, else a finite
+     * value > 0. Forward and backward. */
+    float softcap;
+    sdpa_alibi_kind_t alibi;
+    /* Split-KV decode (flash-decoding): the keys of each query row are
+     * split into chunks that work-groups process in parallel, and a second
+     * small kernel merges their partial results as merge_execute does.
+     * 0: the backend decides from the problem and the device's compute
+     * units; 1: never split; n >= 2: split into at most n chunks where the
+     * backend can (fewer when the keys are fewer tiles). Forward only;
+     * results agree with the unsplit pass within f32 rounding; a backend
+     * that does not split (sdpa_features_t.has_split_kv = 0: ref, and ze
+     * so far) ignores it. A split execution uses scratch
+     * (SDPA_QUERY_SCRATCH_BYTES). */
+    uint32_t num_splits;
 } sdpa_problem_desc_t;
 
 /* ------------------------------------------------------------------------- */
@@ -471,7 +588,88 @@ typedef struct sdpa_exec_args {
     ze_event_handle_t signal_event;
     uint32_t num_wait_events;
     ze_event_handle_t *wait_events;
+
+    /* --- ABI 1.1, struct_version 2 ----------------------------------------- */
+    /* varlen: int32 [B + 1] device arrays, 4-byte aligned. */
+    const void *cu_seqlens_q, *cu_seqlens_k;
+    /* paged_kv: int32 [B, max_blocks_per_seq] (rows block_table_stride
+     * apart) and int32 [B]. */
+    const void *block_table, *cache_seqlens;
+    /* alibi: f32 [Hq] or [B, Hq]. */
+    const void *alibi_slopes;
 } sdpa_exec_args_t;
+
+/* ------------------------------------------------------------------------- */
+/* Merging attention states (ABI 1.1)                                        */
+/* ------------------------------------------------------------------------- */
+
+/* The most states one merge takes. More states merge in steps: the merge is
+ * associative, merge(merge(a, b), c) = merge(a, b, c) up to rounding. */
+#define SDPA_MERGE_MAX_STATES 16
+
+/* A merge combines n attention states (O_s, LSE_s) of the same queries, each
+ * the attention of those queries over a part of the keys (split-KV decode,
+ * context-parallel attention across devices, a KV cache in two pieces), into
+ * the state of the attention over all of the keys. For every row (b, h, i):
+ *
+ *     m    = max_s LSE_s
+ *     w_s  = exp(LSE_s - m)          (0 for a state whose LSE_s is -inf)
+ *     O    = sum_s w_s O_s / sum_s w_s
+ *     LSE  = m + log(sum_s w_s)
+ *
+ * LSE_s is what a training forward writes to its workspace (natural log,
+ * scale included; -inf for a query that saw no key), so the states of
+ * FORWARD_TRAINING executions over disjoint key ranges merge into exactly
+ * the O and log-sum-exp of one execution over all of them.
+ *   - A state whose LSE_s is -inf (it saw no key) contributes nothing,
+ *     whatever its O_s row holds (NaN in ACCURATE mode).
+ *   - If every LSE_s of a row is -inf, its O row is NaN (ACCURATE) or 0
+ *     (INF_AS_ZERO), as for a fully masked row of a forward, and its LSE is
+ *     -inf.
+ *   - If some LSE_s is NaN or +inf, the row's O and LSE are NaN.
+ *   - With n = 1 the merge converts O_1 to dst's dtype and layout (and applies
+ *     the two rules above).
+ * Merges accumulate in at least f32 and round each output once.
+ *
+ * In place: dst may be the very buffer of one state's O (same pointer,
+ * dtype and strides), and dst_lse that of one state's LSE, as in
+ * (O, LSE) = merge((O, LSE), (O_new, LSE_new)). Any other overlap between
+ * outputs and inputs is undefined. */
+typedef struct sdpa_merge_desc {
+    uint32_t struct_size;    /* sizeof(sdpa_merge_desc_t) */
+    uint32_t struct_version; /* SDPA_MERGE_DESC_VERSION */
+    uint32_t num_states;     /* n, 1..SDPA_MERGE_MAX_STATES */
+    /* The O row of a row whose states all saw no key: NaN or 0. */
+    sdpa_softmax_kind_t softmax_kind;
+    /* Every O_s: [B, H, S, D], f32, f16 or bf16, one dtype and one layout
+     * for all states (each at its own pointer). D <= 512. */
+    sdpa_tensor_desc_t states;
+    /* Every LSE_s: f32 [B, H, S, 1] (strides[3] is not used), one layout for
+     * all states; the workspace of a forward is dense, strides
+     * {H * S, S, 1, 1}. */
+    sdpa_tensor_desc_t states_lse;
+    /* O: [B, H, S, D], f32, f16 or bf16 (any of them, whatever the states'). */
+    sdpa_tensor_desc_t dst;
+    /* LSE: f32 [B, H, S, 1], or dtype UNDEF: not written. */
+    sdpa_tensor_desc_t dst_lse;
+} sdpa_merge_desc_t;
+
+/* The buffers of one merge. Alignment as for sdpa_exec_args_t: each pointer
+ * that of its elements. states and states_lse are host arrays of num_states
+ * device pointers, read during merge_execute only. */
+typedef struct sdpa_merge_args {
+    uint32_t struct_size;    /* sizeof(sdpa_merge_args_t) */
+    uint32_t struct_version; /* SDPA_MERGE_ARGS_VERSION */
+    const void *const *states;      /* O_s, s < num_states */
+    const float *const *states_lse; /* LSE_s, s < num_states */
+    void *dst;
+    float *dst_lse; /* dst_lse.dtype F32 only */
+    /* As in sdpa_exec_args_t. */
+    ze_command_list_handle_t command_list;
+    ze_event_handle_t signal_event;
+    uint32_t num_wait_events;
+    ze_event_handle_t *wait_events;
+} sdpa_merge_args_t;
 
 /* ------------------------------------------------------------------------- */
 /* Contexts, primitives, queries                                             */
@@ -501,6 +699,11 @@ typedef struct sdpa_features {
     uint32_t has_f16, has_bf16;
     uint32_t has_backward, has_deterministic_backward;
     uint32_t has_quantized_kv, has_dropout;
+    /* ABI 1.1, struct_version 2: 1 if the backend serves the feature on
+     * this device (forward, and backward where the feature has one). */
+    uint32_t has_varlen, has_paged_kv, has_window, has_softcap, has_alibi;
+    uint32_t has_split_kv; /* num_splits is honoured (0: ignored) */
+    uint32_t has_merge;    /* merge_create / merge_execute */
 } sdpa_features_t;
 
 typedef enum sdpa_query {
@@ -536,7 +739,9 @@ typedef enum sdpa_query {
 /* A table of functions, handed out by sdpa_backend_negotiate. Read a member
  * only if its offset is below struct_size: a backend built against an older
  * minor version has a shorter table. Members are never reordered or removed
- * within a major version; new ones are appended. */
+ * within a major version; new ones are appended. A backend that speaks minor
+ * version m sets every member up to m's: with 1.1, merge_create and
+ * merge_execute (the front loader refuses a table that leaves one NULL). */
 typedef struct sdpa_backend_iface {
     uint32_t abi_version; /* SDPA_ABI_VERSION the backend implements */
     uint32_t struct_size; /* sizeof(sdpa_backend_iface_t) in that version */
@@ -578,6 +783,20 @@ typedef struct sdpa_backend_iface {
      * same or different primitives and command lists (see Threads at the
      * top). */
     sdpa_status_t (*primitive_execute)(sdpa_primitive_t *prim, const sdpa_exec_args_t *args);
+
+    /* --- ABI 1.1 ---------------------------------------------------------- */
+
+    /* Creates a merge primitive (see sdpa_merge_desc_t): checks desc and
+     * builds or reuses its module. desc is copied. The primitive is destroyed
+     * with primitive_destroy and answers primitive_query (no workspace, no
+     * scratch, a configuration string "merge n2 ..."); primitive_execute
+     * refuses it, and merge_execute refuses attention primitives
+     * (SDPA_ERROR_INVALID_ARGUMENT). */
+    sdpa_status_t (*merge_create)(sdpa_context_t *ctx, const sdpa_merge_desc_t *desc,
+                                  sdpa_primitive_t **out);
+    /* Appends the merge of args->states into args->dst (and args->dst_lse)
+     * and returns, as primitive_execute does; the same thread rules apply. */
+    sdpa_status_t (*merge_execute)(sdpa_primitive_t *prim, const sdpa_merge_args_t *args);
 } sdpa_backend_iface_t;
 
 /* The entry point every backend plugin exports (SDPA_BACKEND_ENTRY_POINT).

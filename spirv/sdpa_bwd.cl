@@ -66,7 +66,8 @@ sdpa_bwd_problem_of(int d, int sk, int sq, const global void *scale_ptr, float s
                     float inv_scale, const global void *msk, long ms0, long ms1, long ms2, long ms3,
                     long dropout_seed, long dropout_offset, float dropout_p,
                     const global long *dropout_seed_ptr, const global long *dropout_offset_ptr,
-                    const global float *dropout_p_ptr)
+                    const global float *dropout_p_ptr, int win_left, int win_right, float softcap,
+                    const global float *alibi_slopes)
 {
     sdpa_bwd_problem x;
     x.b = get_group_id(2);
@@ -80,6 +81,11 @@ sdpa_bwd_problem_of(int d, int sk, int sq, const global void *scale_ptr, float s
     x.causal_offset = sdpa_causal_offset(sk, sq);
     x.factor = sdpa_score_factor(1.0f, scale_ptr, scale, inv_scale);
     x.log2_factor = x.factor * SDPA_LOG2E;
+    x.pos_offset = sk - sq;
+    x.win_left = win_left;
+    x.win_right = win_right;
+    x.cap = sdpa_softcap_of(softcap, x.log2_factor, SDPA_LOG2E);
+    x.slope2 = sdpa_alibi_slope(alibi_slopes, x.b, x.hq, x.h, SDPA_LOG2E);
     x.msk = msk;
     x.msk_head = x.b * ms0 + (long)x.h * ms1;
     x.ms2 = ms2;
@@ -196,7 +202,8 @@ sdpa_bwd_all_strides_of(const global long *strides)
 #define SDPA_BWD_PROBLEM_OF_ARGS()                                                                 \
     sdpa_bwd_problem_of(D, SK, SQ, SCALE_PTR, SCALE, INV_SCALE, MSK, MSK_S0, MSK_S1, MSK_S2,       \
                         MSK_S3, DROPOUT_SEED, DROPOUT_OFFSET, DROPOUT_P, DROPOUT_SEED_PTR,         \
-                        DROPOUT_OFFSET_PTR, DROPOUT_P_PTR)
+                        DROPOUT_OFFSET_PTR, DROPOUT_P_PTR, WINDOW_LEFT, WINDOW_RIGHT, SOFTCAP,      \
+                        ALIBI_SLOPES)
 
 /* Zeroes n floats of local memory, all sub-groups together. */
 static inline __attribute__((always_inline)) void sdpa_bwd_zero(local float *dst, int n)
@@ -236,13 +243,16 @@ sdpa_bwd_stage_queries(const private sdpa_bwd_slm *m, const private sdpa_bwd_pro
     }
 }
 
-/* Keys of the block [k0, k0 + keys) that the queries up to q_last may see. */
+/* Keys of the block [k0, k0 + keys) that the queries up to q_last may see
+ * (a count from k0: the causal band's and the window's right end). */
 static inline __attribute__((always_inline)) int
 sdpa_bwd_visible_keys(const private sdpa_bwd_problem *x, int k0, int keys, int q_last)
 {
-    if (!sdpa_is_causal())
-        return keys;
-    return sdpa_iclamp(q_last + x->causal_offset - k0 + 1, 0, keys);
+    int last = k0 + keys - 1;
+    if (sdpa_is_causal())
+        last = sdpa_imin(last, q_last + x->causal_offset);
+    last = sdpa_window_last(q_last + x->pos_offset, x->win_right, last);
+    return sdpa_iclamp(last - k0 + 1, 0, keys);
 }
 
 /*
@@ -277,7 +287,8 @@ sdpa_bwd_scores_tile(const private sdpa_bwd_problem *x, const private sdpa_bwd_s
     /* Keys past the end or beyond the causal band of the tile's first query
      * need a per-element test; interior tiles skip it. */
     const int key_last = t.key0 + SC(UNROLL_M_BCBR) - 1;
-    t.check = key_last >= x->sk || (sdpa_is_causal() && key_last > t.query0 + x->causal_offset);
+    t.check = key_last >= x->sk || (sdpa_is_causal() && key_last > t.query0 + x->causal_offset) ||
+              SC(WITH_WINDOW);
 
     if (SC(WITH_DROPOUT))
         sdpa_bwd_dropout_tile(&t, rows, nvec);
@@ -460,16 +471,28 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_bwd(
     /* DETERMINISTIC: dQ comes from sdpa_bwd_dq; DQ may not even be f32. */
     const bool dq_owner = !SC(DETERMINISTIC) && sg_id < SC(WG_M_DBR) * SC(WG_N_DBR);
 
-    /* Query blocks that can see these keys: all, or from the causal band on. */
-    int first_block = 0;
+    /* Query blocks that can see these keys: all, or from the causal band
+     * on; with a window, from the first query whose window reaches k0 to the
+     * last whose window starts at or before the block's last key. */
+    int q_first = 0, q_end = SQ;
     if (sdpa_is_causal())
-        first_block = sdpa_imax(0, k0 - x.causal_offset) / br;
-    const int blocks = sdpa_imax(0, (SQ + br - 1) / br - first_block);
+        q_first = sdpa_imax(0, k0 - x.causal_offset);
+    if (SC(WITH_WINDOW) && x.win_right >= 0) /* pos + right >= k0 */
+        q_first = sdpa_imax(q_first, k0 - x.pos_offset - x.win_right);
+    if (SC(WITH_WINDOW) && x.win_left >= 0) /* pos - left <= k0 + keys - 1 */
+        q_end = (int)clamp((long)k0 + keys - 1 + x.win_left - x.pos_offset + 1, 0L, (long)SQ);
+    q_first = sdpa_imin(q_first, SQ);
+    const int first_block = q_first / br;
+    const int blocks = sdpa_imax(0, (q_end + br - 1) / br - first_block);
+    const int q_stop = sdpa_imin((first_block + blocks) * br, SQ);
 
     /* dS of the queries that cannot see these keys is 0: written here, as
      * no block of the loop covers them. */
     if (SC(WITH_DS) && first_block > 0)
         sdpa_bwd_zero_ds(DS, ds_head, DS_S2, DS_S3, 0, sdpa_imin(first_block * br, SQ), k0, keys);
+    if (SC(WITH_DS) && SC(WITH_WINDOW) && q_stop < SQ)
+        sdpa_bwd_zero_ds(DS, ds_head, DS_S2, DS_S3, sdpa_imax(q_stop, first_block * br), SQ, k0,
+                         keys);
 
     /* Work-groups of neighbouring key blocks start at different query
      * blocks, so that the ones running at the same time add into different
@@ -550,14 +573,17 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_bwd_d
     sdpa_bwd_zero(m.acc0, bq * x.ld);
 
     /* Keys the work-group's queries can see: all, or up to the causal band
-     * of its last query. */
+     * or window of its last query, from the window of its first (rounded
+     * down to a block). */
     const int k_end = sdpa_bwd_visible_keys(&x, 0, SK, q0 + queries - 1);
+    const int k_begin = sdpa_imin(
+            sdpa_imax(0, sdpa_window_first(q0 + x.pos_offset, x.win_left) / bc) * bc, SK);
     const int sub_blocks = (queries + br - 1) / br;
     const bool dq_owner = get_sub_group_id() < SC(WG_M_DBR) * SC(WG_N_DBR);
 
     /* Each block of keys, staged once, serves the work-group's sub-blocks of
      * br queries in turn: the staging is paid once per bq queries. */
-    for (int k0 = 0; k0 < k_end; k0 += bc) {
+    for (int k0 = k_begin; k0 < k_end; k0 += bc) {
         const int keys = sdpa_imin(bc, SK - k0);
         barrier(CLK_LOCAL_MEM_FENCE); /* the previous block's readers are done */
         sdpa_bwd_stage_keys(&m, K, sdpa_bwd_head_offset(&st.k, x.b, x.hkv), st.k.s2, st.k.s3, V,

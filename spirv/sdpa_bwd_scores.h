@@ -70,8 +70,12 @@ typedef struct sdpa_bwd_problem {
     int sq, sk, d;     /* queries, keys, head size */
     int ld;            /* floats per head-dim row in local memory: SDPA_BWD_LD(d) */
     int causal_offset; /* query i sees key j <= i + causal_offset */
+    int pos_offset;    /* query i sits at key position i + pos_offset (Sk - Sq) */
+    int win_left, win_right; /* WITH_WINDOW: the bounds, -1 unbounded */
     float factor;      /* the score multiplier: scale, 1 / scale or 1 */
     float log2_factor; /* factor * log2(e) */
+    sdpa_softcap cap;  /* WITH_SOFTCAP, log2 units */
+    float slope2;      /* ALiBi slope of (b, h), log2 units */
     const global void *msk;
     long msk_head, ms2, ms3; /* mask offset of (b, h); query and key strides */
     sdpa_dropout_args drop;
@@ -88,7 +92,7 @@ typedef struct sdpa_bwd_scores {
     local float *p, *ds;
     local const float *lse2, *di;
     int bc, kt0, qt0, key0, query0;
-    bool check;          /* some key of the tile is past the end or outside the causal band */
+    bool check; /* some key of the tile is past the end or outside the causal band or window */
     global void *ds_out; /* WITH_DS in the key-block pass, else NULL */
     long ds_head, dss2, dss3;
 } sdpa_bwd_scores;
@@ -111,11 +115,16 @@ static inline __attribute__((always_inline)) void sdpa_bwd_p_apply(const private
     /* Rows past the last query (a partial block) get P = 0: their mask row
      * is past the mask's end, which may not be mapped. */
     bool valid = q < x->sq;
+    const int pos = q + x->pos_offset;
     if (t->check)
-        valid = valid && key < x->sk && (!sdpa_is_causal() || key <= q + x->causal_offset);
-    float p = 0.0f;
+        valid = valid && key < x->sk && (!sdpa_is_causal() || key <= q + x->causal_offset) &&
+                key >= sdpa_window_first(pos, x->win_left) &&
+                key <= sdpa_window_last(pos, x->win_right, key);
+    float p = 0.0f, th = 0.0f;
     if (valid) {
-        float score = s * x->log2_factor;
+        float score = sdpa_softcap_score(s, x->log2_factor, &x->cap, &th);
+        if (SC(ALIBI_KIND) != SDPA_ALIBI_KIND_NONE)
+            score = fma(-x->slope2, (float)abs(pos - key), score);
         if (SC(MASK_KIND) == SDPA_MASK_KIND_BUFFER) {
             const long row = x->msk_head + (long)q * x->ms2;
             const float add = x->ms3 == 1 ? sdpa_load(x->msk, row + key, SC(MSK_DT))
@@ -129,7 +138,8 @@ static inline __attribute__((always_inline)) void sdpa_bwd_p_apply(const private
     const int idx = (t->qt0 + i) * t->bc + t->kt0 + j * SUBGROUP_SIZE + lane;
     const float z = SC(WITH_DROPOUT) ? t->p[idx] : 1.0f; /* from sdpa_bwd_dropout_tile */
     t->p[idx] = p * z;
-    t->ds[idx] = p;
+    /* With the softcap, P times its derivative 1 - th^2 (sdpa_bwd_ds_apply). */
+    t->ds[idx] = SC(WITH_SOFTCAP) ? p * (1.0f - th * th) : p;
 }
 
 /* dP block -> dS = P (Z dP - D_i) = (P Z) dP - P D_i; 0 wherever P is 0,
@@ -142,7 +152,16 @@ sdpa_bwd_ds_apply(const private sdpa_bwd_scores *t, int i, int j, float dp)
     const int lane = get_sub_group_local_id();
     const int idx = (t->qt0 + i) * t->bc + t->kt0 + j * SUBGROUP_SIZE + lane;
     const float pz = t->p[idx], p = t->ds[idx];
-    const float ds = p == 0.0f ? 0.0f : fma(pz, dp, -p * t->di[t->qt0 + i]);
+    float ds;
+    if (SC(WITH_SOFTCAP)) {
+        /* p is P g (g the softcap's derivative): dS g = P g (Z dP - D_i),
+         * with Z = keep_scale or 0 read off P Z (P Z != 0 iff kept, when
+         * P != 0). The dS output is refused with a softcap (the host). */
+        const float z = SC(WITH_DROPOUT) ? (pz != 0.0f ? t->x->drop.keep_scale : 0.0f) : 1.0f;
+        ds = p == 0.0f ? 0.0f : p * fma(z, dp, -t->di[t->qt0 + i]);
+    } else {
+        ds = p == 0.0f ? 0.0f : fma(pz, dp, -p * t->di[t->qt0 + i]);
+    }
     t->ds[idx] = ds;
     if (SC(WITH_DS) && t->ds_out) {
         const int key = t->key0 + j * SUBGROUP_SIZE + lane;

@@ -99,16 +99,19 @@ static inline sdpa_fwd_rows sdpa_fwd_work_group_rows(int bq, int sq)
 /*
  * Scales one column of this sub-group's S tile into log2 units and applies
  * the masks, in place: s[i * s_ld] is key k0 + i (i < rows_s) against tile
- * row r (this lane's query). Keys after `last` (the last key this query
- * sees: the end of the keys or of its causal band) become -inf. Returns the
- * column's maximum.
+ * row r (this lane's query), at key position pos (sdpa_scores.h). The
+ * softcap (cap) and the ALiBi bias (slope2: the slope in log2 units) apply
+ * before the mask buffer. Keys before `first` (the window's first) or after
+ * `last` (the last key this query sees: the end of the keys, of its causal
+ * band or of its window) become -inf. Returns the column's maximum.
  *
  * Every tile takes the same path (a select per score, no branch on the
  * tile): Intel's CPU vectorizer treats a branch on the key-loop counter as
  * divergent and would run the loop under lane masks.
  */
 static inline __attribute__((always_inline)) float
-sdpa_fwd_mask_scores(local float *s, int s_ld, int rows_s, float log2_scale, int k0, int last,
+sdpa_fwd_mask_scores(local float *s, int s_ld, int rows_s, float log2_scale, int k0, int first,
+                     int last, int pos, float slope2, const private sdpa_softcap *cap,
                      const private sdpa_fwd_rows *w, int r, const global void *msk, long ms0,
                      long ms1, long ms2, long ms3)
 {
@@ -129,11 +132,14 @@ sdpa_fwd_mask_scores(local float *s, int s_ld, int rows_s, float log2_scale, int
 
     float mx = -INFINITY;
     for (int i = 0; i < rows_s; i++) {
-        float x = s[i * s_ld] * log2_scale;
+        float th;
+        float x = sdpa_softcap_score(s[i * s_ld], log2_scale, cap, &th);
+        if (SC(ALIBI_KIND) != SDPA_ALIBI_KIND_NONE)
+            x = fma(-slope2, (float)abs(pos - (k0 + i)), x);
         if (SC(MASK_KIND) == SDPA_MASK_KIND_BUFFER)
             x = fma(sdpa_load(msk, m_off + (long)sdpa_imin(k0 + i, k_read_max) * ms3, SC(MSK_DT)),
                     SDPA_LOG2E, x);
-        x = k0 + i > last ? -INFINITY : x;
+        x = k0 + i > last || k0 + i < first ? -INFINITY : x;
         s[i * s_ld] = x;
         mx = fmax(mx, x);
     }
@@ -236,7 +242,28 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_fwd(
     const int vs_nvec = SC(UNROLL_M_VS) / SUBGROUP_SIZE;
     const int d_end = SC(D_FULL) ? D_MAX : D; /* head size, folded when full */
 
-    const sdpa_fwd_rows w = sdpa_fwd_work_group_rows(bq, SQ);
+    /* This work-group's sequence: the whole problem, or with VARLEN sequence
+     * b of the packed batch, its own sq queries and sk keys from packed rows
+     * q_row0 and k_row0 (SQ and SK are then the maxima, which only the
+     * padded layout of the mask and the dropout numbers follow). */
+    int sq = SQ, sk = SK;
+    long q_row0 = 0, k_row0 = 0;
+    if (SC(VARLEN)) {
+        const long b = get_group_id(2);
+        q_row0 = CU_SEQLENS_Q[b];
+        k_row0 = CU_SEQLENS_K[b];
+        sq = CU_SEQLENS_Q[b + 1] - (int)q_row0;
+        sk = CU_SEQLENS_K[b + 1] - (int)k_row0;
+    }
+    /* A paged cache: the sequence's keys are its cache length. */
+    if (SC(PAGED))
+        sk = CACHE_SEQLENS[get_group_id(2)];
+    const sdpa_fwd_rows w = sdpa_fwd_work_group_rows(bq, sq);
+    /* A work-group past its sequence's queries writes nothing (all of it
+     * returns: no barrier is left waiting). */
+    if (SC(VARLEN) && (sq <= 0 || w.rows <= 0))
+        return;
+    const long q_base = SC(VARLEN) ? q_row0 * Q_S2 : w.b * Q_S0;
     const bool transpose_k = SC(TRANSPOSE_K);
 
     /* Local memory, SDPA_FWD_SLM_FLOATS in all. Tiles the inner loops read
@@ -261,24 +288,49 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_fwd(
 
     /* Q, unscaled: the scale is applied to S in f32. */
     {
-        long q_off = w.b * Q_S0 + (long)w.head0 * Q_S1 + (long)w.query0 * Q_S2;
+        long q_off = q_base + (long)w.head0 * Q_S1 + (long)w.query0 * Q_S2;
         long q_row_stride = SC(Q1_GQA_BATCH) ? Q_S1 : Q_S2;
         sdpa_fwd_stage_q(q_slm, q_ld, Q, q_off, q_row_stride, Q_S3, bq, w.rows, D);
     }
 
     /* Keys this work-group can see: all of them, or up to the causal band
-     * of its last row. */
-    const int causal_offset = sdpa_causal_offset(SK, SQ);
-    int k_end = SK;
+     * of its last row; with a window, from the first key of its first row's
+     * window (rounded down to a tile) to the last of its last row's: key
+     * tiles outside the band are never loaded. Not with the dropout keep
+     * mask, which covers every key (the fix-up after the loop writes the
+     * keys past a causal band only). */
+    const int causal_offset = sdpa_causal_offset(sk, sq);
+    const int pos_offset = sk - sq; /* query i sits at key position i + Sk - Sq */
+    int k_end = sk, k_begin = 0;
     if (sdpa_is_causal())
-        k_end = sdpa_iclamp(sdpa_fwd_row_query(&w, w.rows - 1) + causal_offset + 1, 0, SK);
+        k_end = sdpa_iclamp(sdpa_fwd_row_query(&w, w.rows - 1) + causal_offset + 1, 0, sk);
+    if (SC(WITH_WINDOW) && !SC(DROPOUT_OUTPUT_MASK)) {
+        const int pos_last = sdpa_fwd_row_query(&w, w.rows - 1) + pos_offset;
+        k_end = sdpa_iclamp(sdpa_window_last(pos_last, WINDOW_RIGHT, k_end - 1) + 1, 0, sk);
+        const int pos_first = sdpa_fwd_row_query(&w, 0) + pos_offset;
+        /* Rounded down as max(0, x / bk) * bk: LLVM rewrites x / bk * bk
+         * into x - x % bk with a `freeze`, which llvm-spirv-15 cannot
+         * translate. */
+        k_begin = sdpa_imax(0, sdpa_window_first(pos_first, WINDOW_LEFT) / bk) * bk;
+        k_begin = sdpa_imin(k_begin, sk);
+    }
 
     const float log2_scale = sdpa_score_factor(SDPA_LOG2E, SCALE_PTR, SCALE, INV_SCALE);
+    const sdpa_softcap cap = sdpa_softcap_of(SOFTCAP, log2_scale, SDPA_LOG2E);
     const sdpa_fwd_kv_format k_fmt = SDPA_FWD_KV_FORMAT(KEY, K_SCALES, K_ZP, D);
     const sdpa_fwd_kv_format v_fmt = SDPA_FWD_KV_FORMAT(VAL, V_SCALES, V_ZP, D);
-    const long k_head = w.b * K_S0 + (long)w.hkv * K_S1;
-    const long v_head = w.b * V_S0 + (long)w.hkv * V_S1;
-    const long token0 = (w.b * w.n_kv + w.hkv) * (long)SK;
+    /* K/V of the head: from the batch, the sequence's first packed row
+     * (VARLEN), or inside each cache block (PAGED, sdpa_fwd_paged_key). */
+    const long k_seq = SC(PAGED) ? 0 : SC(VARLEN) ? k_row0 * K_S2 : w.b * K_S0;
+    const long v_seq = SC(PAGED) ? 0 : SC(VARLEN) ? k_row0 * V_S2 : w.b * V_S0;
+    const long k_head = k_seq + (long)w.hkv * K_S1;
+    const long v_head = v_seq + (long)w.hkv * V_S1;
+    /* Per-group scales' token index (the host refuses quantized varlen). */
+    const long token0 = SC(PAGED) ? (long)w.hkv << BLOCK_LOG2 : (w.b * w.n_kv + w.hkv) * (long)SK;
+    sdpa_fwd_paged pg;
+    pg.table = SC(PAGED) ? BLOCK_TABLE + w.b * BLOCK_TABLE_STRIDE : BLOCK_TABLE;
+    pg.block_log2 = BLOCK_LOG2;
+    pg.block_tokens = (long)w.n_kv << BLOCK_LOG2;
     const sdpa_dropout_args drop =
             sdpa_dropout_args_read(DROPOUT_SEED, DROPOUT_OFFSET, DROPOUT_P, DROPOUT_SEED_PTR,
                                    DROPOUT_OFFSET_PTR, DROPOUT_P_PTR);
@@ -307,12 +359,12 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_fwd(
     if (SC(WG_M_KQ) > 1)
         barrier(CLK_LOCAL_MEM_FENCE);
 
-    for (int k0 = 0; k0 < k_end; k0 += bk) {
+    for (int k0 = k_begin; k0 < k_end; k0 += bk) {
         /* 1. K and V tiles, f32, dequantized. */
         sdpa_fwd_stage_kv(k_slm, k_key_stride, k_d_stride, K, k_head, K_S2, K_S3, &k_fmt, token0,
-                          k0, bk, SK, D, transpose_k);
-        sdpa_fwd_stage_kv(v_slm, kv_ld, 1, V, v_head, V_S2, V_S3, &v_fmt, token0, k0, bk, SK, D,
-                          false);
+                          k0, bk, sk, D, transpose_k, &pg, K_S0);
+        sdpa_fwd_stage_kv(v_slm, kv_ld, 1, V, v_head, V_S2, V_S3, &v_fmt, token0, k0, bk, sk, D,
+                          false, &pg, V_S0);
         barrier(CLK_LOCAL_MEM_FENCE);
 
         /* 2. S = K^T Q for this sub-group's keys and queries. */
@@ -325,12 +377,18 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_fwd(
         const int s_key0 = k0 + kq_key0;
         for (int j = 0; j < kq_nvec; j++) {
             const int col = kq_col0 + j * SUBGROUP_SIZE + lane;
+            const int pos = sdpa_fwd_row_query(&w, col) + pos_offset;
             int last = k_end - 1;
             if (sdpa_is_causal())
                 last = sdpa_imin(last, sdpa_fwd_row_query(&w, col) + causal_offset);
+            last = sdpa_window_last(pos, WINDOW_RIGHT, last);
+            const float slope2 = sdpa_alibi_slope(
+                    ALIBI_SLOPES, w.b, w.hq, sdpa_fwd_row_head(&w, sdpa_imin(col, w.rows - 1)),
+                    SDPA_LOG2E);
             red_slm[m_kq * bq + col] = sdpa_fwd_mask_scores(
-                    s_tile + j * SUBGROUP_SIZE, s_ld, SC(UNROLL_M_KQ), log2_scale, s_key0, last, &w,
-                    col, MSK, MSK_S0, MSK_S1, MSK_S2, MSK_S3);
+                    s_tile + j * SUBGROUP_SIZE, s_ld, SC(UNROLL_M_KQ), log2_scale, s_key0,
+                    sdpa_window_first(pos, WINDOW_LEFT), last, pos, slope2, &cap, &w, col, MSK,
+                    MSK_S0, MSK_S1, MSK_S2, MSK_S3);
         }
         if (SC(WG_M_KQ) > 1)
             barrier(CLK_LOCAL_MEM_FENCE);
@@ -379,7 +437,7 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_fwd(
         for (int r = 0; r < w.rows; r++) {
             /* elements first .. end - 1 of the mask */
             const ulong first = sdpa_fwd_dropout_index(&w, r, SQ, SK, k_end);
-            const ulong end = first + (ulong)(SK - k_end);
+            const ulong end = first + (ulong)(sk - k_end); /* not the padding past sk */
             for (ulong blk = first / 4 + (ulong)tid; blk * 4 < end; blk += (ulong)threads) {
                 const uint4 words = sdpa_dropout_block(drop.seed, drop.offset + blk);
 #pragma unroll
@@ -405,7 +463,9 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_fwd(
             inv_sum_slm[r] = sdpa_fwd_inv_sum(l) * drop.keep_scale;
             if (SC(IS_TRAINING) && r < w.rows) {
                 long h = sdpa_fwd_row_head(&w, r);
-                WS[(w.b * w.hq + h) * SQ + sdpa_fwd_row_query(&w, r)] = sdpa_fwd_lse(max_slm[r], l);
+                /* [B, Hq, Sq], with VARLEN [Hq, total_q] */
+                const long ws_row = SC(VARLEN) ? h * (long)TOTAL_Q + q_row0 : (w.b * w.hq + h) * SQ;
+                WS[ws_row + sdpa_fwd_row_query(&w, r)] = sdpa_fwd_lse(max_slm[r], l);
             }
         }
     }
@@ -415,7 +475,10 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_fwd(
     const int n = sdpa_iclamp(D - vs_d0, 0, SC(UNROLL_M_VS));
     for (int i = 0; i < vs_rows; i++) {
         const int r = vs_row0 + i;
-        const long dst_off = w.b * DST_S0 + (long)sdpa_fwd_row_head(&w, r) * DST_S1 +
+        /* The base is computed here, not kept across the key loop: a 64-bit
+         * value live through it costs GPU registers (a spill on Xe-HPC). */
+        const long dst_base = SC(VARLEN) ? q_row0 * DST_S2 : w.b * DST_S0;
+        const long dst_off = dst_base + (long)sdpa_fwd_row_head(&w, r) * DST_S1 +
                              (long)sdpa_fwd_row_query(&w, r) * DST_S2 + (long)vs_d0 * DST_S3;
         local const float *o_row = o_slm + r * D_MAX + vs_d0;
         if (DST_S3 == 1)

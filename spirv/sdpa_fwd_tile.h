@@ -120,12 +120,40 @@ static inline void sdpa_fwd_zero_row(local float *dst, int dst_stride, int n)
             dst[(c0 + lane) * dst_stride] = 0.0f;
 }
 
+/* A paged KV cache (PAGED, sdpa.h): the sequence's row of the block
+ * table, log2 of the block size, and the tokens of one block in per-group
+ * scales (Hkv * block_size: the scales are dense [num_blocks, Hkv,
+ * block_size, D / group]). */
+typedef struct sdpa_fwd_paged {
+    const global int *table;
+    int block_log2;
+    long block_tokens;
+} sdpa_fwd_paged;
+
+/* With PAGED, turns the offset and token of key `key` of a head (off =
+ * head + key * key_stride, token = token0 + key) into those of its row in
+ * its cache block; without, leaves them. */
+static inline __attribute__((always_inline)) void
+sdpa_fwd_paged_key(const private sdpa_fwd_paged *pg, int key, long block_stride, long key_stride,
+                   private long *off, private long *token)
+{
+    if (!SC(PAGED))
+        return;
+    const long block = pg->table[key >> pg->block_log2];
+    const int row = key & ((1 << pg->block_log2) - 1);
+    *off += block * block_stride + (long)(row - key) * key_stride;
+    *token += block * pg->block_tokens + (row - key);
+}
+
 /*
  * Stages keys [k0, k0 + bk) of a K or V head as f32 in local memory:
  * element (key, d) goes to dst[key * dst_key_stride + d * dst_d_stride].
  * Keys at or past `sk` are zero. Only d < `d` is written. `src_off` is the
  * offset of the head, key_stride/d_stride the tensor's strides; token0 is
  * the dense token index of key 0 of the head (for per-group scales).
+ * With PAGED, key j is row j % block_size of cache block
+ * pg->table[j / block_size] (sdpa_fwd_paged): src_off and token0 are then
+ * the head's offset and token index inside a block.
  * keys_on_lanes makes the lanes run along keys (the layout of a transposed
  * K), otherwise along the head dimension (then dst_d_stride must be 1).
  *
@@ -138,7 +166,8 @@ static inline void sdpa_fwd_zero_row(local float *dst, int dst_stride, int n)
 static inline __attribute__((always_inline)) void
 sdpa_fwd_stage_kv(local float *dst, int dst_key_stride, int dst_d_stride, const global void *src,
                   long src_off, long key_stride, long d_stride, const private sdpa_fwd_kv_format *f,
-                  long token0, int k0, int bk, int sk, int d, bool keys_on_lanes)
+                  long token0, int k0, int bk, int sk, int d, bool keys_on_lanes,
+                  const private sdpa_fwd_paged *pg, long block_stride)
 {
     const int sg_id = get_local_id(1);
     const int n_sg = SC(WG_M_KQ) * SC(WG_N_KQ);
@@ -151,8 +180,9 @@ sdpa_fwd_stage_kv(local float *dst, int dst_key_stride, int dst_d_stride, const 
             for (int c0 = 0; c0 < bk; c0 += SUBGROUP_SIZE) {
                 const int key = k0 + c0 + lane;
                 const int key_read = key < sk ? key : sk - 1;
-                float x = sdpa_fwd_kv_load(src, src_off + key_read * key_stride + r * d_stride, f,
-                                           token0 + key_read, r);
+                long off = src_off + key_read * key_stride, token = token0 + key_read;
+                sdpa_fwd_paged_key(pg, key_read, block_stride, key_stride, &off, &token);
+                float x = sdpa_fwd_kv_load(src, off + r * d_stride, f, token, r);
                 if (c0 + SUBGROUP_SIZE <= bk || c0 + lane < bk)
                     row[(c0 + lane) * dst_key_stride] = key < sk ? x : 0.0f;
             }
@@ -163,11 +193,12 @@ sdpa_fwd_stage_kv(local float *dst, int dst_key_stride, int dst_d_stride, const 
             local float *row = dst + r * dst_key_stride;
             const int key = k0 + r;
             const int key_read = key < sk ? key : sk - 1;
-            const long off = src_off + (long)key_read * key_stride;
+            long off = src_off + (long)key_read * key_stride, token = token0 + key_read;
+            sdpa_fwd_paged_key(pg, key_read, block_stride, key_stride, &off, &token);
             if (d_stride == 1)
-                sdpa_fwd_copy_kv_row(row, src, off, 1, d, f, token0 + key_read, key < sk);
+                sdpa_fwd_copy_kv_row(row, src, off, 1, d, f, token, key < sk);
             else
-                sdpa_fwd_copy_kv_row(row, src, off, d_stride, d, f, token0 + key_read, key < sk);
+                sdpa_fwd_copy_kv_row(row, src, off, d_stride, d, f, token, key < sk);
         }
     }
 }

@@ -8,6 +8,7 @@
 #define SDPA_SPIRV_SCORES_H
 
 #include "sdpa_common.h"
+#include "sdpa_uniform.h"
 
 #define SDPA_LOG2E 1.44269504088896340736f
 #define SDPA_LN2 0.693147180559945309417f
@@ -36,6 +37,60 @@ static inline bool sdpa_is_causal(void)
 static inline int sdpa_causal_offset(int sk, int sq)
 {
     return SC(MASK_KIND) == SDPA_MASK_KIND_BOTTOM_RIGHT ? sk - sq : 0;
+}
+
+/* The window's first key for a query at position pos: pos - left, or 0
+ * without a left bound (left = -1, or no window). The host passes -1 for a
+ * bound that masks nothing (left >= Sk, right >= Sq), which keeps pos - left
+ * and pos + right within int. */
+static inline int sdpa_window_first(int pos, int left)
+{
+    return SC(WITH_WINDOW) && left >= 0 ? pos - left : 0;
+}
+
+/* The last key a query at position pos sees: last, or pos + right if less. */
+static inline int sdpa_window_last(int pos, int right, int last)
+{
+    return SC(WITH_WINDOW) && right >= 0 ? sdpa_imin(last, pos + right) : last;
+}
+
+/* The ALiBi slope of query head h of batch b among hq heads, times unit
+ * (log2(e) for scores in log2 units); 0 without ALiBi. */
+static inline float sdpa_alibi_slope(const global float *slopes, long b, int hq, int h, float unit)
+{
+    if (SC(ALIBI_KIND) == SDPA_ALIBI_KIND_NONE)
+        return 0.0f;
+    const long e = SC(ALIBI_KIND) == SDPA_ALIBI_KIND_PER_BATCH_HEAD ? b * hq + h : h;
+    return slopes[e] * unit;
+}
+
+/* The softcap's constants for scores in units of unit (1, or log2(e) for
+ * log2 units) whose factor times unit is unit_factor: the score is
+ * cap_out * tanh(qk * cap_in) = unit * c tanh(factor * qk / c). */
+typedef struct sdpa_softcap {
+    float in, out;
+} sdpa_softcap;
+
+static inline sdpa_softcap sdpa_softcap_of(float c, float unit_factor, float unit)
+{
+    sdpa_softcap s;
+    s.in = SC(WITH_SOFTCAP) ? unit_factor / (unit * c) : 0.0f;
+    s.out = unit * c;
+    return s;
+}
+
+/* The score of raw product qk (q.k, unscaled): qk * unit_factor, or with
+ * WITH_SOFTCAP cap->out * tanh(qk * cap->in). *th gets the tanh (the
+ * softcap's derivative is 1 - th^2), 0 without softcap. */
+static inline float sdpa_softcap_score(float qk, float unit_factor,
+                                       const private sdpa_softcap *cap, private float *th)
+{
+    if (!SC(WITH_SOFTCAP)) {
+        *th = 0.0f;
+        return qk * unit_factor;
+    }
+    *th = tanh(qk * cap->in);
+    return cap->out * *th;
 }
 
 #endif /* SDPA_SPIRV_SCORES_H */

@@ -51,6 +51,10 @@ typedef struct gate_problem {
     sdpa_mask_kind_t mask;
     int dropout;
     int deterministic;
+    /* ABI 1.1: a sliding window of 256 (causal), softcap 30 and per-head
+     * ALiBi (modifiers); K/V a paged cache of 64-token blocks (paged); Q/K/V
+     * packed as 4 sequences (varlen). */
+    int modifiers, paged, varlen;
     /* Plan with this configuration override (SDPA_CONFIG or
      * BWD_SDPA_CONFIG, by kind) instead of the tables: a fallback row. */
     char config[64];
@@ -198,6 +202,25 @@ static void build_problem_set(problem_set_t *set)
                 ->q_len = 16;
     }
 
+    /* ABI 1.1 (issue 16): the score modifiers forward and backward, a paged
+     * decode with f16 and s8 caches, a varlen prefill; all in CI's set. */
+    add(set, "fwd", SDPA_FORWARD_INFERENCE, SDPA_DTYPE_F16, 128, SDPA_MASK_CAUSAL_BOTTOM_RIGHT,
+        " window softcap alibi")
+            ->modifiers = 1;
+    add(set, "bwd", SDPA_BACKWARD, SDPA_DTYPE_F16, 128, SDPA_MASK_CAUSAL_BOTTOM_RIGHT,
+        " window softcap alibi atomic")
+            ->modifiers = 1;
+    decode(add(set, "decode", SDPA_FORWARD_INFERENCE, SDPA_DTYPE_F16, 128, SDPA_MASK_NONE,
+               " paged gqa4"))
+            ->paged = 1;
+    gate_problem_t *paged = decode(add(set, "decode", SDPA_FORWARD_INFERENCE, SDPA_DTYPE_F16, 128,
+                                       SDPA_MASK_NONE, " paged kv-s8 gqa4"));
+    paged->paged = 1;
+    paged->kv_dtype = SDPA_DTYPE_S8;
+    add(set, "fwd", SDPA_FORWARD_TRAINING, SDPA_DTYPE_F16, 128, SDPA_MASK_CAUSAL_BOTTOM_RIGHT,
+        " varlen")
+            ->varlen = 1;
+
     /* The fallback rows (what Xe2, Xe3 and unknown GPUs fall back to), on
      * each model where they fit. */
     for (size_t i = 0; i < sdpa_fwd_config_fallbacks_size; i++) {
@@ -254,6 +277,20 @@ static void describe(const gate_problem_t *p, sdpa_problem_desc_t *desc)
         desc->dropout.host_scalars = 1;
         desc->dropout.with_offset = 1;
         desc->dropout.with_mask_output = p->kind == SDPA_FORWARD_TRAINING;
+    }
+    if (p->modifiers) {
+        desc->window = (sdpa_window_desc_t){1, 256, 0};
+        desc->softcap = 30.0f;
+        desc->alibi = SDPA_ALIBI_PER_HEAD;
+    }
+    if (p->paged) { /* every sequence's blocks, [num_blocks, Hkv, 64, D] */
+        const int64_t block = 64, per_seq = p->k_len / block;
+        desc->k = dense(p->kv_dtype, p->batch * per_seq, p->kv_heads, block, p->head_size);
+        desc->v = desc->k;
+        desc->paged_kv = (sdpa_paged_kv_desc_t){1, per_seq, 0};
+    }
+    if (p->varlen) { /* 4 sequences of at most Sq / 4 queries and Sk / 4 keys */
+        desc->varlen = (sdpa_varlen_desc_t){1, 4, p->q_len / 4, p->k_len / 4};
     }
     if (p->kind == SDPA_BACKWARD) {
         desc->diff_dst = desc->dst;

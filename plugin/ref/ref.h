@@ -45,8 +45,10 @@ struct sdpa_context {
 struct sdpa_primitive {
     sdpa_live_link_t link;
     sdpa_context_t *ctx;         /* NULL once the context is destroyed (orphaned) */
-    sdpa_problem_desc_t problem; /* checked and normalized */
+    sdpa_problem_desc_t problem; /* checked and normalized (attention) */
     sdpa_shape_t shape;
+    int is_merge;            /* made by merge_create: merge, not problem */
+    sdpa_merge_desc_t merge; /* checked and normalized (merge) */
 };
 
 /* ref_context.c */
@@ -63,15 +65,40 @@ sdpa_status_t ref_primitive_query(sdpa_primitive_t *prim, sdpa_query_t what, voi
                                   size_t out_size);
 sdpa_status_t ref_primitive_execute(sdpa_primitive_t *prim, const sdpa_exec_args_t *args);
 
-/* ref_memory.c: with a ze_context, refuses device USM among the pointers the
- * problem uses (SDPA_ERROR_UNSUPPORTED naming the member); without one,
- * refuses events (SDPA_ERROR_INVALID_ARGUMENT). */
+/* ref_memory.c */
+
+/* A pointer an execution uses, and its member name for messages. */
+typedef struct ref_pointer {
+    const char *member;
+    const void *pointer;
+} ref_pointer_t;
+
+/* The events of an execution (sdpa_exec_args_t or sdpa_merge_args_t). */
+typedef struct ref_events {
+    ze_event_handle_t signal_event;
+    uint32_t num_wait_events;
+    ze_event_handle_t *wait_events;
+} ref_events_t;
+
+ref_events_t ref_exec_events(const sdpa_exec_args_t *args);
+
+/* With a ze_context, refuses device USM among the count pointers of list
+ * (SDPA_ERROR_UNSUPPORTED naming the member); without one, refuses events
+ * (SDPA_ERROR_INVALID_ARGUMENT). */
+sdpa_status_t ref_check_pointers(const sdpa_context_t *ctx, const ref_pointer_t *list, int count,
+                                 const ref_events_t *events);
+/* ref_check_pointers on every pointer the problem uses. */
 sdpa_status_t ref_check_memory(const sdpa_context_t *ctx, const sdpa_problem_desc_t *problem,
                                const sdpa_exec_args_t *args);
-/* Waits on the host for args->wait_events. */
-sdpa_status_t ref_wait_events(const sdpa_context_t *ctx, const sdpa_exec_args_t *args);
-/* Signals args->signal_event from the host, if any. */
-sdpa_status_t ref_signal_event(const sdpa_context_t *ctx, const sdpa_exec_args_t *args);
+/* Waits on the host for the wait events. */
+sdpa_status_t ref_wait_events(const sdpa_context_t *ctx, const ref_events_t *events);
+/* Signals the signal event from the host, if any. */
+sdpa_status_t ref_signal_event(const sdpa_context_t *ctx, const ref_events_t *events);
+
+/* ref_merge.c: merge primitives (sdpa.h, ABI 1.1). */
+sdpa_status_t ref_merge_create(sdpa_context_t *ctx, const sdpa_merge_desc_t *desc,
+                               sdpa_primitive_t **out);
+sdpa_status_t ref_merge_execute(sdpa_primitive_t *prim, const sdpa_merge_args_t *args);
 
 /* ------------------------------------------------------------------------- */
 /* One execution                                                             */
@@ -81,18 +108,48 @@ sdpa_status_t ref_signal_event(const sdpa_context_t *ctx, const sdpa_exec_args_t
  * device pointers already fetched. */
 typedef struct ref_exec {
     const sdpa_problem_desc_t *problem;
-    const sdpa_shape_t *shape;
+    const sdpa_shape_t *shape; /* the logical problem (problem.h) */
     const sdpa_exec_args_t *args;
-    double score_scale; /* s_ij = score_scale * q_i.k_j + mask_ij */
+    double score_scale; /* s_ij = cap(score_scale * q_i.k_j) + bias_ij + mask_ij */
+    double softcap;     /* 0: off */
     int dropout;        /* dropout enabled */
     float dropout_p;
     uint64_t dropout_seed, dropout_offset;
 } ref_exec_t;
 
 /* Fills x from a checked problem and arguments, reading the device scale and
- * dropout scalars on the host. */
-void ref_exec_init(ref_exec_t *x, const sdpa_problem_desc_t *problem, const sdpa_shape_t *shape,
-                   const sdpa_exec_args_t *args);
+ * dropout scalars on the host, and checks what only the host can: the
+ * values of the varlen and paged arrays (sdpa.h: cumulative lengths from 0,
+ * non-decreasing, within the packed tensors and the maxima; cache lengths
+ * within the block table; the blocks a sequence uses inside the cache).
+ * SDPA_ERROR_INVALID_ARGUMENT names the entry that breaks a rule. */
+sdpa_status_t ref_exec_init(ref_exec_t *x, const sdpa_problem_desc_t *problem,
+                            const sdpa_shape_t *shape, const sdpa_exec_args_t *args);
+
+/* One sequence b of the problem (sdpa.h, varlen and paged KV): where its
+ * queries and keys live and how many there are. */
+typedef struct ref_seq {
+    int64_t b;            /* index in the logical batch */
+    int64_t qb, q0;       /* dims[0] and first dims[2] index of its queries in q, dst */
+    int64_t len_q, len_k; /* its queries and keys */
+    int64_t kb, k0;       /* dims[0] and first dims[2] index of its keys (not paged) */
+    const int32_t *blocks; /* paged: its row of the block table, else NULL */
+    int64_t block_size;
+} ref_seq_t;
+
+void ref_seq_of(const ref_exec_t *x, int64_t b, ref_seq_t *out);
+
+/* The dims[0] and dims[2] index in k and v of key j of seq. */
+static inline void ref_key_row(const ref_seq_t *seq, int64_t j, int64_t *i0, int64_t *i2)
+{
+    if (seq->blocks != NULL) {
+        *i0 = seq->blocks[j / seq->block_size];
+        *i2 = j % seq->block_size;
+    } else {
+        *i0 = seq->kb;
+        *i2 = seq->k0 + j;
+    }
+}
 
 /* ref_forward.c / ref_backward.c: compute everything the problem asks for.
  * Fail only with SDPA_ERROR_OUT_OF_HOST_MEMORY. */
@@ -132,9 +189,11 @@ static inline size_t ref_dim_panels_size(int64_t sk, int64_t dims)
     return (size_t)((dims + REF_PANEL - 1) / REF_PANEL) * REF_PANEL * (size_t)sk;
 }
 
-/* Reads K (which = 'k') or V ('v') of batch b, K/V head h into the non-NULL
- * layouts of out, dequantized as (q - zero_point) * scale for integer types. */
-void ref_load_head(const ref_exec_t *x, char which, int64_t b, int64_t h, ref_head_t *out);
+/* Reads the keys of seq (K for which = 'k', V for 'v') of K/V head h into
+ * the non-NULL layouts of out (sized for shape->k_len keys; the rest zero),
+ * dequantized as (q - zero_point) * scale for integer types. */
+void ref_load_head(const ref_exec_t *x, char which, const ref_seq_t *seq, int64_t h,
+                   ref_head_t *out);
 
 /* ------------------------------------------------------------------------- */
 /* Blocked products (ref_blocked.c)                                          */
@@ -164,14 +223,18 @@ void ref_accumulate_outer(const double *w, int64_t sk, int64_t n, const double *
 /* ------------------------------------------------------------------------- */
 
 /* The probabilities of queries i0 .. i0 + rows - 1 (rows <= REF_ROWS) of
- * head (b, h): p[r][j] = softmax_j(s_ij) with s_ij = score_scale * q_i.k_j +
- * mask, from K in key panels and the query rows q (REF_ROWS x D, rows
- * beyond rows zero). p is REF_ROWS x Sk; rows beyond rows are zeroed. lse[r]
- * gets the log-sum-exp (natural log, scale included): -inf for a fully
- * masked row, whose p is NaN in an ACCURATE forward and 0 otherwise (sdpa.h).
+ * query head h of seq: p[r][j] = softmax_j(s_ij) with s_ij =
+ * cap(score_scale * q_i.k_j) + ALiBi bias + mask, -inf outside the causal
+ * band and the window (sdpa.h), from K in key panels and the query rows q
+ * (REF_ROWS x D, rows beyond rows zero). p is REF_ROWS x shape->k_len; rows
+ * beyond rows are zeroed. lse[r] gets the log-sum-exp (natural log, scale
+ * included): -inf for a fully masked row, whose p is NaN in an ACCURATE
+ * forward and 0 otherwise (sdpa.h). cap_grad (NULL: not wanted) gets the
+ * softcap's derivative 1 - tanh^2 (1 without a softcap), laid out like p.
  * Returns n: every p[r][j] with j >= n is 0 (keys no row sees). */
-int64_t ref_probabilities(const ref_exec_t *x, const double *k_panels, int64_t b, int64_t h,
-                          int64_t i0, int rows, const double *q, double *p, double *lse);
+int64_t ref_probabilities(const ref_exec_t *x, const ref_seq_t *seq, const double *k_panels,
+                          int64_t h, int64_t i0, int rows, const double *q, double *p,
+                          double *lse, double *cap_grad);
 
 /* Dropout of query i of head (b, h): keep[j] = 1 for kept elements, and the
  * factor kept values are multiplied by (1 / (1 - p)); without dropout every

@@ -6,41 +6,52 @@
 #include "philox.h"
 #include "ref.h"
 
-/* Keys 0..visible-1 are not causally masked for query i. */
-static int64_t visible_keys(const sdpa_problem_desc_t *p, const sdpa_shape_t *s, int64_t i)
+/* The keys query i of seq sees: lo .. hi - 1 (the causal band and the
+ * window of sdpa.h; query i sits at position i + len_k - len_q). */
+static void visible_keys(const sdpa_problem_desc_t *p, const ref_seq_t *seq, int64_t i, int64_t *lo,
+                         int64_t *hi)
 {
-    int64_t last;
-    switch (p->mask_kind) {
-    case SDPA_MASK_CAUSAL_TOP_LEFT:
+    const int64_t pos = i + seq->len_k - seq->len_q;
+    int64_t first = 0, last = seq->len_k - 1;
+    if (p->mask_kind == SDPA_MASK_CAUSAL_TOP_LEFT && i < last)
         last = i;
-        break;
-    case SDPA_MASK_CAUSAL_BOTTOM_RIGHT:
-        last = i + (s->k_len - s->q_len);
-        break;
-    default:
-        return s->k_len;
+    if (p->mask_kind == SDPA_MASK_CAUSAL_BOTTOM_RIGHT && pos < last)
+        last = pos;
+    if (p->window.enabled) {
+        if (p->window.left >= 0 && pos - p->window.left > first)
+            first = pos - p->window.left;
+        if (p->window.right >= 0 && pos + p->window.right < last)
+            last = pos + p->window.right;
     }
-    if (last < 0)
-        return 0;
-    return last + 1 < s->k_len ? last + 1 : s->k_len;
+    *hi = last < 0 ? 0 : last + 1;
+    *lo = first < *hi ? first : *hi;
 }
 
-/* s[j] += mask(b, h, i, j) for j < visible, broadcast dims read at index 0. */
-static void add_mask(const ref_exec_t *x, int64_t b, int64_t h, int64_t i, int64_t visible,
+/* s[j] += mask(b, h, i, j) for lo <= j < hi, broadcast dims read at index 0. */
+static void add_mask(const ref_exec_t *x, int64_t b, int64_t h, int64_t i, int64_t lo, int64_t hi,
                      double *s)
 {
     const sdpa_tensor_desc_t *m = &x->problem->mask;
     int64_t base = ref_offset(m, m->dims[0] == 1 ? 0 : b, m->dims[1] == 1 ? 0 : h,
                               m->dims[2] == 1 ? 0 : i, 0);
-    for (int64_t j = 0; j < visible; j++)
+    for (int64_t j = lo; j < hi; j++)
         s[j] += sdpa_element_load(x->args->mask, base + j * m->strides[3], m->dtype);
 }
 
-/* Turns the scores s[0..Sk) of one query into probabilities; returns the
- * log-sum-exp. */
-static double softmax_row(const ref_exec_t *x, double *s)
+/* The ALiBi slope of query head h of sequence b (0 without ALiBi). */
+static double alibi_slope(const ref_exec_t *x, int64_t b, int64_t h)
 {
-    const int64_t sk = x->shape->k_len;
+    const sdpa_problem_desc_t *p = x->problem;
+    if (p->alibi == SDPA_ALIBI_NONE)
+        return 0.0;
+    const int64_t e = p->alibi == SDPA_ALIBI_PER_HEAD ? h : b * x->shape->q_heads + h;
+    return sdpa_element_load(x->args->alibi_slopes, e, SDPA_DTYPE_F32);
+}
+
+/* Turns the scores s[0..sk) of one query into probabilities; returns the
+ * log-sum-exp. */
+static double softmax_row(const ref_exec_t *x, double *s, int64_t sk)
+{
     double max = -INFINITY;
     for (int64_t j = 0; j < sk; j++) {
         if (s[j] > max)
@@ -68,27 +79,42 @@ static double softmax_row(const ref_exec_t *x, double *s)
     return max + log(sum);
 }
 
-int64_t ref_probabilities(const ref_exec_t *x, const double *k_panels, int64_t b, int64_t h,
-                          int64_t i0, int rows, const double *q, double *p, double *lse)
+int64_t ref_probabilities(const ref_exec_t *x, const ref_seq_t *seq, const double *k_panels,
+                          int64_t h, int64_t i0, int rows, const double *q, double *p, double *lse,
+                          double *cap_grad)
 {
     const sdpa_problem_desc_t *problem = x->problem;
     const int64_t sk = x->shape->k_len, dims = x->shape->head_size;
-    int64_t visible[REF_ROWS], n = 0;
+    const double slope = alibi_slope(x, seq->b, h), cap = x->softcap;
+    int64_t lo[REF_ROWS], hi[REF_ROWS], n = 0;
     for (int r = 0; r < rows; r++) {
-        visible[r] = visible_keys(problem, x->shape, i0 + r);
-        if (visible[r] > n)
-            n = visible[r];
+        visible_keys(problem, seq, i0 + r, &lo[r], &hi[r]);
+        if (hi[r] > n)
+            n = hi[r];
     }
     ref_rows_times_keys(q, dims, k_panels, sk, n, p);
     for (int r = 0; r < rows; r++) {
-        double *s = p + r * sk;
-        for (int64_t j = 0; j < visible[r]; j++)
-            s[j] *= x->score_scale;
-        for (int64_t j = visible[r]; j < sk; j++)
-            s[j] = -INFINITY;
+        double *s = p + r * sk, *g = cap_grad ? cap_grad + r * sk : NULL;
+        const int64_t i = i0 + r, pos = i + seq->len_k - seq->len_q;
+        for (int64_t j = 0; j < sk; j++) {
+            if (g != NULL)
+                g[j] = 1.0;
+            if (j < lo[r] || j >= hi[r]) {
+                s[j] = -INFINITY;
+                continue;
+            }
+            double value = s[j] * x->score_scale;
+            if (cap > 0.0) {
+                const double t = tanh(value / cap);
+                value = cap * t;
+                if (g != NULL)
+                    g[j] = 1.0 - t * t;
+            }
+            s[j] = value - slope * fabs((double)(pos - j));
+        }
         if (problem->mask_kind == SDPA_MASK_BUFFER)
-            add_mask(x, b, h, i0 + r, visible[r], s);
-        lse[r] = softmax_row(x, s);
+            add_mask(x, seq->b, h, i, lo[r], hi[r], s);
+        lse[r] = softmax_row(x, s, sk);
         if (isnan(lse[r]) || isnan(s[0]))
             n = sk; /* a NaN row (Sk >= 1): every key contributes NaN */
     }

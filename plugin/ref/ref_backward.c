@@ -22,6 +22,7 @@ typedef struct bwd_worker {
     double *k_keys, *k_dims, *v_keys; /* K in key and dim panels, V in key panels */
     double *dk, *dv;                  /* [Sk][D] accumulators */
     double *p, *dp;                   /* REF_ROWS x Sk: P then P o Z; dP then dS */
+    double *cap_grad;                 /* REF_ROWS x Sk: the softcap's derivative */
     uint8_t *keep;                    /* REF_ROWS x Sk */
     double *q, *dout, *dq;            /* REF_ROWS x D; q is pre-multiplied by c */
 } bwd_worker_t;
@@ -31,27 +32,30 @@ typedef struct bwd_job {
     bwd_worker_t *workers;
 } bwd_job_t;
 
-/* Adds the contributions of queries i0 .. i0 + rows - 1 of head h to w->dk
- * and w->dv and writes their dQ (and dS). */
-static void backward_rows(const ref_exec_t *x, bwd_worker_t *w, int64_t b, int64_t h, int64_t i0,
-                          int rows)
+/* Adds the contributions of queries i0 .. i0 + rows - 1 of query head h of
+ * seq to w->dk and w->dv and writes their dQ (and dS). */
+static void backward_rows(const ref_exec_t *x, bwd_worker_t *w, const ref_seq_t *seq, int64_t h,
+                          int64_t i0, int rows)
 {
     const sdpa_problem_desc_t *p = x->problem;
     const sdpa_exec_args_t *a = x->args;
-    const int64_t sk = x->shape->k_len, dims = x->shape->head_size;
+    const int64_t sk = x->shape->k_len, dims = x->shape->head_size, b = seq->b;
     const double c = x->score_scale;
 
     memset(w->q, 0, REF_ROWS * (size_t)dims * sizeof(double));
     memset(w->dout, 0, REF_ROWS * (size_t)dims * sizeof(double));
     for (int r = 0; r < rows; r++) {
+        const int64_t qi = seq->q0 + i0 + r;
         for (int64_t d = 0; d < dims; d++) {
-            w->q[r * dims + d] = sdpa_element_load(a->q, ref_offset(&p->q, b, h, i0 + r, d), p->q.dtype);
-            w->dout[r * dims + d] = sdpa_element_load(a->diff_dst, ref_offset(&p->diff_dst, b, h, i0 + r, d),
-                                             p->diff_dst.dtype);
+            w->q[r * dims + d] =
+                    sdpa_element_load(a->q, ref_offset(&p->q, seq->qb, h, qi, d), p->q.dtype);
+            w->dout[r * dims + d] = sdpa_element_load(
+                    a->diff_dst, ref_offset(&p->diff_dst, seq->qb, h, qi, d), p->diff_dst.dtype);
         }
     }
     double lse[REF_ROWS];
-    const int64_t n = ref_probabilities(x, w->k_keys, b, h, i0, rows, w->q, w->p, lse);
+    const int64_t n =
+            ref_probabilities(x, seq, w->k_keys, h, i0, rows, w->q, w->p, lse, w->cap_grad);
 
     /* dP = Z o (dO V^T); D_i = sum_j P_ij dP_ij; dS = P o (dP - D_i);
      * then p becomes P o Z for dV. Rows beyond rows stay zero. */
@@ -75,6 +79,17 @@ static void backward_rows(const ref_exec_t *x, bwd_worker_t *w, int64_t b, int64
             dpr[j] = pj == 0.0 ? 0.0 : pj * (dpr[j] - row_dot);
             pr[j] = keep[j] ? pj * factor : 0.0;
         }
+        /* dS is the gradient of the softmax input (sdpa.h); q.k_j's is
+         * dS times the softcap's derivative. */
+        if (p->ds.dtype != SDPA_DTYPE_UNDEF) {
+            for (int64_t j = 0; j < seq->len_k; j++)
+                sdpa_element_store(a->ds, ref_offset(&p->ds, b, h, i0 + r, j), p->ds.dtype,
+                                   j < n ? dpr[j] : 0.0);
+        }
+        if (x->softcap > 0.0) {
+            for (int64_t j = 0; j < n; j++)
+                dpr[j] *= w->cap_grad[r * sk + j];
+        }
     }
     for (int64_t e = 0; e < REF_ROWS * dims; e++)
         w->q[e] *= c;
@@ -83,15 +98,10 @@ static void backward_rows(const ref_exec_t *x, bwd_worker_t *w, int64_t b, int64
     ref_accumulate_outer(w->p, sk, n, w->dout, dims, w->dv);
 
     for (int r = 0; r < rows; r++) {
-        const int64_t i = i0 + r;
+        const int64_t qi = seq->q0 + i0 + r;
         for (int64_t d = 0; d < dims; d++)
-            sdpa_element_store(a->diff_q, ref_offset(&p->diff_q, b, h, i, d), p->diff_q.dtype,
-                      c * w->dq[r * dims + d]);
-        if (p->ds.dtype != SDPA_DTYPE_UNDEF) {
-            for (int64_t j = 0; j < sk; j++)
-                sdpa_element_store(a->ds, ref_offset(&p->ds, b, h, i, j), p->ds.dtype,
-                          j < n ? w->dp[r * sk + j] : 0.0);
-        }
+            sdpa_element_store(a->diff_q, ref_offset(&p->diff_q, seq->qb, h, qi, d),
+                               p->diff_q.dtype, c * w->dq[r * dims + d]);
     }
 }
 
@@ -105,25 +115,30 @@ static void backward_item(void *context, int64_t item, int worker)
     bwd_worker_t *w = &job->workers[worker];
     const int64_t kv_h = item % s->kv_heads, b = item / s->kv_heads;
     const int64_t sk = s->k_len, dims = s->head_size;
+    ref_seq_t seq;
+    ref_seq_of(x, b, &seq);
 
     ref_head_t k = {.key_panels = w->k_keys, .dim_panels = w->k_dims};
     ref_head_t v = {.key_panels = w->v_keys, .dim_panels = NULL};
-    ref_load_head(x, 'k', b, kv_h, &k);
-    ref_load_head(x, 'v', b, kv_h, &v);
+    ref_load_head(x, 'k', &seq, kv_h, &k);
+    ref_load_head(x, 'v', &seq, kv_h, &v);
     memset(w->dk, 0, (size_t)(sk * dims) * sizeof(double));
     memset(w->dv, 0, (size_t)(sk * dims) * sizeof(double));
 
     for (int64_t g = 0; g < s->kv_group_size; g++) {
         const int64_t h = kv_h * s->kv_group_size + g;
-        for (int64_t i = 0; i < s->q_len; i += REF_ROWS)
-            backward_rows(x, w, b, h, i, s->q_len - i < REF_ROWS ? (int)(s->q_len - i) : REF_ROWS);
+        for (int64_t i = 0; i < seq.len_q; i += REF_ROWS)
+            backward_rows(x, w, &seq, h, i,
+                          seq.len_q - i < REF_ROWS ? (int)(seq.len_q - i) : REF_ROWS);
     }
-    for (int64_t j = 0; j < sk; j++) {
+    for (int64_t j = 0; j < seq.len_k; j++) {
+        int64_t i0, i2;
+        ref_key_row(&seq, j, &i0, &i2);
         for (int64_t d = 0; d < dims; d++) {
-            sdpa_element_store(x->args->diff_k, ref_offset(&p->diff_k, b, kv_h, j, d), p->diff_k.dtype,
-                      w->dk[j * dims + d]);
-            sdpa_element_store(x->args->diff_v, ref_offset(&p->diff_v, b, kv_h, j, d), p->diff_v.dtype,
-                      w->dv[j * dims + d]);
+            sdpa_element_store(x->args->diff_k, ref_offset(&p->diff_k, i0, kv_h, i2, d),
+                               p->diff_k.dtype, w->dk[j * dims + d]);
+            sdpa_element_store(x->args->diff_v, ref_offset(&p->diff_v, i0, kv_h, i2, d),
+                               p->diff_v.dtype, w->dv[j * dims + d]);
         }
     }
 }
@@ -139,6 +154,7 @@ static void free_workers(bwd_worker_t *workers, int count)
         free(w->dv);
         free(w->p);
         free(w->dp);
+        free(w->cap_grad);
         free(w->keep);
         free(w->q);
         free(w->dout);
@@ -170,12 +186,13 @@ sdpa_status_t ref_backward(const ref_exec_t *x)
         w->dv = malloc(head);
         w->p = malloc(REF_ROWS * sk * sizeof(double));
         w->dp = malloc(REF_ROWS * sk * sizeof(double));
+        w->cap_grad = malloc(REF_ROWS * sk * sizeof(double));
         w->keep = malloc(REF_ROWS * sk);
         w->q = malloc(REF_ROWS * dims * sizeof(double));
         w->dout = malloc(REF_ROWS * dims * sizeof(double));
         w->dq = malloc(REF_ROWS * dims * sizeof(double));
         if (!w->k_keys || !w->k_dims || !w->v_keys || !w->dk || !w->dv || !w->p || !w->dp ||
-            !w->keep || !w->q || !w->dout || !w->dq)
+            !w->cap_grad || !w->keep || !w->q || !w->dout || !w->dq)
             goto out_of_memory;
     }
     ref_parallel_run(count, items, backward_item, &job);

@@ -4,18 +4,20 @@
 
 #include "ref.h"
 
-/* Index of the scale or zero point of element (b, h, j, d): 0 per tensor;
- * per group a dense [B, Hkv, Sk, D / group_size] array. */
-static int64_t quant_index(sdpa_quant_kind_t kind, const sdpa_shape_t *s, int64_t group_size,
-                           int64_t b, int64_t h, int64_t j, int64_t d)
+/* Index of the scale or zero point of element (i0, h, i2, d) of K or V
+ * (t): 0 per tensor; per group a dense [dims[0], Hkv, dims[2], D / group]
+ * array (sdpa.h; a paged cache's dims are the cache's). */
+static int64_t quant_index(sdpa_quant_kind_t kind, const sdpa_tensor_desc_t *t, int64_t group_size,
+                           int64_t i0, int64_t h, int64_t i2, int64_t d)
 {
     if (kind != SDPA_QUANT_PER_GROUP)
         return 0;
-    int64_t groups = s->head_size / group_size;
-    return ((b * s->kv_heads + h) * s->k_len + j) * groups + d / group_size;
+    int64_t groups = t->dims[3] / group_size;
+    return ((i0 * t->dims[1] + h) * t->dims[2] + i2) * groups + d / group_size;
 }
 
-void ref_load_head(const ref_exec_t *x, char which, int64_t b, int64_t h, ref_head_t *out)
+void ref_load_head(const ref_exec_t *x, char which, const ref_seq_t *seq, int64_t h,
+                   ref_head_t *out)
 {
     const sdpa_problem_desc_t *p = x->problem;
     const sdpa_shape_t *s = x->shape;
@@ -28,24 +30,26 @@ void ref_load_head(const ref_exec_t *x, char which, int64_t b, int64_t h, ref_he
     const int quantized = sdpa_dtype_is_quantized(t->dtype);
     const int64_t sk = s->k_len, dims = s->head_size;
 
-    /* Panel padding stays zero. */
+    /* Panel padding and keys past the sequence's stay zero. */
     if (out->key_panels != NULL)
         memset(out->key_panels, 0, ref_key_panels_size(sk, dims) * sizeof(double));
     if (out->dim_panels != NULL)
         memset(out->dim_panels, 0, ref_dim_panels_size(sk, dims) * sizeof(double));
 
-    for (int64_t j = 0; j < sk; j++) {
+    for (int64_t j = 0; j < seq->len_k; j++) {
+        int64_t i0, i2;
+        ref_key_row(seq, j, &i0, &i2);
         for (int64_t d = 0; d < dims; d++) {
-            double value = sdpa_element_load(data, ref_offset(t, b, h, j, d), t->dtype);
+            double value = sdpa_element_load(data, ref_offset(t, i0, h, i2, d), t->dtype);
             if (quantized) {
                 double zero_point = 0.0;
                 if (quant->zero_points != SDPA_QUANT_NONE)
                     zero_point = sdpa_element_load(
                             zero_points,
-                            quant_index(quant->zero_points, s, quant->group_size, b, h, j, d),
+                            quant_index(quant->zero_points, t, quant->group_size, i0, h, i2, d),
                             quant->zero_points_dtype);
                 double scale = sdpa_element_load(
-                        scales, quant_index(quant->scales, s, quant->group_size, b, h, j, d),
+                        scales, quant_index(quant->scales, t, quant->group_size, i0, h, i2, d),
                         quant->scales_dtype);
                 value = (value - zero_point) * scale;
             }

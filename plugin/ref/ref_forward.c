@@ -17,6 +17,7 @@ typedef struct fwd_worker {
     double *q, *o;    /* REF_ROWS x D each */
     uint8_t *keep;    /* REF_ROWS x Sk */
     int64_t cached_b, cached_h;
+    ref_seq_t seq; /* of cached_b */
 } fwd_worker_t;
 
 typedef struct fwd_job {
@@ -25,21 +26,23 @@ typedef struct fwd_job {
     int64_t query_blocks; /* per head */
 } fwd_job_t;
 
-/* Queries i0 .. i0 + rows - 1 of head (b, h). */
-static void forward_rows(const ref_exec_t *x, fwd_worker_t *w, int64_t b, int64_t h, int64_t i0,
-                         int rows)
+/* Queries i0 .. i0 + rows - 1 of query head h of the cached sequence. */
+static void forward_rows(const ref_exec_t *x, fwd_worker_t *w, int64_t h, int64_t i0, int rows)
 {
     const sdpa_problem_desc_t *p = x->problem;
     const sdpa_shape_t *s = x->shape;
     const sdpa_exec_args_t *a = x->args;
-    const int64_t sk = s->k_len, dims = s->head_size;
+    const ref_seq_t *seq = &w->seq;
+    const int64_t sk = s->k_len, dims = s->head_size, b = seq->b;
 
     memset(w->q, 0, REF_ROWS * (size_t)dims * sizeof(double));
     for (int r = 0; r < rows; r++)
         for (int64_t d = 0; d < dims; d++)
-            w->q[r * dims + d] = sdpa_element_load(a->q, ref_offset(&p->q, b, h, i0 + r, d), p->q.dtype);
+            w->q[r * dims + d] = sdpa_element_load(
+                    a->q, ref_offset(&p->q, seq->qb, h, seq->q0 + i0 + r, d), p->q.dtype);
     double lse[REF_ROWS];
-    const int64_t n = ref_probabilities(x, w->k_panels, b, h, i0, rows, w->q, w->p, lse);
+    const int64_t n =
+            ref_probabilities(x, seq, w->k_panels, h, i0, rows, w->q, w->p, lse, NULL);
 
     /* Dropped probabilities become 0, kept ones are scaled by 1 / (1 - p). */
     for (int r = 0; r < rows; r++) {
@@ -54,13 +57,17 @@ static void forward_rows(const ref_exec_t *x, fwd_worker_t *w, int64_t b, int64_
     ref_weights_times_dims(w->p, sk, n, w->v_panels, dims, w->o);
 
     for (int r = 0; r < rows; r++) {
-        const int64_t i = i0 + r, row = (b * s->q_heads + h) * s->q_len + i;
+        const int64_t i = i0 + r, qi = seq->q0 + i;
         for (int64_t d = 0; d < dims; d++)
-            sdpa_element_store(a->dst, ref_offset(&p->dst, b, h, i, d), p->dst.dtype, w->o[r * dims + d]);
+            sdpa_element_store(a->dst, ref_offset(&p->dst, seq->qb, h, qi, d), p->dst.dtype,
+                               w->o[r * dims + d]);
+        /* The workspace follows Q's dims; the keep mask the logical scores'. */
         if (p->prop_kind == SDPA_FORWARD_TRAINING)
-            ((float *)a->workspace)[row] = (float)lse[r];
+            ((float *)a->workspace)[(seq->qb * s->q_heads + h) * p->q.dims[2] + qi] =
+                    (float)lse[r];
         if (p->dropout.enabled && p->dropout.with_mask_output)
-            memcpy((uint8_t *)a->dropout_mask + row * sk, w->keep + r * sk, (size_t)sk);
+            memcpy((uint8_t *)a->dropout_mask + ((b * s->q_heads + h) * s->q_len + i) * sk,
+                   w->keep + r * sk, (size_t)seq->len_k);
     }
 }
 
@@ -76,19 +83,24 @@ static void forward_item(void *context, int64_t item, int worker)
     const int64_t h = (item / job->query_blocks) % s->q_heads;
     const int64_t b = item / job->query_blocks / s->q_heads;
     const int64_t kv_h = h / s->kv_group_size;
+    ref_seq_t seq;
+    ref_seq_of(x, b, &seq);
+    const int64_t first = block * REF_FWD_QUERY_BLOCK;
+    if (first >= seq.len_q)
+        return; /* a shorter sequence (varlen) */
     if (w->cached_b != b || w->cached_h != kv_h) {
         ref_head_t k = {.key_panels = w->k_panels, .dim_panels = NULL};
         ref_head_t v = {.key_panels = NULL, .dim_panels = w->v_panels};
-        ref_load_head(x, 'k', b, kv_h, &k);
-        ref_load_head(x, 'v', b, kv_h, &v);
+        ref_load_head(x, 'k', &seq, kv_h, &k);
+        ref_load_head(x, 'v', &seq, kv_h, &v);
         w->cached_b = b;
         w->cached_h = kv_h;
+        w->seq = seq;
     }
-    const int64_t first = block * REF_FWD_QUERY_BLOCK;
     const int64_t end =
-            first + REF_FWD_QUERY_BLOCK < s->q_len ? first + REF_FWD_QUERY_BLOCK : s->q_len;
+            first + REF_FWD_QUERY_BLOCK < seq.len_q ? first + REF_FWD_QUERY_BLOCK : seq.len_q;
     for (int64_t i = first; i < end; i += REF_ROWS)
-        forward_rows(x, w, b, h, i, end - i < REF_ROWS ? (int)(end - i) : REF_ROWS);
+        forward_rows(x, w, h, i, end - i < REF_ROWS ? (int)(end - i) : REF_ROWS);
 }
 
 static void free_workers(fwd_worker_t *workers, int count)

@@ -139,6 +139,7 @@ static void main_args(const sdpa_primitive_t *prim, const sdpa_exec_args_t *a,
     ze_exec_scalars_t s;
     ze_exec_scalars(p, a, &s);
     ZE_SET_EXEC_SCALARS(v, &s);
+    ZE_SET_SCORE_MODS(v, &s);
 }
 
 /* Sets every argument of k (kernel `name`, table args) from values and

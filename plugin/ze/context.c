@@ -151,6 +151,12 @@ sdpa_status_t ze_context_get_features(sdpa_context_t *ctx, sdpa_features_t *out)
     f.has_deterministic_backward = 1;
     f.has_quantized_kv = 1;
     f.has_dropout = 1;
+    f.has_merge = 1;
+    /* ABI 1.1: what the kernels run (ze_llm_supported refuses the rest). */
+    f.has_window = 1;
+    f.has_softcap = 1;
+    f.has_alibi = 1;
+    f.has_paged_kv = 1;
     sdpa_features_store(&f, out);
     return SDPA_SUCCESS;
 }

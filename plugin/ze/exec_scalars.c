@@ -1,5 +1,7 @@
 /* exec_scalars.c - the scale and dropout values of one execution. */
 #include "exec_scalars.h"
+#include "plan_common.h"
+#include "problem_llm.h"
 
 void ze_exec_scalars(const sdpa_problem_desc_t *p, const sdpa_exec_args_t *a,
                      ze_exec_scalars_t *out)
@@ -18,5 +20,10 @@ void ze_exec_scalars(const sdpa_problem_desc_t *p, const sdpa_exec_args_t *a,
             .dropout_seed_ptr = device_dropout ? a->dropout_seed_ptr : NULL,
             .dropout_offset_ptr = device_dropout && dr->with_offset ? a->dropout_offset_ptr : NULL,
             .dropout_p_ptr = device_dropout ? a->dropout_p_ptr : NULL,
+            .softcap = p->softcap,
+            .alibi_slopes = p->alibi != SDPA_ALIBI_NONE ? a->alibi_slopes : NULL,
     };
+    int64_t scores[4]; /* [B, Hq, Sq, Sk], the maxima with varlen or a paged cache */
+    sdpa_llm_scores_dims(p, scores);
+    sdpa_plan_window_bounds(p, scores[2], scores[3], &out->window_left, &out->window_right);
 }

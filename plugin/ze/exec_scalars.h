@@ -19,6 +19,11 @@ typedef struct ze_exec_scalars {
     int64_t dropout_seed, dropout_offset;
     float dropout_p;
     const void *dropout_seed_ptr, *dropout_offset_ptr, *dropout_p_ptr;
+    /* Score modifiers (ABI 1.1): the window bounds of sdpa_plan_window_bounds,
+     * the softcap (0: off) and the ALiBi slopes (NULL: none). */
+    int32_t window_left, window_right;
+    float softcap;
+    const void *alibi_slopes;
 } ze_exec_scalars_t;
 
 /* The values of execution a (checked) of problem p. */
@@ -39,6 +44,16 @@ void ze_exec_scalars(const sdpa_problem_desc_t *p, const sdpa_exec_args_t *a,
         (args)->DROPOUT_SEED_PTR = (s)->dropout_seed_ptr;                                          \
         (args)->DROPOUT_OFFSET_PTR = (s)->dropout_offset_ptr;                                      \
         (args)->DROPOUT_P_PTR = (s)->dropout_p_ptr;                                                \
+    } while (0)
+
+/* Sets the rows WINDOW_LEFT, WINDOW_RIGHT, SOFTCAP and ALIBI_SLOPES of the
+ * forward and backward argument tables from s. */
+#define ZE_SET_SCORE_MODS(args, s)                                                                 \
+    do {                                                                                           \
+        (args)->WINDOW_LEFT = (s)->window_left;                                                    \
+        (args)->WINDOW_RIGHT = (s)->window_right;                                                  \
+        (args)->SOFTCAP = (s)->softcap;                                                            \
+        (args)->ALIBI_SLOPES = (s)->alibi_slopes;                                                  \
     } while (0)
 
 #endif /* SDPA_ZE_EXEC_SCALARS_H */

@@ -27,6 +27,15 @@ sdpa_status_t ze_fwd_prepare(sdpa_primitive_t *prim)
     return SDPA_SUCCESS;
 }
 
+/* log2 of a paged cache's block size (a power of two, sdpa_problem_check). */
+static int32_t block_log2(int64_t block_size)
+{
+    int32_t n = 0;
+    while (((int64_t)1 << n) < block_size)
+        n++;
+    return n;
+}
+
 /* The arguments of one execution: the plan's, and the pointers and scalars
  * of a, with what the problem does not use NULL or 0 (the kernel reads only
  * what its constants select). */
@@ -50,12 +59,20 @@ static void fwd_args(const sdpa_primitive_t *prim, const sdpa_exec_args_t *a, sd
             .V_ZP = a->v_zero_points,
             .MSK = p->mask_kind == SDPA_MASK_BUFFER ? a->mask : NULL,
             .DROPOUT_MASK = dr->enabled && dr->with_mask_output ? a->dropout_mask : NULL,
+            .CU_SEQLENS_Q = p->varlen.enabled ? a->cu_seqlens_q : NULL,
+            .CU_SEQLENS_K = p->varlen.enabled ? a->cu_seqlens_k : NULL,
+            .TOTAL_Q = (int32_t)p->q.dims[2],
+            .BLOCK_TABLE = p->paged_kv.enabled ? a->block_table : NULL,
+            .CACHE_SEQLENS = p->paged_kv.enabled ? a->cache_seqlens : NULL,
+            .BLOCK_TABLE_STRIDE = (int32_t)p->paged_kv.block_table_stride,
+            .BLOCK_LOG2 = p->paged_kv.enabled ? block_log2(p->k.dims[2]) : 0,
             .SLM = plan->slm_bytes,
     };
     memcpy(&v->K_S0, plan->strides, sizeof(plan->strides));
     ze_exec_scalars_t s;
     ze_exec_scalars(p, a, &s);
     ZE_SET_EXEC_SCALARS(v, &s);
+    ZE_SET_SCORE_MODS(v, &s);
 }
 
 /* The plan's strides are the K_S0 .. MSK_S3 fields, in order. */

@@ -5,6 +5,7 @@
 
 #include "backend_api.h"
 #include "error.h"
+#include "plan_common.h"
 #include "verbose.h"
 #include "ze.h"
 #include "ze_result.h"
@@ -23,6 +24,31 @@ static void trace(const sdpa_primitive_t *prim, const char *what, const char *st
                        sdpa_verbose_field(prim->ctx->device.name, device, sizeof(device)),
                        sdpa_verbose_problem(&prim->problem, problem, sizeof(problem)), status, ms,
                        config_string(prim));
+}
+
+/* The ABI 1.1 features the ze kernels run (context_get_features advertises
+ * those they run in both directions): the sliding window, the softcap and
+ * ALiBi, forward and backward; variable-length batches forward; a paged KV
+ * cache (forward only by definition). */
+static sdpa_status_t ze_llm_supported(const sdpa_problem_desc_t *p, const sdpa_shape_t *shape)
+{
+    if (p->varlen.enabled && p->prop_kind == SDPA_BACKWARD)
+        return sdpa_fail(SDPA_ERROR_UNSUPPORTED,
+                         "varlen.enabled = 1 with prop_kind = BACKWARD: the ze backend runs "
+                         "variable-length batches forward only so far (context_get_features: "
+                         "has_varlen = 0; the ref backend runs both)");
+    if (p->varlen.enabled && (sdpa_dtype_is_quantized(p->k.dtype) ||
+                              sdpa_dtype_is_quantized(p->v.dtype)))
+        return sdpa_fail(SDPA_ERROR_UNSUPPORTED,
+                         "varlen.enabled = 1 with k.dtype = %s, v.dtype = %s: the ze backend "
+                         "runs variable-length batches with f32, f16 or bf16 K and V",
+                         sdpa_dtype_name(p->k.dtype), sdpa_dtype_name(p->v.dtype));
+    if (p->softcap > 0.0f && p->ds.dtype != SDPA_DTYPE_UNDEF)
+        return sdpa_fail(SDPA_ERROR_UNSUPPORTED,
+                         "softcap = %g with ds.dtype = %s: the ze backward does not write dS "
+                         "with a softcap",
+                         (double)p->softcap, sdpa_dtype_name(p->ds.dtype));
+    return sdpa_plan_window_check(p, shape->q_len, shape->k_len);
 }
 
 sdpa_status_t ze_primitive_create(sdpa_context_t *ctx, const sdpa_problem_desc_t *desc,
@@ -44,6 +70,10 @@ sdpa_status_t ze_primitive_create(sdpa_context_t *ctx, const sdpa_problem_desc_t
         return sdpa_fail(SDPA_ERROR_OUT_OF_HOST_MEMORY, "cannot allocate a primitive");
     sdpa_status_t status = sdpa_problem_check(desc, &prim->problem, &prim->shape);
     if (status != SDPA_SUCCESS) {
+        free(prim);
+        return status;
+    }
+    if ((status = ze_llm_supported(&prim->problem, &prim->shape)) != SDPA_SUCCESS) {
         free(prim);
         return status;
     }
@@ -76,6 +106,9 @@ static void release_device_objects(sdpa_primitive_t *prim)
     if (prim->fwd_kernel)
         zeKernelDestroy(prim->fwd_kernel);
     prim->fwd_kernel = NULL;
+    if (prim->merge_kernel)
+        zeKernelDestroy(prim->merge_kernel);
+    prim->merge_kernel = NULL;
     ze_bwd_release(prim);
 }
 
@@ -102,6 +135,9 @@ sdpa_status_t ze_primitive_query(sdpa_primitive_t *prim, sdpa_query_t what, void
 {
     if (prim == NULL)
         return sdpa_primitive_query_answer(prim, what, out, out_size, 0, 0, "");
+    if (prim->is_merge)
+        return sdpa_primitive_query_answer(prim, what, out, out_size, 0, 0,
+                                           prim->merge_plan.config_string);
     size_t workspace = sdpa_workspace_bytes(&prim->problem, &prim->shape);
     int backward = prim->problem.prop_kind == SDPA_BACKWARD;
     return sdpa_primitive_query_answer(prim, what, out, out_size, workspace,
@@ -115,6 +151,9 @@ sdpa_status_t ze_primitive_execute(sdpa_primitive_t *prim, const sdpa_exec_args_
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "prim is NULL");
     if (prim->ctx == NULL)
         return sdpa_orphan_fail();
+    if (prim->is_merge)
+        return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
+                         "prim is a merge primitive: execute it with merge_execute");
     const double start = sdpa_verbose_level() >= 1 ? sdpa_verbose_now_ms() : 0.0;
     sdpa_exec_args_t checked;
     sdpa_status_t status = sdpa_exec_args_check(&prim->problem, args, &checked);

@@ -36,6 +36,7 @@
 #include "fwd_plan.h"
 #include "live_list.h"
 #include "list_table.h"
+#include "merge_plan.h"
 #include "module_cache.h"
 #include "problem.h"
 #include "scratch.h"
@@ -76,6 +77,13 @@ struct sdpa_primitive {
     sdpa_bwd_plan_t bwd;
     ze_kernel_handle_t bwd_pre, bwd_main, bwd_dq, bwd_post;
     int64_t *bwd_strides_host;
+
+    /* Merge primitives (merge_create): is_merge, and then merge instead of
+     * problem and shape. */
+    int is_merge;
+    sdpa_merge_desc_t merge; /* checked and normalized */
+    sdpa_merge_plan_t merge_plan;
+    ze_kernel_handle_t merge_kernel;
 };
 
 /* context.c */
@@ -115,6 +123,11 @@ void ze_bwd_release(sdpa_primitive_t *prim);
  * list_scratch is that list's scratch, used unless args->scratch is set. */
 sdpa_status_t ze_bwd_execute(sdpa_primitive_t *prim, const sdpa_exec_args_t *args,
                              ze_command_list_handle_t list, sdpa_scratch_t *list_scratch);
+
+/* merge.c: merge primitives (sdpa.h, ABI 1.1). */
+sdpa_status_t ze_merge_create(sdpa_context_t *ctx, const sdpa_merge_desc_t *desc,
+                              sdpa_primitive_t **out);
+sdpa_status_t ze_merge_execute(sdpa_primitive_t *prim, const sdpa_merge_args_t *args);
 
 /* fwd.c */
 sdpa_status_t ze_fwd_prepare(sdpa_primitive_t *prim);

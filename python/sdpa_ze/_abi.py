@@ -1,4 +1,4 @@
-"""ctypes mirrors of the public ABI in include/sdpa.h (ABI version 1.0).
+"""ctypes mirrors of the public ABI in include/sdpa.h (ABI version 1.1).
 
 The layouts here must match sdpa.h member for member: the test suite compares
 every offset and size with what the C compiler says (tests/test_abi_layout.py
@@ -15,12 +15,15 @@ def make_version(major, minor):
     return ((major & 0xFFFF) << 16) | (minor & 0xFFFF)
 
 
-ABI_VERSION = make_version(1, 0)
+ABI_VERSION = make_version(1, 1)
 
 CONTEXT_DESC_VERSION = 1
-PROBLEM_DESC_VERSION = 1
-EXEC_ARGS_VERSION = 1
-FEATURES_VERSION = 1
+PROBLEM_DESC_VERSION = 2
+EXEC_ARGS_VERSION = 2
+FEATURES_VERSION = 2
+MERGE_DESC_VERSION = 1
+MERGE_ARGS_VERSION = 1
+MERGE_MAX_STATES = 16
 
 # sdpa_status_t
 SUCCESS = 0
@@ -67,6 +70,19 @@ class DropoutDesc(ctypes.Structure):
                 ("with_mask_output", _u32)]
 
 
+class VarlenDesc(ctypes.Structure):
+    _fields_ = [("enabled", _u32), ("batch", _i64), ("max_seqlen_q", _i64),
+                ("max_seqlen_k", _i64)]
+
+
+class PagedKvDesc(ctypes.Structure):
+    _fields_ = [("enabled", _u32), ("max_blocks_per_seq", _i64), ("block_table_stride", _i64)]
+
+
+class WindowDesc(ctypes.Structure):
+    _fields_ = [("enabled", _u32), ("left", _i64), ("right", _i64)]
+
+
 class ProblemDesc(ctypes.Structure):
     _fields_ = [
         ("struct_size", _u32), ("struct_version", _u32), ("prop_kind", _enum),
@@ -80,6 +96,9 @@ class ProblemDesc(ctypes.Structure):
         ("diff_dst", TensorDesc), ("diff_q", TensorDesc), ("diff_k", TensorDesc),
         ("diff_v", TensorDesc), ("ds", TensorDesc),
         ("deterministic", _u32),
+        # ABI 1.1, struct_version 2
+        ("varlen", VarlenDesc), ("paged_kv", PagedKvDesc), ("window", WindowDesc),
+        ("softcap", ctypes.c_float), ("alibi", _enum), ("num_splits", _u32),
     ]
 
 
@@ -96,6 +115,9 @@ class ExecArgs(ctypes.Structure):
         ("scratch", _vp), ("scratch_size", ctypes.c_size_t),
         ("command_list", _vp), ("signal_event", _vp), ("num_wait_events", _u32),
         ("wait_events", _vp),
+        # ABI 1.1, struct_version 2
+        ("cu_seqlens_q", _vp), ("cu_seqlens_k", _vp), ("block_table", _vp),
+        ("cache_seqlens", _vp), ("alibi_slopes", _vp),
     ]
 
 
@@ -110,7 +132,25 @@ class Features(ctypes.Structure):
                 ("max_head_size", _u32), ("subgroup_size", _u32),
                 ("has_f16", _u32), ("has_bf16", _u32),
                 ("has_backward", _u32), ("has_deterministic_backward", _u32),
-                ("has_quantized_kv", _u32), ("has_dropout", _u32)]
+                ("has_quantized_kv", _u32), ("has_dropout", _u32),
+                # ABI 1.1, struct_version 2
+                ("has_varlen", _u32), ("has_paged_kv", _u32), ("has_window", _u32),
+                ("has_softcap", _u32), ("has_alibi", _u32), ("has_split_kv", _u32),
+                ("has_merge", _u32)]
+
+
+class MergeDesc(ctypes.Structure):
+    _fields_ = [("struct_size", _u32), ("struct_version", _u32), ("num_states", _u32),
+                ("softmax_kind", _enum), ("states", TensorDesc), ("states_lse", TensorDesc),
+                ("dst", TensorDesc), ("dst_lse", TensorDesc)]
+
+
+class MergeArgs(ctypes.Structure):
+    _fields_ = [("struct_size", _u32), ("struct_version", _u32),
+                ("states", ctypes.POINTER(_vp)), ("states_lse", ctypes.POINTER(_vp)),
+                ("dst", _vp), ("dst_lse", _vp),
+                ("command_list", _vp), ("signal_event", _vp), ("num_wait_events", _u32),
+                ("wait_events", _vp)]
 
 
 _status = ctypes.c_int
@@ -123,6 +163,8 @@ PrimitiveCreateFn = ctypes.CFUNCTYPE(_status, _vp, ctypes.POINTER(ProblemDesc),
                                      ctypes.POINTER(_vp))
 PrimitiveDestroyFn = ctypes.CFUNCTYPE(None, _vp)
 PrimitiveExecuteFn = ctypes.CFUNCTYPE(_status, _vp, ctypes.POINTER(ExecArgs))
+MergeCreateFn = ctypes.CFUNCTYPE(_status, _vp, ctypes.POINTER(MergeDesc), ctypes.POINTER(_vp))
+MergeExecuteFn = ctypes.CFUNCTYPE(_status, _vp, ctypes.POINTER(MergeArgs))
 
 
 class BackendIface(ctypes.Structure):
@@ -137,6 +179,8 @@ class BackendIface(ctypes.Structure):
         ("primitive_destroy", PrimitiveDestroyFn),
         ("primitive_query", QueryFn),
         ("primitive_execute", PrimitiveExecuteFn),
+        ("merge_create", MergeCreateFn),  # ABI 1.1
+        ("merge_execute", MergeExecuteFn),
     ]
 
 
@@ -150,6 +194,11 @@ STRUCTS = {
     "sdpa_context_desc_t": ContextDesc,
     "sdpa_features_t": Features,
     "sdpa_backend_iface_t": BackendIface,
+    "sdpa_varlen_desc_t": VarlenDesc,
+    "sdpa_paged_kv_desc_t": PagedKvDesc,
+    "sdpa_window_desc_t": WindowDesc,
+    "sdpa_merge_desc_t": MergeDesc,
+    "sdpa_merge_args_t": MergeArgs,
 }
 
 

@@ -67,6 +67,25 @@ static void problem_desc(void)
     MEMBER(sdpa_problem_desc_t, diff_v);
     MEMBER(sdpa_problem_desc_t, ds);
     MEMBER(sdpa_problem_desc_t, deterministic);
+    MEMBER(sdpa_problem_desc_t, varlen);
+    MEMBER(sdpa_problem_desc_t, paged_kv);
+    MEMBER(sdpa_problem_desc_t, window);
+    MEMBER(sdpa_problem_desc_t, softcap);
+    MEMBER(sdpa_problem_desc_t, alibi);
+    MEMBER(sdpa_problem_desc_t, num_splits);
+    SIZE(sdpa_varlen_desc_t);
+    MEMBER(sdpa_varlen_desc_t, enabled);
+    MEMBER(sdpa_varlen_desc_t, batch);
+    MEMBER(sdpa_varlen_desc_t, max_seqlen_q);
+    MEMBER(sdpa_varlen_desc_t, max_seqlen_k);
+    SIZE(sdpa_paged_kv_desc_t);
+    MEMBER(sdpa_paged_kv_desc_t, enabled);
+    MEMBER(sdpa_paged_kv_desc_t, max_blocks_per_seq);
+    MEMBER(sdpa_paged_kv_desc_t, block_table_stride);
+    SIZE(sdpa_window_desc_t);
+    MEMBER(sdpa_window_desc_t, enabled);
+    MEMBER(sdpa_window_desc_t, left);
+    MEMBER(sdpa_window_desc_t, right);
 }
 
 static void exec_args(void)
@@ -104,6 +123,11 @@ static void exec_args(void)
     MEMBER(sdpa_exec_args_t, signal_event);
     MEMBER(sdpa_exec_args_t, num_wait_events);
     MEMBER(sdpa_exec_args_t, wait_events);
+    MEMBER(sdpa_exec_args_t, cu_seqlens_q);
+    MEMBER(sdpa_exec_args_t, cu_seqlens_k);
+    MEMBER(sdpa_exec_args_t, block_table);
+    MEMBER(sdpa_exec_args_t, cache_seqlens);
+    MEMBER(sdpa_exec_args_t, alibi_slopes);
 }
 
 static void context_and_features(void)
@@ -127,6 +151,13 @@ static void context_and_features(void)
     MEMBER(sdpa_features_t, has_deterministic_backward);
     MEMBER(sdpa_features_t, has_quantized_kv);
     MEMBER(sdpa_features_t, has_dropout);
+    MEMBER(sdpa_features_t, has_varlen);
+    MEMBER(sdpa_features_t, has_paged_kv);
+    MEMBER(sdpa_features_t, has_window);
+    MEMBER(sdpa_features_t, has_softcap);
+    MEMBER(sdpa_features_t, has_alibi);
+    MEMBER(sdpa_features_t, has_split_kv);
+    MEMBER(sdpa_features_t, has_merge);
 }
 
 static void backend_iface(void)
@@ -144,6 +175,32 @@ static void backend_iface(void)
     MEMBER(sdpa_backend_iface_t, primitive_destroy);
     MEMBER(sdpa_backend_iface_t, primitive_query);
     MEMBER(sdpa_backend_iface_t, primitive_execute);
+    MEMBER(sdpa_backend_iface_t, merge_create);
+    MEMBER(sdpa_backend_iface_t, merge_execute);
+}
+
+static void merge(void)
+{
+    SIZE(sdpa_merge_desc_t);
+    MEMBER(sdpa_merge_desc_t, struct_size);
+    MEMBER(sdpa_merge_desc_t, struct_version);
+    MEMBER(sdpa_merge_desc_t, num_states);
+    MEMBER(sdpa_merge_desc_t, softmax_kind);
+    MEMBER(sdpa_merge_desc_t, states);
+    MEMBER(sdpa_merge_desc_t, states_lse);
+    MEMBER(sdpa_merge_desc_t, dst);
+    MEMBER(sdpa_merge_desc_t, dst_lse);
+    SIZE(sdpa_merge_args_t);
+    MEMBER(sdpa_merge_args_t, struct_size);
+    MEMBER(sdpa_merge_args_t, struct_version);
+    MEMBER(sdpa_merge_args_t, states);
+    MEMBER(sdpa_merge_args_t, states_lse);
+    MEMBER(sdpa_merge_args_t, dst);
+    MEMBER(sdpa_merge_args_t, dst_lse);
+    MEMBER(sdpa_merge_args_t, command_list);
+    MEMBER(sdpa_merge_args_t, signal_event);
+    MEMBER(sdpa_merge_args_t, num_wait_events);
+    MEMBER(sdpa_merge_args_t, wait_events);
 }
 
 int main(void)
@@ -154,6 +211,7 @@ int main(void)
     exec_args();
     context_and_features();
     backend_iface();
+    merge();
     /* The version the mirrors describe; the test checks it too. */
     printf("SDPA_ABI_VERSION value 0 %u\n", (unsigned)SDPA_ABI_VERSION);
     return 0;

@@ -33,6 +33,12 @@ static const sdpa_arg_row_t bwd_post_rows[] = {
 };
 #undef ARGS
 
+#define ARGS sdpa_merge_kernel_args_t
+static const sdpa_arg_row_t merge_rows[] = {
+#include "sdpa_merge_args.def"
+};
+#undef ARGS
+
 #undef SDPA_ARG
 #undef SDPA_ARG_LAST
 
@@ -46,6 +52,8 @@ const sdpa_arg_table_t sdpa_bwd_pre_args_table =
 const sdpa_arg_table_t sdpa_bwd_args_table = TABLE("sdpa_bwd_args.def", bwd_rows, SDPA_BWD_ARG_COUNT);
 const sdpa_arg_table_t sdpa_bwd_post_args_table =
         TABLE("sdpa_bwd_post_args.def", bwd_post_rows, SDPA_BWD_POST_ARG_COUNT);
+const sdpa_arg_table_t sdpa_merge_kernel_args_table =
+        TABLE("sdpa_merge_args.def", merge_rows, SDPA_MERGE_ARG_COUNT);
 
 sdpa_status_t sdpa_kernel_args_check(const sdpa_arg_table_t *table, const char *kernel,
                                      const char *variant, uint32_t declared)

@@ -10,6 +10,7 @@
 
 #include "kernel_abi.h"
 #include "kernel_abi_bwd.h"
+#include "kernel_abi_merge.h"
 #include "sdpa.h"
 
 /* Checks that kernel `kernel` of SPIR-V variant `variant`, which declares

@@ -5,6 +5,7 @@
 #include "backend_api.h"
 #include "error.h"
 #include "problem.h"
+#include "problem_llm.h"
 
 sdpa_status_t sdpa_backend_negotiate_table(const sdpa_backend_iface_t *table, uint32_t *abi_version,
                                            const sdpa_backend_iface_t **iface)
@@ -47,8 +48,9 @@ sdpa_status_t sdpa_features_begin(const sdpa_context_t *ctx, const sdpa_features
 {
     if (ctx == NULL || out == NULL)
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "%s is NULL", ctx == NULL ? "ctx" : "out");
-    sdpa_status_t status = sdpa_struct_check("out", out->struct_size, out->struct_version,
-                                             SDPA_FEATURES_VERSION, sizeof(*out), sizeof(*out));
+    sdpa_status_t status =
+            sdpa_struct_check("out", out->struct_size, out->struct_version, SDPA_FEATURES_VERSION,
+                              SDPA_FEATURES_V1_SIZE, sdpa_features_size(out->struct_version));
     if (status != SDPA_SUCCESS)
         return status;
     memset(features, 0, sizeof(*features));

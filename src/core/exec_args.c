@@ -6,6 +6,7 @@
 
 #include "error.h"
 #include "problem.h"
+#include "problem_llm.h"
 #include "size_math.h"
 
 /* ------------------------------------------------------------------------- */
@@ -41,7 +42,7 @@ static sdpa_status_t check_quant_args(const char *name, const sdpa_quant_desc_t 
 
 /* Bytes of one element of dtype as pointers must be aligned to (sdpa.h):
  * 1 for the 4-bit types, whose pointers address bytes. */
-static size_t element_alignment(sdpa_dtype_t dtype)
+size_t sdpa_dtype_alignment(sdpa_dtype_t dtype)
 {
     const int bits = sdpa_dtype_bits(dtype);
     return bits >= 8 ? (size_t)bits / 8 : 1;
@@ -61,7 +62,7 @@ static sdpa_status_t aligned(const void *pointer, const char *member, size_t ali
 
 static sdpa_status_t aligned_tensor(const void *pointer, const char *member, sdpa_dtype_t dtype)
 {
-    return aligned(pointer, member, element_alignment(dtype), sdpa_dtype_name(dtype));
+    return aligned(pointer, member, sdpa_dtype_alignment(dtype), sdpa_dtype_name(dtype));
 }
 
 /* Element alignment of every pointer the problem uses (the NULL checks of
@@ -147,6 +148,7 @@ static sdpa_status_t check_args(const sdpa_problem_desc_t *p, const sdpa_exec_ar
         if (p->ds.dtype != SDPA_DTYPE_UNDEF)
             SDPA_TRY(need(a->ds, "ds", "ds.dtype is set (dS requested)"));
     }
+    SDPA_TRY(sdpa_llm_args_check(p, a));
     if (a->num_wait_events > 0 && a->wait_events == NULL)
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
                          "args->wait_events is NULL but "
@@ -164,7 +166,8 @@ sdpa_status_t sdpa_exec_args_check(const sdpa_problem_desc_t *problem, const sdp
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "%s is NULL (internal)",
                          problem == NULL ? "problem" : "out");
     SDPA_TRY(sdpa_struct_check("args", args->struct_size, args->struct_version,
-                               SDPA_EXEC_ARGS_VERSION, sizeof(*args), sizeof(*args)));
+                               SDPA_EXEC_ARGS_VERSION, SDPA_EXEC_ARGS_V1_SIZE,
+                               sdpa_exec_args_size(args->struct_version)));
     sdpa_exec_args_t a;
     sdpa_copy_struct(&a, sizeof(a), args, args->struct_size);
     SDPA_TRY(check_args(problem, &a));
@@ -178,7 +181,9 @@ size_t sdpa_workspace_bytes(const sdpa_problem_desc_t *problem, const sdpa_shape
 {
     if (problem->prop_kind != SDPA_FORWARD_TRAINING && problem->prop_kind != SDPA_BACKWARD)
         return 0;
-    const int64_t rows[3] = {shape->batch, shape->q_heads, shape->q_len};
+    /* f32 [q.dims[0], Hq, q.dims[2]]: with varlen, [Hq, total_q] */
+    (void)shape;
+    const int64_t rows[3] = {problem->q.dims[0], problem->q.dims[1], problem->q.dims[2]};
     uint64_t bytes = sdpa_size_bytes(sdpa_size_product(rows, 3), 32);
     /* sdpa_problem_check refused problems whose workspace is not addressable. */
     return bytes <= SDPA_MAX_BUFFER_BYTES ? (size_t)bytes : SIZE_MAX;

@@ -97,7 +97,11 @@ static void set_constants(sdpa_fwd_plan_t *plan, const sdpa_problem_desc_t *p,
     /* Remainders. oneDNN sets its REMAINDER_Q only when D is full (the only
      * case it block-loads Q); the kernel needs the plain fact that the last
      * query tile is partial, so that is what we pass. */
-    sdpa_spec_values_set_bool(v, SDPA_SC_REMAINDER_Q, rows % bq != 0);
+    sdpa_spec_values_set_bool(v, SDPA_SC_REMAINDER_Q, rows % bq != 0 || p->varlen.enabled);
+    /* Varlen: the sequences' own lengths, read by the kernel (its last
+     * query tile is partial in general). */
+    sdpa_spec_values_set_bool(v, SDPA_SC_VARLEN, p->varlen.enabled != 0);
+    sdpa_spec_values_set_bool(v, SDPA_SC_PAGED, p->paged_kv.enabled != 0);
 
     /* Tiling. */
     sdpa_spec_values_set_int(v, SDPA_SC_UNROLL_M_KQ, c->unroll_m_kq);

@@ -2,6 +2,7 @@
 #include <inttypes.h>
 
 #include "config_choose.h"
+#include "kernel_abi.h"
 #include "error.h"
 #include "plan_common.h"
 
@@ -84,4 +85,31 @@ void sdpa_plan_common_constants(sdpa_spec_values_t *v, const sdpa_problem_desc_t
     sdpa_spec_values_set_bool(v, SDPA_SC_WITH_DROPOUT, dropout);
     sdpa_spec_values_set_bool(v, SDPA_SC_DROPOUT_HOST_SCALARS, dropout && p->dropout.host_scalars);
     sdpa_spec_values_set_bool(v, SDPA_SC_DROPOUT_OFFSET, dropout && p->dropout.with_offset);
+
+    sdpa_spec_values_set_bool(v, SDPA_SC_WITH_WINDOW, p->window.enabled != 0);
+    sdpa_spec_values_set_bool(v, SDPA_SC_WITH_SOFTCAP, p->softcap > 0.0f);
+    sdpa_spec_values_set_int(v, SDPA_SC_ALIBI_KIND, p->alibi);
+}
+
+_Static_assert(SDPA_ALIBI_KIND_NONE == SDPA_ALIBI_NONE &&
+                       SDPA_ALIBI_KIND_PER_HEAD == SDPA_ALIBI_PER_HEAD &&
+                       SDPA_ALIBI_KIND_PER_BATCH_HEAD == SDPA_ALIBI_PER_BATCH_HEAD,
+               "kernel_abi.h's ALiBi kinds are sdpa_alibi_kind_t's");
+
+void sdpa_plan_window_bounds(const sdpa_problem_desc_t *p, int64_t sq, int64_t sk, int32_t *left,
+                             int32_t *right)
+{
+    const int on = p->window.enabled != 0;
+    *left = on && p->window.left >= 0 && p->window.left < sk ? (int32_t)p->window.left : -1;
+    *right = on && p->window.right >= 0 && p->window.right < sq ? (int32_t)p->window.right : -1;
+}
+
+sdpa_status_t sdpa_plan_window_check(const sdpa_problem_desc_t *p, int64_t sq, int64_t sk)
+{
+    if (p->window.enabled && sq + sk > INT32_MAX)
+        return sdpa_fail(SDPA_ERROR_UNSUPPORTED,
+                         "window.enabled = 1 with %lld queries and %lld keys: windows over more "
+                         "than %d positions together are not supported",
+                         (long long)sq, (long long)sk, INT32_MAX);
+    return SDPA_SUCCESS;
 }

@@ -48,4 +48,16 @@ unsigned sdpa_plan_config_props(const sdpa_problem_desc_t *problem,
 void sdpa_plan_common_constants(sdpa_spec_values_t *v, const sdpa_problem_desc_t *p,
                                 const sdpa_shape_t *shape, int d_max);
 
+/* The window bounds the kernels take (WINDOW_LEFT, WINDOW_RIGHT) for sq
+ * queries and sk keys: window.left and window.right, with -1 (unbounded)
+ * for no window and for a bound that masks nothing (left >= sk, right >=
+ * sq), so that a kernel's pos - left and pos + right stay within int for
+ * any sq + sk <= INT32_MAX (sdpa_plan_window_check). */
+void sdpa_plan_window_bounds(const sdpa_problem_desc_t *p, int64_t sq, int64_t sk, int32_t *left,
+                             int32_t *right);
+
+/* SDPA_ERROR_UNSUPPORTED if a window problem has more than INT32_MAX
+ * queries and keys together (the kernels' positions are ints). */
+sdpa_status_t sdpa_plan_window_check(const sdpa_problem_desc_t *p, int64_t sq, int64_t sk);
+
 #endif /* SDPA_CORE_PLAN_COMMON_H */

@@ -36,7 +36,10 @@
 /* Largest head size any backend accepts. */
 #define SDPA_MAX_HEAD_SIZE 512
 
-/* The sizes every later stage needs, read off a checked descriptor. */
+/* The sizes every later stage needs, read off a checked descriptor: the
+ * logical problem [B, Hq, Sq, Sk] (with varlen, B sequences of at most
+ * max_seqlen_q queries and max_seqlen_k keys; with a paged cache, Sk is
+ * max_blocks_per_seq * block_size). */
 typedef struct sdpa_shape {
     int64_t batch;         /* B */
     int64_t q_heads;       /* Hq */
@@ -99,8 +102,27 @@ void sdpa_copy_struct(void *out, size_t out_size, const void *in, size_t in_size
  * problems compare equal with memcmp). */
 void sdpa_problem_copy(sdpa_problem_desc_t *out, const sdpa_problem_desc_t *d);
 
+/* The checks of a required tensor of any descriptor, named name in
+ * messages: dtype a valid enum and not UNDEF (else "<name>.dtype = undef:
+ * <why>"), dims in 1..INT32_MAX with dims[3] in 1..SDPA_MAX_HEAD_SIZE,
+ * non-negative strides, an addressable extent and the packing rules of
+ * 4-bit types. dim_names names the four dims in messages. SDPA_SUCCESS or
+ * the status and message of the first failure. */
+sdpa_status_t sdpa_tensor_check(const char *name, const sdpa_tensor_desc_t *t,
+                                const char *const dim_names[4], const char *why);
+
 /* Bits per element of dtype (4 for S4/U4), 0 for UNDEF or unknown values. */
 int sdpa_dtype_bits(sdpa_dtype_t dtype);
+
+/* The enum and boolean checks of every descriptor: "<field> = <value>: not
+ * a valid <type_name>" / "must be 0 or 1" (SDPA_ERROR_INVALID_ARGUMENT). */
+sdpa_status_t sdpa_check_enum(const char *field, unsigned value, unsigned last,
+                              const char *type_name);
+sdpa_status_t sdpa_check_bool(const char *field, uint32_t value);
+
+/* Bytes of one element of dtype as pointers must be aligned to (sdpa.h):
+ * 1 for the 4-bit types, whose pointers address bytes. */
+size_t sdpa_dtype_alignment(sdpa_dtype_t dtype);
 
 /* 1 for F32, F16 and BF16; 0 otherwise. */
 int sdpa_dtype_is_float(sdpa_dtype_t dtype);
@@ -119,7 +141,8 @@ const char *sdpa_scale_kind_name(sdpa_scale_kind_t kind);
 const char *sdpa_softmax_kind_name(sdpa_softmax_kind_t kind);
 const char *sdpa_quant_kind_name(sdpa_quant_kind_t kind);
 
-/* Bytes of the forward log-sum-exp workspace: f32 [B, Hq, Sq]; 0 unless
+/* Bytes of the forward log-sum-exp workspace: f32 [B, Hq, Sq] as Q's dims
+ * have them (varlen: [Hq, total_q]); 0 unless
  * prop_kind is FORWARD_TRAINING or BACKWARD. */
 size_t sdpa_workspace_bytes(const sdpa_problem_desc_t *problem, const sdpa_shape_t *shape);
 

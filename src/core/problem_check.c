@@ -6,6 +6,7 @@
 
 #include "error.h"
 #include "problem.h"
+#include "problem_llm.h"
 #include "size_math.h"
 
 /* Dims above this are refused: kernels take sizes as 32-bit ints and launch
@@ -61,6 +62,17 @@ static sdpa_status_t check_bool(const char *field, uint32_t value)
     if (value > 1)
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "%s = %u: must be 0 or 1", field, value);
     return SDPA_SUCCESS;
+}
+
+sdpa_status_t sdpa_check_enum(const char *field, unsigned value, unsigned last,
+                              const char *type_name)
+{
+    return check_enum(field, value, last, type_name);
+}
+
+sdpa_status_t sdpa_check_bool(const char *field, uint32_t value)
+{
+    return check_bool(field, value);
 }
 
 static sdpa_status_t check_dtype_enum(const char *field, sdpa_dtype_t dtype)
@@ -177,6 +189,12 @@ static sdpa_status_t check_required(const char *name, const sdpa_tensor_desc_t *
     return check_layout(name, t, dim_names);
 }
 
+sdpa_status_t sdpa_tensor_check(const char *name, const sdpa_tensor_desc_t *t,
+                                const char *const dim_names[4], const char *why)
+{
+    return check_required(name, t, dim_names, why);
+}
+
 /* q, k, v and dst: dtypes, layouts and the [B, H, S, D] relations. */
 static sdpa_status_t check_qkvo(const sdpa_problem_desc_t *d)
 {
@@ -194,7 +212,7 @@ static sdpa_status_t check_qkvo(const sdpa_problem_desc_t *d)
                              "%s.dtype = %s: must be f32, f16, bf16, s8, u8, s4 or u4", names[t],
                              sdpa_dtype_name(kv[t]->dtype));
     }
-    if (d->k.dims[0] != d->q.dims[0])
+    if (d->k.dims[0] != d->q.dims[0] && !d->paged_kv.enabled) /* a cache: num_blocks */
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
                          "k.dims[0] = %lld (batch) differs from q.dims[0] = %lld",
                          (long long)d->k.dims[0], (long long)d->q.dims[0]);
@@ -237,8 +255,9 @@ static sdpa_status_t check_mask(const sdpa_problem_desc_t *d)
     SDPA_TRY(check_float_dtype("mask.dtype", d->mask.dtype,
                                "mask_kind = BUFFER needs a mask tensor"));
     SDPA_TRY(check_layout("mask", &d->mask, scores_dim_names));
-    /* [B or 1, Hq or 1, Sq or 1, Sk] */
-    const int64_t target[3] = {d->q.dims[0], d->q.dims[1], d->q.dims[2]};
+    /* [B or 1, Hq or 1, Sq or 1, Sk] of the scores (problem_llm.h) */
+    int64_t target[4];
+    sdpa_llm_scores_dims(d, target);
     for (int n = 0; n < 3; n++) {
         if (d->mask.dims[n] != 1 && d->mask.dims[n] != target[n])
             return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
@@ -247,11 +266,13 @@ static sdpa_status_t check_mask(const sdpa_problem_desc_t *d)
                              n, (long long)d->mask.dims[n], n, (long long)target[n],
                              scores_dim_names[n], (long long)target[n]);
     }
-    if (d->mask.dims[3] != d->k.dims[2])
+    if (d->mask.dims[3] != target[3])
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
-                         "mask.dims[3] = %lld differs from k.dims[2] = %lld (keys): the mask's "
+                         "mask.dims[3] = %lld differs from %s = %lld (keys): the mask's "
                          "last dim must be Sk",
-                         (long long)d->mask.dims[3], (long long)d->k.dims[2]);
+                         (long long)d->mask.dims[3],
+                         d->varlen.enabled ? "varlen.max_seqlen_k" : "k.dims[2]",
+                         (long long)target[3]);
     return SDPA_SUCCESS;
 }
 
@@ -389,8 +410,12 @@ static sdpa_status_t check_backward(const sdpa_problem_desc_t *d)
         return SDPA_SUCCESS; /* not requested */
     SDPA_TRY(check_float_dtype("ds.dtype", d->ds.dtype, "unreachable"));
     SDPA_TRY(check_layout("ds", &d->ds, scores_dim_names));
-    const int64_t want[4] = {d->q.dims[0], d->q.dims[1], d->q.dims[2], d->k.dims[2]};
-    static const char *const owner[4] = {"q.dims[0]", "q.dims[1]", "q.dims[2]", "k.dims[2]"};
+    int64_t want[4];
+    sdpa_llm_scores_dims(d, want);
+    static const char *const plain[4] = {"q.dims[0]", "q.dims[1]", "q.dims[2]", "k.dims[2]"};
+    static const char *const varlen[4] = {"varlen.batch", "q.dims[1]", "varlen.max_seqlen_q",
+                                          "varlen.max_seqlen_k"};
+    const char *const *owner = d->varlen.enabled ? varlen : plain;
     for (int n = 0; n < 4; n++) {
         if (d->ds.dims[n] != want[n])
             return sdpa_fail(
@@ -428,9 +453,11 @@ static sdpa_status_t check_dense_buffer(const char *field, const char *what, con
  * refuse problems where they cannot exist, so that no size query wraps. */
 static sdpa_status_t check_implied_buffers(const sdpa_problem_desc_t *d)
 {
-    const int64_t scores[4] = {d->q.dims[0], d->q.dims[1], d->q.dims[2], d->k.dims[2]};
+    int64_t scores[4];
+    sdpa_llm_scores_dims(d, scores);
+    const int64_t rows[3] = {d->q.dims[0], d->q.dims[1], d->q.dims[2]}; /* Q's own (varlen) */
     if (d->prop_kind != SDPA_FORWARD_INFERENCE)
-        SDPA_TRY(check_dense_buffer("workspace", "f32 B x Hq x Sq", scores, 3, 32));
+        SDPA_TRY(check_dense_buffer("workspace", "f32 B x Hq x Sq", rows, 3, 32));
     if (d->dropout.enabled)
         SDPA_TRY(check_dense_buffer("dropout", "Philox element index over B x Hq x Sq x Sk", scores,
                                     4, 8));
@@ -460,6 +487,7 @@ static sdpa_status_t check_problem(const sdpa_problem_desc_t *d)
     SDPA_TRY(check_enum("prop_kind", (unsigned)d->prop_kind, SDPA_BACKWARD, "sdpa_prop_kind_t"));
     SDPA_TRY(check_enum("softmax_kind", (unsigned)d->softmax_kind, SDPA_SOFTMAX_INF_AS_ZERO,
                         "sdpa_softmax_kind_t"));
+    SDPA_TRY(sdpa_llm_check_flags(d));
     SDPA_TRY(check_qkvo(d));
     if (d->prop_kind == SDPA_BACKWARD) {
         if (sdpa_dtype_is_quantized(d->k.dtype) || sdpa_dtype_is_quantized(d->v.dtype)) {
@@ -479,6 +507,7 @@ static sdpa_status_t check_problem(const sdpa_problem_desc_t *d)
     SDPA_TRY(check_dropout(d));
     if (d->prop_kind == SDPA_BACKWARD)
         SDPA_TRY(check_backward(d));
+    SDPA_TRY(sdpa_llm_check(d));
     return check_implied_buffers(d);
 }
 
@@ -521,6 +550,7 @@ static void normalize_problem(sdpa_problem_desc_t *d)
     } else if (d->ds.dtype == SDPA_DTYPE_UNDEF) {
         d->ds = no_tensor;
     }
+    sdpa_llm_normalize(d);
 }
 
 sdpa_status_t sdpa_problem_check(const sdpa_problem_desc_t *desc, sdpa_problem_desc_t *out,
@@ -532,7 +562,8 @@ sdpa_status_t sdpa_problem_check(const sdpa_problem_desc_t *desc, sdpa_problem_d
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "%s is NULL (internal)",
                          out == NULL ? "out" : "shape");
     SDPA_TRY(sdpa_struct_check("desc", desc->struct_size, desc->struct_version,
-                               SDPA_PROBLEM_DESC_VERSION, sizeof(*desc), sizeof(*desc)));
+                               SDPA_PROBLEM_DESC_VERSION, SDPA_PROBLEM_DESC_V1_SIZE,
+                               sdpa_problem_desc_size(desc->struct_version)));
 
     sdpa_problem_desc_t d;
     sdpa_copy_struct(&d, sizeof(d), desc, desc->struct_size);
@@ -540,12 +571,14 @@ sdpa_status_t sdpa_problem_check(const sdpa_problem_desc_t *desc, sdpa_problem_d
     normalize_problem(&d);
 
     sdpa_problem_copy(out, &d);
-    shape->batch = d.q.dims[0];
+    int64_t scores[4];
+    sdpa_llm_scores_dims(&d, scores);
+    shape->batch = scores[0];
     shape->q_heads = d.q.dims[1];
     shape->kv_heads = d.k.dims[1];
     shape->kv_group_size = d.q.dims[1] / d.k.dims[1];
-    shape->q_len = d.q.dims[2];
-    shape->k_len = d.k.dims[2];
+    shape->q_len = scores[2];
+    shape->k_len = scores[3];
     shape->head_size = d.q.dims[3];
     return SDPA_SUCCESS;
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "problem.h"
+#include "problem_llm.h"
 
 void sdpa_copy_struct(void *out, size_t out_size, const void *in, size_t in_size)
 {
@@ -20,15 +21,14 @@ void sdpa_copy_struct(void *out, size_t out_size, const void *in, size_t in_size
 
 /* The padding the fix-ups below zero, and nothing else: sdpa_tensor_desc_t
  * pads after dtype only, the quantization and dropout descriptors not at
- * all, and the problem after prop_kind, after mask_kind and after its last
- * member. ABI versions append members (sdpa.h): whoever appends one after
- * `deterministic` must zero the padding it brings, which the first
- * assertion will not let them forget. */
+ * all, and the problem after prop_kind, after mask_kind and after its 1.0
+ * members. The members ABI 1.1 appended (varlen ... num_splits) are copied
+ * member by member by sdpa_llm_copy over the zeroed tail. ABI versions append
+ * members (sdpa.h): whoever appends one after `num_splits` must copy it
+ * there, which the first assertion will not let them forget. */
 _Static_assert(sizeof(sdpa_problem_desc_t) ==
-                       (offsetof(sdpa_problem_desc_t, deterministic) + sizeof(uint32_t) + 7) / 8 *
-                               8,
-               "a member was appended to sdpa_problem_desc_t: zero its padding in "
-               "sdpa_problem_copy");
+                       (offsetof(sdpa_problem_desc_t, num_splits) + sizeof(uint32_t) + 7) / 8 * 8,
+               "a member was appended to sdpa_problem_desc_t: copy it in sdpa_llm_copy");
 _Static_assert(offsetof(sdpa_tensor_desc_t, strides) + sizeof(int64_t[4]) ==
                        sizeof(sdpa_tensor_desc_t),
                "sdpa_tensor_desc_t changed: zero its padding in zero_tensor_padding");
@@ -56,4 +56,5 @@ void sdpa_problem_copy(sdpa_problem_desc_t *out, const sdpa_problem_desc_t *d)
                                      &out->diff_v, &out->ds};
     for (size_t i = 0; i < sizeof(tensors) / sizeof(tensors[0]); i++)
         zero_tensor_padding(tensors[i]);
+    sdpa_llm_copy(out, d); /* the 1.1 members, over the zeroed tail */
 }

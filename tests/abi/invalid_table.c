@@ -1,5 +1,6 @@
 /* invalid_table.c - invalid problems, arguments and calls, each with the
  * status and the words the message must contain. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,6 +81,28 @@ static void bwd_ds(sdpa_problem_desc_t *d)
     d->ds = dense_tensor(SDPA_DTYPE_F32, 2, 4, 8, 6);
 }
 
+/* ABI 1.1 features: varlen over 2 sequences packed in 12 query and 10 key
+ * rows; a paged cache of 4 blocks of 16 keys, 2 per sequence. */
+static void varlen(sdpa_problem_desc_t *d)
+{
+    problem_init(d, SDPA_FORWARD_TRAINING, 1, 4, 2, 12, 10, 16, SDPA_DTYPE_F16, SDPA_DTYPE_F16);
+    d->varlen = (sdpa_varlen_desc_t){1, 2, 8, 6};
+}
+static void paged(sdpa_problem_desc_t *d)
+{
+    problem_init(d, SDPA_FORWARD_INFERENCE, 2, 4, 2, 1, 16, 16, SDPA_DTYPE_F16, SDPA_DTYPE_F16);
+    d->k.dims[0] = d->v.dims[0] = 4;
+    d->paged_kv = (sdpa_paged_kv_desc_t){1, 2, 0};
+    d->mask_kind = SDPA_MASK_CAUSAL_BOTTOM_RIGHT;
+}
+static void windowed(sdpa_problem_desc_t *d)
+{
+    bwd(d);
+    d->window = (sdpa_window_desc_t){1, 2, 0};
+    d->softcap = 30.0f;
+    d->alibi = SDPA_ALIBI_PER_HEAD;
+}
+
 /* ------------------------------------------------------------------------- */
 /* Mutations of the problem                                                  */
 /* ------------------------------------------------------------------------- */
@@ -155,6 +178,32 @@ MUTATE(diff_v_missing, d->diff_v.dtype = SDPA_DTYPE_UNDEF)
 MUTATE(ds_dims, d->ds.dims[3] = 5)
 MUTATE(ds_integer, d->ds.dtype = SDPA_DTYPE_S8)
 MUTATE(deterministic_3, d->deterministic = 3)
+
+MUTATE(varlen_batch_in_dims, d->q.dims[0] = d->dst.dims[0] = d->k.dims[0] = d->v.dims[0] = 2)
+MUTATE(varlen_batch_zero, d->varlen.batch = 0)
+MUTATE(varlen_long_queries, d->varlen.max_seqlen_q = 13)
+MUTATE(varlen_long_keys, d->varlen.max_seqlen_k = 11)
+MUTATE(varlen_enabled_2, d->varlen.enabled = 2)
+MUTATE(varlen_mask_keys, d->mask_kind = SDPA_MASK_BUFFER;
+       d->mask = dense_tensor(SDPA_DTYPE_F32, 2, 1, 8, 10))
+MUTATE(varlen_paged, d->paged_kv = ((sdpa_paged_kv_desc_t){1, 1, 0}))
+MUTATE(paged_block_8, d->k.dims[2] = d->v.dims[2] = 8)
+MUTATE(paged_block_24, d->k.dims[2] = d->v.dims[2] = 24)
+MUTATE(paged_table_too_big, d->paged_kv.max_blocks_per_seq = 5)
+MUTATE(paged_table_stride, d->paged_kv.block_table_stride = 1)
+MUTATE(paged_backward, d->prop_kind = SDPA_BACKWARD; d->diff_dst = d->diff_q = d->dst;
+       d->diff_k = d->diff_v = d->k)
+MUTATE(paged_mask_buffer, d->mask_kind = SDPA_MASK_BUFFER;
+       d->mask = dense_tensor(SDPA_DTYPE_F16, 2, 4, 1, 32))
+MUTATE(paged_dropout, d->prop_kind = SDPA_FORWARD_TRAINING;
+       d->dropout = ((sdpa_dropout_desc_t){.enabled = 1, .host_scalars = 1}))
+MUTATE(window_left_minus_2, d->window.left = -2)
+MUTATE(window_enabled_3, d->window.enabled = 3)
+MUTATE(softcap_negative, d->softcap = -1.0f)
+MUTATE(softcap_nan, d->softcap = NAN)
+MUTATE(softcap_inf, d->softcap = INFINITY)
+MUTATE(alibi_3, d->alibi = (sdpa_alibi_kind_t)3)
+MUTATE(window_ds_keys, d->ds = dense_tensor(SDPA_DTYPE_F32, 2, 4, 8, 7))
 
 /* Sizes past what memory can hold: one row per (batch, head) broadcast
  * over huge dims (strides 0 outside the row), so only the buffers the
@@ -327,7 +376,7 @@ static const invalid_case_t table[] = {
         P("size 0", fwd, size_zero, IS, "desc->struct_size = 0"),
         P("size too big", fwd, size_too_big, IS, "desc->struct_size", "larger"),
         P("version 0", fwd, version_zero, IS, "desc->struct_version = 0"),
-        P("version from the future", fwd, version_future, IS, "desc->struct_version = 2"),
+        P("version from the future", fwd, version_future, IS, "this backend knows versions 1.."),
         /* enums */
         P("prop_kind", fwd, bad_prop_kind, IA, "prop_kind = 7"),
         P("mask_kind", fwd, bad_mask_kind, IA, "mask_kind = 9"),
@@ -407,7 +456,7 @@ static const invalid_case_t table[] = {
         P("deterministic 3", bwd, deterministic_3, IA, "deterministic = 3"),
         /* execution arguments */
         A("args size", fwd, args_size_small, IS, "args->struct_size = 4"),
-        A("args version", fwd, args_version_future, IS, "args->struct_version = 2"),
+        A("args version", fwd, args_version_future, IS, "this backend knows versions 1.."),
         A("args q", fwd, args_q_null, IA, "args->q is NULL"),
         A("args k", fwd, args_k_null, IA, "args->k is NULL"),
         A("args dst", bwd, args_dst_null, IA, "args->dst is NULL", "backward"),
@@ -442,6 +491,35 @@ static const invalid_case_t table[] = {
         A("args diff_k odd byte", bwd, args_diff_k_odd_byte, IA, "args->diff_k", "not aligned"),
         A("args seed pointer 4 bytes in", dropout_device, args_seed_ptr_4_bytes, IA,
           "args->dropout_seed_ptr", "int64, 8 bytes"),
+        /* ABI 1.1 features */
+        P("varlen batch in dims[0]", varlen, varlen_batch_in_dims, IA, "q.dims[0] = 2",
+          "dims[0] must be 1"),
+        P("varlen batch 0", varlen, varlen_batch_zero, IA, "varlen.batch = 0"),
+        P("varlen longest queries", varlen, varlen_long_queries, IA, "varlen.max_seqlen_q = 13",
+          "q.dims[2] = 12"),
+        P("varlen longest keys", varlen, varlen_long_keys, IA, "varlen.max_seqlen_k = 11"),
+        P("varlen enabled 2", varlen, varlen_enabled_2, IA, "varlen.enabled = 2"),
+        P("varlen mask keys", varlen, varlen_mask_keys, IA, "mask.dims[3] = 10",
+          "varlen.max_seqlen_k = 6"),
+        P("varlen and paged", varlen, varlen_paged, UN, "varlen.enabled = 1",
+          "paged_kv.enabled = 1"),
+        P("paged block 8", paged, paged_block_8, IA, "k.dims[2] = 8 (block_size)",
+          "power of two in 16..256"),
+        P("paged block 24", paged, paged_block_24, IA, "k.dims[2] = 24 (block_size)"),
+        P("paged table larger than the cache", paged, paged_table_too_big, IA,
+          "paged_kv.max_blocks_per_seq = 5", "larger than the cache"),
+        P("paged table stride", paged, paged_table_stride, IA,
+          "paged_kv.block_table_stride = 1"),
+        P("paged backward", paged, paged_backward, UN, "prop_kind = BACKWARD"),
+        P("paged mask buffer", paged, paged_mask_buffer, UN, "mask_kind = BUFFER"),
+        P("paged dropout", paged, paged_dropout, UN, "dropout.enabled = 1"),
+        P("window left -2", windowed, window_left_minus_2, IA, "window.left = -2"),
+        P("window enabled 3", windowed, window_enabled_3, IA, "window.enabled = 3"),
+        P("softcap negative", windowed, softcap_negative, IA, "softcap = -1"),
+        P("softcap NaN", windowed, softcap_nan, IA, "softcap = nan"),
+        P("softcap inf", windowed, softcap_inf, IA, "softcap = inf"),
+        P("alibi 3", windowed, alibi_3, IA, "alibi = 3", "sdpa_alibi_kind_t"),
+        P("ds keys with a window", windowed, window_ds_keys, IA, "ds.dims[3] = 7"),
         /* calls */
         C("create NULL desc", fwd, create_null_desc, IA, "desc is NULL"),
         C("create NULL out", fwd, create_null_out, IA, "out is NULL"),
@@ -523,6 +601,23 @@ static void check_message(const slot_t *s, const invalid_case_t *c, sdpa_status_
                       s->backend_name, c->label, c->needles[n], message);
 }
 
+/* 0 if the base problem d uses an ABI 1.1 feature the backend does not
+ * advertise (context_get_features): then it may refuse the base itself,
+ * and only the mutation's refusal is checked. */
+static int base_served(const sdpa_backend_iface_t *iface, sdpa_context_t *ctx,
+                       const sdpa_problem_desc_t *d)
+{
+    sdpa_features_t f;
+    memset(&f, 0, sizeof(f));
+    f.struct_size = sizeof(f);
+    f.struct_version = SDPA_FEATURES_VERSION;
+    if (iface->context_get_features(ctx, &f) != SDPA_SUCCESS)
+        return 1;
+    return !((d->varlen.enabled && !f.has_varlen) || (d->paged_kv.enabled && !f.has_paged_kv) ||
+             (d->window.enabled && !f.has_window) || (d->softcap != 0.0f && !f.has_softcap) ||
+             (d->alibi != SDPA_ALIBI_NONE && !f.has_alibi));
+}
+
 START_TEST(test_invalid_entry)
 {
     const slot_t *s = &slots[_i / SLOT_STRIDE];
@@ -537,10 +632,12 @@ START_TEST(test_invalid_entry)
         return;
     }
     if (c->where == AT_CREATE) {
-        /* The unmutated base must be accepted: the failure is the mutation's. */
+        /* The unmutated base must be accepted, if the backend serves its
+         * features: the failure is the mutation's. */
         sdpa_primitive_t *prim = NULL;
-        ck_assert_msg(iface->primitive_create(ctx, &valid, &prim) == SDPA_SUCCESS, "%s base: %s",
-                      c->label, iface->last_error());
+        if (base_served(iface, ctx, &valid))
+            ck_assert_msg(iface->primitive_create(ctx, &valid, &prim) == SDPA_SUCCESS,
+                          "%s base: %s", c->label, iface->last_error());
         iface->primitive_destroy(prim);
         sdpa_problem_desc_t bad = valid;
         c->mutate_problem(&bad);

@@ -9,6 +9,7 @@
 #include "abi_util.h"
 #include "error.h"
 #include "problem.h"
+#include "problem_llm.h"
 
 START_TEST(test_shape_and_defaults)
 {
@@ -69,6 +70,16 @@ START_TEST(test_normalized_copy)
     messy.diff_dst = messy.diff_q = clean.q; /* ignored in forward */
     messy.diff_k = messy.diff_v = messy.ds = clean.k;
     messy.deterministic = 1;
+    /* ABI 1.1 members that are off, with garbage beside the switch. */
+    memset(&messy.varlen, 0, sizeof(messy.varlen));
+    messy.varlen.max_seqlen_q = 77;
+    memset(&messy.paged_kv, 0, sizeof(messy.paged_kv));
+    messy.paged_kv.block_table_stride = 5;
+    memset(&messy.window, 0, sizeof(messy.window));
+    messy.window.left = 3;
+    messy.softcap = -0.0f;
+    messy.alibi = SDPA_ALIBI_NONE;
+    messy.num_splits = 0;
 
     ck_assert_int_eq(sdpa_problem_check(&clean, &a, &shape), SDPA_SUCCESS);
     ck_assert_msg(sdpa_problem_check(&messy, &b, &shape) == SDPA_SUCCESS, "%s",
@@ -94,6 +105,44 @@ START_TEST(test_struct_rule)
     /* A later version that grew: every size from v1's to the known one. */
     ck_assert_int_eq(sdpa_struct_check("args", 120, 2, 2, v1, 140), SDPA_SUCCESS);
     ck_assert_int_eq(sdpa_struct_check("args", 141, 2, 2, v1, 140), SDPA_ERROR_INVALID_STRUCT);
+}
+END_TEST
+
+/* ABI 1.0 callers pass version 1 structs: the 1.1 members they do not
+ * have read as zero (off), whatever lies past their struct_size; a version
+ * 1 struct of the version 2 size contradicts its version. */
+START_TEST(test_version1_callers)
+{
+    sdpa_problem_desc_t d, out;
+    sdpa_shape_t shape;
+    memset(&d, 0x5a, sizeof(d));
+    problem_init(&d, SDPA_FORWARD_INFERENCE, 1, 2, 2, 3, 5, 8, SDPA_DTYPE_F32, SDPA_DTYPE_F32);
+    memset((char *)&d + SDPA_PROBLEM_DESC_V1_SIZE, 0x5a, sizeof(d) - SDPA_PROBLEM_DESC_V1_SIZE);
+    d.struct_version = 1;
+    d.struct_size = (uint32_t)SDPA_PROBLEM_DESC_V1_SIZE;
+    ck_assert_msg(sdpa_problem_check(&d, &out, &shape) == SDPA_SUCCESS, "%s",
+                  sdpa_error_message());
+    ck_assert_uint_eq(out.struct_version, SDPA_PROBLEM_DESC_VERSION);
+    ck_assert_uint_eq(out.varlen.enabled | out.paged_kv.enabled | out.window.enabled, 0);
+    ck_assert(out.softcap == 0.0f && out.alibi == SDPA_ALIBI_NONE && out.num_splits == 0);
+    ck_assert_int_eq(shape.k_len, 5);
+    d.struct_size = sizeof(d);
+    ck_assert_int_eq(sdpa_problem_check(&d, &out, &shape), SDPA_ERROR_INVALID_STRUCT);
+    ck_assert_ptr_nonnull(strstr(sdpa_error_message(), "larger than version 1"));
+
+    float buffer[64];
+    sdpa_exec_args_t args, copy;
+    memset(&args, 0x5a, sizeof(args));
+    args.struct_size = (uint32_t)SDPA_EXEC_ARGS_V1_SIZE;
+    args.struct_version = 1;
+    args.q = args.k = args.v = buffer;
+    args.dst = buffer + 32;
+    args.num_wait_events = 0;
+    args.signal_event = NULL;
+    ck_assert_msg(sdpa_exec_args_check(&out, &args, &copy) == SDPA_SUCCESS, "%s",
+                  sdpa_error_message());
+    ck_assert_ptr_null(copy.cu_seqlens_q);
+    ck_assert_ptr_null(copy.alibi_slopes);
 }
 END_TEST
 
@@ -142,6 +191,7 @@ static Suite *problem_suite(void)
     tcase_add_test(tc, test_shape_and_defaults);
     tcase_add_test(tc, test_normalized_copy);
     tcase_add_test(tc, test_struct_rule);
+    tcase_add_test(tc, test_version1_callers);
     tcase_add_test(tc, test_exec_args_copy);
     tcase_add_test(tc, test_names);
     suite_add_tcase(s, tc);

@@ -1,0 +1,53 @@
+/*
+ * problem_llm.h - the checks of the ABI 1.1 problem members (varlen, paged
+ * KV, sliding window, softcap, ALiBi, num_splits) and what the rest of the
+ * core needs to know about them. problem.c calls these at a few points;
+ * everything about the features themselves is here.
+ */
+#ifndef SDPA_CORE_PROBLEM_LLM_H
+#define SDPA_CORE_PROBLEM_LLM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sdpa.h"
+
+/* Sizes of version 1 of the structs that grew in ABI 1.1. */
+#define SDPA_PROBLEM_DESC_V1_SIZE offsetof(sdpa_problem_desc_t, varlen)
+#define SDPA_EXEC_ARGS_V1_SIZE offsetof(sdpa_exec_args_t, cu_seqlens_q)
+#define SDPA_FEATURES_V1_SIZE offsetof(sdpa_features_t, has_varlen)
+
+/* The size of version `version` of the problem descriptor, the exec args
+ * and the features (0 for versions that do not exist). */
+size_t sdpa_problem_desc_size(uint32_t version);
+size_t sdpa_exec_args_size(uint32_t version);
+size_t sdpa_features_size(uint32_t version);
+
+/* The enums and booleans of the new members (first, so that later checks
+ * may read paged_kv.enabled and varlen.enabled). */
+sdpa_status_t sdpa_llm_check_flags(const sdpa_problem_desc_t *d);
+
+/* Everything else about the new members, after q, k, v, dst, the mask and
+ * the backward tensors have passed: the varlen and paged layouts, their
+ * limits, and the combinations these backends refuse. */
+sdpa_status_t sdpa_llm_check(const sdpa_problem_desc_t *d);
+
+/* The dims of the scores [B, Hq, Sq, Sk] every query x key tensor follows
+ * (mask, dropout keep mask and element index, dS): q's and k's dims, or with
+ * varlen [batch, Hq, max_seqlen_q, max_seqlen_k], or with a paged cache
+ * [B, Hq, Sq, max_blocks_per_seq * block_size]. Valid once q, k and the flags
+ * are checked. */
+void sdpa_llm_scores_dims(const sdpa_problem_desc_t *d, int64_t out[4]);
+
+/* Zeroes the new members a problem does not use (a disabled window's
+ * bounds, a disabled varlen's sizes, ...), for memcmp equality. */
+void sdpa_llm_normalize(sdpa_problem_desc_t *d);
+
+/* Copies the new members of d into out member by member (no padding). */
+void sdpa_llm_copy(sdpa_problem_desc_t *out, const sdpa_problem_desc_t *d);
+
+/* The pointers the new members need in the execution arguments: present
+ * and 4-byte aligned (int32 and f32 arrays). */
+sdpa_status_t sdpa_llm_args_check(const sdpa_problem_desc_t *p, const sdpa_exec_args_t *a);
+
+#endif /* SDPA_CORE_PROBLEM_LLM_H */

@@ -1,0 +1,98 @@
+/*
+ * llm_case.h - attention problems with the ABI 1.1 features (varlen, paged
+ * KV, sliding window, softcap, ALiBi) for the tests of both backends: the
+ * descriptor, its buffers with valid contents (cumulative lengths, a
+ * shuffled block table whose unused entries are poison, slopes), and an
+ * independent oracle that computes each sequence's attention by the
+ * definitions in sdpa.h with plain loops in double:
+ *
+ *   s_ij = cap(scale * q_i.k_j) + bias_ij + mask_ij, -inf outside the
+ *   causal band and the window, softmax, dropout, O, LSE, and for backward
+ *   the analytic gradients through the softcap.
+ */
+#ifndef SDPA_TESTS_LLM_CASE_H
+#define SDPA_TESTS_LLM_CASE_H
+
+#include <stdint.h>
+
+#include "abi_util.h"
+#include "sdpa.h"
+
+#define LLM_MAX_BATCH 16
+
+/* How a case lays out its keys. */
+typedef enum llm_layout {
+    LLM_PADDED = 0, /* [B, H, S, D]: every sequence has the same lengths */
+    LLM_VARLEN,     /* packed [1, H, total, D] with cu_seqlens */
+    LLM_PAGED,      /* K/V caches [num_blocks, Hkv, block_size, D] + block table */
+} llm_layout_t;
+
+typedef struct llm_spec {
+    sdpa_prop_kind_t prop;
+    llm_layout_t layout;
+    int64_t batch, q_heads, kv_heads, head_size;
+    /* Per-sequence lengths (batch entries). PADDED: all equal. PAGED:
+     * len_q all equal (Sq), len_k the cache lengths. */
+    int64_t len_q[LLM_MAX_BATCH], len_k[LLM_MAX_BATCH];
+    int64_t block_size;         /* PAGED */
+    int64_t spare_blocks;       /* PAGED: cache blocks no sequence uses */
+    sdpa_dtype_t qdt, kvdt;     /* kvdt s8: per-tensor scale */
+    sdpa_mask_kind_t mask_kind; /* BUFFER: f32 [B, 1, Sq, Sk] with some -inf */
+    sdpa_softmax_kind_t softmax;
+    sdpa_window_desc_t window;
+    float softcap;
+    sdpa_alibi_kind_t alibi;
+    int dropout;           /* training and backward: p = 0.25, host scalars */
+    sdpa_dtype_t ds_dtype; /* backward: UNDEF or a dtype for dS */
+    int deterministic;
+    uint32_t num_splits;
+} llm_spec_t;
+
+typedef struct llm_case {
+    llm_spec_t spec;
+    attn_case_t c;                                          /* desc, args and the buffers */
+    int64_t q_start[LLM_MAX_BATCH], k_start[LLM_MAX_BATCH]; /* VARLEN: row of each sequence */
+    int32_t *block_table;                                   /* PAGED (host view of the buffer) */
+    int64_t max_blocks;
+} llm_case_t;
+
+/* A spec of batch sequences, GQA 4/2, head size 16, Q, K, V in dt, blocks
+ * of 16 (PAGED), everything else off: len_q[b] queries (all len_q[0] unless
+ * VARLEN) and len_k[b] keys (all len_k[0] when PADDED). */
+llm_spec_t llm_spec_of(sdpa_prop_kind_t prop, llm_layout_t layout, int64_t batch,
+                       const int64_t *len_q, const int64_t *len_k, sdpa_dtype_t dt);
+
+/* The maximum of len[0 .. n-1]. */
+int64_t llm_max(const int64_t *len, int64_t n);
+
+/* Fills c->c.desc from spec (c->spec = *spec). */
+void llm_desc_init(llm_case_t *c, const llm_spec_t *spec);
+
+/* Allocates and fills every buffer of c->c.desc with allocator (NULL:
+ * malloc): the inputs exact in their dtypes, outputs 0xff (NaN), rows of
+ * packed tensors outside every sequence 0xff too (a kernel that reads them
+ * poisons its result). Returns 0, or -1 if an allocation failed. */
+int llm_case_alloc(llm_case_t *c, uint64_t seed, const test_allocator_t *allocator);
+void llm_case_free(llm_case_t *c);
+
+/* The oracle's results for every output the problem has, in the backend's
+ * layout order: o and lse indexed like dst and the workspace; dq, dk, dv
+ * like the gradients; ds [B, Hq, Sq, Sk] logical. Elements the backend must
+ * not write (rows outside every sequence, padding) are marked in `written`
+ * (1 = the backend writes it). */
+typedef struct llm_expected {
+    double *o, *lse, *dq, *dk, *dv, *ds;
+    uint8_t *o_written, *lse_written, *dq_written, *dkv_written, *ds_written;
+} llm_expected_t;
+
+int llm_expect(const llm_case_t *c, llm_expected_t *e);
+void llm_expected_free(llm_expected_t *e);
+
+/* Compares every output of c with e. tolerance_scale 0: each output is the
+ * oracle's value rounded once (half an ulp plus 1e-12: ref); > 0: adds
+ * tolerance_scale * 2^-24 * (the magnitude of the row's terms) for f32
+ * arithmetic on a device. Elements not written must still hold 0xff.
+ * Prints the first mismatch per tensor; returns 1 if all match. */
+int llm_compare(const llm_case_t *c, const llm_expected_t *e, double tolerance_scale);
+
+#endif /* SDPA_TESTS_LLM_CASE_H */

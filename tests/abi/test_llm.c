@@ -1,0 +1,294 @@
+/* test_llm.c - the ABI 1.1 attention features on the ref backend against
+ * the independent oracle of llm_case.c: variable-length batches, a paged
+ * KV cache, sliding windows, the logit softcap and ALiBi, alone and
+ * together, forward and backward, with the edge cases of issue 16 (empty
+ * sequences, one-token sequences, a window of 0 or wider than Sk, a last
+ * page partly filled, slopes of 0), and the arguments and array values the
+ * ref backend refuses. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "abi_util.h"
+#include "check_main.h"
+#include "llm_case.h"
+#include "sdpa.h"
+
+static sdpa_backend_t *backend;
+static const sdpa_backend_iface_t *iface;
+static sdpa_context_t *ctx;
+
+static void open_ref(void)
+{
+    if (sdpa_backend_open("ref", &backend) != SDPA_SUCCESS) {
+        fprintf(stderr, "cannot open ref: %s\n", sdpa_loader_last_error());
+        exit(EXIT_FAILURE);
+    }
+    iface = sdpa_backend_get_iface(backend);
+    sdpa_context_desc_t desc = {.struct_size = sizeof(desc),
+                                .struct_version = SDPA_CONTEXT_DESC_VERSION};
+    if (iface->context_create(&desc, &ctx) != SDPA_SUCCESS) {
+        fprintf(stderr, "context_create: %s\n", iface->last_error());
+        exit(EXIT_FAILURE);
+    }
+}
+
+static void close_ref(void)
+{
+    iface->context_destroy(ctx);
+    sdpa_backend_close(backend);
+}
+
+/* Runs c on ref; returns the status of create or execute. */
+static sdpa_status_t run(llm_case_t *c)
+{
+    sdpa_primitive_t *prim = NULL;
+    sdpa_status_t status = iface->primitive_create(ctx, &c->c.desc, &prim);
+    if (status != SDPA_SUCCESS)
+        return status;
+    status = iface->primitive_execute(prim, &c->c.args);
+    iface->primitive_destroy(prim);
+    return status;
+}
+
+/* Builds spec, runs it on ref and compares every output with the oracle. */
+static void check_spec(const llm_spec_t *spec, uint64_t seed)
+{
+    llm_case_t c;
+    llm_desc_init(&c, spec);
+    ck_assert_int_eq(llm_case_alloc(&c, seed, NULL), 0);
+    sdpa_status_t status = run(&c);
+    ck_assert_msg(status == SDPA_SUCCESS, "%s: %s", sdpa_status_name(status), iface->last_error());
+    llm_expected_t e;
+    ck_assert_int_eq(llm_expect(&c, &e), 0);
+    ck_assert(llm_compare(&c, &e, 0));
+    llm_expected_free(&e);
+    llm_case_free(&c);
+}
+
+static const sdpa_dtype_t dtypes[3] = {SDPA_DTYPE_F32, SDPA_DTYPE_F16, SDPA_DTYPE_BF16};
+
+
+/* Varlen: an empty query sequence, a sequence with no keys (its queries
+ * see nothing), one-token sequences, lengths up to the maxima; every dtype,
+ * every mask kind (the buffer in the padded layout), training forward with
+ * dropout and its keep mask, and backward with dS. */
+static const int64_t varlen_q[5] = {5, 0, 1, 9, 3}, varlen_k[5] = {7, 3, 0, 12, 1};
+
+START_TEST(test_varlen_forward)
+{
+    const sdpa_mask_kind_t masks[4] = {SDPA_MASK_NONE, SDPA_MASK_CAUSAL_TOP_LEFT,
+                                       SDPA_MASK_CAUSAL_BOTTOM_RIGHT, SDPA_MASK_BUFFER};
+    llm_spec_t s =
+            llm_spec_of(SDPA_FORWARD_TRAINING, LLM_VARLEN, 5, varlen_q, varlen_k, dtypes[_i % 3]);
+    s.mask_kind = masks[_i % 4];
+    s.softmax = _i % 2 ? SDPA_SOFTMAX_INF_AS_ZERO : SDPA_SOFTMAX_ACCURATE;
+    s.dropout = _i >= 6;
+    check_spec(&s, 100 + (uint64_t)_i);
+}
+END_TEST
+
+START_TEST(test_varlen_backward)
+{
+    const sdpa_mask_kind_t masks[3] = {SDPA_MASK_NONE, SDPA_MASK_CAUSAL_BOTTOM_RIGHT,
+                                       SDPA_MASK_BUFFER};
+    llm_spec_t s = llm_spec_of(SDPA_BACKWARD, LLM_VARLEN, 5, varlen_q, varlen_k, dtypes[_i % 3]);
+    s.mask_kind = masks[_i % 3];
+    s.dropout = _i == 2;
+    s.ds_dtype = _i == 1 ? SDPA_DTYPE_F32 : SDPA_DTYPE_UNDEF;
+    s.deterministic = _i == 0;
+    check_spec(&s, 200 + (uint64_t)_i);
+}
+END_TEST
+
+/* Paged decode and chunked prefill: cache lengths of one token, a last
+ * page partly filled, pages exactly full; blocks shuffled through the cache
+ * with spare ones; f16 and s8 caches; GQA. */
+START_TEST(test_paged)
+{
+    const int64_t len_k[4] = {1, 33, 48, 70};
+    const int64_t sq = _i < 4 ? 1 : 4; /* decode, then chunks of 4 */
+    llm_spec_t s = llm_spec_of(_i % 2 ? SDPA_FORWARD_TRAINING : SDPA_FORWARD_INFERENCE, LLM_PAGED, 4,
+                           &sq, len_k, SDPA_DTYPE_F16);
+    s.q_heads = 8;
+    s.block_size = _i % 4 < 2 ? 16 : 32;
+    s.spare_blocks = 3;
+    s.kvdt = _i % 4 == 2 ? SDPA_DTYPE_S8 : SDPA_DTYPE_F16;
+    s.qdt = _i == 5 ? SDPA_DTYPE_BF16 : _i == 6 ? SDPA_DTYPE_F32 : SDPA_DTYPE_F16;
+    s.mask_kind = sq > 1 ? SDPA_MASK_CAUSAL_BOTTOM_RIGHT : SDPA_MASK_NONE;
+    if (_i == 7) { /* everything a paged decode may take at once */
+        s.window = (sdpa_window_desc_t){1, 20, 0};
+        s.softcap = 4.0f;
+        s.alibi = SDPA_ALIBI_PER_BATCH_HEAD;
+    }
+    check_spec(&s, 300 + (uint64_t)_i);
+}
+END_TEST
+
+/* Sliding windows: the diagonal alone, narrow, one side unbounded, wider
+ * than Sk; with and without a causal mask; Sq < Sk, forward and backward. */
+START_TEST(test_window)
+{
+    static const sdpa_window_desc_t windows[6] = {{1, 0, 0},  {1, 2, 1},     {1, 3, -1},
+                                                  {1, -1, 2}, {1, 100, 100}, {1, 0, -1}};
+    const int64_t sq = 6, sk = 11;
+    llm_spec_t s = llm_spec_of(_i < 6 ? SDPA_FORWARD_TRAINING : SDPA_BACKWARD, LLM_PADDED, 2, &sq, &sk,
+                           dtypes[_i % 3]);
+    s.window = windows[_i % 6];
+    s.mask_kind = _i % 4 == 1   ? SDPA_MASK_CAUSAL_BOTTOM_RIGHT
+                  : _i % 4 == 2 ? SDPA_MASK_CAUSAL_TOP_LEFT
+                                : SDPA_MASK_NONE;
+    s.ds_dtype = _i >= 6 ? SDPA_DTYPE_F32 : SDPA_DTYPE_UNDEF;
+    check_spec(&s, 400 + (uint64_t)_i);
+}
+END_TEST
+
+/* Softcap: scores up to about +-12 under a cap of 3 (deep in tanh's bend),
+ * and a cap far above the scores; forward and backward (dS is taken at the
+ * capped score, dQ and dK through the cap). */
+START_TEST(test_softcap)
+{
+    const int64_t sq = 5, sk = 9;
+    llm_spec_t s = llm_spec_of(_i < 3 ? SDPA_FORWARD_TRAINING : SDPA_BACKWARD, LLM_PADDED, 2, &sq, &sk,
+                           dtypes[_i % 3]);
+    s.softcap = _i == 2 ? 1000.0f : 3.0f;
+    s.ds_dtype = _i >= 3 ? SDPA_DTYPE_F32 : SDPA_DTYPE_UNDEF;
+    s.mask_kind = _i == 4 ? SDPA_MASK_CAUSAL_BOTTOM_RIGHT : SDPA_MASK_NONE;
+    check_spec(&s, 500 + (uint64_t)_i);
+}
+END_TEST
+
+/* ALiBi: slopes per head and per (sequence, head), one of them 0, with
+ * Sq < Sk (queries at the last positions) and Sq > Sk. */
+START_TEST(test_alibi)
+{
+    const int64_t sq = _i % 2 ? 7 : 3, sk = _i % 2 ? 4 : 10;
+    llm_spec_t s = llm_spec_of(_i < 4 ? SDPA_FORWARD_TRAINING : SDPA_BACKWARD, LLM_PADDED, 3, &sq, &sk,
+                           dtypes[_i % 3]);
+    s.alibi = _i % 4 < 2 ? SDPA_ALIBI_PER_HEAD : SDPA_ALIBI_PER_BATCH_HEAD;
+    s.mask_kind = _i == 2 ? SDPA_MASK_CAUSAL_BOTTOM_RIGHT : SDPA_MASK_NONE;
+    check_spec(&s, 600 + (uint64_t)_i);
+}
+END_TEST
+
+/* Everything at once: varlen with a window, a softcap, ALiBi per sequence,
+ * causal, dropout; forward and backward. */
+START_TEST(test_combined)
+{
+    llm_spec_t s = llm_spec_of(_i ? SDPA_BACKWARD : SDPA_FORWARD_TRAINING, LLM_VARLEN, 5, varlen_q,
+                           varlen_k, SDPA_DTYPE_BF16);
+    s.window = (sdpa_window_desc_t){1, 4, 1};
+    s.softcap = 2.5f;
+    s.alibi = SDPA_ALIBI_PER_BATCH_HEAD;
+    s.mask_kind = SDPA_MASK_CAUSAL_BOTTOM_RIGHT;
+    s.dropout = 1;
+    s.ds_dtype = _i ? SDPA_DTYPE_F16 : SDPA_DTYPE_UNDEF;
+    check_spec(&s, 700 + (uint64_t)_i);
+}
+END_TEST
+
+/* The arrays a feature needs, and the values only ref can check. */
+static void expect_refused(llm_case_t *c, const char *words)
+{
+    sdpa_status_t status = run(c);
+    ck_assert_msg(status == SDPA_ERROR_INVALID_ARGUMENT, "%s: %s (%s)", words,
+                  sdpa_status_name(status), iface->last_error());
+    ck_assert_msg(strstr(iface->last_error(), words) != NULL, "message \"%s\" lacks \"%s\"",
+                  iface->last_error(), words);
+}
+
+START_TEST(test_arrays_refused)
+{
+    const int64_t sq = 1, sk = 8;
+    llm_spec_t v =
+            llm_spec_of(SDPA_FORWARD_INFERENCE, LLM_VARLEN, 5, varlen_q, varlen_k, SDPA_DTYPE_F32);
+    llm_spec_t p = llm_spec_of(SDPA_FORWARD_INFERENCE, LLM_PAGED, 1, &sq, &sk, SDPA_DTYPE_F32);
+    p.alibi = SDPA_ALIBI_PER_HEAD;
+    llm_case_t c;
+    const void *saved;
+#define REFUSE(spec, member, value, words)                                                         \
+    do {                                                                                           \
+        llm_desc_init(&c, &(spec));                                                                \
+        ck_assert_int_eq(llm_case_alloc(&c, 1, NULL), 0);                                          \
+        saved = c.c.args.member;                                                                   \
+        c.c.args.member = (value);                                                                 \
+        expect_refused(&c, words);                                                                 \
+        c.c.args.member = saved;                                                                   \
+        llm_case_free(&c);                                                                         \
+    } while (0)
+    REFUSE(v, cu_seqlens_q, NULL, "args->cu_seqlens_q is NULL but varlen.enabled = 1");
+    REFUSE(v, cu_seqlens_k, (const char *)saved + 2, "args->cu_seqlens_k");
+    REFUSE(p, block_table, NULL, "args->block_table is NULL but paged_kv.enabled = 1");
+    REFUSE(p, cache_seqlens, NULL, "args->cache_seqlens is NULL");
+    REFUSE(p, alibi_slopes, NULL, "args->alibi_slopes is NULL but alibi = PER_HEAD");
+#undef REFUSE
+
+    /* Values: a length past the maximum, a decreasing sum, past the total,
+     * a cache longer than its table, a block outside the cache. */
+    llm_desc_init(&c, &v);
+    ck_assert_int_eq(llm_case_alloc(&c, 1, NULL), 0);
+    int32_t *cu = (int32_t *)c.c.args.cu_seqlens_q;
+    cu[1] = 10;
+    expect_refused(&c, "args->cu_seqlens_q[1] = 10");
+    cu[1] = 5;
+    cu[0] = 1;
+    expect_refused(&c, "args->cu_seqlens_q[0] = 1");
+    cu[0] = 0;
+    int32_t *cuk = (int32_t *)c.c.args.cu_seqlens_k;
+    cuk[5] = (int32_t)c.c.desc.k.dims[2] + 1;
+    expect_refused(&c, "args->cu_seqlens_k[5]");
+    llm_case_free(&c);
+
+    llm_desc_init(&c, &p);
+    ck_assert_int_eq(llm_case_alloc(&c, 1, NULL), 0);
+    int32_t *lens = (int32_t *)c.c.args.cache_seqlens;
+    lens[0] = 33; /* one block of 16 per row, two entries */
+    expect_refused(&c, "args->cache_seqlens[0] = 33");
+    lens[0] = 8;
+    c.block_table[0] = (int32_t)c.c.desc.k.dims[0];
+    expect_refused(&c, "args->block_table[0][0]");
+    llm_case_free(&c);
+}
+END_TEST
+
+/* ref advertises every feature but split-KV (it computes in one exact
+ * pass), and a version 1 caller gets the version 1 struct. */
+START_TEST(test_features)
+{
+    sdpa_features_t f;
+    memset(&f, 0xab, sizeof(f));
+    f.struct_size = sizeof(f);
+    f.struct_version = SDPA_FEATURES_VERSION;
+    ck_assert_int_eq(iface->context_get_features(ctx, &f), SDPA_SUCCESS);
+    ck_assert(f.has_varlen && f.has_paged_kv && f.has_window && f.has_softcap && f.has_alibi &&
+              f.has_merge);
+    ck_assert_uint_eq(f.has_split_kv, 0);
+    memset(&f, 0xab, sizeof(f));
+    f.struct_size = (uint32_t)offsetof(sdpa_features_t, has_varlen);
+    f.struct_version = 1;
+    ck_assert_int_eq(iface->context_get_features(ctx, &f), SDPA_SUCCESS);
+    ck_assert_uint_eq(f.has_dropout, 1);
+    ck_assert_uint_eq(f.has_varlen, 0xabababab); /* past the caller's struct */
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("llm");
+    TCase *tc = tcase_create("ref");
+    tcase_add_unchecked_fixture(tc, open_ref, close_ref);
+    tcase_set_timeout(tc, 300);
+    tcase_add_loop_test(tc, test_varlen_forward, 0, 8);
+    tcase_add_loop_test(tc, test_varlen_backward, 0, 3);
+    tcase_add_loop_test(tc, test_paged, 0, 8);
+    tcase_add_loop_test(tc, test_window, 0, 9);
+    tcase_add_loop_test(tc, test_softcap, 0, 5);
+    tcase_add_loop_test(tc, test_alibi, 0, 6);
+    tcase_add_loop_test(tc, test_combined, 0, 2);
+    tcase_add_test(tc, test_arrays_refused);
+    tcase_add_test(tc, test_features);
+    suite_add_tcase(s, tc);
+    return test_run_suite(s);
+}

@@ -1,0 +1,318 @@
+/*
+ * test_llm.c - the ABI 1.1 score modifiers in the ze kernels (sliding
+ * window, logit softcap, ALiBi), forward and backward, on the device
+ * against the independent double-precision oracle of tests/abi/llm_case.c
+ * with f32 tolerances: the issue's edge cases (a window of 0, one side
+ * unbounded, wider than Sk; slopes of 0; Sq < Sk and Sq > Sk), windows
+ * narrow enough that whole key tiles are skipped, everything together with
+ * dropout, in f32, f16 and bf16; variable-length batches forward; a paged
+ * KV cache (decode and chunked prefill, f16 and s8); and what ze refuses
+ * (varlen backward, quantized varlen, dS with a softcap) with the features
+ * query saying the same.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "abi_util.h"
+#include "llm_case.h"
+#include "sdpa.h"
+#include "ze_env.h"
+
+static const test_allocator_t shared_allocator = {suite_shared_alloc, suite_shared_release, NULL};
+static const sdpa_dtype_t dtypes[3] = {SDPA_DTYPE_F32, SDPA_DTYPE_F16, SDPA_DTYPE_BF16};
+
+/* f32 arithmetic on the device: the tolerance of llm_compare in units of
+ * 2^-24 times the magnitude of a row's terms (exp2 and tanh of the device
+ * library, and sums over up to a few hundred keys). */
+#define DEVICE_TOLERANCE 256.0
+
+/* A backward reads O rounded to its dtype (the oracle differentiates the
+ * exact forward): D_i = rowsum(dO o O) carries O's relative rounding,
+ * 2^-11 in f16 and 2^-8 in bf16, into every gradient, which is 2^13 and
+ * 2^16 units of llm_compare's 2^-24; four of them for the sums. */
+static double tolerance(const llm_spec_t *spec)
+{
+    if (spec->prop != SDPA_BACKWARD || spec->qdt == SDPA_DTYPE_F32)
+        return DEVICE_TOLERANCE;
+    return 4.0 * (spec->qdt == SDPA_DTYPE_F16 ? 8192.0 : 65536.0);
+}
+
+/* Runs problem d with args a on backend iface in ctx; returns the status
+ * of create or execute. */
+static sdpa_status_t run_on(const sdpa_backend_iface_t *iface, sdpa_context_t *ctx,
+                            const sdpa_problem_desc_t *d, const sdpa_exec_args_t *a)
+{
+    sdpa_primitive_t *prim = NULL;
+    sdpa_status_t status = iface->primitive_create(ctx, d, &prim);
+    if (status != SDPA_SUCCESS)
+        return status;
+    status = iface->primitive_execute(prim, a);
+    iface->primitive_destroy(prim);
+    return status;
+}
+
+/* The inputs a backward reads besides Q, K, V and dO: O and the
+ * log-sum-exp of the training forward with the same modifiers and dropout,
+ * from ref (so that a ze forward bug cannot hide a ze backward one). */
+static void forward_on_ref(llm_case_t *c)
+{
+    sdpa_problem_desc_t f = c->c.desc;
+    const sdpa_tensor_desc_t none = {0};
+    f.prop_kind = SDPA_FORWARD_TRAINING;
+    f.diff_dst = f.diff_q = f.diff_k = f.diff_v = f.ds = none;
+    f.deterministic = 0;
+    f.dropout.with_mask_output = 0;
+    sdpa_status_t status = run_on(suite_env.ref, suite_env.ref_ctx, &f, &c->c.args);
+    ck_assert_msg(status == SDPA_SUCCESS, "ref forward: %s: %s", sdpa_status_name(status),
+                  suite_env.ref->last_error());
+}
+
+/* Runs c on ze; returns the status of create or execute. */
+static sdpa_status_t run_ze(llm_case_t *c)
+{
+    return run_on(suite_env.ze, suite_env.ze_ctx, &c->c.desc, &c->c.args);
+}
+
+static void check_spec(const llm_spec_t *spec, uint64_t seed)
+{
+    llm_case_t c;
+    llm_desc_init(&c, spec);
+    ck_assert_int_eq(llm_case_alloc(&c, seed, &shared_allocator), 0);
+    if (spec->prop == SDPA_BACKWARD)
+        forward_on_ref(&c);
+    sdpa_status_t status = run_ze(&c);
+    ck_assert_msg(status == SDPA_SUCCESS, "%s: %s", sdpa_status_name(status),
+                  suite_env.ze->last_error());
+    llm_expected_t e;
+    ck_assert_int_eq(llm_expect(&c, &e), 0);
+    ck_assert(llm_compare(&c, &e, tolerance(spec)));
+    llm_expected_free(&e);
+    llm_case_free(&c);
+}
+
+/* A padded spec: B sequences of sq queries and sk keys (llm_spec_of). */
+static llm_spec_t padded(sdpa_prop_kind_t prop, int64_t batch, int64_t sq, int64_t sk,
+                         sdpa_dtype_t dt)
+{
+    return llm_spec_of(prop, LLM_PADDED, batch, &sq, &sk, dt);
+}
+
+/* Sliding windows: the diagonal alone, narrow, one side unbounded, wider
+ * than Sk, left-only; alone and with either causal mask; Sq < Sk. Forward
+ * (training: the LSE too) for _i < 6, backward with dS after. */
+START_TEST(test_window)
+{
+    static const sdpa_window_desc_t windows[6] = {{1, 0, 0},  {1, 2, 1},     {1, 3, -1},
+                                                  {1, -1, 2}, {1, 100, 100}, {1, 0, -1}};
+    llm_spec_t s = padded(_i < 6 ? SDPA_FORWARD_TRAINING : SDPA_BACKWARD, 2, 6, 11, dtypes[_i % 3]);
+    s.window = windows[_i % 6];
+    s.mask_kind = _i % 4 == 1   ? SDPA_MASK_CAUSAL_BOTTOM_RIGHT
+                  : _i % 4 == 2 ? SDPA_MASK_CAUSAL_TOP_LEFT
+                                : SDPA_MASK_NONE;
+    s.ds_dtype = _i >= 6 ? SDPA_DTYPE_F32 : SDPA_DTYPE_UNDEF;
+    s.deterministic = _i == 7;
+    check_spec(&s, 400 + (uint64_t)_i);
+}
+END_TEST
+
+/* Windows far narrower than the keys (Sq = 70, Sk = 300): the kernels skip
+ * the key tiles (forward, sdpa_bwd_dq) and query blocks (sdpa_bwd) outside
+ * the band, which a wrong bound would show as missing or extra terms.
+ * Causal local attention (Mistral) and a two-sided window, forward and
+ * backward, atomic and deterministic dQ. */
+START_TEST(test_window_skips_tiles)
+{
+    llm_spec_t s = padded(_i < 2 ? SDPA_FORWARD_TRAINING : SDPA_BACKWARD, 1, 70, 300,
+                          _i == 1 ? SDPA_DTYPE_BF16 : SDPA_DTYPE_F16);
+    s.window = _i % 2 ? (sdpa_window_desc_t){1, 9, 20} : (sdpa_window_desc_t){1, 24, 0};
+    s.mask_kind = _i % 2 ? SDPA_MASK_NONE : SDPA_MASK_CAUSAL_BOTTOM_RIGHT;
+    s.deterministic = _i == 3;
+    s.ds_dtype = _i == 2 ? SDPA_DTYPE_F16 : SDPA_DTYPE_UNDEF;
+    check_spec(&s, 450 + (uint64_t)_i);
+}
+END_TEST
+
+/* Softcap: scores up to about +-12 under a cap of 3 (deep in tanh's bend),
+ * and a cap far above the scores; forward and backward through the cap (dQ,
+ * dK), with dropout once. */
+START_TEST(test_softcap)
+{
+    llm_spec_t s = padded(_i < 3 ? SDPA_FORWARD_TRAINING : SDPA_BACKWARD, 2, 5, 9, dtypes[_i % 3]);
+    s.softcap = _i == 2 ? 1000.0f : 3.0f;
+    s.mask_kind = _i == 4 ? SDPA_MASK_CAUSAL_BOTTOM_RIGHT : SDPA_MASK_NONE;
+    s.dropout = _i == 5;
+    check_spec(&s, 500 + (uint64_t)_i);
+}
+END_TEST
+
+/* ALiBi: slopes per head and per (sequence, head), one of them 0, with
+ * Sq < Sk (queries at the last positions) and Sq > Sk; decode (Sq = 1, the
+ * GQA-batched forward rows of several heads) once. */
+START_TEST(test_alibi)
+{
+    const int64_t sq = _i == 3 ? 1 : _i % 2 ? 7 : 3, sk = _i % 2 ? 4 : 10;
+    llm_spec_t s = padded(_i < 4 ? SDPA_FORWARD_TRAINING : SDPA_BACKWARD, 3, sq, sk,
+                          dtypes[_i % 3]);
+    s.alibi = _i % 4 < 2 ? SDPA_ALIBI_PER_HEAD : SDPA_ALIBI_PER_BATCH_HEAD;
+    s.mask_kind = _i == 2 ? SDPA_MASK_CAUSAL_BOTTOM_RIGHT : SDPA_MASK_NONE;
+    s.ds_dtype = _i == 5 ? SDPA_DTYPE_F32 : SDPA_DTYPE_UNDEF;
+    check_spec(&s, 600 + (uint64_t)_i);
+}
+END_TEST
+
+/* Everything at once: a window, a softcap, ALiBi per sequence, causal,
+ * dropout (the training forward writes its keep mask), a mask buffer on
+ * top; forward and backward. */
+START_TEST(test_combined)
+{
+    llm_spec_t s = padded(_i ? SDPA_BACKWARD : SDPA_FORWARD_TRAINING, 2, 9, 13, SDPA_DTYPE_BF16);
+    s.window = (sdpa_window_desc_t){1, 4, 1};
+    s.softcap = 2.5f;
+    s.alibi = SDPA_ALIBI_PER_BATCH_HEAD;
+    s.mask_kind = _i == 2 ? SDPA_MASK_BUFFER : SDPA_MASK_CAUSAL_BOTTOM_RIGHT;
+    s.dropout = _i < 2;
+    check_spec(&s, 700 + (uint64_t)_i);
+}
+END_TEST
+
+/* A varlen spec: sequence b has len_q[b] queries and len_k[b] keys. */
+static llm_spec_t varlen(sdpa_prop_kind_t prop, int64_t batch, const int64_t *len_q,
+                         const int64_t *len_k, sdpa_dtype_t dt)
+{
+    return llm_spec_of(prop, LLM_VARLEN, batch, len_q, len_k, dt);
+}
+
+/* Varlen forward: an empty query sequence, a sequence with no keys (its
+ * queries see nothing: 0 or NaN by the softmax mode), one-token sequences;
+ * every dtype and mask kind (the buffer in the padded layout), training
+ * with dropout and its keep mask (padded layout, padding untouched). */
+static const int64_t varlen_q[5] = {5, 0, 1, 9, 3}, varlen_k[5] = {7, 3, 0, 12, 1};
+
+START_TEST(test_varlen_forward)
+{
+    const sdpa_mask_kind_t masks[4] = {SDPA_MASK_NONE, SDPA_MASK_CAUSAL_TOP_LEFT,
+                                       SDPA_MASK_CAUSAL_BOTTOM_RIGHT, SDPA_MASK_BUFFER};
+    llm_spec_t s = varlen(SDPA_FORWARD_TRAINING, 5, varlen_q, varlen_k, dtypes[_i % 3]);
+    s.mask_kind = masks[_i % 4];
+    s.softmax = _i % 2 ? SDPA_SOFTMAX_INF_AS_ZERO : SDPA_SOFTMAX_ACCURATE;
+    s.dropout = _i >= 6;
+    check_spec(&s, 100 + (uint64_t)_i);
+}
+END_TEST
+
+/* Varlen sequences over several query and key tiles (up to 70 queries and
+ * 130 keys), with everything else on: window, softcap, ALiBi per sequence,
+ * causal; and varlen decode (every sequence one query: the GQA-batched
+ * rows), one of them with no keys. */
+START_TEST(test_varlen_long_and_decode)
+{
+    static const int64_t long_q[3] = {40, 0, 70}, long_k[3] = {90, 5, 130};
+    static const int64_t one_q[4] = {1, 1, 1, 1}, dec_k[4] = {17, 0, 1, 64};
+    llm_spec_t s = _i < 2 ? varlen(SDPA_FORWARD_TRAINING, 3, long_q, long_k, SDPA_DTYPE_F16)
+                          : varlen(SDPA_FORWARD_INFERENCE, 4, one_q, dec_k, dtypes[_i % 3]);
+    if (_i == 1) {
+        s.window = (sdpa_window_desc_t){1, 30, 0};
+        s.softcap = 5.0f;
+        s.alibi = SDPA_ALIBI_PER_BATCH_HEAD;
+        s.mask_kind = SDPA_MASK_CAUSAL_BOTTOM_RIGHT;
+        s.dropout = 1;
+    }
+    s.softmax = SDPA_SOFTMAX_INF_AS_ZERO;
+    check_spec(&s, 150 + (uint64_t)_i);
+}
+END_TEST
+
+/* Paged decode and chunked prefill: cache lengths of one token, a last
+ * page partly filled, pages exactly full, an empty cache; blocks shuffled
+ * through the cache with spare ones; f16 and s8 caches with f16, bf16 and
+ * f32 queries; GQA 8/2; block sizes 16, 32 and 64 (a cache of 300 keys
+ * over several key tiles); every modifier at once. */
+START_TEST(test_paged)
+{
+    const int64_t len_k[4] = {1, 33, 48, _i == 8 ? 0 : 70};
+    const int64_t sq = _i < 4 ? 1 : 4; /* decode, then chunks of 4 */
+    llm_spec_t s = padded(_i % 2 ? SDPA_FORWARD_TRAINING : SDPA_FORWARD_INFERENCE, 4, sq, 1,
+                          SDPA_DTYPE_F16);
+    s.layout = LLM_PAGED;
+    for (int b = 0; b < 4; b++)
+        s.len_k[b] = len_k[b];
+    if (_i == 9)
+        s.len_k[3] = 300;
+    s.q_heads = 8;
+    s.block_size = _i == 9 ? 64 : _i % 4 < 2 ? 16 : 32;
+    s.spare_blocks = 3;
+    s.kvdt = _i % 4 == 2 ? SDPA_DTYPE_S8 : SDPA_DTYPE_F16;
+    s.qdt = _i == 5 ? SDPA_DTYPE_BF16 : _i == 6 ? SDPA_DTYPE_F32 : SDPA_DTYPE_F16;
+    s.mask_kind = sq > 1 ? SDPA_MASK_CAUSAL_BOTTOM_RIGHT : SDPA_MASK_NONE;
+    s.softmax = SDPA_SOFTMAX_INF_AS_ZERO;
+    if (_i == 7) { /* everything a paged decode may take at once */
+        s.window = (sdpa_window_desc_t){1, 20, 0};
+        s.softcap = 4.0f;
+        s.alibi = SDPA_ALIBI_PER_BATCH_HEAD;
+    }
+    check_spec(&s, 300 + (uint64_t)_i);
+}
+END_TEST
+
+/* What ze does not run says so at primitive_create, and the features query
+ * agrees with what it runs. */
+START_TEST(test_refusals_and_features)
+{
+    sdpa_features_t f = {.struct_size = sizeof(f), .struct_version = SDPA_FEATURES_VERSION};
+    ck_assert_int_eq(suite_env.ze->context_get_features(suite_env.ze_ctx, &f), SDPA_SUCCESS);
+    ck_assert_uint_eq(f.has_window, 1);
+    ck_assert_uint_eq(f.has_softcap, 1);
+    ck_assert_uint_eq(f.has_alibi, 1);
+    ck_assert_uint_eq(f.has_varlen, 0); /* forward only so far */
+    ck_assert_uint_eq(f.has_paged_kv, 1);
+    ck_assert_uint_eq(f.has_split_kv, 0);
+
+    static const int64_t len[2] = {3, 5};
+    llm_spec_t v = padded(SDPA_BACKWARD, 2, 3, 5, SDPA_DTYPE_F32);
+    v.layout = LLM_VARLEN;
+    llm_spec_t p = padded(SDPA_FORWARD_INFERENCE, 2, 1, 5, SDPA_DTYPE_F16);
+    p.layout = LLM_VARLEN;
+    p.kvdt = SDPA_DTYPE_S8;
+    for (int b = 0; b < 2; b++)
+        p.len_k[b] = len[b];
+    llm_spec_t d = padded(SDPA_BACKWARD, 1, 3, 5, SDPA_DTYPE_F32);
+    d.softcap = 2.0f;
+    d.ds_dtype = SDPA_DTYPE_F32;
+    const llm_spec_t *specs[3] = {&v, &p, &d};
+    const char *words[3] = {"varlen.enabled = 1 with prop_kind = BACKWARD",
+                            "varlen.enabled = 1 with k.dtype = s8", "softcap = 2"};
+    for (int i = 0; i < 3; i++) {
+        llm_case_t c;
+        llm_desc_init(&c, specs[i]);
+        sdpa_primitive_t *prim = NULL;
+        sdpa_status_t status = suite_env.ze->primitive_create(suite_env.ze_ctx, &c.c.desc, &prim);
+        const char *message = suite_env.ze->last_error();
+        ck_assert_msg(status == SDPA_ERROR_UNSUPPORTED, "%s: %s (%s)", words[i],
+                      sdpa_status_name(status), message);
+        ck_assert_ptr_null(prim);
+        ck_assert_msg(strstr(message, words[i]) != NULL, "message \"%s\" lacks \"%s\"", message,
+                      words[i]);
+    }
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("llm on ze");
+    TCase *t = tcase_create("score modifiers");
+    tcase_add_unchecked_fixture(t, test_env_fixture, NULL);
+    tcase_set_timeout(t, 600);
+    tcase_add_loop_test(t, test_window, 0, 12);
+    tcase_add_loop_test(t, test_window_skips_tiles, 0, 4);
+    tcase_add_loop_test(t, test_softcap, 0, 6);
+    tcase_add_loop_test(t, test_alibi, 0, 6);
+    tcase_add_loop_test(t, test_combined, 0, 3);
+    tcase_add_loop_test(t, test_varlen_forward, 0, 8);
+    tcase_add_loop_test(t, test_varlen_long_and_decode, 0, 5);
+    tcase_add_loop_test(t, test_paged, 0, 10);
+    tcase_add_test(t, test_refusals_and_features);
+    suite_add_tcase(s, t);
+    return test_env_run_suite(s);
+}
