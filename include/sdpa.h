@@ -111,14 +111,17 @@ extern "C" {
 #define SDPA_VERSION_MAJOR(version) ((uint32_t)(version) >> 16)
 #define SDPA_VERSION_MINOR(version) ((uint32_t)(version)&0xffffu)
 
-/* The ABI this header describes. */
-#define SDPA_ABI_VERSION SDPA_MAKE_VERSION(1, 0)
+/* The ABI this header describes. 1.1 appended merge_create and
+ * merge_execute to sdpa_backend_iface_t (merging attention states). */
+#define SDPA_ABI_VERSION SDPA_MAKE_VERSION(1, 1)
 
 /* Versions of the descriptors (struct_version fields). */
 #define SDPA_CONTEXT_DESC_VERSION 1u
 #define SDPA_PROBLEM_DESC_VERSION 1u
 #define SDPA_EXEC_ARGS_VERSION 1u
 #define SDPA_FEATURES_VERSION 1u
+#define SDPA_MERGE_DESC_VERSION 1u /* ABI 1.1 */
+#define SDPA_MERGE_ARGS_VERSION 1u /* ABI 1.1 */
 
 /* The name of the one symbol a backend plugin exports. */
 #define SDPA_BACKEND_ENTRY_POINT "sdpa_backend_negotiate"
@@ -407,6 +410,78 @@ typedef struct sdpa_exec_args {
 } sdpa_exec_args_t;
 
 /* ------------------------------------------------------------------------- */
+/* Merging attention states (ABI 1.1)                                        */
+/* ------------------------------------------------------------------------- */
+
+/* The most states one merge takes. More states merge in steps: the merge is
+ * associative, merge(merge(a, b), c) = merge(a, b, c) up to rounding. */
+#define SDPA_MERGE_MAX_STATES 16
+
+/* A merge combines n attention states (O_s, LSE_s) of the same queries, each
+ * the attention of those queries over a part of the keys (split-KV decode,
+ * context-parallel attention across devices, a KV cache in two pieces), into
+ * the state of the attention over all of the keys. For every row (b, h, i):
+ *
+ *     m    = max_s LSE_s
+ *     w_s  = exp(LSE_s - m)          (0 for a state whose LSE_s is -inf)
+ *     O    = sum_s w_s O_s / sum_s w_s
+ *     LSE  = m + log(sum_s w_s)
+ *
+ * LSE_s is what a training forward writes to its workspace (natural log,
+ * scale included; -inf for a query that saw no key), so the states of
+ * FORWARD_TRAINING executions over disjoint key ranges merge into exactly
+ * the O and log-sum-exp of one execution over all of them.
+ *   - A state whose LSE_s is -inf (it saw no key) contributes nothing,
+ *     whatever its O_s row holds (NaN in ACCURATE mode).
+ *   - If every LSE_s of a row is -inf, its O row is NaN (ACCURATE) or 0
+ *     (INF_AS_ZERO), as for a fully masked row of a forward, and its LSE is
+ *     -inf.
+ *   - If some LSE_s is NaN or +inf, the row's O and LSE are NaN.
+ *   - With n = 1 the merge converts O_1 to dst's dtype and layout (and applies
+ *     the two rules above).
+ * Merges accumulate in at least f32 and round each output once.
+ *
+ * In place: dst may be the very buffer of one state's O (same pointer,
+ * dtype and strides), and dst_lse that of one state's LSE, as in
+ * (O, LSE) = merge((O, LSE), (O_new, LSE_new)). Any other overlap between
+ * outputs and inputs is undefined. */
+typedef struct sdpa_merge_desc {
+    uint32_t struct_size;    /* sizeof(sdpa_merge_desc_t) */
+    uint32_t struct_version; /* SDPA_MERGE_DESC_VERSION */
+    uint32_t num_states;     /* n, 1..SDPA_MERGE_MAX_STATES */
+    /* The O row of a row whose states all saw no key: NaN or 0. */
+    sdpa_softmax_kind_t softmax_kind;
+    /* Every O_s: [B, H, S, D], f32, f16 or bf16, one dtype and one layout
+     * for all states (each at its own pointer). D <= 512. */
+    sdpa_tensor_desc_t states;
+    /* Every LSE_s: f32 [B, H, S, 1] (strides[3] is not used), one layout for
+     * all states; the workspace of a forward is dense, strides
+     * {H * S, S, 1, 1}. */
+    sdpa_tensor_desc_t states_lse;
+    /* O: [B, H, S, D], f32, f16 or bf16 (any of them, whatever the states'). */
+    sdpa_tensor_desc_t dst;
+    /* LSE: f32 [B, H, S, 1], or dtype UNDEF: not written. */
+    sdpa_tensor_desc_t dst_lse;
+} sdpa_merge_desc_t;
+
+/* The buffers of one merge. Alignment as for sdpa_exec_args_t: each pointer
+ * that of its elements. states and states_lse are host arrays of num_states
+ * device pointers, read during merge_execute only. */
+typedef struct sdpa_merge_args {
+    uint32_t struct_size;    /* sizeof(sdpa_merge_args_t) */
+    uint32_t struct_version; /* SDPA_MERGE_ARGS_VERSION */
+    const void *const *states;      /* O_s, s < num_states */
+    const float *const *states_lse; /* LSE_s, s < num_states */
+    void *dst;
+    float *dst_lse; /* dst_lse.dtype F32 only */
+    /* As in sdpa_exec_args_t. */
+    ze_command_list_handle_t command_list;
+    ze_event_handle_t signal_event;
+    uint32_t num_wait_events;
+    ze_event_handle_t *wait_events;
+} sdpa_merge_args_t;
+
+/* ------------------------------------------------------------------------- */
 /* Contexts, primitives, queries                                             */
 /* ------------------------------------------------------------------------- */
 
@@ -459,7 +534,9 @@ typedef enum sdpa_query {
 /* A table of functions, handed out by sdpa_backend_negotiate. Read a member
  * only if its offset is below struct_size: a backend built against an older
  * minor version has a shorter table. Members are never reordered or removed
- * within a major version; new ones are appended. */
+ * within a major version; new ones are appended. A backend that speaks minor
+ * version m sets every member up to m's: with 1.1, merge_create and
+ * merge_execute (the front loader refuses a table that leaves one NULL). */
 typedef struct sdpa_backend_iface {
     uint32_t abi_version; /* SDPA_ABI_VERSION the backend implements */
     uint32_t struct_size; /* sizeof(sdpa_backend_iface_t) in that version */
@@ -500,6 +577,20 @@ typedef struct sdpa_backend_iface {
      * same or different primitives and command lists (see Threads at the
      * top). */
     sdpa_status_t (*primitive_execute)(sdpa_primitive_t *prim, const sdpa_exec_args_t *args);
+
+    /* --- ABI 1.1 ---------------------------------------------------------- */
+
+    /* Creates a merge primitive (see sdpa_merge_desc_t): checks desc and
+     * builds or reuses its module. desc is copied. The primitive is destroyed
+     * with primitive_destroy and answers primitive_query (no workspace, no
+     * scratch, a configuration string "merge n2 ..."); primitive_execute
+     * refuses it, and merge_execute refuses attention primitives
+     * (SDPA_ERROR_INVALID_ARGUMENT). */
+    sdpa_status_t (*merge_create)(sdpa_context_t *ctx, const sdpa_merge_desc_t *desc,
+                                  sdpa_primitive_t **out);
+    /* Appends the merge of args->states into args->dst (and args->dst_lse)
+     * and returns, as primitive_execute does; the same thread rules apply. */
+    sdpa_status_t (*merge_execute)(sdpa_primitive_t *prim, const sdpa_merge_args_t *args);
 } sdpa_backend_iface_t;
 
 /* The entry point every backend plugin exports (SDPA_BACKEND_ENTRY_POINT).

@@ -45,8 +45,10 @@ struct sdpa_context {
 struct sdpa_primitive {
     sdpa_live_link_t link;
     sdpa_context_t *ctx;         /* NULL once the context is destroyed (orphaned) */
-    sdpa_problem_desc_t problem; /* checked and normalized */
+    sdpa_problem_desc_t problem; /* checked and normalized (attention) */
     sdpa_shape_t shape;
+    int is_merge;            /* made by merge_create: merge, not problem */
+    sdpa_merge_desc_t merge; /* checked and normalized (merge) */
 };
 
 /* ref_context.c */
@@ -63,15 +65,40 @@ sdpa_status_t ref_primitive_query(sdpa_primitive_t *prim, sdpa_query_t what, voi
                                   size_t out_size);
 sdpa_status_t ref_primitive_execute(sdpa_primitive_t *prim, const sdpa_exec_args_t *args);
 
-/* ref_memory.c: with a ze_context, refuses device USM among the pointers the
- * problem uses (SDPA_ERROR_UNSUPPORTED naming the member); without one,
- * refuses events (SDPA_ERROR_INVALID_ARGUMENT). */
+/* ref_memory.c */
+
+/* A pointer an execution uses, and its member name for messages. */
+typedef struct ref_pointer {
+    const char *member;
+    const void *pointer;
+} ref_pointer_t;
+
+/* The events of an execution (sdpa_exec_args_t or sdpa_merge_args_t). */
+typedef struct ref_events {
+    ze_event_handle_t signal_event;
+    uint32_t num_wait_events;
+    ze_event_handle_t *wait_events;
+} ref_events_t;
+
+ref_events_t ref_exec_events(const sdpa_exec_args_t *args);
+
+/* With a ze_context, refuses device USM among the count pointers of list
+ * (SDPA_ERROR_UNSUPPORTED naming the member); without one, refuses events
+ * (SDPA_ERROR_INVALID_ARGUMENT). */
+sdpa_status_t ref_check_pointers(const sdpa_context_t *ctx, const ref_pointer_t *list, int count,
+                                 const ref_events_t *events);
+/* ref_check_pointers on every pointer the problem uses. */
 sdpa_status_t ref_check_memory(const sdpa_context_t *ctx, const sdpa_problem_desc_t *problem,
                                const sdpa_exec_args_t *args);
-/* Waits on the host for args->wait_events. */
-sdpa_status_t ref_wait_events(const sdpa_context_t *ctx, const sdpa_exec_args_t *args);
-/* Signals args->signal_event from the host, if any. */
-sdpa_status_t ref_signal_event(const sdpa_context_t *ctx, const sdpa_exec_args_t *args);
+/* Waits on the host for the wait events. */
+sdpa_status_t ref_wait_events(const sdpa_context_t *ctx, const ref_events_t *events);
+/* Signals the signal event from the host, if any. */
+sdpa_status_t ref_signal_event(const sdpa_context_t *ctx, const ref_events_t *events);
+
+/* ref_merge.c: merge primitives (sdpa.h, ABI 1.1). */
+sdpa_status_t ref_merge_create(sdpa_context_t *ctx, const sdpa_merge_desc_t *desc,
+                               sdpa_primitive_t **out);
+sdpa_status_t ref_merge_execute(sdpa_primitive_t *prim, const sdpa_merge_args_t *args);
 
 /* ------------------------------------------------------------------------- */
 /* One execution                                                             */

@@ -21,6 +21,8 @@ static const sdpa_backend_iface_t ref_iface = {
         .primitive_destroy = ref_primitive_destroy,
         .primitive_query = ref_primitive_query,
         .primitive_execute = ref_primitive_execute,
+        .merge_create = ref_merge_create,
+        .merge_execute = ref_merge_execute,
 };
 
 sdpa_status_t sdpa_backend_negotiate(uint32_t *abi_version, const sdpa_backend_iface_t **iface)

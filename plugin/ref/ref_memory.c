@@ -4,16 +4,10 @@
 #include "error.h"
 #include "ref.h"
 
-/* A pointer the problem uses, and its member name for messages. */
-typedef struct used_pointer {
-    const char *member;
-    const void *pointer;
-} used_pointer_t;
-
 /* Collects the pointers problem reads or writes (all non-NULL after
  * sdpa_exec_args_check). Returns how many; list holds at least 24. */
 static int used_pointers(const sdpa_problem_desc_t *p, const sdpa_exec_args_t *a,
-                         used_pointer_t *list)
+                         ref_pointer_t *list)
 {
     int n = 0;
 #define USE(member_)                                                                               \
@@ -60,19 +54,17 @@ static int used_pointers(const sdpa_problem_desc_t *p, const sdpa_exec_args_t *a
     return n;
 }
 
-sdpa_status_t ref_check_memory(const sdpa_context_t *ctx, const sdpa_problem_desc_t *problem,
-                               const sdpa_exec_args_t *args)
+sdpa_status_t ref_check_pointers(const sdpa_context_t *ctx, const ref_pointer_t *list, int count,
+                                 const ref_events_t *events)
 {
     if (ctx->ze_context == NULL) {
-        if (args->signal_event != NULL || args->num_wait_events > 0)
+        if (events->signal_event != NULL || events->num_wait_events > 0)
             return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
                              "args->%s is set but the context has no ze_context: the ref backend "
                              "handles events only through a Level Zero context",
-                             args->signal_event != NULL ? "signal_event" : "num_wait_events");
+                             events->signal_event != NULL ? "signal_event" : "num_wait_events");
         return SDPA_SUCCESS; /* plain host memory */
     }
-    used_pointer_t list[32];
-    int count = used_pointers(problem, args, list);
     for (int i = 0; i < count; i++) {
         ze_memory_allocation_properties_t props = {
                 .stype = ZE_STRUCTURE_TYPE_MEMORY_ALLOCATION_PROPERTIES,
@@ -93,14 +85,29 @@ sdpa_status_t ref_check_memory(const sdpa_context_t *ctx, const sdpa_problem_des
     return SDPA_SUCCESS;
 }
 
-sdpa_status_t ref_wait_events(const sdpa_context_t *ctx, const sdpa_exec_args_t *args)
+sdpa_status_t ref_check_memory(const sdpa_context_t *ctx, const sdpa_problem_desc_t *problem,
+                               const sdpa_exec_args_t *args)
+{
+    ref_pointer_t list[32];
+    const int count = used_pointers(problem, args, list);
+    const ref_events_t events = ref_exec_events(args);
+    return ref_check_pointers(ctx, list, count, &events);
+}
+
+ref_events_t ref_exec_events(const sdpa_exec_args_t *args)
+{
+    const ref_events_t events = {args->signal_event, args->num_wait_events, args->wait_events};
+    return events;
+}
+
+sdpa_status_t ref_wait_events(const sdpa_context_t *ctx, const ref_events_t *events)
 {
     if (ctx->ze_context == NULL)
-        return SDPA_SUCCESS; /* ref_check_memory refused events */
-    for (uint32_t i = 0; i < args->num_wait_events; i++) {
-        if (args->wait_events[i] == NULL)
+        return SDPA_SUCCESS; /* ref_check_pointers refused events */
+    for (uint32_t i = 0; i < events->num_wait_events; i++) {
+        if (events->wait_events[i] == NULL)
             return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "args->wait_events[%u] is NULL", i);
-        ze_result_t result = zeEventHostSynchronize(args->wait_events[i], UINT64_MAX);
+        ze_result_t result = zeEventHostSynchronize(events->wait_events[i], UINT64_MAX);
         if (result != ZE_RESULT_SUCCESS)
             return sdpa_fail(SDPA_ERROR_DEVICE,
                              "zeEventHostSynchronize(args->wait_events[%u]) failed: 0x%x", i,
@@ -109,11 +116,11 @@ sdpa_status_t ref_wait_events(const sdpa_context_t *ctx, const sdpa_exec_args_t 
     return SDPA_SUCCESS;
 }
 
-sdpa_status_t ref_signal_event(const sdpa_context_t *ctx, const sdpa_exec_args_t *args)
+sdpa_status_t ref_signal_event(const sdpa_context_t *ctx, const ref_events_t *events)
 {
-    if (ctx->ze_context == NULL || args->signal_event == NULL)
+    if (ctx->ze_context == NULL || events->signal_event == NULL)
         return SDPA_SUCCESS;
-    ze_result_t result = zeEventHostSignal(args->signal_event);
+    ze_result_t result = zeEventHostSignal(events->signal_event);
     if (result != ZE_RESULT_SUCCESS)
         return sdpa_fail(SDPA_ERROR_DEVICE, "zeEventHostSignal(args->signal_event) failed: 0x%x",
                          (unsigned)result);

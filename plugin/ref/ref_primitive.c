@@ -45,11 +45,15 @@ sdpa_status_t ref_primitive_query(sdpa_primitive_t *prim, sdpa_query_t what, voi
                                   size_t out_size)
 {
     char config[64] = "";
-    if (prim != NULL)
+    if (prim != NULL && prim->is_merge)
+        snprintf(config, sizeof(config), "ref merge n%u d%lld host double",
+                 prim->merge.num_states, (long long)prim->merge.dst.dims[3]);
+    else if (prim != NULL)
         snprintf(config, sizeof(config), "ref %s d%lld host double",
                  prim->problem.prop_kind == SDPA_BACKWARD ? "bwd" : "fwd",
                  (long long)prim->shape.head_size);
-    size_t workspace = prim ? sdpa_workspace_bytes(&prim->problem, &prim->shape) : 0;
+    size_t workspace =
+            prim && !prim->is_merge ? sdpa_workspace_bytes(&prim->problem, &prim->shape) : 0;
     return sdpa_primitive_query_answer(prim, what, out, out_size, workspace, 0, config);
 }
 
@@ -59,6 +63,9 @@ sdpa_status_t ref_primitive_execute(sdpa_primitive_t *prim, const sdpa_exec_args
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "prim is NULL");
     if (prim->ctx == NULL)
         return sdpa_orphan_fail();
+    if (prim->is_merge)
+        return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
+                         "prim is a merge primitive: execute it with merge_execute");
     sdpa_exec_args_t checked;
     sdpa_status_t status = sdpa_exec_args_check(&prim->problem, args, &checked);
     if (status != SDPA_SUCCESS)
@@ -66,7 +73,8 @@ sdpa_status_t ref_primitive_execute(sdpa_primitive_t *prim, const sdpa_exec_args
     status = ref_check_memory(prim->ctx, &prim->problem, &checked);
     if (status != SDPA_SUCCESS)
         return status;
-    status = ref_wait_events(prim->ctx, &checked);
+    const ref_events_t events = ref_exec_events(&checked);
+    status = ref_wait_events(prim->ctx, &events);
     if (status != SDPA_SUCCESS)
         return status;
 
@@ -78,5 +86,5 @@ sdpa_status_t ref_primitive_execute(sdpa_primitive_t *prim, const sdpa_exec_args
         status = ref_forward(&x);
     if (status != SDPA_SUCCESS)
         return status;
-    return ref_signal_event(prim->ctx, &checked);
+    return ref_signal_event(prim->ctx, &events);
 }

@@ -21,6 +21,8 @@ static const sdpa_backend_iface_t ze_iface = {
         .primitive_destroy = ze_primitive_destroy,
         .primitive_query = ze_primitive_query,
         .primitive_execute = ze_primitive_execute,
+        .merge_create = ze_merge_create,
+        .merge_execute = ze_merge_execute,
 };
 
 sdpa_status_t sdpa_backend_negotiate(uint32_t *abi_version, const sdpa_backend_iface_t **iface)

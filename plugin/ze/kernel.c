@@ -41,6 +41,20 @@ sdpa_status_t ze_kernel_from_cache(sdpa_context_t *ctx, const char *source, int 
     return SDPA_SUCCESS;
 }
 
+sdpa_status_t ze_check_arg_count(ze_kernel_handle_t kernel, const char *name, uint32_t expected)
+{
+    ze_kernel_properties_t props = {.stype = ZE_STRUCTURE_TYPE_KERNEL_PROPERTIES};
+    ze_result_t result = zeKernelGetProperties(kernel, &props);
+    if (result != ZE_RESULT_SUCCESS)
+        return sdpa_ze_failf(result, "zeKernelGetProperties(\"%s\")", name);
+    if (props.numKernelArgs != expected)
+        return sdpa_fail(SDPA_ERROR_DEVICE,
+                         "kernel \"%s\" takes %u arguments but its argument table has %u: the "
+                         "module and the host disagree",
+                         name, props.numKernelArgs, expected);
+    return SDPA_SUCCESS;
+}
+
 sdpa_status_t ze_set_arg(ze_kernel_handle_t kernel, uint32_t index, size_t size, const void *value)
 {
     ze_result_t result = zeKernelSetArgumentValue(kernel, index, size, value);

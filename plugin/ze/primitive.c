@@ -44,6 +44,9 @@ static void release_device_objects(sdpa_primitive_t *prim)
     if (prim->fwd_kernel)
         zeKernelDestroy(prim->fwd_kernel);
     prim->fwd_kernel = NULL;
+    if (prim->merge_kernel)
+        zeKernelDestroy(prim->merge_kernel);
+    prim->merge_kernel = NULL;
     ze_bwd_release(prim);
 }
 
@@ -70,6 +73,9 @@ sdpa_status_t ze_primitive_query(sdpa_primitive_t *prim, sdpa_query_t what, void
 {
     if (prim == NULL)
         return sdpa_primitive_query_answer(prim, what, out, out_size, 0, 0, "");
+    if (prim->is_merge)
+        return sdpa_primitive_query_answer(prim, what, out, out_size, 0, 0,
+                                           prim->merge_plan.config_string);
     size_t workspace = sdpa_workspace_bytes(&prim->problem, &prim->shape);
     int backward = prim->problem.prop_kind == SDPA_BACKWARD;
     return sdpa_primitive_query_answer(
@@ -83,6 +89,9 @@ sdpa_status_t ze_primitive_execute(sdpa_primitive_t *prim, const sdpa_exec_args_
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "prim is NULL");
     if (prim->ctx == NULL)
         return sdpa_orphan_fail();
+    if (prim->is_merge)
+        return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
+                         "prim is a merge primitive: execute it with merge_execute");
     sdpa_exec_args_t checked;
     sdpa_status_t status = sdpa_exec_args_check(&prim->problem, args, &checked);
     if (status != SDPA_SUCCESS)

@@ -35,6 +35,7 @@
 #include "fwd_plan.h"
 #include "live_list.h"
 #include "list_table.h"
+#include "merge_plan.h"
 #include "module_cache.h"
 #include "problem.h"
 #include "scratch.h"
@@ -75,6 +76,13 @@ struct sdpa_primitive {
     sdpa_bwd_plan_t bwd;
     ze_kernel_handle_t bwd_pre, bwd_main, bwd_dq, bwd_post;
     int64_t *bwd_strides_host;
+
+    /* Merge primitives (merge_create): is_merge, and then merge instead of
+     * problem and shape. */
+    int is_merge;
+    sdpa_merge_desc_t merge; /* checked and normalized */
+    sdpa_merge_plan_t merge_plan;
+    ze_kernel_handle_t merge_kernel;
 };
 
 /* context.c */
@@ -99,6 +107,9 @@ sdpa_status_t ze_kernel_from_cache(sdpa_context_t *ctx, const char *source, int 
                                    uint32_t subgroup_size, const sdpa_spec_values_t *constants,
                                    const char *build_flags, const char *kernel_name,
                                    ze_kernel_handle_t *out);
+/* SDPA_ERROR_DEVICE unless kernel (named name) takes expected arguments:
+ * the host's argument table and the module disagree. */
+sdpa_status_t ze_check_arg_count(ze_kernel_handle_t kernel, const char *name, uint32_t expected);
 /* Typed argument setters; the message names the kernel argument. */
 sdpa_status_t ze_set_arg(ze_kernel_handle_t kernel, uint32_t index, size_t size, const void *value);
 sdpa_status_t ze_set_ptr(ze_kernel_handle_t kernel, uint32_t index, const void *pointer);
@@ -110,6 +121,11 @@ void ze_bwd_release(sdpa_primitive_t *prim);
  * list_scratch is that list's scratch, used unless args->scratch is set. */
 sdpa_status_t ze_bwd_execute(sdpa_primitive_t *prim, const sdpa_exec_args_t *args,
                              ze_command_list_handle_t list, sdpa_scratch_t *list_scratch);
+
+/* merge.c: merge primitives (sdpa.h, ABI 1.1). */
+sdpa_status_t ze_merge_create(sdpa_context_t *ctx, const sdpa_merge_desc_t *desc,
+                              sdpa_primitive_t **out);
+sdpa_status_t ze_merge_execute(sdpa_primitive_t *prim, const sdpa_merge_args_t *args);
 
 /* fwd.c */
 sdpa_status_t ze_fwd_prepare(sdpa_primitive_t *prim);

@@ -1,4 +1,4 @@
-"""ctypes mirrors of the public ABI in include/sdpa.h (ABI version 1.0).
+"""ctypes mirrors of the public ABI in include/sdpa.h (ABI version 1.1).
 
 The layouts here must match sdpa.h member for member: the test suite compares
 every offset and size with what the C compiler says (tests/test_abi_layout.py
@@ -15,12 +15,15 @@ def make_version(major, minor):
     return ((major & 0xFFFF) << 16) | (minor & 0xFFFF)
 
 
-ABI_VERSION = make_version(1, 0)
+ABI_VERSION = make_version(1, 1)
 
 CONTEXT_DESC_VERSION = 1
 PROBLEM_DESC_VERSION = 1
 EXEC_ARGS_VERSION = 1
 FEATURES_VERSION = 1
+MERGE_DESC_VERSION = 1
+MERGE_ARGS_VERSION = 1
+MERGE_MAX_STATES = 16
 
 # sdpa_status_t
 SUCCESS = 0
@@ -111,6 +114,20 @@ class Features(ctypes.Structure):
                 ("has_quantized_kv", _u32), ("has_dropout", _u32)]
 
 
+class MergeDesc(ctypes.Structure):
+    _fields_ = [("struct_size", _u32), ("struct_version", _u32), ("num_states", _u32),
+                ("softmax_kind", _enum), ("states", TensorDesc), ("states_lse", TensorDesc),
+                ("dst", TensorDesc), ("dst_lse", TensorDesc)]
+
+
+class MergeArgs(ctypes.Structure):
+    _fields_ = [("struct_size", _u32), ("struct_version", _u32),
+                ("states", ctypes.POINTER(_vp)), ("states_lse", ctypes.POINTER(_vp)),
+                ("dst", _vp), ("dst_lse", _vp),
+                ("command_list", _vp), ("signal_event", _vp), ("num_wait_events", _u32),
+                ("wait_events", _vp)]
+
+
 _status = ctypes.c_int
 LastErrorFn = ctypes.CFUNCTYPE(ctypes.c_char_p)
 ContextCreateFn = ctypes.CFUNCTYPE(_status, ctypes.POINTER(ContextDesc), ctypes.POINTER(_vp))
@@ -121,6 +138,8 @@ PrimitiveCreateFn = ctypes.CFUNCTYPE(_status, _vp, ctypes.POINTER(ProblemDesc),
                                      ctypes.POINTER(_vp))
 PrimitiveDestroyFn = ctypes.CFUNCTYPE(None, _vp)
 PrimitiveExecuteFn = ctypes.CFUNCTYPE(_status, _vp, ctypes.POINTER(ExecArgs))
+MergeCreateFn = ctypes.CFUNCTYPE(_status, _vp, ctypes.POINTER(MergeDesc), ctypes.POINTER(_vp))
+MergeExecuteFn = ctypes.CFUNCTYPE(_status, _vp, ctypes.POINTER(MergeArgs))
 
 
 class BackendIface(ctypes.Structure):
@@ -135,6 +154,8 @@ class BackendIface(ctypes.Structure):
         ("primitive_destroy", PrimitiveDestroyFn),
         ("primitive_query", QueryFn),
         ("primitive_execute", PrimitiveExecuteFn),
+        ("merge_create", MergeCreateFn),  # ABI 1.1
+        ("merge_execute", MergeExecuteFn),
     ]
 
 
@@ -148,6 +169,8 @@ STRUCTS = {
     "sdpa_context_desc_t": ContextDesc,
     "sdpa_features_t": Features,
     "sdpa_backend_iface_t": BackendIface,
+    "sdpa_merge_desc_t": MergeDesc,
+    "sdpa_merge_args_t": MergeArgs,
 }
 
 

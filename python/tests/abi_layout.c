@@ -144,6 +144,32 @@ static void backend_iface(void)
     MEMBER(sdpa_backend_iface_t, primitive_destroy);
     MEMBER(sdpa_backend_iface_t, primitive_query);
     MEMBER(sdpa_backend_iface_t, primitive_execute);
+    MEMBER(sdpa_backend_iface_t, merge_create);
+    MEMBER(sdpa_backend_iface_t, merge_execute);
+}
+
+static void merge(void)
+{
+    SIZE(sdpa_merge_desc_t);
+    MEMBER(sdpa_merge_desc_t, struct_size);
+    MEMBER(sdpa_merge_desc_t, struct_version);
+    MEMBER(sdpa_merge_desc_t, num_states);
+    MEMBER(sdpa_merge_desc_t, softmax_kind);
+    MEMBER(sdpa_merge_desc_t, states);
+    MEMBER(sdpa_merge_desc_t, states_lse);
+    MEMBER(sdpa_merge_desc_t, dst);
+    MEMBER(sdpa_merge_desc_t, dst_lse);
+    SIZE(sdpa_merge_args_t);
+    MEMBER(sdpa_merge_args_t, struct_size);
+    MEMBER(sdpa_merge_args_t, struct_version);
+    MEMBER(sdpa_merge_args_t, states);
+    MEMBER(sdpa_merge_args_t, states_lse);
+    MEMBER(sdpa_merge_args_t, dst);
+    MEMBER(sdpa_merge_args_t, dst_lse);
+    MEMBER(sdpa_merge_args_t, command_list);
+    MEMBER(sdpa_merge_args_t, signal_event);
+    MEMBER(sdpa_merge_args_t, num_wait_events);
+    MEMBER(sdpa_merge_args_t, wait_events);
 }
 
 int main(void)
@@ -154,6 +180,7 @@ int main(void)
     exec_args();
     context_and_features();
     backend_iface();
+    merge();
     /* The version the mirrors describe; the test checks it too. */
     printf("SDPA_ABI_VERSION value 0 %u\n", (unsigned)SDPA_ABI_VERSION);
     return 0;

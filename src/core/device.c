@@ -172,3 +172,13 @@ uint32_t sdpa_device_subgroup_size(const sdpa_device_info_t *device)
     }
     return 0;
 }
+
+int sdpa_device_group_count_excess(const sdpa_device_info_t *device, const int64_t counts[3])
+{
+    for (int i = 0; i < 3; i++) {
+        uint32_t max = device->max_group_count_xyz[i] ? device->max_group_count_xyz[i] : UINT32_MAX;
+        if (counts[i] < 1 || counts[i] > (int64_t)max)
+            return i;
+    }
+    return -1;
+}

@@ -99,4 +99,9 @@ int sdpa_device_supports_subgroup(const sdpa_device_info_t *device, uint32_t siz
  * it; 32 is never chosen. */
 uint32_t sdpa_device_subgroup_size(const sdpa_device_info_t *device);
 
+/* The first axis (0, 1, 2) whose count exceeds the device's largest group
+ * count along it (max_group_count_xyz; 0 there means no limit below
+ * UINT32_MAX), or -1 if a launch of counts work-groups fits. */
+int sdpa_device_group_count_excess(const sdpa_device_info_t *device, const int64_t counts[3]);
+
 #endif /* SDPA_CORE_DEVICE_H */

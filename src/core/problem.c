@@ -314,6 +314,12 @@ static sdpa_status_t check_required(const char *name, const sdpa_tensor_desc_t *
     return check_layout(name, t, dim_names);
 }
 
+sdpa_status_t sdpa_tensor_check(const char *name, const sdpa_tensor_desc_t *t,
+                                const char *const dim_names[4], const char *why)
+{
+    return check_required(name, t, dim_names, why);
+}
+
 /* q, k, v and dst: dtypes, layouts and the [B, H, S, D] relations. */
 static sdpa_status_t check_qkvo(const sdpa_problem_desc_t *d)
 {
@@ -776,9 +782,7 @@ static sdpa_status_t check_quant_args(const char *name, const sdpa_quant_desc_t 
     return SDPA_SUCCESS;
 }
 
-/* Bytes of one element of dtype as pointers must be aligned to (sdpa.h):
- * 1 for the 4-bit types, whose pointers address bytes. */
-static size_t element_alignment(sdpa_dtype_t dtype)
+size_t sdpa_dtype_alignment(sdpa_dtype_t dtype)
 {
     const int bits = sdpa_dtype_bits(dtype);
     return bits >= 8 ? (size_t)bits / 8 : 1;
@@ -798,7 +802,7 @@ static sdpa_status_t aligned(const void *pointer, const char *member, size_t ali
 
 static sdpa_status_t aligned_tensor(const void *pointer, const char *member, sdpa_dtype_t dtype)
 {
-    return aligned(pointer, member, element_alignment(dtype), sdpa_dtype_name(dtype));
+    return aligned(pointer, member, sdpa_dtype_alignment(dtype), sdpa_dtype_name(dtype));
 }
 
 /* Element alignment of every pointer the problem uses (the NULL checks of

@@ -91,8 +91,21 @@ sdpa_status_t sdpa_exec_args_check(const sdpa_problem_desc_t *problem, const sdp
 sdpa_status_t sdpa_struct_check(const char *what, uint32_t struct_size, uint32_t struct_version,
                                 uint32_t known_version, size_t v1_size, size_t known_size);
 
+/* The checks of a required tensor of any descriptor, named name in
+ * messages: dtype a valid enum and not UNDEF (else "<name>.dtype = undef:
+ * <why>"), dims in 1..INT32_MAX with dims[3] in 1..SDPA_MAX_HEAD_SIZE,
+ * non-negative strides, an addressable extent and the packing rules of
+ * 4-bit types. dim_names names the four dims in messages. SDPA_SUCCESS or
+ * the status and message of the first failure. */
+sdpa_status_t sdpa_tensor_check(const char *name, const sdpa_tensor_desc_t *t,
+                                const char *const dim_names[4], const char *why);
+
 /* Bits per element of dtype (4 for S4/U4), 0 for UNDEF or unknown values. */
 int sdpa_dtype_bits(sdpa_dtype_t dtype);
+
+/* Bytes of one element of dtype as pointers must be aligned to (sdpa.h):
+ * 1 for the 4-bit types, whose pointers address bytes. */
+size_t sdpa_dtype_alignment(sdpa_dtype_t dtype);
 
 /* 1 for F32, F16 and BF16; 0 otherwise. */
 int sdpa_dtype_is_float(sdpa_dtype_t dtype);

@@ -16,29 +16,33 @@ static sdpa_status_t wrong_major(const char *path, uint32_t theirs)
                      SDPA_VERSION_MAJOR(ours), SDPA_VERSION_MINOR(ours));
 }
 
-/* Every member ABI 1.0 defines must be set. */
+/* Every member the table's minor version defines (up to ours) must be set. */
 static sdpa_status_t check_members(const char *path, const sdpa_backend_iface_t *t)
 {
+    const int v1_1 = SDPA_VERSION_MINOR(t->abi_version) >= 1;
     const struct {
         const char *name;
         int present;
+        const char *version;
     } members[] = {
-            {"name", t->name != NULL},
-            {"last_error", t->last_error != NULL},
-            {"context_create", t->context_create != NULL},
-            {"context_destroy", t->context_destroy != NULL},
-            {"context_get_features", t->context_get_features != NULL},
-            {"context_query", t->context_query != NULL},
-            {"primitive_create", t->primitive_create != NULL},
-            {"primitive_destroy", t->primitive_destroy != NULL},
-            {"primitive_query", t->primitive_query != NULL},
-            {"primitive_execute", t->primitive_execute != NULL},
+            {"name", t->name != NULL, "1.0"},
+            {"last_error", t->last_error != NULL, "1.0"},
+            {"context_create", t->context_create != NULL, "1.0"},
+            {"context_destroy", t->context_destroy != NULL, "1.0"},
+            {"context_get_features", t->context_get_features != NULL, "1.0"},
+            {"context_query", t->context_query != NULL, "1.0"},
+            {"primitive_create", t->primitive_create != NULL, "1.0"},
+            {"primitive_destroy", t->primitive_destroy != NULL, "1.0"},
+            {"primitive_query", t->primitive_query != NULL, "1.0"},
+            {"primitive_execute", t->primitive_execute != NULL, "1.0"},
+            {"merge_create", !v1_1 || t->merge_create != NULL, "1.1"},
+            {"merge_execute", !v1_1 || t->merge_execute != NULL, "1.1"},
     };
     for (size_t i = 0; i < sizeof(members) / sizeof(members[0]); i++) {
         if (!members[i].present)
             return sdpa_fail(SDPA_ERROR_ABI_VERSION,
-                             "backend %s: table member %s is NULL, but ABI 1.0 requires it", path,
-                             members[i].name);
+                             "backend %s: table member %s is NULL, but ABI %s requires it", path,
+                             members[i].name, members[i].version);
     }
     return SDPA_SUCCESS;
 }
@@ -77,12 +81,14 @@ sdpa_status_t sdpa_loader_negotiate(void *library, const char *path,
                          path, SDPA_VERSION_MAJOR(table->abi_version),
                          SDPA_VERSION_MINOR(table->abi_version), SDPA_VERSION_MAJOR(version),
                          SDPA_VERSION_MINOR(version));
-    if (table->struct_size < SDPA_IFACE_V1_SIZE)
+    const size_t promised =
+            SDPA_VERSION_MINOR(version) >= 1 ? SDPA_IFACE_V1_1_SIZE : SDPA_IFACE_V1_SIZE;
+    if (table->struct_size < promised)
         return sdpa_fail(SDPA_ERROR_ABI_VERSION,
                          "backend %s: table struct_size = %u is smaller than the %zu bytes ABI "
                          "%u.%u promises",
-                         path, table->struct_size, (size_t)SDPA_IFACE_V1_SIZE,
-                         SDPA_VERSION_MAJOR(version), SDPA_VERSION_MINOR(version));
+                         path, table->struct_size, promised, SDPA_VERSION_MAJOR(version),
+                         SDPA_VERSION_MINOR(version));
     sdpa_status_t members = check_members(path, table);
     if (members != SDPA_SUCCESS)
         return members;

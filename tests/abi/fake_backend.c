@@ -13,6 +13,7 @@
 #define FAKE_NULL_MEMBER 7    /* context_create NULL */
 #define FAKE_TABLE_MISMATCH 8 /* table says 1.3, negotiation said 1.0 */
 #define FAKE_NEWER_MINOR 9    /* speaks 1.7 with a longer table: accepted */
+#define FAKE_V1_1_NO_MERGE 10 /* speaks 1.1 but merge_create is NULL */
 
 #ifndef FAKE_MODE
 #error "FAKE_MODE must be defined"
@@ -75,8 +76,22 @@ static sdpa_status_t fake_execute(sdpa_primitive_t *prim, const sdpa_exec_args_t
     (void)args;
     return SDPA_ERROR_UNSUPPORTED;
 }
+__attribute__((unused)) static sdpa_status_t
+fake_merge_create(sdpa_context_t *ctx, const sdpa_merge_desc_t *desc, sdpa_primitive_t **out)
+{
+    (void)ctx;
+    (void)desc;
+    *out = NULL;
+    return SDPA_ERROR_UNSUPPORTED;
+}
+static sdpa_status_t fake_merge_execute(sdpa_primitive_t *prim, const sdpa_merge_args_t *args)
+{
+    (void)prim;
+    (void)args;
+    return SDPA_ERROR_UNSUPPORTED;
+}
 
-/* A table from a future minor version: 1.0's members and one more. */
+/* A table from a future minor version: 1.1's members and one more. */
 typedef struct fake_iface_1_7 {
     sdpa_backend_iface_t v1;
     void (*appended_in_1_7)(void);
@@ -89,6 +104,8 @@ static const fake_iface_1_7_t table = {
                         .abi_version = SDPA_MAKE_VERSION(1, 3),
 #elif FAKE_MODE == FAKE_NEWER_MINOR
                         .abi_version = SDPA_MAKE_VERSION(1, 7),
+#elif FAKE_MODE == FAKE_V1_1_NO_MERGE
+                        .abi_version = SDPA_MAKE_VERSION(1, 1),
 #else
                         .abi_version = SDPA_MAKE_VERSION(1, 0),
 #endif
@@ -96,8 +113,10 @@ static const fake_iface_1_7_t table = {
                         .struct_size = 16,
 #elif FAKE_MODE == FAKE_NEWER_MINOR
                         .struct_size = sizeof(fake_iface_1_7_t),
-#else
+#elif FAKE_MODE == FAKE_V1_1_NO_MERGE
                         .struct_size = sizeof(sdpa_backend_iface_t),
+#else /* the 1.0 table */
+                        .struct_size = offsetof(sdpa_backend_iface_t, merge_create),
 #endif
                         .name = "fake",
                         .last_error = fake_last_error,
@@ -111,6 +130,10 @@ static const fake_iface_1_7_t table = {
                         .primitive_destroy = fake_primitive_destroy,
                         .primitive_query = fake_primitive_query,
                         .primitive_execute = fake_execute,
+#if FAKE_MODE == FAKE_NEWER_MINOR
+                        .merge_create = fake_merge_create,
+#endif
+                        .merge_execute = fake_merge_execute,
                 },
         .appended_in_1_7 = NULL,
 };
@@ -141,6 +164,10 @@ sdpa_status_t sdpa_backend_negotiate(uint32_t *abi_version, const sdpa_backend_i
     return SDPA_SUCCESS;
 #elif FAKE_MODE == FAKE_NEWER_MINOR
     *abi_version = SDPA_MAKE_VERSION(1, 7);
+    *iface = &table.v1;
+    return SDPA_SUCCESS;
+#elif FAKE_MODE == FAKE_V1_1_NO_MERGE
+    *abi_version = SDPA_MAKE_VERSION(1, 1);
     *iface = &table.v1;
     return SDPA_SUCCESS;
 #else

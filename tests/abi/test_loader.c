@@ -232,7 +232,7 @@ END_TEST
 
 START_TEST(test_abi_too_new)
 {
-    const char *needles[] = {"2.0", "1.0", "newer", NULL};
+    const char *needles[] = {"2.0", "this loader's ABI 1.1", "newer", NULL};
     expect_refusal(fake_path("major2"), SDPA_ERROR_ABI_VERSION, needles);
     /* A backend that claims success with another major is refused too. */
     expect_refusal(fake_path("lies_major2"), SDPA_ERROR_ABI_VERSION, needles);
@@ -241,7 +241,7 @@ END_TEST
 
 START_TEST(test_abi_too_old)
 {
-    const char *needles[] = {"0.9", "1.0", "older", NULL};
+    const char *needles[] = {"0.9", "this loader's ABI 1.1", "older", NULL};
     expect_refusal(fake_path("major0"), SDPA_ERROR_ABI_VERSION, needles);
 }
 END_TEST
@@ -260,6 +260,15 @@ START_TEST(test_null_member)
 }
 END_TEST
 
+/* A 1.1 table must carry the 1.1 members; a 1.0 table need not. */
+START_TEST(test_null_merge_member)
+{
+    const char *needles[] = {"merge_create", "ABI 1.1 requires it", NULL};
+    expect_refusal(fake_path("v1_1_no_merge"), SDPA_ERROR_ABI_VERSION, needles);
+    expect_backend(fake_path("good"), "fake"); /* 1.0, shorter table */
+}
+END_TEST
+
 START_TEST(test_table_version_mismatch)
 {
     const char *needles[] = {"1.3", "1.0", NULL};
@@ -274,6 +283,7 @@ START_TEST(test_newer_minor_accepted)
     const sdpa_backend_iface_t *iface = sdpa_backend_get_iface(backend);
     ck_assert_uint_eq(iface->abi_version, SDPA_MAKE_VERSION(1, 7));
     ck_assert_uint_gt(iface->struct_size, sizeof(sdpa_backend_iface_t));
+    ck_assert_ptr_nonnull(iface->merge_create);
     sdpa_backend_close(backend);
 }
 END_TEST
@@ -308,6 +318,7 @@ static Suite *loader_suite(void)
     tcase_add_test(tc, test_abi_too_old);
     tcase_add_test(tc, test_truncated_table);
     tcase_add_test(tc, test_null_member);
+    tcase_add_test(tc, test_null_merge_member);
     tcase_add_test(tc, test_table_version_mismatch);
     tcase_add_test(tc, test_newer_minor_accepted);
     tcase_add_test(tc, test_names_and_nulls);

@@ -1,0 +1,115 @@
+/* merge.c - merge primitives of the ze backend: one sdpa_merge launch per
+ * execution (spirv/sdpa_merge.cl, kernel_abi_merge.h). */
+#include <stdlib.h>
+
+#include "backend_api.h"
+#include "error.h"
+#include "merge_check.h"
+#include "ze.h"
+#include "ze_result.h"
+
+/* Builds (or finds) the module, checks the kernel's argument count against
+ * sdpa_merge_args.def and sets the arguments that never change. */
+static sdpa_status_t merge_prepare(sdpa_primitive_t *prim)
+{
+    sdpa_merge_plan_t *plan = &prim->merge_plan;
+    sdpa_status_t status = sdpa_merge_plan_make(&prim->merge, &prim->ctx->device, plan);
+    if (status != SDPA_SUCCESS)
+        return status;
+    status = ze_kernel_from_cache(prim->ctx, SDPA_MERGE_SOURCE, 0, 0, &plan->constants,
+                                  plan->build_flags, SDPA_MERGE_KERNEL, &prim->merge_kernel);
+    if (status != SDPA_SUCCESS)
+        return status;
+    ze_kernel_handle_t k = prim->merge_kernel;
+    if ((status = ze_check_arg_count(k, SDPA_MERGE_KERNEL, SDPA_MERGE_ARG_COUNT)))
+        return status;
+    SDPA_ZE_TRY(
+            zeKernelSetGroupSize(k, plan->local_size[0], plan->local_size[1], plan->local_size[2]));
+    if ((status = ze_set_arg(k, SDPA_MERGE_ARG_D, sizeof(int32_t), &plan->head_size)))
+        return status;
+    for (uint32_t i = 0; i < SDPA_MERGE_STRIDE_ARGS; i++)
+        if ((status = ze_set_arg(k, SDPA_MERGE_ARG_O_S0 + i, sizeof(int64_t), &plan->strides[i])))
+            return status;
+    return SDPA_SUCCESS;
+}
+
+sdpa_status_t ze_merge_create(sdpa_context_t *ctx, const sdpa_merge_desc_t *desc,
+                              sdpa_primitive_t **out)
+{
+    if (out == NULL)
+        return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "out is NULL");
+    *out = NULL;
+    if (ctx == NULL)
+        return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "ctx is NULL");
+    sdpa_primitive_t *prim = calloc(1, sizeof(*prim));
+    if (prim == NULL)
+        return sdpa_fail(SDPA_ERROR_OUT_OF_HOST_MEMORY, "cannot allocate a primitive");
+    sdpa_status_t status = sdpa_merge_check(desc, &prim->merge);
+    if (status != SDPA_SUCCESS) {
+        free(prim);
+        return status;
+    }
+    prim->is_merge = 1;
+    prim->ctx = ctx;
+    pthread_mutex_init(&prim->launch_lock, NULL);
+    sdpa_live_list_add(&ctx->primitives, &prim->link);
+    if ((status = merge_prepare(prim)) != SDPA_SUCCESS) {
+        ze_primitive_destroy(prim);
+        return status;
+    }
+    *out = prim;
+    return SDPA_SUCCESS;
+}
+
+/* Sets the pointers of one execution and appends the launch; the caller
+ * holds the list's and the primitive's locks. */
+static sdpa_status_t merge_launch(sdpa_primitive_t *prim, const sdpa_merge_args_t *a,
+                                  ze_command_list_handle_t list)
+{
+    ze_kernel_handle_t k = prim->merge_kernel;
+    const uint32_t n = prim->merge.num_states;
+    sdpa_status_t status;
+    for (uint32_t s = 0; s < SDPA_MERGE_MAX_STATES; s++) {
+        const void *o = s < n ? a->states[s] : NULL;
+        const void *lse = s < n ? (const void *)a->states_lse[s] : NULL;
+        if ((status = ze_set_ptr(k, SDPA_MERGE_ARG_O0 + s, o)) ||
+            (status = ze_set_ptr(k, SDPA_MERGE_ARG_LSE0 + s, lse)))
+            return status;
+    }
+    const int with_lse = prim->merge.dst_lse.dtype != SDPA_DTYPE_UNDEF;
+    if ((status = ze_set_ptr(k, SDPA_MERGE_ARG_DST, a->dst)) ||
+        (status = ze_set_ptr(k, SDPA_MERGE_ARG_DST_LSE, with_lse ? a->dst_lse : NULL)))
+        return status;
+    const sdpa_merge_plan_t *plan = &prim->merge_plan;
+    ze_group_count_t groups = {plan->group_count[0], plan->group_count[1], plan->group_count[2]};
+    ze_result_t result = zeCommandListAppendLaunchKernel(list, k, &groups, a->signal_event,
+                                                         a->num_wait_events, a->wait_events);
+    if (result != ZE_RESULT_SUCCESS)
+        return sdpa_ze_failf(result, "zeCommandListAppendLaunchKernel(%s)", SDPA_MERGE_KERNEL);
+    return SDPA_SUCCESS;
+}
+
+sdpa_status_t ze_merge_execute(sdpa_primitive_t *prim, const sdpa_merge_args_t *args)
+{
+    if (prim == NULL)
+        return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "prim is NULL");
+    if (prim->ctx == NULL)
+        return sdpa_orphan_fail();
+    if (!prim->is_merge)
+        return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
+                         "prim is an attention primitive: execute it with primitive_execute");
+    sdpa_merge_args_t checked;
+    sdpa_status_t status = sdpa_merge_args_check(&prim->merge, args, &checked);
+    if (status != SDPA_SUCCESS)
+        return status;
+    ze_command_list_handle_t list =
+            checked.command_list ? checked.command_list : prim->ctx->command_list;
+    sdpa_list_entry_t *entry = NULL;
+    if ((status = sdpa_list_lock(prim->ctx->lists, list, &entry)) != SDPA_SUCCESS)
+        return status;
+    pthread_mutex_lock(&prim->launch_lock);
+    status = merge_launch(prim, &checked, list);
+    pthread_mutex_unlock(&prim->launch_lock);
+    sdpa_list_unlock(entry);
+    return status;
+}

@@ -1,0 +1,176 @@
+/* test_merge.c - merging attention states (sdpa.h ABI 1.1) on the ref
+ * backend: every rule of sdpa_merge_desc_t against the independent oracle
+ * of merge_case.c, in place, states from real forward executions against
+ * one execution over all keys, and the table of refusals. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "abi_util.h"
+#include "merge_case.h"
+#include "merge_checks.h"
+#include "sdpa.h"
+
+static sdpa_backend_t *backend;
+static const sdpa_backend_iface_t *iface;
+static sdpa_context_t *ctx;
+
+static void open_ref(void)
+{
+    if (sdpa_backend_open("ref", &backend) != SDPA_SUCCESS) {
+        fprintf(stderr, "cannot open ref: %s\n", sdpa_loader_last_error());
+        exit(EXIT_FAILURE);
+    }
+    iface = sdpa_backend_get_iface(backend);
+    sdpa_context_desc_t desc = {.struct_size = sizeof(desc),
+                                .struct_version = SDPA_CONTEXT_DESC_VERSION};
+    if (iface->context_create(&desc, &ctx) != SDPA_SUCCESS) {
+        fprintf(stderr, "context_create: %s\n", iface->last_error());
+        exit(EXIT_FAILURE);
+    }
+}
+
+static void close_ref(void)
+{
+    iface->context_destroy(ctx);
+    sdpa_backend_close(backend);
+}
+
+#define ck_assert_ok(call)                                                                         \
+    do {                                                                                           \
+        sdpa_status_t ok_status_ = (call);                                                         \
+        ck_assert_msg(ok_status_ == SDPA_SUCCESS, "%s: %s: %s", #call,                             \
+                      sdpa_status_name(ok_status_), iface->last_error());                          \
+    } while (0)
+
+static void run_merge(merge_case_t *c)
+{
+    const merge_backend_t be = {iface, ctx};
+    merge_run(&be, c);
+}
+
+START_TEST(test_merge_variant)
+{
+    merge_case_t c;
+    merge_variant_init(&c.desc, _i);
+    ck_assert_int_eq(merge_case_alloc(&c, (uint64_t)_i + 1, NULL, MERGE_LSE_MIXED), 0);
+    run_merge(&c);
+    ck_assert(merge_compare(&c, 1));
+    merge_case_free(&c);
+}
+END_TEST
+
+/* The rules by name: a state that saw no key adds nothing (its O is NaN),
+ * a row where none did is NaN or 0 with LSE -inf, a NaN or +inf LSE
+ * poisons its row. */
+START_TEST(test_merge_rules)
+{
+    for (int softmax = 0; softmax < 2; softmax++) {
+        merge_case_t c;
+        merge_desc_init(&c.desc, 3, 1, 2, 33, 8, SDPA_DTYPE_F32, SDPA_DTYPE_F32, 1,
+                        (sdpa_softmax_kind_t)softmax, MERGE_DENSE);
+        ck_assert_int_eq(merge_case_alloc(&c, 77, NULL, MERGE_LSE_POISON), 0);
+        run_merge(&c);
+        ck_assert(merge_compare(&c, 1));
+        const float *lse = c.args.dst_lse, *o = c.args.dst;
+        int empty = 0, poisoned = 0, partial = 0;
+        for (int64_t row = 0; row < 2 * 33; row++) {
+            if (merge_row_poisoned(row)) {
+                ck_assert(isnan(lse[row]) && isnan(o[row * 8]));
+                poisoned++;
+            } else if (merge_row_all_empty(row)) {
+                ck_assert(lse[row] == -INFINITY);
+                ck_assert(softmax ? o[row * 8] == 0.0f : isnan(o[row * 8]));
+                empty++;
+            } else {
+                ck_assert_msg(isfinite(lse[row]) && isfinite(o[row * 8]), "row %lld",
+                              (long long)row);
+                partial++;
+            }
+        }
+        ck_assert(empty > 0 && poisoned > 0 && partial > 0);
+        merge_case_free(&c);
+    }
+}
+END_TEST
+
+/* (O, LSE) = merge((O, LSE), ...): dst and dst_lse are a state's buffers. */
+START_TEST(test_merge_in_place)
+{
+    const merge_backend_t be = {iface, ctx};
+    merge_in_place_check(&be, (merge_layout_t)_i, NULL, 1);
+}
+END_TEST
+
+/* States from real forward executions over 4 chunks of the keys (one of a
+ * single key) merge into the O and log-sum-exp of one execution over all. */
+START_TEST(test_merge_forward_chunks)
+{
+    const merge_backend_t be = {iface, ctx};
+    const int64_t bounds[] = {0, 5, 6, 15, 23};
+    merge_forward_chunks_check(&be, &be, &be, bounds, 4, NULL, 1);
+}
+END_TEST
+
+START_TEST(test_merge_invalid_desc)
+{
+    merge_invalid_desc_check(_i, iface, ctx);
+}
+END_TEST
+
+START_TEST(test_merge_invalid_args)
+{
+    merge_invalid_args_check(_i, iface, ctx, NULL);
+}
+END_TEST
+
+START_TEST(test_merge_kinds)
+{
+    merge_kinds_check(iface, ctx, NULL);
+}
+END_TEST
+
+/* A merge primitive outliving its context is an orphan like any other. */
+START_TEST(test_merge_orphan)
+{
+    sdpa_context_t *own = NULL;
+    sdpa_context_desc_t desc = {.struct_size = sizeof(desc),
+                                .struct_version = SDPA_CONTEXT_DESC_VERSION};
+    ck_assert_ok(iface->context_create(&desc, &own));
+    merge_case_t c;
+    merge_desc_init(&c.desc, 2, 1, 1, 2, 4, SDPA_DTYPE_F32, SDPA_DTYPE_F32, 0,
+                    SDPA_SOFTMAX_ACCURATE, MERGE_DENSE);
+    ck_assert_int_eq(merge_case_alloc(&c, 2, NULL, MERGE_LSE_MIXED), 0);
+    sdpa_primitive_t *prim = NULL;
+    ck_assert_ok(iface->merge_create(own, &c.desc, &prim));
+    iface->context_destroy(own);
+    ck_assert_int_eq(iface->merge_execute(prim, &c.args), SDPA_ERROR_INVALID_ARGUMENT);
+    char config[64];
+    ck_assert_ok(iface->primitive_query(prim, SDPA_QUERY_CONFIG_STRING, config, sizeof(config)));
+    iface->primitive_destroy(prim);
+    merge_case_free(&c);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("merge");
+    TCase *tc = tcase_create("ref");
+    tcase_add_unchecked_fixture(tc, open_ref, close_ref);
+    tcase_add_loop_test(tc, test_merge_variant, 0, MERGE_VARIANTS);
+    tcase_add_test(tc, test_merge_rules);
+    tcase_add_loop_test(tc, test_merge_in_place, 0, 2);
+    tcase_add_test(tc, test_merge_forward_chunks);
+    tcase_add_loop_test(tc, test_merge_invalid_desc, 0, merge_invalid_desc_count());
+    tcase_add_loop_test(tc, test_merge_invalid_args, 0, merge_invalid_args_count());
+    tcase_add_test(tc, test_merge_kinds);
+    tcase_add_test(tc, test_merge_orphan);
+    suite_add_tcase(s, tc);
+    SRunner *runner = srunner_create(s);
+    srunner_run_all(runner, CK_NORMAL);
+    int failed = srunner_ntests_failed(runner);
+    srunner_free(runner);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
