@@ -1,0 +1,172 @@
+/*
+ * cp_backward.c - the backward ring.
+ *
+ * The forward left, for every local query row, the log-sum-exp over all S
+ * keys (the cp workspace) and the final O. With those, the backward of one
+ * query chunk over one key chunk is exactly that chunk pair's share of the
+ * gradients: P = exp(s - LSE) are the probabilities of the whole row and
+ * D_i = rowsum(dO o O) that of the whole output, so each task is one
+ * backward execution of the sdpa primitive, and the gradients are sums of
+ * the tasks' results.
+ *
+ * Step t: the rank holds the K/V block of rank r - t and computes its tasks
+ * over it (dQ, dK, dV of each task to host USM, in the problem's dtype).
+ * Meanwhile the block goes on to the next rank, and the f32 dK/dV
+ * accumulator of the block arrives from the previous rank, which finished
+ * its step t - 1 on it. Then the rank adds its dQ to its own accumulator and
+ * its dK/dV to the block's, and sends the accumulator on. After N steps each
+ * accumulator has visited every rank and the last send brings it home. The
+ * additions happen in ring order (ranks r, r + 1, ... for block r) and task
+ * order, so with the deterministic backward every result is bit-identical
+ * from run to run.
+ */
+#include <string.h>
+
+#include "cp_internal.h"
+
+/* Appends one step's tasks; their gradients go to part_d*[task]. */
+static sdpa_status_t append_step(sdpa_cp_t *cp, const sdpa_exec_args_t *args, int step,
+                                 const cp_task_t *tasks, int count)
+{
+    const size_t lse_chunk = (size_t)(cp->batch * cp->q_heads * cp->chunk_len);
+    const sdpa_problem_desc_t *p = &cp->problem;
+    for (int i = 0; i < count; i++) {
+        const cp_task_t *task = &tasks[i];
+        int source = step == 0 ? CP_KV_CALLER : CP_KV_RING;
+        int mask = task->mask == SDPA_MASK_NONE ? CP_MASK_NONE : CP_MASK_DIAGONAL;
+        int q = task->q_chunk;
+        sdpa_exec_args_t a = {.struct_size = sizeof(a), .struct_version = SDPA_EXEC_ARGS_VERSION};
+        a.q = cp_advance(cp, args->q, cp_chunk_offset(cp, &p->q, q));
+        cp_task_kv(cp, args, step, task->k_chunk, &a.k, &a.v);
+        a.dst = (void *)cp_advance(cp, args->dst, cp_chunk_offset(cp, &p->dst, q));
+        a.workspace = (float *)args->workspace + q * lse_chunk;
+        a.diff_dst = cp_advance(cp, args->diff_dst, cp_chunk_offset(cp, &p->diff_dst, q));
+        a.diff_q = cp->part_dq[i];
+        a.diff_k = cp->part_dk[i];
+        a.diff_v = cp->part_dv[i];
+        a.scale = args->scale;
+        a.scale_ptr = args->scale_ptr;
+        a.command_list = cp->list;
+        sdpa_status_t status = cp_barrier(cp);
+        if (status != SDPA_SUCCESS)
+            return status;
+        status = cp->be->primitive_execute(cp->attn[source][mask], &a);
+        if (status != SDPA_SUCCESS)
+            return cp_backend_failure(cp, status, "primitive_execute");
+    }
+    return cp_signal_after(cp, cp->step_done);
+}
+
+/* dQ of the step's tasks into dq_acc. */
+static void add_dq(sdpa_cp_t *cp, const cp_task_t *tasks, int count)
+{
+    const size_t o_chunk = (size_t)(cp->batch * cp->q_heads * cp->chunk_len * cp->head_size);
+    for (int i = 0; i < count; i++)
+        cp_add_to_f32((float *)cp->dq_acc + tasks[i].q_chunk * o_chunk, cp->part_dq[i], cp->dtype,
+                      o_chunk);
+}
+
+/* dK and dV of the step's tasks into the block's accumulator acc: f32 dK
+ * then dV, each dense [B, Hkv, L, D]; a task's are [B, Hkv, c, D]. */
+static void add_dkv(sdpa_cp_t *cp, float *acc, const cp_task_t *tasks, int count)
+{
+    const int64_t rows = cp->batch * cp->kv_heads, c = cp->chunk_len, d = cp->head_size;
+    const size_t block = (size_t)(rows * cp->local_len * d);
+    for (int i = 0; i < count; i++) {
+        const char *dk = cp->part_dk[i], *dv = cp->part_dv[i];
+        for (int64_t r = 0; r < rows; r++) {
+            float *to = acc + r * cp->local_len * d + tasks[i].k_chunk * c * d;
+            size_t from = (size_t)(r * c * d) * cp->elem_bytes;
+            cp_add_to_f32(to, dk + from, cp->dtype, (size_t)(c * d));
+            cp_add_to_f32(to + block, dv + from, cp->dtype, (size_t)(c * d));
+        }
+    }
+}
+
+/* Appends the conversions of the f32 sums into the caller's gradients. */
+static sdpa_status_t write_gradients(sdpa_cp_t *cp, const sdpa_exec_args_t *args, float *own)
+{
+    const size_t o_chunk = (size_t)(cp->batch * cp->q_heads * cp->chunk_len * cp->head_size);
+    const size_t block = (size_t)(cp->batch * cp->kv_heads * cp->local_len * cp->head_size);
+    const float *lse[1] = {cp->zero_lse};
+    const void *dk[1] = {own}, *dv[1] = {own + block};
+    sdpa_status_t status;
+    if ((status = cp_merge(cp, cp->to_diff_k, dk, lse, args->diff_k, NULL)) ||
+        (status = cp_merge(cp, cp->to_diff_v, dv, lse, args->diff_v, NULL)))
+        return status;
+    for (int a = 0; a < cp->chunks; a++) {
+        const void *dq[1] = {(float *)cp->dq_acc + a * o_chunk};
+        void *dst = (void *)cp_advance(cp, args->diff_q,
+                                       cp_chunk_offset(cp, &cp->problem.diff_q, a));
+        if ((status = cp_merge(cp, cp->to_diff_q, dq, lse, dst, NULL)))
+            return status;
+    }
+    return SDPA_SUCCESS;
+}
+
+sdpa_status_t cp_backward(sdpa_cp_t *cp, const sdpa_exec_args_t *args)
+{
+    const int ranks = cp->ranks;
+    const size_t block = (size_t)(cp->batch * cp->kv_heads * cp->local_len * cp->head_size);
+    const size_t block_pair = 2 * cp->block_bytes, acc_bytes = 2 * block * sizeof(float);
+    const size_t dq_bytes = (size_t)cp->chunks *
+                            (size_t)(cp->batch * cp->q_heads * cp->chunk_len * cp->head_size) *
+                            sizeof(float);
+    cp_transfer_t kv = {.count = 0}, acc_in = {.count = 0}, acc_out[2] = {{.count = 0}};
+
+    memset(cp->dq_acc, 0, dq_bytes);
+    if (ranks > 1)
+        CP_DEVICE(cp, cp_stage_own_block(cp, args));
+    for (int step = 0; step < ranks; step++) {
+        double started = MPI_Wtime();
+        cp_task_t tasks[CP_MAX_TASKS];
+        int count = cp_step_tasks(cp->layout, cp->causal, ranks, cp->rank, step, tasks);
+        CP_DEVICE(cp, append_step(cp, args, step, tasks, count));
+        int slot = step % 2, more = step + 1 < ranks;
+        if (more) {
+            if (step == 0)
+                CP_ALWAYS(cp, cp_wait_staged(cp));
+            CP_ALWAYS(cp, cp_post_recv(cp, &kv, cp->ring[1 - slot], block_pair, CP_TAG_KV));
+            CP_ALWAYS(cp, cp_post_send(cp, &kv, cp->ring[slot], block_pair, CP_TAG_KV));
+        }
+        if (step > 0) {
+            /* acc[slot] last left at step - 2. */
+            CP_ALWAYS(cp, cp_transfer_wait(cp, &acc_out[slot]));
+            CP_ALWAYS(cp, cp_post_recv(cp, &acc_in, cp->acc[slot], acc_bytes, CP_TAG_DKV));
+        }
+        cp_transfer_t *pending[3] = {&kv, &acc_in, &acc_out[1 - slot]};
+        CP_ALWAYS(cp, cp_wait_device(cp, cp->step_done, started, pending, 3));
+
+        double host = MPI_Wtime();
+        if (cp->failure == SDPA_SUCCESS)
+            add_dq(cp, tasks, count);
+        cp->stats.host_seconds += MPI_Wtime() - host;
+        if (step > 0)
+            CP_ALWAYS(cp, cp_transfer_wait(cp, &acc_in));
+        else
+            memset(cp->acc[0], 0, acc_bytes);
+        host = MPI_Wtime();
+        if (cp->failure == SDPA_SUCCESS)
+            add_dkv(cp, cp->acc[slot], tasks, count);
+        cp->stats.host_seconds += MPI_Wtime() - host;
+        if (ranks > 1) /* on to the next rank; after the last step, home */
+            CP_ALWAYS(cp, cp_post_send(cp, &acc_out[slot], cp->acc[slot], acc_bytes, CP_TAG_DKV));
+
+        CP_ALWAYS(cp, cp_transfer_wait(cp, &kv));
+        if (more)
+            CP_DEVICE(cp, cp_load_block(cp, 1 - slot));
+        cp->stats.steps++;
+    }
+    float *own = cp->acc[0];
+    if (ranks > 1) {
+        /* The rank's own block comes home from the previous rank. */
+        int slot = ranks % 2;
+        CP_ALWAYS(cp, cp_transfer_wait(cp, &acc_out[slot]));
+        CP_ALWAYS(cp, cp_post_recv(cp, &acc_in, cp->acc[slot], acc_bytes, CP_TAG_DKV));
+        CP_ALWAYS(cp, cp_transfer_wait(cp, &acc_in));
+        CP_ALWAYS(cp, cp_transfer_wait(cp, &acc_out[1 - slot]));
+        own = cp->acc[slot];
+    }
+    CP_DEVICE(cp, write_gradients(cp, args, own));
+    return cp_finish(cp, args);
+}
