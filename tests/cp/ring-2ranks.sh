@@ -1,3 +1,3 @@
 #!/bin/sh
-# ring-2ranks.sh - the context-parallel tests on 2 ranks (run-mpi.sh).
+# ring-2ranks.sh - every context-parallel case on 2 ranks (run-mpi.sh).
 exec "${srcdir:-.}/cp/run-mpi.sh" 2

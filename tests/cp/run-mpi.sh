@@ -1,6 +1,8 @@
 #!/bin/sh
-# run-mpi.sh RANKS - runs cp/test_cp under $MPIEXEC with RANKS processes on
-# this machine (make check: cp/ring-2ranks.sh, cp/ring-4ranks.sh).
+# run-mpi.sh RANKS [CASES] - runs cp/test_cp under $MPIEXEC with RANKS
+# processes on this machine (make check: cp/ring-*ranks.sh); CASES, a
+# space-separated list of its case names (zigzag strided causal_f32), picks
+# some of them (CK_INCLUDE_TAGS, unless the environment sets it); default all.
 #
 # Open MPI settings, unless the environment sets them already: root may run
 # it (CI runs as root), more ranks than cores (--oversubscribe), the ob1
@@ -9,6 +11,10 @@
 # containers). Other MPIs ignore these variables.
 set -eu
 ranks=$1
+if [ -n "${2:-}" ] && [ -z "${CK_INCLUDE_TAGS:-}" ]; then
+    CK_INCLUDE_TAGS=$2
+    export CK_INCLUDE_TAGS
+fi
 if [ -z "${MPIEXEC:-}" ]; then
     echo "run-mpi.sh: MPIEXEC is not set (configure finds mpiexec)" >&2
     exit 99

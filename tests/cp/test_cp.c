@@ -466,16 +466,25 @@ START_TEST(test_contiguous_causal_f32)
 }
 END_TEST
 
+/* One test case per case, tagged with its name, so that the runs with
+ * different numbers of ranks (cp/run-mpi.sh) pick theirs by CK_INCLUDE_TAGS
+ * and one case can be run alone (CK_RUN_CASE). */
+static void add_case(Suite *s, const char *name, const TTest *test)
+{
+    TCase *t = tcase_create(name);
+    tcase_set_tags(t, name);
+    tcase_add_unchecked_fixture(t, test_env_fixture, NULL);
+    tcase_set_timeout(t, 600);
+    tcase_add_test(t, test);
+    suite_add_tcase(s, t);
+}
+
 static Suite *cp_suite(void)
 {
     Suite *s = suite_create("context-parallel attention");
-    TCase *t = tcase_create("ring");
-    tcase_add_unchecked_fixture(t, test_env_fixture, NULL);
-    tcase_set_timeout(t, 600);
-    tcase_add_test(t, test_zigzag_causal_f16);
-    tcase_add_test(t, test_contiguous_bf16_strided);
-    tcase_add_test(t, test_contiguous_causal_f32);
-    suite_add_tcase(s, t);
+    add_case(s, "zigzag", test_zigzag_causal_f16);
+    add_case(s, "strided", test_contiguous_bf16_strided);
+    add_case(s, "causal_f32", test_contiguous_causal_f32);
     return s;
 }
 
