@@ -32,27 +32,18 @@ static sdpa_status_t append_step(sdpa_cp_t *cp, const sdpa_exec_args_t *args, in
     const sdpa_problem_desc_t *p = &cp->problem;
     for (int i = 0; i < count; i++) {
         const cp_task_t *task = &tasks[i];
-        int source = step == 0 ? CP_KV_CALLER : CP_KV_RING;
-        int mask = task->mask == SDPA_MASK_NONE ? CP_MASK_NONE : CP_MASK_DIAGONAL;
         int q = task->q_chunk;
-        sdpa_exec_args_t a = {.struct_size = sizeof(a), .struct_version = SDPA_EXEC_ARGS_VERSION};
-        a.q = cp_advance(cp, args->q, cp_chunk_offset(cp, &p->q, q));
-        cp_task_kv(cp, args, step, task->k_chunk, &a.k, &a.v);
+        sdpa_exec_args_t a;
+        cp_task_args(cp, args, step, task, &a);
         a.dst = (void *)cp_advance(cp, args->dst, cp_chunk_offset(cp, &p->dst, q));
         a.workspace = (float *)args->workspace + q * lse_chunk;
         a.diff_dst = cp_advance(cp, args->diff_dst, cp_chunk_offset(cp, &p->diff_dst, q));
         a.diff_q = cp->part_dq[i];
         a.diff_k = cp->part_dk[i];
         a.diff_v = cp->part_dv[i];
-        a.scale = args->scale;
-        a.scale_ptr = args->scale_ptr;
-        a.command_list = cp->list;
-        sdpa_status_t status = cp_barrier(cp);
+        sdpa_status_t status = cp_execute_task(cp, step, task, &a);
         if (status != SDPA_SUCCESS)
             return status;
-        status = cp->be->primitive_execute(cp->attn[source][mask], &a);
-        if (status != SDPA_SUCCESS)
-            return cp_backend_failure(cp, status, "primitive_execute");
     }
     return cp_signal_after(cp, cp->step_done);
 }

@@ -80,8 +80,10 @@ sdpa_status_t cp_load_block(sdpa_cp_t *cp, int slot)
                                        : cp_ze_failure(result, "zeCommandListAppendMemoryCopy");
 }
 
-void cp_task_kv(const sdpa_cp_t *cp, const sdpa_exec_args_t *args, int step, int k_chunk,
-                const void **k, const void **v)
+/* The K and V of a task's key chunk at a step: the caller's (step 0) or
+ * kv_dev's. */
+static void task_kv(const sdpa_cp_t *cp, const sdpa_exec_args_t *args, int step, int k_chunk,
+                    const void **k, const void **v)
 {
     if (step == 0) {
         *k = cp_advance(cp, args->k, cp_chunk_offset(cp, &cp->problem.k, k_chunk));
@@ -92,6 +94,30 @@ void cp_task_kv(const sdpa_cp_t *cp, const sdpa_exec_args_t *args, int step, int
     int64_t offset = k_chunk * cp->chunk_len * cp->head_size;
     *k = cp_advance(cp, cp->kv_dev, offset);
     *v = cp_advance(cp, (const char *)cp->kv_dev + cp->block_bytes, offset);
+}
+
+void cp_task_args(const sdpa_cp_t *cp, const sdpa_exec_args_t *args, int step,
+                  const cp_task_t *task, sdpa_exec_args_t *a)
+{
+    *a = (sdpa_exec_args_t){.struct_size = sizeof(*a), .struct_version = SDPA_EXEC_ARGS_VERSION};
+    a->q = cp_advance(cp, args->q, cp_chunk_offset(cp, &cp->problem.q, task->q_chunk));
+    task_kv(cp, args, step, task->k_chunk, &a->k, &a->v);
+    a->scale = args->scale;
+    a->scale_ptr = args->scale_ptr;
+    a->command_list = cp->list;
+}
+
+sdpa_status_t cp_execute_task(sdpa_cp_t *cp, int step, const cp_task_t *task,
+                              const sdpa_exec_args_t *a)
+{
+    int source = step == 0 ? CP_KV_CALLER : CP_KV_RING;
+    int mask = task->mask == SDPA_MASK_NONE ? CP_MASK_NONE : CP_MASK_DIAGONAL;
+    sdpa_status_t status = cp_barrier(cp);
+    if (status != SDPA_SUCCESS)
+        return status;
+    status = cp->be->primitive_execute(cp->attn[source][mask], a);
+    return status == SDPA_SUCCESS ? status
+                                  : cp_backend_failure(cp, status, "primitive_execute");
 }
 
 sdpa_status_t cp_wait_staged(sdpa_cp_t *cp)

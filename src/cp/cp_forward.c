@@ -52,22 +52,13 @@ static sdpa_status_t append_step(sdpa_cp_t *cp, const sdpa_exec_args_t *args, in
     int count = cp_step_tasks(cp->layout, cp->causal, cp->ranks, cp->rank, step, tasks);
     for (int i = 0; i < count; i++) {
         const cp_task_t *task = &tasks[i];
-        int source = step == 0 ? CP_KV_CALLER : CP_KV_RING;
-        int mask = task->mask == SDPA_MASK_NONE ? CP_MASK_NONE : CP_MASK_DIAGONAL;
-        sdpa_exec_args_t a = {.struct_size = sizeof(a), .struct_version = SDPA_EXEC_ARGS_VERSION};
-        a.q = cp_advance(cp, args->q, cp_chunk_offset(cp, &cp->problem.q, task->q_chunk));
-        cp_task_kv(cp, args, step, task->k_chunk, &a.k, &a.v);
+        sdpa_exec_args_t a;
+        cp_task_args(cp, args, step, task, &a);
         a.dst = cp->part_o;
         a.workspace = cp->part_lse;
-        a.scale = args->scale;
-        a.scale_ptr = args->scale_ptr;
-        a.command_list = cp->list;
-        sdpa_status_t status = cp_barrier(cp);
+        sdpa_status_t status = cp_execute_task(cp, step, task, &a);
         if (status != SDPA_SUCCESS)
             return status;
-        status = cp->be->primitive_execute(cp->attn[source][mask], &a);
-        if (status != SDPA_SUCCESS)
-            return cp_backend_failure(cp, status, "primitive_execute");
         int q = task->q_chunk;
         status = merge_partial(cp, first[q], (float *)cp->acc_o + q * o_chunk,
                                lse_base + q * lse_chunk);

@@ -183,10 +183,16 @@ sdpa_status_t cp_stage_own_block(sdpa_cp_t *cp, const sdpa_exec_args_t *args);
 /* Appends the copy of ring[slot] to kv_dev, after everything before. */
 sdpa_status_t cp_load_block(sdpa_cp_t *cp, int slot);
 
-/* The K and V of a task's key chunk at a step: the caller's (step 0) or
- * kv_dev's. */
-void cp_task_kv(const sdpa_cp_t *cp, const sdpa_exec_args_t *args, int step, int k_chunk,
-                const void **k, const void **v);
+/* Starts *a, the arguments of task at step: q of its query chunk, K and V
+ * of its key chunk (the caller's at step 0, kv_dev's later), the scale and
+ * the ring's list. The pass adds the outputs. */
+void cp_task_args(const sdpa_cp_t *cp, const sdpa_exec_args_t *args, int step,
+                  const cp_task_t *task, sdpa_exec_args_t *a);
+
+/* Appends a barrier and the execution of task's primitive (by its K/V
+ * source and mask) with a. */
+sdpa_status_t cp_execute_task(sdpa_cp_t *cp, int step, const cp_task_t *task,
+                              const sdpa_exec_args_t *a);
 
 /* Appends a barrier (so that what follows sees everything before). */
 sdpa_status_t cp_barrier(sdpa_cp_t *cp);
