@@ -102,7 +102,7 @@ SDPA_CP_EXPORT sdpa_status_t sdpa_cp_query(const sdpa_cp_t *cp, sdpa_cp_query_t 
         if (out_size == 0)
             return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "out_size = 0: no room for a string");
         snprintf(out, out_size,
-                 "host-staged: %d ranks, K/V blocks%s in host USM ring buffers, copied to and "
+                 "host-staged: %d rank(s), K/V blocks%s in host USM ring buffers, copied to and "
                  "from the device; MPI is given host pointers only",
                  cp->ranks, cp->backward ? " and f32 dK/dV accumulators" : "");
         return SDPA_SUCCESS;
