@@ -286,11 +286,12 @@ static sdpa_status_t allocate_buffers(sdpa_cp_t *cp, int tasks_per_step)
         if (ring)
             TRY(allocate(cp, 2 * kv_block * f, 1, &cp->acc[1]));
         TRY(allocate(cp, (size_t)cp->chunks * o_chunk * f, 1, &cp->dq_acc));
-        for (int i = 0; i < tasks_per_step; i++) {
-            TRY(allocate(cp, o_chunk * e, 1, &cp->part_dq[i]));
-            TRY(allocate(cp, kv_chunk * e, 1, &cp->part_dk[i]));
-            TRY(allocate(cp, kv_chunk * e, 1, &cp->part_dv[i]));
-        }
+        for (int set = 0; set < (ring ? 2 : 1); set++)
+            for (int i = 0; i < tasks_per_step; i++) {
+                TRY(allocate(cp, o_chunk * e, 1, &cp->part_dq[set][i]));
+                TRY(allocate(cp, kv_chunk * e, 1, &cp->part_dk[set][i]));
+                TRY(allocate(cp, kv_chunk * e, 1, &cp->part_dv[set][i]));
+            }
         return SDPA_SUCCESS;
     }
     TRY(allocate(cp, o_chunk * e, 0, &cp->part_o));

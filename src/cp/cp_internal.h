@@ -11,7 +11,8 @@
  *   host USM  ring[2]       dtype K then V, dense: what MPI sends and receives
  *             acc[2]        f32 dK then dV of a block (backward): travels with it
  *             dq_acc        f32 [C][B, Hq, c, D] (backward): dQ, local
- *             part_d*[task] dtype dQ, dK, dV of one task (backward), added on the host
+ *             part_d*[set][task] dtype dQ, dK, dV of one task (backward), added on
+ *                           the host; two sets with a ring (steps alternate)
  *   device    kv_dev        dtype K then V: the received block, for the kernels
  *             part_o, part_lse, tmp_o   one task's O, LSE, O in f32 (forward)
  *             acc_o         f32 [C][B, Hq, c, D]: the running O (forward)
@@ -46,7 +47,7 @@ enum { CP_MASK_NONE = 0, CP_MASK_DIAGONAL = 1, CP_MASKS = 2 };
 enum { CP_TAG_KV = 1, CP_TAG_DKV = 2 };
 
 /* The most allocations one object holds. */
-#define CP_MAX_ALLOCATIONS 32
+#define CP_MAX_ALLOCATIONS 48
 
 /* Messages are cut into pieces of at most this many bytes (MPI counts are
  * int), each its own request. */
@@ -97,7 +98,9 @@ struct sdpa_cp {
 
     /* Memory (see the top of this file). */
     void *ring[2], *acc[2], *dq_acc;
-    void *part_dq[CP_MAX_TASKS], *part_dk[CP_MAX_TASKS], *part_dv[CP_MAX_TASKS];
+    /* Backward task gradients: set step % 2 (one set without a ring), so
+     * that the device writes a step's while the host adds the previous. */
+    void *part_dq[2][CP_MAX_TASKS], *part_dk[2][CP_MAX_TASKS], *part_dv[2][CP_MAX_TASKS];
     void *kv_dev, *part_o, *part_lse, *tmp_o, *acc_o, *own_lse;
     float *zero_lse;
     void *allocations[CP_MAX_ALLOCATIONS];
@@ -137,6 +140,11 @@ sdpa_status_t cp_post_recv(sdpa_cp_t *cp, cp_transfer_t *t, void *buffer, size_t
 /* Blocks until t has completed (nothing if nothing is posted); the time
  * blocked counts as exposed communication. */
 sdpa_status_t cp_transfer_wait(sdpa_cp_t *cp, cp_transfer_t *t);
+
+/* Blocks until t has completed, progressing it while the device still runs
+ * the work behind event (not reset); only the time blocked after the device
+ * has finished counts as exposed communication. */
+sdpa_status_t cp_transfer_wait_busy(sdpa_cp_t *cp, cp_transfer_t *t, ze_event_handle_t event);
 
 /* Waits for event while progressing the transfers (count of them, any may
  * be NULL or empty), then resets it. Returns the first failure. Adds the

@@ -107,6 +107,23 @@ sdpa_status_t cp_transfer_wait(sdpa_cp_t *cp, cp_transfer_t *t)
     return SDPA_SUCCESS;
 }
 
+sdpa_status_t cp_transfer_wait_busy(sdpa_cp_t *cp, cp_transfer_t *t, ze_event_handle_t event)
+{
+    while (cp->failure == SDPA_SUCCESS) {
+        sdpa_status_t status = test(cp, t);
+        if (status != SDPA_SUCCESS)
+            return status;
+        if (t->count == 0 || t->done)
+            break;
+        ze_result_t result = zeEventHostSynchronize(event, CP_POLL_NS);
+        if (result == ZE_RESULT_SUCCESS)
+            break; /* the device is idle: what is left is exposed */
+        if (result != ZE_RESULT_NOT_READY)
+            return cp_ze_failure(result, "zeEventHostSynchronize");
+    }
+    return cp_transfer_wait(cp, t);
+}
+
 sdpa_status_t cp_wait_device(sdpa_cp_t *cp, ze_event_handle_t event, double started,
                              cp_transfer_t *const *transfers, int count)
 {
