@@ -17,6 +17,9 @@
  *              after its device work was done (sdpa_cp_stats_t), largest
  *              over ranks; overlap = 1 - exposed / comm, the fraction hidden
  *              behind compute (over all ranks' sums);
+ *   host ms:   per execution, the host's own work on the critical path
+ *              (waiting for the staging copy, adding dQ/dK/dV partials in f32),
+ *              largest over ranks;
  *   MiB/rank:  the largest rank's device and host USM: its shards (Q, K, V,
  *              O, the workspace; dO, dQ, dK, dV in backward) plus what the cp
  *              object holds (SDPA_CP_QUERY_MEMORY_BYTES, scratch included).
@@ -218,21 +221,22 @@ static int run_pass(const options_t *o, const sdpa_backend_iface_t *be, sdpa_con
 
     /* Per execution: the largest over ranks, and sums for the overlap. */
     double n = (double)o->reps;
-    double mine[6] = {seconds / n, (double)st.bytes_sent / n, st.comm_seconds / n,
+    double mine[7] = {seconds / n, (double)st.bytes_sent / n, st.comm_seconds / n,
                       st.exposed_comm_seconds / n, (double)(dev->peak_bytes + cp_bytes),
-                      create_seconds};
-    double most[6], sum[2], parts[2] = {st.comm_seconds, st.exposed_comm_seconds};
-    MPI_Reduce(mine, most, 6, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+                      create_seconds, st.host_seconds / n};
+    double most[7], sum[2], parts[2] = {st.comm_seconds, st.exposed_comm_seconds};
+    MPI_Reduce(mine, most, 7, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     MPI_Reduce(parts, sum, 2, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0) {
         const double mib = 1024.0 * 1024.0;
         char overlap[32] = "-";
         if (ranks > 1 && sum[0] > 0)
             snprintf(overlap, sizeof(overlap), "%.0f%%", 100.0 * (1.0 - sum[1] / sum[0]));
-        printf("| %d | %lld | %lld | %s | %.0f | %.0f | %.1f | %.1f | %.1f | %s | %.1f | %.1f |\n",
+        printf("| %d | %lld | %lld | %s | %.0f | %.0f | %.1f | %.1f | %.1f | %s | %.1f | %.1f | "
+               "%.1f |\n",
                ranks, (long long)o->seq, (long long)o->local, kind == SDPA_BACKWARD ? "bwd" : "fwd",
                most[0] * 1e3, most[0] * 1e3 / ranks, most[1] / mib, most[2] * 1e3,
-               most[3] * 1e3, overlap, most[4] / mib, most[5]);
+               most[3] * 1e3, overlap, most[6] * 1e3, most[4] / mib, most[5]);
         if (kind == SDPA_FORWARD_TRAINING)
             printf("<!-- %s -->\n", transport);
         fflush(stdout);
