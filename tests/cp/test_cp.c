@@ -466,6 +466,116 @@ START_TEST(test_contiguous_causal_f32)
 }
 END_TEST
 
+/* ------------------------------------------------------------------------- */
+/* Refusals                                                                  */
+/* ------------------------------------------------------------------------- */
+
+/* A valid desc of a small f32 shard (forward inference, no mask). */
+static void valid_desc(sdpa_cp_desc_t *d, sdpa_problem_desc_t *p)
+{
+    problem_init(p, SDPA_FORWARD_INFERENCE, 1, 2, 1, 8, 8, 32, SDPA_DTYPE_F32, SDPA_DTYPE_F32);
+    *d = (sdpa_cp_desc_t){.struct_size = sizeof(*d),
+                          .struct_version = SDPA_CP_DESC_VERSION,
+                          .comm = MPI_COMM_WORLD,
+                          .backend = suite_env.ze,
+                          .context = suite_env.ze_ctx,
+                          .ze_context = suite_env.context,
+                          .ze_device = suite_env.device,
+                          .layout = SDPA_CP_LAYOUT_ZIGZAG,
+                          .problem = p};
+}
+
+/* sdpa_cp_create(d) fails with want on every rank, NULL in *out, and this
+ * rank's message contains needle (NULL: any message). */
+static void expect_refusal(const sdpa_cp_desc_t *d, sdpa_status_t want, const char *needle)
+{
+    sdpa_cp_t *cp = (sdpa_cp_t *)&cp; /* not NULL: create must clear it */
+    sdpa_status_t got = sdpa_cp_create(d, &cp);
+    const char *message = sdpa_cp_last_error();
+    int ok = got == want && cp == NULL && (needle == NULL || strstr(message, needle) != NULL);
+    if (!ok)
+        fprintf(stderr, "rank %d: expected %s with \"%s\", got %s: %s\n", world_rank,
+                sdpa_status_name(want), needle ? needle : "", sdpa_status_name(got), message);
+    if (got == SDPA_SUCCESS)
+        sdpa_cp_destroy(cp);
+    assert_everywhere(ok, needle ? needle : "refusal");
+}
+
+/* Bad descs and arguments: a status and a message naming the field on every
+ * rank, also when only one rank is wrong, and nobody left waiting. */
+START_TEST(test_refusals)
+{
+    sdpa_cp_desc_t d;
+    sdpa_problem_desc_t p;
+    sdpa_cp_t *cp = NULL;
+
+    /* Local: nothing to talk to the other ranks with. */
+    ck_assert_int_eq(sdpa_cp_create(NULL, &cp), SDPA_ERROR_INVALID_ARGUMENT);
+    valid_desc(&d, &p);
+    d.struct_size = 8;
+    ck_assert_int_eq(sdpa_cp_create(&d, &cp), SDPA_ERROR_INVALID_STRUCT);
+    ck_assert_ptr_null(cp);
+
+    valid_desc(&d, &p);
+    p.prop_kind = SDPA_FORWARD_TRAINING;
+    p.dropout.enabled = 1;
+    expect_refusal(&d, SDPA_ERROR_UNSUPPORTED, "problem->dropout.enabled");
+    valid_desc(&d, &p);
+    p.mask_kind = SDPA_MASK_BUFFER;
+    p.mask = dense_tensor(SDPA_DTYPE_F32, 1, 1, 8, 8);
+    expect_refusal(&d, SDPA_ERROR_UNSUPPORTED, "mask_kind = BUFFER");
+    valid_desc(&d, &p);
+    p.k.dtype = p.v.dtype = SDPA_DTYPE_F16;
+    expect_refusal(&d, SDPA_ERROR_UNSUPPORTED, "problem->k.dtype");
+    valid_desc(&d, &p);
+    problem_init(&p, SDPA_FORWARD_INFERENCE, 1, 2, 1, 7, 7, 32, SDPA_DTYPE_F32, SDPA_DTYPE_F32);
+    expect_refusal(&d, SDPA_ERROR_INVALID_ARGUMENT, "is odd");
+    valid_desc(&d, &p);
+    d.layout = (sdpa_cp_layout_t)7;
+    expect_refusal(&d, SDPA_ERROR_INVALID_ARGUMENT, "desc->layout = 7");
+
+    /* One rank wrong: the others fail too, naming it. */
+    valid_desc(&d, &p);
+    if (world_rank == world_size - 1)
+        d.backend = NULL;
+    char other[64];
+    snprintf(other, sizeof(other), "rank %d failed", world_size - 1);
+    expect_refusal(&d, SDPA_ERROR_INVALID_ARGUMENT,
+                   world_rank == world_size - 1 ? "desc->backend is NULL" : other);
+    /* Ranks that disagree on the problem. */
+    if (world_size > 1) {
+        valid_desc(&d, &p);
+        if (world_rank == 0)
+            problem_init(&p, SDPA_FORWARD_INFERENCE, 1, 4, 1, 8, 8, 32, SDPA_DTYPE_F32,
+                         SDPA_DTYPE_F32);
+        expect_refusal(&d, SDPA_ERROR_INVALID_ARGUMENT, "query heads) differs between ranks");
+    }
+
+    /* Execution arguments and queries. */
+    valid_desc(&d, &p);
+    sdpa_status_t status = sdpa_cp_create(&d, &cp);
+    assert_everywhere(status == SDPA_SUCCESS, "sdpa_cp_create of a valid desc");
+    sdpa_exec_args_t a = {.struct_size = sizeof(a), .struct_version = SDPA_EXEC_ARGS_VERSION};
+    status = sdpa_cp_execute(cp, &a); /* q is NULL */
+    assert_everywhere(status == SDPA_ERROR_INVALID_ARGUMENT, "sdpa_cp_execute without q");
+    size_t bytes = 1;
+    ck_assert_int_eq(sdpa_cp_query(cp, SDPA_CP_QUERY_WORKSPACE_BYTES, &bytes, sizeof(bytes)),
+                     SDPA_SUCCESS);
+    ck_assert_uint_eq(bytes, 0); /* inference */
+    ck_assert_int_eq(sdpa_cp_query(cp, (sdpa_cp_query_t)99, &bytes, sizeof(bytes)),
+                     SDPA_ERROR_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(sdpa_cp_last_error(), "what = 99"));
+    char transport[160];
+    ck_assert_int_eq(sdpa_cp_query(cp, SDPA_CP_QUERY_TRANSPORT, transport, sizeof(transport)),
+                     SDPA_SUCCESS);
+    ck_assert_ptr_nonnull(strstr(transport, "host-staged"));
+    sdpa_cp_stats_t st = {.struct_size = 4, .struct_version = SDPA_CP_STATS_VERSION};
+    ck_assert_int_eq(sdpa_cp_get_stats(cp, &st), SDPA_ERROR_INVALID_STRUCT);
+    sdpa_cp_destroy(cp);
+    ck_assert_int_eq(sdpa_cp_global_token(SDPA_CP_LAYOUT_ZIGZAG, 2, 0, 7, 0), -1);
+}
+END_TEST
+
 /* One test case per case, tagged with its name, so that the runs with
  * different numbers of ranks (cp/run-mpi.sh) pick theirs by CK_INCLUDE_TAGS
  * and one case can be run alone (CK_RUN_CASE). */
@@ -485,6 +595,7 @@ static Suite *cp_suite(void)
     add_case(s, "zigzag", test_zigzag_causal_f16);
     add_case(s, "strided", test_contiguous_bf16_strided);
     add_case(s, "causal_f32", test_contiguous_causal_f32);
+    add_case(s, "refusals", test_refusals);
     return s;
 }
 
