@@ -36,6 +36,20 @@ static sdpa_status_t check_shard(const sdpa_problem_desc_t *p, sdpa_cp_layout_t 
         return sdpa_fail(SDPA_ERROR_UNSUPPORTED,
                          "problem->dropout.enabled = 1: the ring does not reproduce the dropout "
                          "counters of the whole sequence");
+#if SDPA_PROBLEM_DESC_VERSION >= 2
+    /* ABI 1.1's LLM members: those that depend on where a token sits in its
+     * sequence, or lay it out otherwise, would see a chunk's positions, not
+     * the sequence's. The softcap is per score and merges exactly. */
+    if (p->varlen.enabled || p->paged_kv.enabled || p->window.enabled ||
+        p->alibi != SDPA_ALIBI_NONE)
+        return sdpa_fail(SDPA_ERROR_UNSUPPORTED,
+                         "problem->%s: the ring shards one dense sequence and gives each "
+                         "primitive a chunk of it, whose positions are not the sequence's",
+                         p->varlen.enabled     ? "varlen.enabled = 1"
+                         : p->paged_kv.enabled ? "paged_kv.enabled = 1"
+                         : p->window.enabled   ? "window.enabled = 1"
+                                               : "alibi is not NONE");
+#endif
     static const char *const names[3] = {"k", "v", "dst"};
     const sdpa_tensor_desc_t *same[3] = {&p->k, &p->v, &p->dst};
     for (int i = 0; i < 3; i++)
@@ -377,6 +391,9 @@ static sdpa_problem_desc_t task_problem(const sdpa_cp_t *cp, int source, int mas
                   d = cp->head_size;
     sdpa_problem_desc_t t = *p;
     t.mask_kind = mask == CP_MASK_NONE ? SDPA_MASK_NONE : SDPA_MASK_CAUSAL_TOP_LEFT;
+#if SDPA_PROBLEM_DESC_VERSION >= 2
+    t.num_splits = 1; /* a split forward would need scratch the ring does not count */
+#endif
     t.q = chunk_view(cp, &p->q);
     if (source == CP_KV_CALLER) {
         t.k = chunk_view(cp, &p->k);

@@ -530,6 +530,13 @@ START_TEST(test_refusals)
     valid_desc(&d, &p);
     problem_init(&p, SDPA_FORWARD_INFERENCE, 1, 2, 1, 7, 7, 32, SDPA_DTYPE_F32, SDPA_DTYPE_F32);
     expect_refusal(&d, SDPA_ERROR_INVALID_ARGUMENT, "is odd");
+#if SDPA_PROBLEM_DESC_VERSION >= 2
+    valid_desc(&d, &p);
+    p.window.enabled = 1;
+    p.window.left = 2;
+    p.window.right = 0;
+    expect_refusal(&d, SDPA_ERROR_UNSUPPORTED, "problem->window.enabled = 1");
+#endif
     valid_desc(&d, &p);
     d.layout = (sdpa_cp_layout_t)7;
     expect_refusal(&d, SDPA_ERROR_INVALID_ARGUMENT, "desc->layout = 7");
