@@ -250,8 +250,7 @@ static int run_pass(const options_t *o, const sdpa_backend_iface_t *be, sdpa_con
 
 int main(int argc, char **argv)
 {
-    /* Level Zero before MPI (see tests/cp/test_cp.c and doc/context-parallel.md). */
-    zeInit(0);
+    zeInit(0); /* before MPI_Init, as tests/cp/test_cp.c (either order works) */
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &ranks);
