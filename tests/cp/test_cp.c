@@ -215,19 +215,25 @@ static void run_close(cp_run_t *r)
     case_free(&r->full);
 }
 
+/* The desc of problem over MPI_COMM_WORLD on the suite's device. */
+static sdpa_cp_desc_t world_desc(const sdpa_problem_desc_t *problem, sdpa_cp_layout_t layout)
+{
+    return (sdpa_cp_desc_t){.struct_size = sizeof(sdpa_cp_desc_t),
+                            .struct_version = SDPA_CP_DESC_VERSION,
+                            .comm = MPI_COMM_WORLD,
+                            .backend = suite_env.ze,
+                            .context = suite_env.ze_ctx,
+                            .ze_context = suite_env.context,
+                            .ze_device = suite_env.device,
+                            .layout = layout,
+                            .problem = problem};
+}
+
 /* Creates a cp object for problem (collective) and fails unless every rank
  * succeeded. */
 static sdpa_cp_t *create(const cp_run_t *r, const sdpa_problem_desc_t *problem)
 {
-    sdpa_cp_desc_t d = {.struct_size = sizeof(d),
-                        .struct_version = SDPA_CP_DESC_VERSION,
-                        .comm = MPI_COMM_WORLD,
-                        .backend = suite_env.ze,
-                        .context = suite_env.ze_ctx,
-                        .ze_context = suite_env.context,
-                        .ze_device = suite_env.device,
-                        .layout = r->c->layout,
-                        .problem = problem};
+    sdpa_cp_desc_t d = world_desc(problem, r->c->layout);
     sdpa_cp_t *cp = NULL;
     double start = MPI_Wtime();
     sdpa_status_t status = sdpa_cp_create(&d, &cp);
@@ -474,15 +480,7 @@ END_TEST
 static void valid_desc(sdpa_cp_desc_t *d, sdpa_problem_desc_t *p)
 {
     problem_init(p, SDPA_FORWARD_INFERENCE, 1, 2, 1, 8, 8, 32, SDPA_DTYPE_F32, SDPA_DTYPE_F32);
-    *d = (sdpa_cp_desc_t){.struct_size = sizeof(*d),
-                          .struct_version = SDPA_CP_DESC_VERSION,
-                          .comm = MPI_COMM_WORLD,
-                          .backend = suite_env.ze,
-                          .context = suite_env.ze_ctx,
-                          .ze_context = suite_env.context,
-                          .ze_device = suite_env.device,
-                          .layout = SDPA_CP_LAYOUT_ZIGZAG,
-                          .problem = p};
+    *d = world_desc(p, SDPA_CP_LAYOUT_ZIGZAG);
 }
 
 /* sdpa_cp_create(d) fails with want on every rank, NULL in *out, and this
