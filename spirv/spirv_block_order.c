@@ -14,9 +14,13 @@
  * key and head-dimension loops), so their build puts the blocks in an order
  * that is valid by construction: in reverse post-order, every block comes
  * after its dominators (a dominator is an ancestor in any depth-first tree).
- * Nothing else changes: instructions stay in their blocks, ids keep their
- * values. Blocks unreachable from the entry keep their relative order at
- * the end.
+ * One more repair on the way: SPIR-V wants a function's OpVariables to be
+ * the first instructions of its first block, and llvm-spirv-15 interleaves
+ * them with the casts LLVM put between its allocas (or leaves an alloca in
+ * a later block); every OpVariable moves to the top of the entry block (its
+ * initializer, if any, is a constant, so the move is safe). Nothing else
+ * changes: other instructions stay in their blocks, ids keep their values.
+ * Blocks unreachable from the entry keep their relative order at the end.
  *
  * Successors come from the terminators: OpBranch, OpBranchConditional and
  * OpSwitch (32-bit selectors, which are all our kernels have: a switch
@@ -29,6 +33,7 @@
 #include <string.h>
 
 #define SPIRV_MAGIC 0x07230203u
+#define OP_VARIABLE 59u
 #define OP_FUNCTION 54u
 #define OP_FUNCTION_END 56u
 #define OP_LABEL 248u
@@ -99,6 +104,18 @@ static long switch_targets(const uint32_t *w, size_t t, const block_t *blocks, s
     return count;
 }
 
+/* Appends block b's instructions but its OpVariables (and, for the entry,
+ * its OpLabel, already written) to out at *pos. */
+static void copy_block(const uint32_t *w, const block_t *b, int is_entry, uint32_t *out,
+                       size_t *pos)
+{
+    for (size_t i = b->first + (is_entry ? 2 : 0); i < b->end; i += length(w[i]))
+        if (opcode(w[i]) != OP_VARIABLE) {
+            memcpy(out + *pos, w + i, length(w[i]) * sizeof(uint32_t));
+            *pos += length(w[i]);
+        }
+}
+
 /* Appends the blocks of one function in reverse post-order to out (at
  * *pos); blocks[] hold the function's blocks in their original order. */
 static int order_function(const uint32_t *w, block_t *blocks, size_t n, uint32_t *out, size_t *pos)
@@ -147,17 +164,21 @@ static int order_function(const uint32_t *w, block_t *blocks, size_t n, uint32_t
         }
     }
     if (status == 0) {
-        for (size_t i = n_post; i-- > 0;) {
-            const block_t *blk = &blocks[post[i]];
-            memcpy(out + *pos, w + blk->first, (blk->end - blk->first) * sizeof(uint32_t));
-            *pos += blk->end - blk->first;
-        }
-        for (size_t i = 0; i < n; i++)
-            if (blocks[i].state == 0) {
-                memcpy(out + *pos, w + blocks[i].first,
-                       (blocks[i].end - blocks[i].first) * sizeof(uint32_t));
-                *pos += blocks[i].end - blocks[i].first;
-            }
+        /* The entry's OpLabel, then every OpVariable of the function. */
+        memcpy(out + *pos, w + blocks[0].first, 2 * sizeof(uint32_t));
+        *pos += 2;
+        for (size_t b = 0; b < n; b++)
+            for (size_t i = blocks[b].first + (b == 0 ? 2 : 0); i < blocks[b].end;
+                 i += length(w[i]))
+                if (opcode(w[i]) == OP_VARIABLE) {
+                    memcpy(out + *pos, w + i, length(w[i]) * sizeof(uint32_t));
+                    *pos += length(w[i]);
+                }
+        for (size_t k = n_post; k-- > 0;)
+            copy_block(w, &blocks[post[k]], post[k] == 0, out, pos);
+        for (size_t b = 0; b < n; b++)
+            if (blocks[b].state == 0)
+                copy_block(w, &blocks[b], 0, out, pos);
     }
     free(post), free(stack), free(next_succ), free(targets);
     return status;
