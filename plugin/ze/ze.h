@@ -93,9 +93,16 @@ void ze_bwd_release(sdpa_primitive_t *prim);
 sdpa_status_t ze_bwd_execute(sdpa_primitive_t *prim, const sdpa_exec_args_t *args,
                              ze_command_list_handle_t list);
 
-/* fwd.c */
+/* fwd.c: the forward pass (the plan chooses the kernel). */
 sdpa_status_t ze_fwd_prepare(sdpa_primitive_t *prim);
 sdpa_status_t ze_fwd_execute(sdpa_primitive_t *prim, const sdpa_exec_args_t *args,
                              ze_command_list_handle_t list);
+
+/* fwd_xe.c: the same for the fast path, called by fwd.c once the plan has
+ * chosen it: creates prim->fwd_kernel (checking its argument count against
+ * the argument table) and launches it. */
+sdpa_status_t ze_fwd_xe_prepare(sdpa_primitive_t *prim);
+sdpa_status_t ze_fwd_xe_execute(sdpa_primitive_t *prim, const sdpa_exec_args_t *args,
+                                ze_command_list_handle_t list);
 
 #endif /* SDPA_ZE_H */
