@@ -51,6 +51,23 @@
  *                         wg_n_BcBr,wg_m_DBc,wg_n_DBc,wg_m_DBr,wg_n_DBr".
  *   A malformed or inconsistent override makes primitive creation fail with
  *   SDPA_ERROR_INVALID_CONFIG and a message that quotes it.
+ *   SDPA_ZE_KERNELS       ze backend, read when a context is created: which
+ *                         kernels run. "auto" (default, or unset/empty): the
+ *                         fast path (matrix engines, register tiles) on Intel
+ *                         GPUs that have matrix engines (discrete Xe-HPG,
+ *                         Xe-HPC, Xe2, Xe3) for the problems it serves, the
+ *                         portable kernels elsewhere. "portable": never the
+ *                         fast path. "xe" / "xe_hpg": the fast path wherever
+ *                         it serves the problem; on a device without matrix
+ *                         engines (the CPU) its variants that emulate the
+ *                         matrix products, configured as on Xe-HPC
+ *                         (sub-group 16) / Xe-HPG (sub-group 8). Any other
+ *                         value makes context creation fail with
+ *                         SDPA_ERROR_INVALID_CONFIG. SDPA_CONFIG (and
+ *                         BWD_SDPA_CONFIG) then force a fast-path
+ *                         configuration, or a portable one, whichever the
+ *                         integers describe; SDPA_QUERY_CONFIG_STRING starts
+ *                         with "fwd xe" (or "bwd xe") on the fast path.
  */
 #ifndef SDPA_H
 #define SDPA_H
