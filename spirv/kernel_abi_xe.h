@@ -19,10 +19,12 @@
 /* Forward: sdpa_xe_fwd.cl, kernel "sdpa_xe_fwd"                              */
 /* ------------------------------------------------------------------------- */
 /*
- * Variants: sdpa_xe_fwd-k<KEYS>-d<DSUB>[-emu].0.<sg>, where KEYS (a multiple
- * of 16) and DSUB (a multiple of 8) size the register tiles of one
+ * Variants: sdpa_xe_fwd-k<KEYS>-d<DSUB>[-cvt][-emu].0.<sg>, where KEYS (16
+ * or 32) and DSUB (a multiple of 8) size the register tiles of one
  * sub-group; the head-size field of the name is 0 (no array depends on the
- * head size). SDPA_XE_FWD_VARIANT formats the name's first field.
+ * head size). cvt variants take K and V in another dtype than Q (quantized
+ * included): they convert each key tile into local memory in Q's type
+ * first. SDPA_XE_FWD_VARIANT formats the name's first field.
  *
  * Layout. Sub-group tiles live in registers in the matrix engine's layout,
  * with the queries along the lanes:
@@ -57,13 +59,13 @@
  * with rows, heads as there (Q1_GQA_BATCH: the query heads of a K/V head).
  *
  * What the host must guarantee (else it runs the portable kernel):
- *   Q, K and V in f16 (or all in bf16), or K/V quantized (s8, u8, s4, u4)
- *   with Q in f16 or bf16: the products run in Q's type; O any float type;
- *   head size <= DSUB * DSPLIT; the innermost stride of Q, V and O is 1;
- *   K has stride 1 either along the head dimension or along the keys
- *   (TRANSPOSE_K). Base pointers need only their element's alignment: K
- *   rows are read with block reads only where the kernel finds them 4-byte
- *   aligned, and with per-lane loads otherwise.
+ *   Q in f16 or bf16 (the products run in Q's type); K and V in Q's dtype,
+ *   or, with a cvt variant, in any dtype (quantized included); O any float
+ *   type; head size <= DSUB * DSPLIT; the innermost stride of Q and O is 1,
+ *   and without cvt that of V too, and K has stride 1 either along the head
+ *   dimension or along the keys (TRANSPOSE_K). Base pointers need only their
+ *   element's alignment: K rows are read with block reads and V rows with
+ *   16-byte loads only where the kernel finds them 4-byte aligned.
  *
  * Specialization constants read: the dtype, scale, mask, softmax, training,
  * quantization and dropout constants of the portable forward, KV_GROUP_SIZE,
@@ -72,8 +74,9 @@
  * rules are those of kernel_abi.h.
  */
 #define SDPA_XE_FWD_KERNEL "sdpa_xe_fwd"
-/* printf format of a variant's source name: keys, dsub, "-emu" or "". */
-#define SDPA_XE_FWD_VARIANT "sdpa_xe_fwd-k%d-d%d%s"
+/* printf format of a variant's source name: keys, dsub, "-cvt" or "",
+ * "-emu" or "". */
+#define SDPA_XE_FWD_VARIANT "sdpa_xe_fwd-k%d-d%d%s%s"
 
 /* The host's enum of argument indices, SDPA_XE_FWD_ARG_<NAME>, and the
  * kernel's parameter list, both from sdpa_xe_fwd_args.def. */
@@ -102,13 +105,19 @@ enum sdpa_xe_fwd_arg {
  * product; see sdpa_xe_fwd.cl). */
 #define SDPA_XE_FWD_P_IN_SLM(dsplit, sg) ((dsplit) > 1 || (sg) == 8)
 
+/* Elements per row of the converted K and V tiles (variants with cvt): the
+ * padded head size plus 8, so that the rows of consecutive keys, which the
+ * lanes read side by side, start in different banks. */
+#define SDPA_XE_KV_LD(d) (SDPA_XE_D_PAD(d) + 8)
+
 /* Local memory, in bytes, for head size d, BQ queries, BK keys per key tile,
- * DSPLIT and sub-group size sg: Q^T as the products' B operand (2 bytes per
- * element of the padded head size), P of the key tile in the same layout
- * (SDPA_XE_FWD_P_IN_SLM), and DSPLIT floats per query for the tile maxima
- * and the final sums. */
-#define SDPA_XE_FWD_SLM_BYTES(d, bq, bk, dsplit, sg)                                               \
+ * DSPLIT, sub-group size sg and convert (a cvt variant): Q^T as the
+ * products' B operand (2 bytes per element of the padded head size), P of
+ * the key tile in the same layout (SDPA_XE_FWD_P_IN_SLM), DSPLIT floats per
+ * query for the tile maxima and the final sums, and with convert the K and
+ * V tiles in Q's type. */
+#define SDPA_XE_FWD_SLM_BYTES(d, bq, bk, dsplit, sg, convert)                                      \
     (2 * (bq) * SDPA_XE_D_PAD(d) + (SDPA_XE_FWD_P_IN_SLM(dsplit, sg) ? 2 * (bq) * (bk) : 0) +      \
-     4 * (dsplit) * (bq))
+     4 * (dsplit) * (bq) + ((convert) ? 2 * 2 * (bk) * SDPA_XE_KV_LD(d) : 0))
 
 #endif /* SDPA_SPIRV_KERNEL_ABI_XE_H */

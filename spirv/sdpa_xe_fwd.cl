@@ -181,6 +181,79 @@ SDPA_XE_TILE_LOOP
     }
 }
 
+#ifdef SDPA_XE_CONVERT_KV
+/*
+ * Variants with SDPA_XE_CONVERT_KV take K and V in another dtype than Q
+ * (quantized, or another float type). Their elements are converted once per
+ * key tile, by the whole work-group, into local memory in Q's type (rows of
+ * SDPA_XE_KV_LD(d) elements, the head size padded with zeros, keys past the
+ * end zero), and both products read their operands from there: the
+ * dequantization (a switch per dtype, scale and zero point until the
+ * specialization constants fold) then exists once, in the staging loop,
+ * instead of at every operand load.
+ */
+static inline void sdpa_xe_fwd_stage_converted(local ushort *tile, int ld, const global void *src,
+                                               long head, long key_stride, long d_stride,
+                                               const private sdpa_fwd_kv_format *f, long token0,
+                                               int k0, int bk, int sk, int d, int sg_id, int n_sg)
+{
+    const int lane = get_sub_group_local_id();
+    const int dpad = SDPA_XE_D_PAD(d);
+    for (int r = sg_id; r < bk; r += n_sg) {
+        const int key = k0 + r;
+        const int key_read = sdpa_imin(key, sk - 1);
+        for (int c = lane; c < dpad; c += SUBGROUP_SIZE)
+            tile[r * ld + c] =
+                    key < sk && c < d
+                            ? sdpa_xe_kv_bits(src, head + key_read * key_stride + c * d_stride, f,
+                                              token0 + key_read, c)
+                            : 0;
+    }
+}
+
+/* The A operand of S^T = K Q^T from the converted tile: tile rows r0 ..
+ * r0 + 7 by head-dim elements c0 .. c0 + 15. */
+static inline __attribute__((always_inline)) sdpa_xe_a8
+sdpa_xe_fwd_k_operand_converted(const local ushort *tile, int ld, int r0, int c0)
+{
+    const int lane = get_sub_group_local_id();
+    uint8 comp;
+#pragma unroll
+    for (int m = 0; m < 8; m++) {
+        const local ushort *row = tile + (r0 + m) * ld + c0;
+        SDPA_XE_AT(comp, uint, m) = SUBGROUP_SIZE == 16
+                                            ? (uint)row[lane]
+                                            : ((const local uint *)row)[lane];
+    }
+#if SUBGROUP_SIZE == 16
+    return as_short8(convert_ushort8(comp));
+#else
+    return as_int8(comp);
+#endif
+}
+
+/* O^T (rows from o_d0) += V^T P from the converted tile, for the 16 keys
+ * from tile row r0. */
+static inline __attribute__((always_inline)) void
+sdpa_xe_fwd_pv_converted(private float8 *o, int8 pb, const local ushort *tile, int ld, int r0,
+                         int o_d0, int d)
+{
+    const int lane = get_sub_group_local_id();
+    const int r = SUBGROUP_SIZE == 16 ? r0 + lane : r0 + 2 * lane;
+    const local ushort *row0 = tile + r * ld + o_d0;
+    const local ushort *row1 = row0 + ld;
+SDPA_XE_TILE_LOOP
+    for (int e = 0; e < XE_O_BLOCKS; e++) {
+        if (o_d0 + 8 * e < d) {
+            const ushort8 run1 = SUBGROUP_SIZE == 8 ? vload8(e, row1) : (ushort8)0;
+            o[e] = sdpa_xe_mad(sdpa_xe_a_from_runs(vload8(e, row0), run1), pb, o[e]);
+            if (SC(VS_F16_ACC))
+                o[e] = sdpa_xe_round_half8(o[e]);
+        }
+    }
+}
+#endif
+
 /* Stores 8 elements of O's row (x[i] at element c0 + i, those below d) in
  * DST_DT; the row is contiguous. */
 static inline __attribute__((always_inline)) void sdpa_xe_fwd_store8(global void *A, long row,
@@ -228,6 +301,12 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_xe_fw
     local uint *p_slm = q_slm + bq * d_steps * 8;
     const bool p_in_slm = SDPA_XE_FWD_P_IN_SLM(dsplit, SUBGROUP_SIZE);
     local float *red_slm = (local float *)(p_slm + (p_in_slm ? bq * p_chunks * 8 : 0));
+#ifdef SDPA_XE_CONVERT_KV
+    /* The converted K and V tiles [bk][SDPA_XE_KV_LD(D)], after the rest. */
+    const int kv_ld = SDPA_XE_KV_LD(D);
+    local ushort *k_tile = (local ushort *)(red_slm + dsplit * bq);
+    local ushort *v_tile = k_tile + bk * kv_ld;
+#endif
     local uint *q_block = q_slm + n_sg * d_steps * 8 * SUBGROUP_SIZE + lane;
     local uint *p_block = p_slm + n_sg * p_chunks * 8 * SUBGROUP_SIZE + lane;
 
@@ -290,6 +369,13 @@ SDPA_XE_TILE_LOOP
 
     for (int k0 = 0; k0 < k_end; k0 += bk) {
         const int key0 = k0 + m_sg * SDPA_XE_KEYS; /* first key of this sub-group's S rows */
+#ifdef SDPA_XE_CONVERT_KV
+        sdpa_xe_fwd_stage_converted(k_tile, kv_ld, K, k_head, K_S2, K_S3, &k_fmt, token0, k0, bk,
+                                    SK, D, sg_id, dsplit * qblocks);
+        sdpa_xe_fwd_stage_converted(v_tile, kv_ld, V, v_head, V_S2, V_S3, &v_fmt, token0, k0, bk,
+                                    SK, D, sg_id, dsplit * qblocks);
+        barrier(CLK_LOCAL_MEM_FENCE);
+#endif
 
         /* 1. S^T = K Q^T. */
         float8 s[XE_S_BLOCKS];
@@ -304,9 +390,14 @@ SDPA_XE_TILE_LOOP
                 SDPA_XE_AT(qb, int, j) = (int)qc[j * SUBGROUP_SIZE];
 SDPA_XE_TILE_LOOP
             for (int b = 0; b < XE_S_BLOCKS; b++) {
+#ifdef SDPA_XE_CONVERT_KV
+                const sdpa_xe_a8 ka = sdpa_xe_fwd_k_operand_converted(
+                        k_tile, kv_ld, key0 - k0 + 8 * b, c * SDPA_XE_D_STEP);
+#else
                 const sdpa_xe_a8 ka = sdpa_xe_fwd_k_operand(K, k_head, K_S2, K_S3, key0 + 8 * b,
                                                             c * SDPA_XE_D_STEP, SK, D, &k_fmt,
                                                             token0, k_block);
+#endif
                 s[b] = sdpa_xe_mad(ka, qb, s[b]);
                 if (SC(KQ_F16_ACC))
                     s[b] = sdpa_xe_round_half8(s[b]);
@@ -375,8 +466,13 @@ SDPA_XE_TILE_LOOP
         if (!p_in_slm) {
 SDPA_XE_TILE_LOOP
             for (int kc = 0; kc < XE_P_CHUNKS; kc++)
+#ifdef SDPA_XE_CONVERT_KV
+                sdpa_xe_fwd_pv_converted(o, sdpa_xe_pack_b(s[2 * kc], s[2 * kc + 1]), v_tile,
+                                         kv_ld, key0 - k0 + 16 * kc, o_d0, D);
+#else
                 sdpa_xe_fwd_pv(o, sdpa_xe_pack_b(s[2 * kc], s[2 * kc + 1]), V, v_head, V_S2,
                                key0 + 16 * kc, o_d0, SK, D, &v_fmt, token0, v_aligned);
+#endif
         } else {
 SDPA_XE_TILE_LOOP
             for (int kc = 0; kc < XE_P_CHUNKS; kc++) {
@@ -391,16 +487,27 @@ SDPA_XE_TILE_LOOP
                 barrier(CLK_LOCAL_MEM_FENCE);
             else
                 sub_group_barrier(CLK_LOCAL_MEM_FENCE);
-            for (int kc = 0; kc < p_chunks + (SK < 0); kc++) {
+            /* A loop on the GPU too: unrolled, the compiler interleaves the
+             * chunks' loads and runs out of registers. */
+            __attribute__((opencl_unroll_hint(1))) for (int kc = 0; kc < p_chunks; kc++)
+            {
                 const local uint *src = p_block + kc * 8 * SUBGROUP_SIZE;
                 int8 pb;
 #pragma unroll
                 for (int j = 0; j < 8; j++)
                     SDPA_XE_AT(pb, int, j) = (int)src[j * SUBGROUP_SIZE];
+#ifdef SDPA_XE_CONVERT_KV
+                sdpa_xe_fwd_pv_converted(o, pb, v_tile, kv_ld, 16 * kc, o_d0, D);
+#else
                 sdpa_xe_fwd_pv(o, pb, V, v_head, V_S2, k0 + 16 * kc, o_d0, SK, D, &v_fmt, token0,
                                v_aligned);
+#endif
             }
         }
+#ifdef SDPA_XE_CONVERT_KV
+        /* Every sub-group is done with the tiles before they are refilled. */
+        barrier(CLK_LOCAL_MEM_FENCE);
+#endif
     }
 
     /* The keep mask of the keys past the causal band of the last row. */

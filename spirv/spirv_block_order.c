@@ -14,7 +14,11 @@
  * key and head-dimension loops), so their build puts the blocks in an order
  * that is valid by construction: in reverse post-order, every block comes
  * after its dominators (a dominator is an ancestor in any depth-first tree).
- * One more repair on the way: SPIR-V wants a function's OpVariables to be
+ * Two more repairs on the way. A loop the source marks "do not unroll"
+ * gets an OpLoopMerge, which llvm-spirv-15 sometimes repeats in one block
+ * (spirv-val: "Block ... is already a merge block for another header");
+ * only the last of a block's OpLoopMerges is kept. And SPIR-V wants a
+ * function's OpVariables to be
  * the first instructions of its first block, and llvm-spirv-15 interleaves
  * them with the casts LLVM put between its allocas (or leaves an alloca in
  * a later block); every OpVariable moves to the top of the entry block (its
@@ -34,6 +38,7 @@
 
 #define SPIRV_MAGIC 0x07230203u
 #define OP_VARIABLE 59u
+#define OP_LOOP_MERGE 246u
 #define OP_FUNCTION 54u
 #define OP_FUNCTION_END 56u
 #define OP_LABEL 248u
@@ -105,20 +110,32 @@ static long switch_targets(const uint32_t *w, size_t t, const block_t *blocks, s
 }
 
 /* Appends block b's instructions but its OpVariables (and, for the entry,
- * its OpLabel, already written) to out at *pos. */
-static void copy_block(const uint32_t *w, const block_t *b, int is_entry, uint32_t *out,
-                       size_t *pos)
+ * its OpLabel, already written) and all but its last OpLoopMerge to out at
+ * *pos; returns how many words it left out besides the OpVariables. */
+static size_t copy_block(const uint32_t *w, const block_t *b, int is_entry, uint32_t *out,
+                         size_t *pos)
 {
-    for (size_t i = b->first + (is_entry ? 2 : 0); i < b->end; i += length(w[i]))
-        if (opcode(w[i]) != OP_VARIABLE) {
-            memcpy(out + *pos, w + i, length(w[i]) * sizeof(uint32_t));
-            *pos += length(w[i]);
+    size_t last_merge = 0, dropped = 0;
+    for (size_t i = b->first; i < b->end; i += length(w[i]))
+        if (opcode(w[i]) == OP_LOOP_MERGE)
+            last_merge = i;
+    for (size_t i = b->first + (is_entry ? 2 : 0); i < b->end; i += length(w[i])) {
+        if (opcode(w[i]) == OP_VARIABLE)
+            continue;
+        if (opcode(w[i]) == OP_LOOP_MERGE && i != last_merge) {
+            dropped += length(w[i]);
+            continue;
         }
+        memcpy(out + *pos, w + i, length(w[i]) * sizeof(uint32_t));
+        *pos += length(w[i]);
+    }
+    return dropped;
 }
 
 /* Appends the blocks of one function in reverse post-order to out (at
  * *pos); blocks[] hold the function's blocks in their original order. */
-static int order_function(const uint32_t *w, block_t *blocks, size_t n, uint32_t *out, size_t *pos)
+static int order_function(const uint32_t *w, block_t *blocks, size_t n, uint32_t *out, size_t *pos,
+                          size_t *dropped)
 {
     size_t *post = malloc(n * sizeof(size_t));
     size_t *stack = malloc(n * sizeof(size_t));
@@ -175,17 +192,18 @@ static int order_function(const uint32_t *w, block_t *blocks, size_t n, uint32_t
                     *pos += length(w[i]);
                 }
         for (size_t k = n_post; k-- > 0;)
-            copy_block(w, &blocks[post[k]], post[k] == 0, out, pos);
+            *dropped += copy_block(w, &blocks[post[k]], post[k] == 0, out, pos);
         for (size_t b = 0; b < n; b++)
             if (blocks[b].state == 0)
-                copy_block(w, &blocks[b], 0, out, pos);
+                *dropped += copy_block(w, &blocks[b], 0, out, pos);
     }
     free(post), free(stack), free(next_succ), free(targets);
     return status;
 }
 
-static int reorder(const uint32_t *w, size_t words, uint32_t *out)
+static int reorder(const uint32_t *w, size_t words, uint32_t *out, size_t *out_words)
 {
+    size_t dropped = 0;
     if (words < 5 || w[0] != SPIRV_MAGIC)
         return fail("not a SPIR-V module");
     memcpy(out, w, 5 * sizeof(uint32_t));
@@ -250,7 +268,7 @@ static int reorder(const uint32_t *w, size_t words, uint32_t *out)
             i += length(w[i]);
             b->end = i;
         }
-        if (n > 0 && order_function(w, blocks, n, out, &pos) != 0) {
+        if (n > 0 && order_function(w, blocks, n, out, &pos, &dropped) != 0) {
             free(blocks);
             return 1;
         }
@@ -261,7 +279,8 @@ static int reorder(const uint32_t *w, size_t words, uint32_t *out)
         out[pos++] = w[i++];
     }
     free(blocks);
-    return pos == words ? 0 : fail("size changed");
+    *out_words = pos;
+    return pos + dropped == words ? 0 : fail("size changed");
 }
 
 int main(int argc, char **argv)
@@ -295,10 +314,11 @@ int main(int argc, char **argv)
         free(out);
         return fail("out of memory");
     }
-    int status = reorder(w, words, out);
+    size_t out_words = 0;
+    int status = reorder(w, words, out, &out_words);
     if (status == 0) {
         FILE *f = fopen(argv[2], "wb");
-        if (!f || fwrite(out, sizeof(uint32_t), words, f) != words || fclose(f) != 0) {
+        if (!f || fwrite(out, sizeof(uint32_t), out_words, f) != out_words || fclose(f) != 0) {
             perror(argv[2]);
             status = 1;
         }

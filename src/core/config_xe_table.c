@@ -34,30 +34,43 @@
 
 #define ANY SDPA_CONFIG_ANY_SEQ
 #define THIN SDPA_CONFIG_THIN_Q
+#define QUANT SDPA_CONFIG_QUANTIZED
 
 /* clang-format off */
 #define R(cls, head, seq, props, umkq, unkq, umvs, unvs, wmkq, wnkq, wmvs, wnvs) \
     {{SDPA_DEVICE_CLASS_##cls, head, seq, props}, {umkq, unkq, umvs, unvs, wmkq, wnkq, wmvs, wnvs}}
 
-/* The rows of a sub-group-16 class (Xe-HPC, Xe2). */
-#define SG16_ROWS(cls) \
-        R(cls, 64, ANY, 0,     32, 16, 64, 16, 1, 4, 1, 4), \
-        R(cls, 64, ANY, THIN,  32, 16, 64, 16, 1, 1, 1, 1), \
-        R(cls, 128, ANY, 0,    32, 16, 64, 16, 2, 4, 2, 4), \
-        R(cls, 128, ANY, THIN, 32, 16, 64, 16, 2, 1, 2, 1), \
-        R(cls, 256, ANY, 0,    32, 16, 64, 16, 4, 2, 4, 2), \
-        R(cls, 256, ANY, THIN, 32, 16, 64, 16, 4, 1, 4, 1)
+/* The rows of a sub-group-16 class (Xe-HPC, Xe2), for props p (0 or QUANT:
+ * quantized K/V take the same tiles, in the cvt variants; at D = 256 their
+ * converted K/V tiles would not fit local memory, so the SG16_256 rows are
+ * for unquantized K/V only). */
+#define SG16_ROWS(cls, p) \
+        R(cls, 64, ANY, p,        32, 16, 64, 16, 1, 4, 1, 4), \
+        R(cls, 64, ANY, p|THIN,   32, 16, 64, 16, 1, 1, 1, 1), \
+        R(cls, 128, ANY, p,       32, 16, 64, 16, 2, 4, 2, 4), \
+        R(cls, 128, ANY, p|THIN,  32, 16, 64, 16, 2, 1, 2, 1)
+#define SG16_256_ROWS(cls) \
+        R(cls, 256, ANY, 0,       32, 16, 64, 16, 4, 2, 4, 2), \
+        R(cls, 256, ANY, THIN,    32, 16, 64, 16, 4, 1, 4, 1)
+
+/* The rows of Xe-HPG, for props p. */
+#define SG8_ROWS(p) \
+        R(XE_HPG, 32, ANY, p,       16, 8, 32, 8, 1, 8, 1, 8), \
+        R(XE_HPG, 32, ANY, p|THIN,  16, 8, 32, 8, 1, 2, 1, 2), \
+        R(XE_HPG, 64, ANY, p,       16, 8, 32, 8, 2, 4, 2, 4), \
+        R(XE_HPG, 64, ANY, p|THIN,  16, 8, 32, 8, 2, 2, 2, 2), \
+        R(XE_HPG, 128, ANY, p,      16, 8, 32, 8, 4, 4, 4, 4), \
+        R(XE_HPG, 128, ANY, p|THIN, 16, 8, 32, 8, 4, 2, 4, 2)
 
 const sdpa_fwd_config_row_t sdpa_fwd_xe_config_table[] = {
-        SG16_ROWS(XE_HPC),
-        SG16_ROWS(XE2),
-
-        R(XE_HPG, 32, ANY, 0,     16, 8, 32, 8, 1, 8, 1, 8),
-        R(XE_HPG, 32, ANY, THIN,  16, 8, 32, 8, 1, 2, 1, 2),
-        R(XE_HPG, 64, ANY, 0,     16, 8, 32, 8, 2, 4, 2, 4),
-        R(XE_HPG, 64, ANY, THIN,  16, 8, 32, 8, 2, 2, 2, 2),
-        R(XE_HPG, 128, ANY, 0,    16, 8, 32, 8, 4, 4, 4, 4),
-        R(XE_HPG, 128, ANY, THIN, 16, 8, 32, 8, 4, 2, 4, 2),
+        SG16_ROWS(XE_HPC, 0),
+        SG16_256_ROWS(XE_HPC),
+        SG16_ROWS(XE_HPC, QUANT),
+        SG16_ROWS(XE2, 0),
+        SG16_256_ROWS(XE2),
+        SG16_ROWS(XE2, QUANT),
+        SG8_ROWS(0),
+        SG8_ROWS(QUANT),
 };
 /* clang-format on */
 

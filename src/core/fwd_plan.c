@@ -242,7 +242,7 @@ sdpa_status_t sdpa_fwd_plan_make(const sdpa_problem_desc_t *problem, const sdpa_
                          device->name);
 
     /* The fast path first; the portable kernel serves what it does not. */
-    sdpa_fwd_xe_target_t xe = {SDPA_DEVICE_CLASS_UNKNOWN_GPU, 0, 0, 0};
+    sdpa_fwd_xe_target_t xe = {SDPA_DEVICE_CLASS_UNKNOWN_GPU, 0, 0, 0, 0};
     sdpa_status_t status;
     if (sdpa_fwd_xe_serves(problem, shape, device, &xe, NULL)) {
         status = sdpa_fwd_xe_config_choose(problem, shape, device, &xe, &plan.config,
@@ -287,7 +287,7 @@ sdpa_status_t sdpa_fwd_plan_make(const sdpa_problem_desc_t *problem, const sdpa_
     }
     plan.slm_bytes =
             plan.xe ? (uint32_t)SDPA_XE_FWD_SLM_BYTES(shape->head_size, bq, bk, (int64_t)c->wg_m_kq,
-                                                      (int64_t)plan.subgroup_size)
+                                                      (int64_t)plan.subgroup_size, xe.convert_kv)
                     : (uint32_t)SDPA_FWD_SLM_BYTES((int64_t)plan.d_max, bq, bk, (int64_t)c->wg_m_kq);
 
     /* Scalar arguments (dims are below 2^31: sdpa_problem_check). */

@@ -24,12 +24,12 @@ static int native_target(const sdpa_device_info_t *device, sdpa_fwd_xe_target_t 
     case SDPA_DEVICE_CLASS_XE_HPG:
         if (device->integrated)
             return 0;
-        *t = (sdpa_fwd_xe_target_t){SDPA_DEVICE_CLASS_XE_HPG, 8, 0, 0};
+        *t = (sdpa_fwd_xe_target_t){SDPA_DEVICE_CLASS_XE_HPG, 8, 0, 0, 0};
         return 1;
     case SDPA_DEVICE_CLASS_XE_HPC:
     case SDPA_DEVICE_CLASS_XE2:
     case SDPA_DEVICE_CLASS_XE3:
-        *t = (sdpa_fwd_xe_target_t){device->device_class, 16, 0, 1};
+        *t = (sdpa_fwd_xe_target_t){device->device_class, 16, 0, 1, 0};
         return 1;
     default:
         return 0;
@@ -56,9 +56,9 @@ static int choose_target(const sdpa_device_info_t *device, sdpa_fwd_xe_target_t 
         /* No matrix engine: the emulated variants, with the rows of the
          * class asked for. */
         if (device->kernels == SDPA_KERNELS_XE_HPG)
-            *t = (sdpa_fwd_xe_target_t){SDPA_DEVICE_CLASS_XE_HPG, 8, 1, 0};
+            *t = (sdpa_fwd_xe_target_t){SDPA_DEVICE_CLASS_XE_HPG, 8, 1, 0, 0};
         else
-            *t = (sdpa_fwd_xe_target_t){SDPA_DEVICE_CLASS_XE_HPC, 16, 1, 0};
+            *t = (sdpa_fwd_xe_target_t){SDPA_DEVICE_CLASS_XE_HPC, 16, 1, 0, 0};
         return 1;
     }
     *why = "unknown kernel set";
@@ -77,20 +77,20 @@ int sdpa_fwd_xe_serves(const sdpa_problem_desc_t *p, const sdpa_shape_t *shape,
         reason = "the device lacks the fast path's sub-group size";
     else if (p->q.dtype != SDPA_DTYPE_F16 && p->q.dtype != SDPA_DTYPE_BF16)
         reason = "Q is neither f16 nor bf16";
-    else if (p->k.dtype != p->q.dtype || p->v.dtype != p->q.dtype)
-        reason = "K or V is not in Q's dtype";
     else if (p->q.dtype == SDPA_DTYPE_F16 && !device->has_fp16)
         reason = "the device has no fp16";
     else if (shape->head_size > XE_MAX_HEAD_SIZE)
         reason = "the head size is above 256";
-    else if (p->q.strides[3] != 1 || p->v.strides[3] != 1 || p->dst.strides[3] != 1)
-        reason = "Q, V or O is not contiguous along the head dimension";
-    else if (p->k.strides[3] != 1 && p->k.strides[2] != 1)
-        reason = "K is contiguous neither along the head dimension nor along the keys";
+    else if (p->q.strides[3] != 1 || p->dst.strides[3] != 1)
+        reason = "Q or O is not contiguous along the head dimension";
     if (why)
         *why = reason;
     if (reason)
         return 0;
+    /* Direct operand loads need K and V in Q's dtype, V rows contiguous
+     * and K contiguous along the head dimension or the keys. */
+    t.convert_kv = p->k.dtype != p->q.dtype || p->v.dtype != p->q.dtype || p->v.strides[3] != 1 ||
+                   (p->k.strides[3] != 1 && p->k.strides[2] != 1);
     *target = t;
     return 1;
 }
@@ -99,7 +99,7 @@ void sdpa_fwd_xe_variant(const sdpa_fwd_config_t *c, const sdpa_fwd_xe_target_t 
                          size_t size)
 {
     snprintf(buf, size, SDPA_XE_FWD_VARIANT, c->unroll_m_kq, c->unroll_m_vs,
-             t->emulate ? "-emu" : "");
+             t->convert_kv ? "-cvt" : "", t->emulate ? "-emu" : "");
 }
 
 /* Fails with "<source> <config> breaks the rule <rule>: <details>". */
@@ -143,7 +143,8 @@ sdpa_status_t sdpa_fwd_xe_config_check(const sdpa_fwd_config_t *c, const sdpa_fw
                       "%d * %" PRId64 " work-items on %s (at most %" PRIu32 ")", sg, n_sg,
                       device->name, device->max_group_size);
     const int64_t bq = (int64_t)sg * c->wg_n_kq, bk = (int64_t)c->unroll_m_kq * c->wg_m_kq;
-    const int64_t slm = SDPA_XE_FWD_SLM_BYTES(head_size, bq, bk, (int64_t)c->wg_m_kq, sg);
+    const int64_t slm =
+            SDPA_XE_FWD_SLM_BYTES(head_size, bq, bk, (int64_t)c->wg_m_kq, sg, t->convert_kv);
     if (slm > (int64_t)device->slm_bytes)
         return BREAKS("local memory <= the device's",
                       "SDPA_XE_FWD_SLM_BYTES = %" PRId64 " > %" PRIu64 " bytes on %s", slm,

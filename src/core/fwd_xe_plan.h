@@ -28,6 +28,10 @@ typedef struct sdpa_fwd_xe_target {
     uint32_t subgroup_size;         /* 16 (Xe-HPC, Xe2, Xe3 rows) or 8 (Xe-HPG) */
     int emulate;                    /* no matrix engine: the -emu variants */
     int large_grf;                  /* build with the 256-register file */
+    /* A property of the problem rather than the device: K or V is not in
+     * Q's dtype, or not laid out for direct operand loads, so the -cvt
+     * variants convert them into local memory first. */
+    int convert_kv;
 } sdpa_fwd_xe_target_t;
 
 /* The fast path's rows (config_xe_table.c): same form and matching rules
@@ -37,17 +41,19 @@ extern const sdpa_fwd_config_row_t sdpa_fwd_xe_config_table[];
 extern const size_t sdpa_fwd_xe_config_table_size;
 
 /* 1 if the fast path serves problem (checked, with its shape) on device:
- * the kernel set and the device class allow it (*target says how), Q, K
- * and V are all f16 or all bf16, the head size is at most 256, and the
- * innermost stride of Q, V and O is 1 and of K 1 along the head dimension
- * or the keys. Otherwise 0, with *why (static text) naming the first
+ * the kernel set and the device class allow it (*target says how), Q is
+ * f16 or bf16, the head size is at most 256, and the innermost stride of Q
+ * and O is 1. K and V may have any dtype and layout: unless both are in
+ * Q's dtype with V contiguous along the head dimension and K along it or
+ * along the keys, target->convert_kv selects the variants that convert
+ * them first. Otherwise 0, with *why (static text) naming the first
  * reason. */
 int sdpa_fwd_xe_serves(const sdpa_problem_desc_t *problem, const sdpa_shape_t *shape,
                        const sdpa_device_info_t *device, sdpa_fwd_xe_target_t *target,
                        const char **why);
 
 /* The SPIR-V variant's source name of config on target, e.g.
- * "sdpa_xe_fwd-k32-d64-emu", into buf (always NUL-terminated). */
+ * "sdpa_xe_fwd-k32-d64-cvt-emu", into buf (always NUL-terminated). */
 void sdpa_fwd_xe_variant(const sdpa_fwd_config_t *config, const sdpa_fwd_xe_target_t *target,
                          char *buf, size_t size);
 

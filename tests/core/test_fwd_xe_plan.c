@@ -122,11 +122,13 @@ START_TEST(problems_it_does_not_serve)
     ck_assert_str_eq(why, "Q is neither f16 nor bf16");
     ck_assert(!takes_fast_path(&p, &s, &pvc));
 
+    /* K/V in another dtype or layout: the converting variants. */
     fixture_problem(SDPA_DTYPE_BF16, 1, 4, 4, 100, 200, 64, &p, &s);
     ck_assert(sdpa_fwd_xe_serves(&p, &s, &pvc, &t, &why));
+    ck_assert_int_eq(t.convert_kv, 0);
     p.v.dtype = SDPA_DTYPE_F16;
-    ck_assert(!sdpa_fwd_xe_serves(&p, &s, &pvc, &t, &why));
-    ck_assert_str_eq(why, "K or V is not in Q's dtype");
+    ck_assert(sdpa_fwd_xe_serves(&p, &s, &pvc, &t, &why));
+    ck_assert_int_eq(t.convert_kv, 1);
 
     fixture_problem(SDPA_DTYPE_F16, 1, 4, 4, 100, 200, 320, &p, &s);
     ck_assert(!sdpa_fwd_xe_serves(&p, &s, &pvc, &t, &why));
@@ -134,13 +136,31 @@ START_TEST(problems_it_does_not_serve)
 
     fixture_problem(SDPA_DTYPE_F16, 1, 4, 4, 100, 200, 64, &p, &s);
     p.v.strides[3] = 2;
-    ck_assert(!sdpa_fwd_xe_serves(&p, &s, &pvc, &t, &why));
+    ck_assert(sdpa_fwd_xe_serves(&p, &s, &pvc, &t, &why));
+    ck_assert_int_eq(t.convert_kv, 1);
     fixture_problem(SDPA_DTYPE_F16, 1, 4, 4, 100, 200, 64, &p, &s);
-    p.k.strides[3] = 200; /* [.., D, Sk]: transposed K is served */
+    p.k.strides[3] = 200; /* [.., D, Sk]: transposed K is read directly */
     p.k.strides[2] = 1;
     ck_assert(sdpa_fwd_xe_serves(&p, &s, &pvc, &t, &why));
+    ck_assert_int_eq(t.convert_kv, 0);
     p.k.strides[2] = 2;
+    ck_assert(sdpa_fwd_xe_serves(&p, &s, &pvc, &t, &why));
+    ck_assert_int_eq(t.convert_kv, 1);
+    p.dst.strides[3] = 2;
     ck_assert(!sdpa_fwd_xe_serves(&p, &s, &pvc, &t, &why));
+    ck_assert_str_eq(why, "Q or O is not contiguous along the head dimension");
+
+    /* Quantized K/V: the converting variant, the QUANTIZED rows. */
+    fixture_problem(SDPA_DTYPE_F16, 1, 8, 2, 1, 300, 128, &p, &s);
+    p.k.dtype = p.v.dtype = SDPA_DTYPE_S8;
+    p.k_quant = p.v_quant =
+            (sdpa_quant_desc_t){SDPA_QUANT_PER_TENSOR, SDPA_DTYPE_F32, SDPA_QUANT_NONE, 0, 0};
+    sdpa_fwd_plan_t plan;
+    plan_ok(&p, &s, &pvc, &plan);
+    ck_assert_str_eq(plan.config_string,
+                     "fwd xe sdpa_xe_fwd-k32-d64-cvt sg16 "
+                     "cfg=32,16,64,16,2,1,2,1 (xe table: xe_hpc h128 thin quant)");
+    ck_assert_uint_eq(plan.slm_bytes, SDPA_XE_FWD_SLM_BYTES(128, 16, 64, 2, 16, 1));
 
     /* Xe-HPC without sub-group 16 (not a real device: the rule itself). */
     fixture_problem(SDPA_DTYPE_F16, 1, 4, 4, 100, 200, 64, &p, &s);
@@ -166,7 +186,7 @@ START_TEST(plan_geometry)
     ck_assert_uint_eq(plan.group_count[0], 32);
     ck_assert_uint_eq(plan.group_count[1], 16);
     ck_assert_uint_eq(plan.group_count[2], 2);
-    ck_assert_uint_eq(plan.slm_bytes, SDPA_XE_FWD_SLM_BYTES(128, 64, 64, 2, 16));
+    ck_assert_uint_eq(plan.slm_bytes, SDPA_XE_FWD_SLM_BYTES(128, 64, 64, 2, 16, 0));
     ck_assert_uint_eq(plan.slm_bytes, 2 * 64 * 128 + 2 * 64 * 64 + 4 * 2 * 64);
     ck_assert_int_eq(plan.d_max, 0);
 
@@ -182,7 +202,7 @@ START_TEST(plan_geometry)
     /* A head size that is not a multiple of 16 pads local memory. */
     fixture_problem(SDPA_DTYPE_F16, 1, 2, 2, 100, 100, 40, &p, &s);
     plan_ok(&p, &s, &dg2, &plan);
-    ck_assert_uint_eq(plan.slm_bytes, SDPA_XE_FWD_SLM_BYTES(40, 32, 32, 2, 8));
+    ck_assert_uint_eq(plan.slm_bytes, SDPA_XE_FWD_SLM_BYTES(40, 32, 32, 2, 8, 0));
     ck_assert_uint_eq(SDPA_XE_D_PAD(40), 48);
 }
 END_TEST
@@ -215,8 +235,9 @@ END_TEST
 /* The rules, one at a time. */
 START_TEST(config_rules)
 {
-    const sdpa_fwd_xe_target_t hpc = {SDPA_DEVICE_CLASS_XE_HPC, 16, 0, 1};
-    const sdpa_fwd_xe_target_t hpg_emu = {SDPA_DEVICE_CLASS_XE_HPG, 8, 1, 0};
+    const sdpa_fwd_xe_target_t hpc = {SDPA_DEVICE_CLASS_XE_HPC, 16, 0, 1, 0};
+    const sdpa_fwd_xe_target_t hpg_emu = {SDPA_DEVICE_CLASS_XE_HPG, 8, 1, 0, 0};
+    const sdpa_fwd_xe_target_t hpg_cvt = {SDPA_DEVICE_CLASS_XE_HPG, 8, 0, 0, 1};
     const struct {
         const sdpa_fwd_xe_target_t *t;
         int v[8];
@@ -233,6 +254,7 @@ START_TEST(config_rules)
             {&hpc, {32, 16, 64, 16, 2, 64, 2, 64}, 64, "work-group limit"},
             {&hpg_emu, {16, 8, 32, 8, 4, 4, 4, 4}, 128, NULL},
             {&hpg_emu, {32, 8, 32, 8, 4, 4, 4, 4}, 128, "is a built variant"},
+            {&hpg_cvt, {16, 8, 32, 8, 4, 4, 4, 4}, 128, NULL},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         sdpa_fwd_config_t c;
@@ -267,6 +289,11 @@ START_TEST(every_row_is_selectable)
         /* A problem of the row: its head size, thin or not. */
         int thin = (c->props & SDPA_CONFIG_THIN_Q) != 0;
         fixture_problem(SDPA_DTYPE_F16, 1, 2, 2, thin ? 7 : 500, 1000, c->head_size, &p, &s);
+        if (c->props & SDPA_CONFIG_QUANTIZED) {
+            p.k.dtype = p.v.dtype = SDPA_DTYPE_U8;
+            p.k_quant = p.v_quant = (sdpa_quant_desc_t){SDPA_QUANT_PER_TENSOR, SDPA_DTYPE_F16,
+                                                        SDPA_QUANT_NONE, 0, 0};
+        }
         ck_assert_msg(sdpa_fwd_xe_serves(&p, &s, &dev, &t, NULL), "%s", what);
         for (int emulate = 0; emulate < 2; emulate++) {
             t.emulate = emulate;

@@ -286,9 +286,11 @@ int xe_runs_checked(void)
     return xe_runs;
 }
 
-double fwd_xe_p_tolerance(sdpa_dtype_t q_dtype, double value_bound, double keep_scale)
+double fwd_xe_tolerance(const fwd_case_t *c, double keep_scale)
 {
-    return 0.5 * sdpa_dtype_epsilon(q_dtype) * value_bound * keep_scale;
+    const double u = 0.5 * sdpa_dtype_epsilon(c->q_dtype);
+    const int rounded = 1 + (c->v_dtype != c->q_dtype) + (c->k_dtype != c->q_dtype);
+    return rounded * u * fwd_case_value_bound(c) * keep_scale;
 }
 
 double fwd_case_compare(const sdpa_problem_desc_t *p, const fwd_buffers_t *b, double dst_tol,
@@ -346,7 +348,7 @@ double fwd_case_run(test_env_t *env, const fwd_case_t *c, uint64_t seed)
     double terms = sqrt((double)c->k_len) + sqrt((double)c->head_size);
     double abs_tol = 8 * eps_acc * terms * fwd_case_value_bound(c);
     if (xe)
-        abs_tol += fwd_xe_p_tolerance(c->q_dtype, fwd_case_value_bound(c), 1.0);
+        abs_tol += fwd_xe_tolerance(c, 1.0);
     /* The log-sum-exp is f32 in both; its error is that of the scores
      * (D terms each) plus log/exp rounding, relative to its magnitude. */
     double lse_tol = 8 * eps_acc * terms * 4;

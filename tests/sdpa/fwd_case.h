@@ -77,13 +77,15 @@ extern int xe_runs;
  * SDPA_ZE_KERNELS asks for it ("xe", "xe_hpg"); returns xe_runs. */
 int xe_runs_checked(void);
 
-/* What the fast path adds to the error of O: it rounds P to Q's dtype (the
- * matrix engine's operand type) before P V, an error of at most the unit
- * roundoff of that dtype (2^-11 for f16, 2^-8 for bf16) relative to each
- * probability; O = sum_j p_j v_j / sum_j p_j then moves by at most that
- * fraction of max |v| <= value_bound (times keep_scale = 1 / (1 - p) with
- * dropout). */
-double fwd_xe_p_tolerance(sdpa_dtype_t q_dtype, double value_bound, double keep_scale);
+/* What the fast path adds to the error of O in case c: it rounds P to Q's
+ * dtype (the matrix engine's operand type) before P V, an error of at most
+ * u, the unit roundoff of that dtype (2^-11 for f16, 2^-8 for bf16),
+ * relative to each probability; O = sum_j p_j v_j / sum_j p_j then moves by
+ * at most u max |v| <= u value_bound (times keep_scale = 1 / (1 - p) with
+ * dropout). K and V in another dtype are rounded to Q's too: V by the same
+ * argument, K through the scores, whose relative change u moves the
+ * weights by as much to first order: another u value_bound each. */
+double fwd_xe_tolerance(const fwd_case_t *c, double keep_scale);
 
 /* The largest |value| O can take in case c: O averages V rows. */
 double fwd_case_value_bound(const fwd_case_t *c);

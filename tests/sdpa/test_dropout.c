@@ -193,7 +193,7 @@ static double drop_case_run(const drop_case_t *c, uint64_t seed, drop_output_t *
     const double terms = sqrt((double)f->k_len) + sqrt((double)f->head_size);
     double abs_tol = 8 * eps_acc * terms / (1.0 - (double)c->p);
     if (xe)
-        abs_tol += fwd_xe_p_tolerance(f->q_dtype, fwd_case_value_bound(f), 1.0 / (1.0 - c->p));
+        abs_tol += fwd_xe_tolerance(f, 1.0 / (1.0 - c->p));
     /* The log-sum-exp is that of the undropped softmax, as ref computes it. */
     double worst = fwd_case_compare(&p, &b, abs_tol, 1, 8 * eps_acc * terms * 4, 1, what);
 
