@@ -55,7 +55,7 @@
  *                         kernels run. "auto" (default, or unset/empty): the
  *                         fast path (matrix engines, register tiles) on Intel
  *                         GPUs that have matrix engines (discrete Xe-HPG,
- *                         Xe-HPC, Xe2, Xe3) for the problems it serves, the
+ *                         Xe-HPC, Xe2) for the problems it serves, the
  *                         portable kernels elsewhere. "portable": never the
  *                         fast path. "xe" / "xe_hpg": the fast path wherever
  *                         it serves the problem; on a device without matrix

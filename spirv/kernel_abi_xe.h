@@ -81,14 +81,22 @@
 /* The host's enum of argument indices, SDPA_XE_FWD_ARG_<NAME>, and the
  * kernel's parameter list, both from sdpa_xe_fwd_args.def. */
 #ifdef __OPENCL_C_VERSION__
+/* A kernel's parameter list: `kernel void f(\n#include "..._args.def"\n)`. */
 #define SDPA_XE_ARG(name, type, kind, meaning) type name,
 #define SDPA_XE_ARG_LAST(name, type, kind, meaning) type name
-#define SDPA_XE_FWD_PARAMS_BEGIN
 #else
 enum sdpa_xe_fwd_arg {
 #define SDPA_XE_ARG(name, type, kind, meaning) SDPA_XE_FWD_ARG_##name,
 #define SDPA_XE_ARG_LAST(name, type, kind, meaning) SDPA_XE_FWD_ARG_##name, SDPA_XE_FWD_ARG_COUNT
 #include "sdpa_xe_fwd_args.def"
+#undef SDPA_XE_ARG
+#undef SDPA_XE_ARG_LAST
+};
+/* The backward kernels' indices (sdpa_xe_bwd_args.def). */
+enum sdpa_xe_bwd_arg {
+#define SDPA_XE_ARG(name, type, kind, meaning) SDPA_XE_BWD_ARG_##name,
+#define SDPA_XE_ARG_LAST(name, type, kind, meaning) SDPA_XE_BWD_ARG_##name, SDPA_XE_BWD_ARG_COUNT
+#include "sdpa_xe_bwd_args.def"
 #undef SDPA_XE_ARG
 #undef SDPA_XE_ARG_LAST
 };
@@ -119,5 +127,68 @@ enum sdpa_xe_fwd_arg {
 #define SDPA_XE_FWD_SLM_BYTES(d, bq, bk, dsplit, sg, convert)                                      \
     (2 * (bq) * SDPA_XE_D_PAD(d) + (SDPA_XE_FWD_P_IN_SLM(dsplit, sg) ? 2 * (bq) * (bk) : 0) +      \
      4 * (dsplit) * (bq) + ((convert) ? 2 * 2 * (bk) * SDPA_XE_KV_LD(d) : 0))
+
+/* ------------------------------------------------------------------------- */
+/* Backward: sdpa_xe_bwd.cl, kernels "sdpa_xe_bwd" and "sdpa_xe_bwd_dq"        */
+/* ------------------------------------------------------------------------- */
+/*
+ * The portable backward's pipeline, strides buffer, scratch and arguments
+ * (kernel_abi_bwd.h) with these two kernels in place of sdpa_bwd and
+ * sdpa_bwd_dq; the preprocess (D_i) and postprocess kernels stay the
+ * portable ones. Variants: sdpa_xe_bwd-k<KEYS>-d<DSUB>[-emu].0.<sg>.
+ *
+ * Every tile goes through local memory in Q's type (K and V of the
+ * work-group's keys once, Q and dO per block of 16 queries, converted from
+ * any layout), and every product runs on the matrix engine from there, in
+ * the layout of the forward (kernel_abi_xe.h): keys on the components,
+ * queries on the lanes:
+ *   S^T  = K Q^T, dP^T = V dO^T         keys x 16 queries, registers;
+ *   P^T, dS^T                           elementwise, one query per lane;
+ *   dV  += (P Z)^T dO, dK += dS^T Q     keys x head dim, registers for the
+ *                                       whole query loop (the A operand is
+ *                                       the C layout of P^T and dS^T);
+ *   dQ^T = K^T dS^T                     head dim x queries, added atomically
+ *                                       (sdpa_xe_bwd) or accumulated in
+ *                                       registers (sdpa_xe_bwd_dq).
+ *
+ * Configuration (BWD_SDPA_CONFIG's 12 integers) in fast-path terms, with sg
+ * the sub-group size, KEYS keys and DSUB head-dim columns per sub-group:
+ *   unroll_m_BcBr = unroll_n_DBc = KEYS, unroll_n_BcBr = unroll_n_DBr = 16,
+ *   unroll_m_DBc = unroll_m_DBr = DSUB,
+ *   wg_m_BcBr = wg_n_DBc = KGROUPS      groups of KEYS keys per work-group,
+ *   wg_m_DBc = wg_m_DBr = DSPLIT        sub-groups sharing those keys (they
+ *                                       split dK, dV and dQ by head-dim
+ *                                       columns; the first computes the
+ *                                       scores for all of them),
+ *   wg_n_BcBr = wg_n_DBr = 1,           DSUB * DSPLIT >= head size;
+ * so Bc = KEYS * KGROUPS keys per work-group of sdpa_xe_bwd, and
+ * sdpa_xe_bwd_dq's work-group owns 16 * KGROUPS queries (16 per group of
+ * sub-groups) and walks the keys KEYS at a time.
+ *
+ * Geometry: local size { sg, DSPLIT * KGROUPS, 1 };
+ *   sdpa_xe_bwd:    group count { ceil(Sk / Bc), Hq, B };
+ *   sdpa_xe_bwd_dq: group count { ceil(Sq / (16 * KGROUPS)), Hq, B }.
+ * What the host must guarantee: Q, K, V, O and dO all f16 or all bf16,
+ * head size <= DSUB * DSPLIT (and <= 256).
+ */
+#define SDPA_XE_BWD_KERNEL "sdpa_xe_bwd"
+#define SDPA_XE_BWD_DQ_KERNEL "sdpa_xe_bwd_dq"
+/* printf format of a variant's source name: keys, dsub, "-emu" or "". */
+#define SDPA_XE_BWD_VARIANT "sdpa_xe_bwd-k%d-d%d%s"
+/* Queries per block of the query loop (two lane blocks with 8 lanes). */
+#define SDPA_XE_BWD_QUERIES 16
+
+/* Local memory, in bytes, for head size d, `keys` staged keys and
+ * `queries` staged queries: K and V tiles, Q and dO tiles twice (row and
+ * pair layouts; rows of SDPA_XE_KV_LD(d) 16-bit elements), the scores P^T Z
+ * and dS^T ([keys][queries] 16-bit, dS^T also in pairs with 8 rows of
+ * padding), and the log-sum-exp and D_i of the queries. sdpa_xe_bwd stages
+ * Bc keys and 16 queries, sdpa_xe_bwd_dq SDPA_XE_KEYS keys and its
+ * 16 * KGROUPS queries. */
+#define SDPA_XE_BWD_TILES_BYTES(d, keys, queries)                                                  \
+    (4 * (keys) * SDPA_XE_KV_LD(d) + 8 * (queries) * SDPA_XE_KV_LD(d) +                          \
+     2 * (3 * (keys) + 8) * (queries) + 8 * (queries))
+#define SDPA_XE_BWD_SLM_BYTES(d, bc) SDPA_XE_BWD_TILES_BYTES(d, bc, SDPA_XE_BWD_QUERIES)
+#define SDPA_XE_BWD_DQ_SLM_BYTES(d, keys, bq) SDPA_XE_BWD_TILES_BYTES(d, keys, bq)
 
 #endif /* SDPA_SPIRV_KERNEL_ABI_XE_H */

@@ -34,6 +34,7 @@
  */
 #include "kernel_abi_bwd.h"
 #include "sdpa_bwd_gemm.h"
+#include "sdpa_bwd_problem.h"
 #include "sdpa_bwd_scores.h"
 #include "sdpa_bwd_tile.h"
 #include "sdpa_common.h"
@@ -52,35 +53,6 @@ static inline int sdpa_bwd_br(void)
 static inline int sdpa_bwd_subgroups(void)
 {
     return SC(WG_M_BCBR) * SC(WG_N_BCBR);
-}
-
-static inline __attribute__((always_inline)) sdpa_bwd_problem
-sdpa_bwd_problem_of(int d, int sk, int sq, const global void *scale_ptr, float scale,
-                    float inv_scale, const global void *msk, long ms0, long ms1, long ms2, long ms3,
-                    long dropout_seed, long dropout_offset, float dropout_p,
-                    const global long *dropout_seed_ptr, const global long *dropout_offset_ptr,
-                    const global float *dropout_p_ptr)
-{
-    sdpa_bwd_problem x;
-    x.b = get_group_id(2);
-    x.h = get_group_id(1);
-    x.hq = get_num_groups(1);
-    x.hkv = x.h / SC(KV_GROUP_SIZE);
-    x.sq = sq;
-    x.sk = sk;
-    x.d = d;
-    x.ld = SDPA_BWD_LD(d);
-    x.causal_offset = sdpa_bwd_causal_offset(sk, sq);
-    x.factor = sdpa_bwd_score_factor(scale_ptr, scale, inv_scale);
-    x.log2_factor = x.factor * SDPA_BWD_LOG2E;
-    x.msk = msk;
-    x.msk_head = x.b * ms0 + (long)x.h * ms1;
-    x.ms2 = ms2;
-    x.ms3 = ms3;
-    x.drop = sdpa_dropout_args_read(dropout_seed, dropout_offset, dropout_p, dropout_seed_ptr,
-                                    dropout_offset_ptr, dropout_p_ptr);
-    x.drop_head = ((ulong)x.b * (ulong)x.hq + (ulong)x.h) * (ulong)sq * (ulong)sk;
-    return x;
 }
 
 /* The local-memory tiles, in the order SDPA_BWD_SLM_FLOATS and
@@ -141,28 +113,6 @@ sdpa_bwd_stage_keys(const private sdpa_bwd_slm *m, const global void *K, long k_
     sdpa_bwd_stage_transposed(m->vt, bc, V, v_head, vs2, vs3, k0, keys, d, SC(VAL_DT), n_sg);
     sdpa_bwd_stage(m->k, ld, 1, K, k_head + (long)k0 * ks2, ks2, ks3, bc, keys, d_pad, d,
                    SC(KEY_DT), n_sg);
-}
-
-/* One tensor's four strides from the strides buffer. */
-typedef struct sdpa_bwd_strides {
-    long s0, s1, s2, s3;
-} sdpa_bwd_strides;
-
-static inline __attribute__((always_inline)) sdpa_bwd_strides
-sdpa_bwd_strides_at(const global long *strides, int first)
-{
-    sdpa_bwd_strides s;
-    s.s0 = strides[first];
-    s.s1 = strides[first + 1];
-    s.s2 = strides[first + 2];
-    s.s3 = strides[first + 3];
-    return s;
-}
-
-static inline __attribute__((always_inline)) long
-sdpa_bwd_head_offset(const private sdpa_bwd_strides *s, long b, int head)
-{
-    return b * s->s0 + (long)head * s->s1;
 }
 
 /* Zeroes n floats of local memory, all sub-groups together. */
@@ -322,22 +272,6 @@ sdpa_bwd_store_acc(global void *dst, long head, long s2, long s3, int j0, local 
                          n_sg);
 }
 
-/* Zeroes dS for queries [q_begin, q_end) and keys [k0, k0 + keys). */
-static inline __attribute__((always_inline)) void sdpa_bwd_zero_ds(global void *ds, long head,
-                                                                   long s2, long s3, int q_begin,
-                                                                   int q_end, int k0, int keys)
-{
-    const int lane = get_sub_group_local_id();
-    for (int q = q_begin + get_sub_group_id(); q < q_end; q += sdpa_bwd_subgroups()) {
-        const long row = head + (long)q * s2;
-        for (int c0 = 0; c0 < keys; c0 += SUBGROUP_SIZE) {
-            const int key = k0 + c0 + lane;
-            if (c0 + lane < keys)
-                sdpa_store(ds, row + (long)key * s3, sdpa_bwd_ds_dt(), 0.0f);
-        }
-    }
-}
-
 __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void
 sdpa_bwd_preprocess(global float *d_i, const global void *A, const global void *dA, int d, int sq,
                     const global long *strides)
@@ -426,7 +360,8 @@ sdpa_bwd(const global void *K, const global void *Q, const global void *V, const
     /* dS of the queries that cannot see these keys is 0: written here, as
      * no block of the loop covers them. */
     if (SC(WITH_DS) && first_block > 0)
-        sdpa_bwd_zero_ds(dS, ds_head, dss2, dss3, 0, sdpa_imin(first_block * br, sq), k0, keys);
+        sdpa_bwd_zero_ds(dS, ds_head, dss2, dss3, 0, sdpa_imin(first_block * br, sq), k0, keys,
+                         n_sg);
 
     /* Work-groups of neighbouring key blocks start at different query
      * blocks, so that the ones running at the same time add into different

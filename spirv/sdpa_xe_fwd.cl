@@ -192,61 +192,16 @@ SDPA_XE_TILE_LOOP
  * specialization constants fold) then exists once, in the staging loop,
  * instead of at every operand load.
  */
-static inline void sdpa_xe_fwd_stage_converted(local ushort *tile, int ld, const global void *src,
-                                               long head, long key_stride, long d_stride,
-                                               const private sdpa_fwd_kv_format *f, long token0,
-                                               int k0, int bk, int sk, int d, int sg_id, int n_sg)
-{
-    const int lane = get_sub_group_local_id();
-    const int dpad = SDPA_XE_D_PAD(d);
-    for (int r = sg_id; r < bk; r += n_sg) {
-        const int key = k0 + r;
-        const int key_read = sdpa_imin(key, sk - 1);
-        for (int c = lane; c < dpad; c += SUBGROUP_SIZE)
-            tile[r * ld + c] =
-                    key < sk && c < d
-                            ? sdpa_xe_kv_bits(src, head + key_read * key_stride + c * d_stride, f,
-                                              token0 + key_read, c)
-                            : 0;
-    }
-}
-
-/* The A operand of S^T = K Q^T from the converted tile: tile rows r0 ..
- * r0 + 7 by head-dim elements c0 .. c0 + 15. */
-static inline __attribute__((always_inline)) sdpa_xe_a8
-sdpa_xe_fwd_k_operand_converted(const local ushort *tile, int ld, int r0, int c0)
-{
-    const int lane = get_sub_group_local_id();
-    uint8 comp;
-#pragma unroll
-    for (int m = 0; m < 8; m++) {
-        const local ushort *row = tile + (r0 + m) * ld + c0;
-        SDPA_XE_AT(comp, uint, m) = SUBGROUP_SIZE == 16
-                                            ? (uint)row[lane]
-                                            : ((const local uint *)row)[lane];
-    }
-#if SUBGROUP_SIZE == 16
-    return as_short8(convert_ushort8(comp));
-#else
-    return as_int8(comp);
-#endif
-}
-
 /* O^T (rows from o_d0) += V^T P from the converted tile, for the 16 keys
  * from tile row r0. */
 static inline __attribute__((always_inline)) void
 sdpa_xe_fwd_pv_converted(private float8 *o, int8 pb, const local ushort *tile, int ld, int r0,
                          int o_d0, int d)
 {
-    const int lane = get_sub_group_local_id();
-    const int r = SUBGROUP_SIZE == 16 ? r0 + lane : r0 + 2 * lane;
-    const local ushort *row0 = tile + r * ld + o_d0;
-    const local ushort *row1 = row0 + ld;
 SDPA_XE_TILE_LOOP
     for (int e = 0; e < XE_O_BLOCKS; e++) {
         if (o_d0 + 8 * e < d) {
-            const ushort8 run1 = SUBGROUP_SIZE == 8 ? vload8(e, row1) : (ushort8)0;
-            o[e] = sdpa_xe_mad(sdpa_xe_a_from_runs(vload8(e, row0), run1), pb, o[e]);
+            o[e] = sdpa_xe_mad(sdpa_xe_a_cols(tile, ld, r0, 16, o_d0 + 8 * e), pb, o[e]);
             if (SC(VS_F16_ACC))
                 o[e] = sdpa_xe_round_half8(o[e]);
         }
@@ -370,10 +325,10 @@ SDPA_XE_TILE_LOOP
     for (int k0 = 0; k0 < k_end; k0 += bk) {
         const int key0 = k0 + m_sg * SDPA_XE_KEYS; /* first key of this sub-group's S rows */
 #ifdef SDPA_XE_CONVERT_KV
-        sdpa_xe_fwd_stage_converted(k_tile, kv_ld, K, k_head, K_S2, K_S3, &k_fmt, token0, k0, bk,
-                                    SK, D, sg_id, dsplit * qblocks);
-        sdpa_xe_fwd_stage_converted(v_tile, kv_ld, V, v_head, V_S2, V_S3, &v_fmt, token0, k0, bk,
-                                    SK, D, sg_id, dsplit * qblocks);
+        sdpa_xe_stage_tile(k_tile, 0, kv_ld, K, k_head + k0 * K_S2, K_S2, K_S3, &k_fmt, token0 + k0,
+                           bk, SK - k0, SDPA_XE_D_PAD(D), D, sg_id, dsplit * qblocks);
+        sdpa_xe_stage_tile(v_tile, 0, kv_ld, V, v_head + k0 * V_S2, V_S2, V_S3, &v_fmt, token0 + k0,
+                           bk, SK - k0, SDPA_XE_D_PAD(D), D, sg_id, dsplit * qblocks);
         barrier(CLK_LOCAL_MEM_FENCE);
 #endif
 
@@ -391,8 +346,8 @@ SDPA_XE_TILE_LOOP
 SDPA_XE_TILE_LOOP
             for (int b = 0; b < XE_S_BLOCKS; b++) {
 #ifdef SDPA_XE_CONVERT_KV
-                const sdpa_xe_a8 ka = sdpa_xe_fwd_k_operand_converted(
-                        k_tile, kv_ld, key0 - k0 + 8 * b, c * SDPA_XE_D_STEP);
+                const sdpa_xe_a8 ka =
+                        sdpa_xe_a_rows(k_tile, kv_ld, key0 - k0 + 8 * b, c * SDPA_XE_D_STEP);
 #else
                 const sdpa_xe_a8 ka = sdpa_xe_fwd_k_operand(K, k_head, K_S2, K_S3, key0 + 8 * b,
                                                             c * SDPA_XE_D_STEP, SK, D, &k_fmt,

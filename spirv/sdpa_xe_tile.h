@@ -203,4 +203,138 @@ static inline sdpa_xe_a8 sdpa_xe_a_from_runs(ushort8 even, ushort8 odd)
 #endif
 }
 
+/*
+ * Operands from a tile of 16-bit operand bits in local memory, row-major
+ * with `ld` elements per row (ld even, so that 32-bit reads stay aligned).
+ * Named after how the operand's K dimension (the products' reduction) runs
+ * in the tile:
+ *
+ *   a_rows: A with its 8 rows (components) on tile rows r0 .. r0 + 7 and K
+ *           along the columns c0 .. c0 + 15 (K rows for S^T = K Q^T);
+ *   a_cols: A with its rows on tile columns c0 .. c0 + 7 and K along the
+ *           tile rows r0 .. (V or K rows read as V^T or K^T); rows past
+ *           `k_rows` of the K extent read as zero;
+ *   b_cols: B with K along the columns c0 .. c0 + 15 and N on the rows
+ *           r0 + lane (Q^T and dO^T: one row per lane, 32 contiguous bytes);
+ *   b_rows: B with K along the rows r0 .. r0 + 15 (r0 even) and N on the
+ *           columns c0 + lane (dO and Q as the B of dV and dK), from the
+ *           tile's pair layout (sdpa_xe_stage_tile's `pairs`): rows 2p and
+ *           2p + 1 interleaved, so that each component is one 32-bit read
+ *           (sixteen 16-bit reads would each take a whole register).
+ */
+static inline __attribute__((always_inline)) sdpa_xe_a8 sdpa_xe_a_rows(const local ushort *tile,
+                                                                       int ld, int r0, int c0)
+{
+    const int lane = get_sub_group_local_id();
+    uint8 comp;
+#pragma unroll
+    for (int m = 0; m < 8; m++) {
+        const local ushort *row = tile + (r0 + m) * ld + c0;
+        SDPA_XE_AT(comp, uint, m) =
+                SUBGROUP_SIZE == 16 ? (uint)row[lane] : ((const local uint *)row)[lane];
+    }
+#if SUBGROUP_SIZE == 16
+    return as_short8(convert_ushort8(comp));
+#else
+    return as_int8(comp);
+#endif
+}
+
+static inline __attribute__((always_inline)) sdpa_xe_a8
+sdpa_xe_a_cols(const local ushort *tile, int ld, int r0, int k_rows, int c0)
+{
+    const int lane = get_sub_group_local_id();
+    const int k = SUBGROUP_SIZE == 16 ? lane : 2 * lane; /* this lane's (first) K index */
+    const ushort8 zero = 0;
+    const ushort8 run0 = k < k_rows ? vload8(0, tile + (r0 + k) * ld + c0) : zero;
+    const ushort8 run1 =
+            SUBGROUP_SIZE == 8 && k + 1 < k_rows ? vload8(0, tile + (r0 + k + 1) * ld + c0) : zero;
+    return sdpa_xe_a_from_runs(run0, run1);
+}
+
+static inline __attribute__((always_inline)) int8 sdpa_xe_b_cols(const local ushort *tile, int ld,
+                                                                 int r0, int c0)
+{
+    const int lane = get_sub_group_local_id();
+    return as_int8(vload8(0, (const local uint *)(tile + (r0 + lane) * ld + c0)));
+}
+
+static inline __attribute__((always_inline)) int8 sdpa_xe_b_rows(const local ushort *pairs, int ld,
+                                                                 int r0, int c0)
+{
+    const local uint *p = (const local uint *)pairs + (r0 / 2) * ld + c0 + get_sub_group_local_id();
+    uint8 w;
+#pragma unroll
+    for (int j = 0; j < 8; j++)
+        SDPA_XE_AT(w, uint, j) = p[j * ld];
+    return as_int8(w);
+}
+
+/*
+ * An A operand from accumulators in the products' C layout: rows m of the
+ * operand are rows m of the accumulators (components), and its K dimension
+ * is their columns (lanes), rounded to the operand type: how P^T and dS^T
+ * (keys by queries) become the A of dV = P^T dO and dK = dS^T Q. With 16
+ * lanes the 16 columns are one accumulator (lo); with 8 lanes they are two
+ * (lo: columns 0-7, hi: 8-15), and lane i needs columns 2i and 2i + 1:
+ * four shuffles per row.
+ */
+static inline __attribute__((always_inline)) sdpa_xe_a8 sdpa_xe_a_from_c(float8 lo, float8 hi)
+{
+#if SUBGROUP_SIZE == 16
+    (void)hi;
+    ushort8 bits;
+#pragma unroll
+    for (int m = 0; m < 8; m++)
+        SDPA_XE_AT(bits, ushort, m) = sdpa_xe_to_operand(SDPA_XE_AT(lo, float, m));
+    return as_short8(bits);
+#else
+    const uint lane = get_sub_group_local_id();
+    const uint src0 = (2 * lane) & 7, src1 = (2 * lane + 1) & 7;
+    const bool upper = lane >= 4;
+    uint8 w;
+#pragma unroll
+    for (int m = 0; m < 8; m++) {
+        const float l0 = intel_sub_group_shuffle(SDPA_XE_AT(lo, float, m), src0);
+        const float l1 = intel_sub_group_shuffle(SDPA_XE_AT(lo, float, m), src1);
+        const float h0 = intel_sub_group_shuffle(SDPA_XE_AT(hi, float, m), src0);
+        const float h1 = intel_sub_group_shuffle(SDPA_XE_AT(hi, float, m), src1);
+        SDPA_XE_AT(w, uint, m) = (uint)sdpa_xe_to_operand(upper ? h0 : l0) |
+                                 (uint)sdpa_xe_to_operand(upper ? h1 : l1) << 16;
+    }
+    return as_int8(w);
+#endif
+}
+
+/* Copies the [rows][cols] block at src + off (strides r_stride, c_stride,
+ * dtype as sdpa_xe_kv_bits sees it through f) into tile (row-major, ld),
+ * in operand bits; rows past rows_valid and columns past cols_valid (up to
+ * cols) become zero. pairs, if not NULL, receives the same elements in the
+ * pair layout sdpa_xe_b_rows reads (rows even; element (r, c) at
+ * ((r / 2) * ld + c) * 2 + r % 2). All n_sg sub-groups of the work-group
+ * (this one is sg_id) share the rows; token0 + row is the row's token for
+ * per-group scales. */
+static inline void sdpa_xe_stage_tile(local ushort *tile, local ushort *pairs, int ld,
+                                      const global void *src, long off, long r_stride,
+                                      long c_stride, const private sdpa_fwd_kv_format *f,
+                                      long token0, int rows, int rows_valid, int cols,
+                                      int cols_valid, int sg_id, int n_sg)
+{
+    const int lane = get_sub_group_local_id();
+    for (int r = sg_id; r < rows; r += n_sg) {
+        const bool valid_row = r < rows_valid;
+        const int r_read = valid_row ? r : 0;
+        for (int c = lane; c < cols; c += SUBGROUP_SIZE) {
+            const ushort bits =
+                    valid_row && c < cols_valid
+                            ? sdpa_xe_kv_bits(src, off + r_read * r_stride + c * c_stride, f,
+                                              token0 + r_read, c)
+                            : 0;
+            tile[r * ld + c] = bits;
+            if (pairs)
+                pairs[((r >> 1) * ld + c) * 2 + (r & 1)] = bits;
+        }
+    }
+}
+
 #endif /* SDPA_SPIRV_XE_TILE_H */

@@ -9,12 +9,27 @@
 #include "ze.h"
 #include "ze_result.h"
 
+/* A kernel of the portable variant (preprocess, postprocess). */
 static sdpa_status_t kernel(sdpa_primitive_t *prim, const char *name, ze_kernel_handle_t *out)
 {
     const sdpa_bwd_plan_t *plan = &prim->bwd;
     return ze_kernel_from_cache(prim->ctx, SDPA_BWD_SOURCE, SDPA_BWD_VARIANT_D_MAX,
                                 plan->subgroup_size, &plan->constants, plan->build_flags, name,
                                 out);
+}
+
+/* The main or deterministic-dQ kernel: the portable variant's or the fast
+ * path's (bwd_xe.c checks the latter's argument count). */
+static sdpa_status_t main_kernel(sdpa_primitive_t *prim, const char *name,
+                                 ze_kernel_handle_t *out)
+{
+    const sdpa_bwd_plan_t *plan = &prim->bwd;
+    if (!plan->xe)
+        return kernel(prim, name, out);
+    sdpa_status_t status =
+            ze_kernel_from_cache(prim->ctx, plan->main_variant, 0, plan->subgroup_size,
+                                 &plan->constants, plan->main_build_flags, name, out);
+    return status == SDPA_SUCCESS ? ze_bwd_xe_check_kernel(*out, plan->main_variant, name) : status;
 }
 
 static sdpa_status_t set_int(ze_kernel_handle_t k, uint32_t index, int32_t value)
@@ -60,8 +75,8 @@ sdpa_status_t ze_bwd_prepare(sdpa_primitive_t *prim)
         return status;
     int deterministic = plan->scratch.mode == SDPA_BWD_MODE_DETERMINISTIC;
     if ((status = kernel(prim, SDPA_BWD_PREPROCESS_KERNEL, &prim->bwd_pre)) ||
-        (status = kernel(prim, SDPA_BWD_KERNEL, &prim->bwd_main)) ||
-        (deterministic && (status = kernel(prim, SDPA_BWD_DQ_KERNEL, &prim->bwd_dq))) ||
+        (status = main_kernel(prim, plan->main_kernel, &prim->bwd_main)) ||
+        (deterministic && (status = main_kernel(prim, plan->dq_kernel, &prim->bwd_dq))) ||
         (plan->num_posts && (status = kernel(prim, SDPA_BWD_POSTPROCESS_KERNEL, &prim->bwd_post))))
         return status;
 

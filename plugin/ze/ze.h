@@ -93,6 +93,12 @@ void ze_bwd_release(sdpa_primitive_t *prim);
 sdpa_status_t ze_bwd_execute(sdpa_primitive_t *prim, const sdpa_exec_args_t *args,
                              ze_command_list_handle_t list);
 
+/* bwd_xe.c: checks that a fast-path backward kernel (sdpa_xe_bwd or
+ * sdpa_xe_bwd_dq of variant) takes the arguments of sdpa_xe_bwd_args.def,
+ * which bwd.c sets by the portable kernels' indices. */
+sdpa_status_t ze_bwd_xe_check_kernel(ze_kernel_handle_t kernel, const char *variant,
+                                     const char *name);
+
 /* fwd.c: the forward pass (the plan chooses the kernel). */
 sdpa_status_t ze_fwd_prepare(sdpa_primitive_t *prim);
 sdpa_status_t ze_fwd_execute(sdpa_primitive_t *prim, const sdpa_exec_args_t *args,

@@ -48,6 +48,15 @@ typedef struct sdpa_bwd_post {
 typedef struct sdpa_bwd_plan {
     int d_max;
     uint32_t subgroup_size;
+    /* The main and deterministic-dQ kernels: the portable ones (main_variant
+     * SDPA_BWD_SOURCE, kernels SDPA_BWD_KERNEL, SDPA_BWD_DQ_KERNEL) or the
+     * fast path's (xe: bwd_xe_plan.h, "sdpa_xe_bwd-k16-d16", kernel_abi_xe.h),
+     * built with main_build_flags; the preprocess and postprocess are always
+     * the portable variant's (SDPA_BWD_SOURCE, SDPA_BWD_VARIANT_D_MAX). */
+    int xe;
+    char main_variant[64];
+    const char *main_kernel, *dq_kernel;
+    const char *main_build_flags;
     sdpa_bwd_config_t config;
     sdpa_config_source_t source;
     /* Every backward constant; the postprocess reads only QRY_DT. */
@@ -73,7 +82,7 @@ typedef struct sdpa_bwd_plan {
     uint32_t num_posts;
     sdpa_bwd_post_t posts[3];
 
-    char config_string[192];
+    char config_string[320];
 } sdpa_bwd_plan_t;
 
 /* The configuration-table query of a backward problem: oneDNN's (thin when

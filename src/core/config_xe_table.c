@@ -30,6 +30,7 @@
  * ISA gate (doc/gpu-isa.md) shows each compiled without spills. The shapes
  * are first choices from the register budget, not tuned on hardware.
  */
+#include "bwd_xe_plan.h"
 #include "fwd_xe_plan.h"
 
 #define ANY SDPA_CONFIG_ANY_SEQ
@@ -76,3 +77,48 @@ const sdpa_fwd_config_row_t sdpa_fwd_xe_config_table[] = {
 
 const size_t sdpa_fwd_xe_config_table_size =
         sizeof(sdpa_fwd_xe_config_table) / sizeof(sdpa_fwd_xe_config_table[0]);
+
+/*
+ * Backward rows: the 12 integers of BWD_SDPA_CONFIG in fast-path terms
+ * (kernel_abi_xe.h):
+ *
+ * B(class, head size, props, KEYS, DSUB, KGROUPS, DSPLIT) =
+ *   KEYS,16, DSUB,KEYS, DSUB,16, KGROUPS,1, DSPLIT,KGROUPS, DSPLIT,1
+ *
+ * One sub-group per key group computes the scores; every sub-group keeps
+ * 2 x KEYS x DSUB gradient sums in registers. With the 256-register file
+ * (both classes build the backward with it), 16 columns per sub-group
+ * compile without spills, 32 do not; so DSPLIT = head size / 16, and never
+ * 1 (the rows start at head size 32). Sub-group 16 (Xe-HPC, Xe2): groups of
+ * 16 keys, two per work-group. Sub-group 8 (Xe-HPG): groups of 8 keys, two
+ * per work-group (four would need 70 KiB for sdpa_xe_bwd_dq's 64 queries at
+ * head size 128); head sizes above 128 stay on the portable kernels, as in
+ * the forward.
+ */
+/* clang-format off */
+#define B(cls, head, props, keys, dsub, kgroups, dsplit) \
+    {{SDPA_DEVICE_CLASS_##cls, head, ANY, props}, \
+     {keys, 16, dsub, keys, dsub, 16, kgroups, 1, dsplit, kgroups, dsplit, 1}}
+
+#define BWD_SG16_ROWS(cls, p) \
+        B(cls, 32, p, 16, 16, 2, 2), \
+        B(cls, 64, p, 16, 16, 2, 4), \
+        B(cls, 128, p, 16, 16, 2, 8), \
+        B(cls, 256, p, 16, 16, 2, 16)
+#define BWD_SG8_ROWS(p) \
+        B(XE_HPG, 32, p, 8, 16, 2, 2), \
+        B(XE_HPG, 64, p, 8, 16, 2, 4), \
+        B(XE_HPG, 128, p, 8, 16, 2, 8)
+
+const sdpa_bwd_config_row_t sdpa_bwd_xe_config_table[] = {
+        BWD_SG16_ROWS(XE_HPC, 0),
+        BWD_SG16_ROWS(XE_HPC, THIN),
+        BWD_SG16_ROWS(XE2, 0),
+        BWD_SG16_ROWS(XE2, THIN),
+        BWD_SG8_ROWS(0),
+        BWD_SG8_ROWS(THIN),
+};
+/* clang-format on */
+
+const size_t sdpa_bwd_xe_config_table_size =
+        sizeof(sdpa_bwd_xe_config_table) / sizeof(sdpa_bwd_xe_config_table[0]);

@@ -242,7 +242,7 @@ sdpa_status_t sdpa_fwd_plan_make(const sdpa_problem_desc_t *problem, const sdpa_
                          device->name);
 
     /* The fast path first; the portable kernel serves what it does not. */
-    sdpa_fwd_xe_target_t xe = {SDPA_DEVICE_CLASS_UNKNOWN_GPU, 0, 0, 0, 0};
+    sdpa_xe_target_t xe = {SDPA_DEVICE_CLASS_UNKNOWN_GPU, 0, 0, 0, 0};
     sdpa_status_t status;
     if (sdpa_fwd_xe_serves(problem, shape, device, &xe, NULL)) {
         status = sdpa_fwd_xe_config_choose(problem, shape, device, &xe, &plan.config,

@@ -1,6 +1,7 @@
 /* fwd_xe_plan.c - whether the forward fast path serves a problem, and its
  * configuration. */
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 
 #include "config_check.h"
@@ -10,68 +11,19 @@
 #include "fwd_xe_plan.h"
 #include "kernel_abi_xe.h"
 #include "spirv_registry.h"
+#include "xe_config_choose.h"
+#include "xe_target.h"
 
 /* The largest head size the fast path serves: Q^T's operands in local
  * memory grow with it, and the tables have rows up to it. */
 #define XE_MAX_HEAD_SIZE 256
 
-/* The native target of a device class, or 0 if the class has no matrix
- * engine (or may not have one: Xe-HPG's integrated parts, Meteor Lake's
- * Xe-LPG, have none, so integrated Xe-HPG devices keep the portable path). */
-static int native_target(const sdpa_device_info_t *device, sdpa_fwd_xe_target_t *t)
-{
-    switch (device->device_class) {
-    case SDPA_DEVICE_CLASS_XE_HPG:
-        if (device->integrated)
-            return 0;
-        *t = (sdpa_fwd_xe_target_t){SDPA_DEVICE_CLASS_XE_HPG, 8, 0, 0, 0};
-        return 1;
-    case SDPA_DEVICE_CLASS_XE_HPC:
-    case SDPA_DEVICE_CLASS_XE2:
-    case SDPA_DEVICE_CLASS_XE3:
-        *t = (sdpa_fwd_xe_target_t){device->device_class, 16, 0, 1, 0};
-        return 1;
-    default:
-        return 0;
-    }
-}
-
-/* The target of a device under its kernel set, or 0 with *why. */
-static int choose_target(const sdpa_device_info_t *device, sdpa_fwd_xe_target_t *t,
-                         const char **why)
-{
-    int native = native_target(device, t);
-    switch (device->kernels) {
-    case SDPA_KERNELS_PORTABLE:
-        *why = "SDPA_ZE_KERNELS=portable";
-        return 0;
-    case SDPA_KERNELS_AUTO:
-        if (!native)
-            *why = "the device has no matrix engine";
-        return native;
-    case SDPA_KERNELS_XE:
-    case SDPA_KERNELS_XE_HPG:
-        if (native)
-            return 1;
-        /* No matrix engine: the emulated variants, with the rows of the
-         * class asked for. */
-        if (device->kernels == SDPA_KERNELS_XE_HPG)
-            *t = (sdpa_fwd_xe_target_t){SDPA_DEVICE_CLASS_XE_HPG, 8, 1, 0, 0};
-        else
-            *t = (sdpa_fwd_xe_target_t){SDPA_DEVICE_CLASS_XE_HPC, 16, 1, 0, 0};
-        return 1;
-    }
-    *why = "unknown kernel set";
-    return 0;
-}
-
 int sdpa_fwd_xe_serves(const sdpa_problem_desc_t *p, const sdpa_shape_t *shape,
-                       const sdpa_device_info_t *device, sdpa_fwd_xe_target_t *target,
-                       const char **why)
+                       const sdpa_device_info_t *device, sdpa_xe_target_t *target, const char **why)
 {
     const char *reason = NULL;
-    sdpa_fwd_xe_target_t t;
-    if (!choose_target(device, &t, &reason))
+    sdpa_xe_target_t t;
+    if (!sdpa_xe_target_of(device, &t, &reason))
         ;
     else if (!sdpa_device_supports_subgroup(device, t.subgroup_size))
         reason = "the device lacks the fast path's sub-group size";
@@ -95,7 +47,7 @@ int sdpa_fwd_xe_serves(const sdpa_problem_desc_t *p, const sdpa_shape_t *shape,
     return 1;
 }
 
-void sdpa_fwd_xe_variant(const sdpa_fwd_config_t *c, const sdpa_fwd_xe_target_t *t, char *buf,
+void sdpa_fwd_xe_variant(const sdpa_fwd_config_t *c, const sdpa_xe_target_t *t, char *buf,
                          size_t size)
 {
     snprintf(buf, size, SDPA_XE_FWD_VARIANT, c->unroll_m_kq, c->unroll_m_vs,
@@ -107,7 +59,7 @@ void sdpa_fwd_xe_variant(const sdpa_fwd_config_t *c, const sdpa_fwd_xe_target_t 
     sdpa_fail(SDPA_ERROR_INVALID_CONFIG, "%s %s breaks the fast path's rule %s: " details_format,  \
               source, sdpa_fwd_config_format(c, text, sizeof(text)), rule, __VA_ARGS__)
 
-sdpa_status_t sdpa_fwd_xe_config_check(const sdpa_fwd_config_t *c, const sdpa_fwd_xe_target_t *t,
+sdpa_status_t sdpa_fwd_xe_config_check(const sdpa_fwd_config_t *c, const sdpa_xe_target_t *t,
                                        const sdpa_device_info_t *device, int64_t head_size,
                                        const char *source)
 {
@@ -158,57 +110,40 @@ static int is_quantized(const sdpa_problem_desc_t *p)
            p->v_quant.scales != SDPA_QUANT_NONE || p->v_quant.zero_points != SDPA_QUANT_NONE;
 }
 
+/* What sdpa_fwd_xe_config_check needs besides the configuration. */
+typedef struct fwd_check_ctx {
+    const sdpa_xe_target_t *target;
+    const sdpa_device_info_t *device;
+    int64_t head_size;
+} fwd_check_ctx_t;
+
+static sdpa_status_t check_fwd(const void *config, const void *ctx, const char *source)
+{
+    const fwd_check_ctx_t *c = ctx;
+    return sdpa_fwd_xe_config_check(config, c->target, c->device, c->head_size, source);
+}
+
 sdpa_status_t sdpa_fwd_xe_config_choose(const sdpa_problem_desc_t *problem,
                                         const sdpa_shape_t *shape, const sdpa_device_info_t *device,
-                                        const sdpa_fwd_xe_target_t *target, sdpa_fwd_config_t *out,
+                                        const sdpa_xe_target_t *target, sdpa_fwd_config_t *out,
                                         sdpa_config_source_t *source, int *use)
 {
     *use = 0;
-    sdpa_fwd_config_t config;
+    sdpa_fwd_config_t env;
     int found;
     const char *var;
-    sdpa_status_t status = sdpa_fwd_config_from_env(is_quantized(problem), &config, &found, &var);
+    sdpa_status_t status = sdpa_fwd_config_from_env(is_quantized(problem), &env, &found, &var);
     if (status != SDPA_SUCCESS)
         return status;
-    if (found) {
-        if (sdpa_fwd_xe_config_check(&config, target, device, shape->head_size, var) ==
-            SDPA_SUCCESS) {
-            *out = config;
-            snprintf(source->text, sizeof(source->text), "%s", var);
-            source->from_env = 1;
-            source->skipped_rows = 0;
-            *use = 1;
-        }
-        sdpa_error_clear();
-        return SDPA_SUCCESS;
-    }
-
-    /* The portable kernels' query, for the class whose rows apply and
-     * without FMA (the fast path multiplies on the matrix engines). */
+    /* The portable kernels' query; sdpa_xe_config_pick makes it the fast
+     * path's. */
     sdpa_config_query_t query;
     sdpa_fwd_config_query_for(problem, shape, device, &query);
-    query.device_class = target->rows_class;
-    query.props &= ~(unsigned)(SDPA_CONFIG_FMA | SDPA_CONFIG_F32);
-    const sdpa_config_criteria_t *rows[SDPA_CONFIG_MAX_CANDIDATES];
-    size_t n = sdpa_config_candidates_in(sdpa_fwd_xe_config_table, sdpa_fwd_xe_config_table_size,
-                                         sizeof(sdpa_fwd_config_row_t), &query, rows,
-                                         SDPA_CONFIG_MAX_CANDIDATES);
-    if (n > SDPA_CONFIG_MAX_CANDIDATES)
-        n = SDPA_CONFIG_MAX_CANDIDATES;
-    for (size_t i = 0; i < n; i++) {
-        const sdpa_fwd_config_row_t *row = (const sdpa_fwd_config_row_t *)rows[i];
-        if (sdpa_fwd_xe_config_check(&row->config, target, device, shape->head_size, "table row") !=
-            SDPA_SUCCESS)
-            continue;
-        char what[80];
-        sdpa_config_criteria_format(&row->criteria, what, sizeof(what));
-        snprintf(source->text, sizeof(source->text), "xe table: %s", what);
-        source->from_env = 0;
-        source->skipped_rows = (int)i;
-        *out = row->config;
-        *use = 1;
-        break;
-    }
-    sdpa_error_clear();
+    const sdpa_xe_config_table_t table = {
+            sdpa_fwd_xe_config_table, sdpa_fwd_xe_config_table_size, sizeof(sdpa_fwd_config_row_t),
+            offsetof(sdpa_fwd_config_row_t, config), sizeof(sdpa_fwd_config_t)};
+    const fwd_check_ctx_t ctx = {target, device, shape->head_size};
+    sdpa_xe_config_pick(&env, found, var, &table, &query, target, check_fwd, &ctx, out, source,
+                        use);
     return SDPA_SUCCESS;
 }

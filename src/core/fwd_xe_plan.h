@@ -21,18 +21,8 @@
 #include "kernel_config.h"
 #include "problem.h"
 #include "sdpa.h"
+#include "xe_target.h"
 
-/* How the fast path runs on a device. */
-typedef struct sdpa_fwd_xe_target {
-    sdpa_device_class_t rows_class; /* whose rows of the xe table apply */
-    uint32_t subgroup_size;         /* 16 (Xe-HPC, Xe2, Xe3 rows) or 8 (Xe-HPG) */
-    int emulate;                    /* no matrix engine: the -emu variants */
-    int large_grf;                  /* build with the 256-register file */
-    /* A property of the problem rather than the device: K or V is not in
-     * Q's dtype, or not laid out for direct operand loads, so the -cvt
-     * variants convert them into local memory first. */
-    int convert_kv;
-} sdpa_fwd_xe_target_t;
 
 /* The fast path's rows (config_xe_table.c): same form and matching rules
  * as the portable tables (kernel_config.h), for the classes with matrix
@@ -49,12 +39,12 @@ extern const size_t sdpa_fwd_xe_config_table_size;
  * them first. Otherwise 0, with *why (static text) naming the first
  * reason. */
 int sdpa_fwd_xe_serves(const sdpa_problem_desc_t *problem, const sdpa_shape_t *shape,
-                       const sdpa_device_info_t *device, sdpa_fwd_xe_target_t *target,
+                       const sdpa_device_info_t *device, sdpa_xe_target_t *target,
                        const char **why);
 
 /* The SPIR-V variant's source name of config on target, e.g.
  * "sdpa_xe_fwd-k32-d64-cvt-emu", into buf (always NUL-terminated). */
-void sdpa_fwd_xe_variant(const sdpa_fwd_config_t *config, const sdpa_fwd_xe_target_t *target,
+void sdpa_fwd_xe_variant(const sdpa_fwd_config_t *config, const sdpa_xe_target_t *target,
                          char *buf, size_t size);
 
 /* Checks config for the fast path, quoting it under source in the message
@@ -68,7 +58,7 @@ void sdpa_fwd_xe_variant(const sdpa_fwd_config_t *config, const sdpa_fwd_xe_targ
  *   with a device: local size {sg, wg_m_kq * wg_n_kq, 1} and
  *   SDPA_XE_FWD_SLM_BYTES within its limits. */
 sdpa_status_t sdpa_fwd_xe_config_check(const sdpa_fwd_config_t *config,
-                                       const sdpa_fwd_xe_target_t *target,
+                                       const sdpa_xe_target_t *target,
                                        const sdpa_device_info_t *device, int64_t head_size,
                                        const char *source);
 
@@ -81,7 +71,7 @@ sdpa_status_t sdpa_fwd_xe_config_check(const sdpa_fwd_config_t *config,
  * *use = 0. Returns SDPA_SUCCESS or the override's parse error. */
 sdpa_status_t sdpa_fwd_xe_config_choose(const sdpa_problem_desc_t *problem,
                                         const sdpa_shape_t *shape, const sdpa_device_info_t *device,
-                                        const sdpa_fwd_xe_target_t *target, sdpa_fwd_config_t *out,
+                                        const sdpa_xe_target_t *target, sdpa_fwd_config_t *out,
                                         sdpa_config_source_t *source, int *use);
 
 #endif /* SDPA_CORE_FWD_XE_PLAN_H */

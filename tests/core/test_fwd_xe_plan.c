@@ -115,7 +115,7 @@ START_TEST(problems_it_does_not_serve)
     sdpa_problem_desc_t p;
     sdpa_shape_t s;
     const char *why = NULL;
-    sdpa_fwd_xe_target_t t;
+    sdpa_xe_target_t t;
 
     fixture_problem(SDPA_DTYPE_F32, 1, 4, 4, 100, 200, 64, &p, &s);
     ck_assert(!sdpa_fwd_xe_serves(&p, &s, &pvc, &t, &why));
@@ -235,11 +235,11 @@ END_TEST
 /* The rules, one at a time. */
 START_TEST(config_rules)
 {
-    const sdpa_fwd_xe_target_t hpc = {SDPA_DEVICE_CLASS_XE_HPC, 16, 0, 1, 0};
-    const sdpa_fwd_xe_target_t hpg_emu = {SDPA_DEVICE_CLASS_XE_HPG, 8, 1, 0, 0};
-    const sdpa_fwd_xe_target_t hpg_cvt = {SDPA_DEVICE_CLASS_XE_HPG, 8, 0, 0, 1};
+    const sdpa_xe_target_t hpc = {SDPA_DEVICE_CLASS_XE_HPC, 16, 0, 1, 0};
+    const sdpa_xe_target_t hpg_emu = {SDPA_DEVICE_CLASS_XE_HPG, 8, 1, 0, 0};
+    const sdpa_xe_target_t hpg_cvt = {SDPA_DEVICE_CLASS_XE_HPG, 8, 0, 0, 1};
     const struct {
-        const sdpa_fwd_xe_target_t *t;
+        const sdpa_xe_target_t *t;
         int v[8];
         int64_t d;
         const char *rule; /* NULL: passes */
@@ -283,7 +283,7 @@ START_TEST(every_row_is_selectable)
         fixture_gpu_device(c->device_class, &dev);
         char what[96];
         sdpa_config_criteria_format(c, what, sizeof(what));
-        sdpa_fwd_xe_target_t t;
+        sdpa_xe_target_t t;
         sdpa_problem_desc_t p;
         sdpa_shape_t s;
         /* A problem of the row: its head size, thin or not. */

@@ -148,8 +148,8 @@ END_TEST
 
 START_TEST(case_count)
 {
-    printf("bwd dropout: %d cases, %llu modules built\n", cases_run,
-           (unsigned long long)test_modules_built(&suite_env));
+    printf("bwd dropout: %d cases (%d runs on the fast path), %llu modules built\n", cases_run,
+           xe_runs_checked(), (unsigned long long)test_modules_built(&suite_env));
 }
 END_TEST
 

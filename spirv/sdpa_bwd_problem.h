@@ -1,0 +1,85 @@
+/*
+ * sdpa_bwd_problem.h - what every backward work-group reads first, shared by
+ * the portable kernels (sdpa_bwd.cl) and the fast path's (sdpa_xe_bwd.cl):
+ * the problem as the kernel sees it (sdpa_bwd_problem, sdpa_bwd_scores.h)
+ * and the tensors' strides from the strides buffer (kernel_abi_bwd.h).
+ */
+#ifndef SDPA_SPIRV_BWD_PROBLEM_H
+#define SDPA_SPIRV_BWD_PROBLEM_H
+
+#include "kernel_abi_bwd.h"
+#include "sdpa_bwd_scores.h"
+#include "sdpa_common.h"
+
+/* The problem of this work-group's (batch, query head) = (group z, group
+ * y), from the kernel arguments. */
+static inline __attribute__((always_inline)) sdpa_bwd_problem
+sdpa_bwd_problem_of(int d, int sk, int sq, const global void *scale_ptr, float scale,
+                    float inv_scale, const global void *msk, long ms0, long ms1, long ms2, long ms3,
+                    long dropout_seed, long dropout_offset, float dropout_p,
+                    const global long *dropout_seed_ptr, const global long *dropout_offset_ptr,
+                    const global float *dropout_p_ptr)
+{
+    sdpa_bwd_problem x;
+    x.b = get_group_id(2);
+    x.h = get_group_id(1);
+    x.hq = get_num_groups(1);
+    x.hkv = x.h / SC(KV_GROUP_SIZE);
+    x.sq = sq;
+    x.sk = sk;
+    x.d = d;
+    x.ld = SDPA_BWD_LD(d);
+    x.causal_offset = sdpa_bwd_causal_offset(sk, sq);
+    x.factor = sdpa_bwd_score_factor(scale_ptr, scale, inv_scale);
+    x.log2_factor = x.factor * SDPA_BWD_LOG2E;
+    x.msk = msk;
+    x.msk_head = x.b * ms0 + (long)x.h * ms1;
+    x.ms2 = ms2;
+    x.ms3 = ms3;
+    x.drop = sdpa_dropout_args_read(dropout_seed, dropout_offset, dropout_p, dropout_seed_ptr,
+                                    dropout_offset_ptr, dropout_p_ptr);
+    x.drop_head = ((ulong)x.b * (ulong)x.hq + (ulong)x.h) * (ulong)sq * (ulong)sk;
+    return x;
+}
+
+/* One tensor's four strides from the strides buffer. */
+typedef struct sdpa_bwd_strides {
+    long s0, s1, s2, s3;
+} sdpa_bwd_strides;
+
+static inline __attribute__((always_inline)) sdpa_bwd_strides
+sdpa_bwd_strides_at(const global long *strides, int first)
+{
+    sdpa_bwd_strides s;
+    s.s0 = strides[first];
+    s.s1 = strides[first + 1];
+    s.s2 = strides[first + 2];
+    s.s3 = strides[first + 3];
+    return s;
+}
+
+static inline __attribute__((always_inline)) long
+sdpa_bwd_head_offset(const private sdpa_bwd_strides *s, long b, int head)
+{
+    return b * s->s0 + (long)head * s->s1;
+}
+
+/* Zeroes dS for queries [q_begin, q_end) and keys [k0, k0 + keys), the
+ * work-group's n_sg sub-groups taking the queries in turn. */
+static inline __attribute__((always_inline)) void sdpa_bwd_zero_ds(global void *ds, long head,
+                                                                   long s2, long s3, int q_begin,
+                                                                   int q_end, int k0, int keys,
+                                                                   int n_sg)
+{
+    const int lane = get_sub_group_local_id();
+    for (int q = q_begin + get_sub_group_id(); q < q_end; q += n_sg) {
+        const long row = head + (long)q * s2;
+        for (int c0 = 0; c0 < keys; c0 += SUBGROUP_SIZE) {
+            const int key = k0 + c0 + lane;
+            if (c0 + lane < keys)
+                sdpa_store(ds, row + (long)key * s3, sdpa_bwd_ds_dt(), 0.0f);
+        }
+    }
+}
+
+#endif /* SDPA_SPIRV_BWD_PROBLEM_H */
