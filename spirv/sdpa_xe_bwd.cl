@@ -158,11 +158,11 @@ static inline xe_bwd_tiles xe_bwd_tiles_of(local uint *slm, int keys, int querie
 
 /* Stages Q, dO, LSE and D_i of queries [q0, q0 + count) (rows past sq are
  * zero; D_i 0 and LSE -inf there, so that P is 0). */
-static inline void xe_bwd_stage_queries(const private xe_bwd_tiles *t,
-                                        const private sdpa_bwd_problem *x, int q0, int count,
-                                        const global void *Q, const private sdpa_bwd_strides *qs,
-                                        const global void *dA, const private sdpa_bwd_strides *das,
-                                        const global float *ws, const global float *d_i)
+static inline __attribute__((always_inline)) void
+xe_bwd_stage_queries(const private xe_bwd_tiles *t, const private sdpa_bwd_problem *x, int q0,
+                     int count, const global void *Q, const private sdpa_bwd_strides *qs,
+                     const global void *dA, const private sdpa_bwd_strides *das,
+                     const global float *ws, const global float *d_i)
 {
     const int sg_id = get_sub_group_id(), n_sg = xe_bwd_subgroups();
     const sdpa_fwd_kv_format raw = {SC(QRY_DT)};
@@ -290,8 +290,13 @@ static inline __attribute__((always_inline)) void xe_bwd_add8(global float *row,
         for (int i = 0; i < 8; i++)
             sdpa_bwd_atomic_add(p + i * s3, SDPA_XE_AT(x, float, i));
     } else {
-        for (int i = 0; i < d - c0; i++)
-            sdpa_bwd_atomic_add(p + i * s3, SDPA_XE_AT(x, float, i));
+        /* Rotating instead of indexing x at a run-time position, which
+         * would put it in private memory. */
+        float8 v = x;
+        for (int i = 0; i < d - c0; i++) {
+            sdpa_bwd_atomic_add(p + i * s3, v.s0);
+            v = v.s12345670;
+        }
     }
 }
 

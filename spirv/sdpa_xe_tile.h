@@ -124,8 +124,8 @@ sdpa_xe_chunk_element(const global void *base, long row, int c0, int n,
         return e < n ? sdpa_xe_kv_bits(base, row + e, f, token, e) : 0;
     }
     if (block)
-        return intel_sub_group_block_read((const global uint *)((const global ushort *)base + row +
-                                                                c0));
+        return intel_sub_group_block_read(
+                (const global uint *)((const global ushort *)base + row + c0));
     const int e = c0 + 2 * lane;
     const uint lo = e < n ? sdpa_xe_kv_bits(base, row + e, f, token, e) : 0;
     const uint hi = e + 1 < n ? sdpa_xe_kv_bits(base, row + e + 1, f, token, e + 1) : 0;
@@ -137,13 +137,12 @@ sdpa_xe_chunk_element(const global void *base, long row, int c0, int n,
  * elements p[0..15] (the first `n` valid, zeros after): component j holds
  * elements 2j (low half) and 2j + 1.
  */
-static inline __attribute__((always_inline)) uint8 sdpa_xe_b_from_row(const global ushort *p,
-                                                                      int n)
+static inline __attribute__((always_inline)) uint8 sdpa_xe_b_from_row(const global ushort *p, int n)
 {
     if (n >= 16)
         return as_uint8(vload16(0, p));
-    /* Word by word into named scalars (a private array written under
-     * branches is not promoted to registers by the GPU compiler). */
+        /* Word by word into named scalars (a private array written under
+         * branches is not promoted to registers by the GPU compiler). */
 #define SDPA_XE_B_WORD(j)                                                                          \
     ((2 * (j) < n ? (uint)p[2 * (j)] : 0u) | (2 * (j) + 1 < n ? (uint)p[2 * (j) + 1] : 0u) << 16)
     return (uint8)(SDPA_XE_B_WORD(0), SDPA_XE_B_WORD(1), SDPA_XE_B_WORD(2), SDPA_XE_B_WORD(3),
@@ -161,9 +160,9 @@ static inline __attribute__((always_inline)) int8 sdpa_xe_pack_b(float8 lo, floa
     for (int j = 0; j < 4; j++) {
         SDPA_XE_AT(w, uint, j) = (uint)sdpa_xe_to_operand(SDPA_XE_AT(lo, float, 2 * j)) |
                                  (uint)sdpa_xe_to_operand(SDPA_XE_AT(lo, float, 2 * j + 1)) << 16;
-        SDPA_XE_AT(w, uint, j + 4) =
-                (uint)sdpa_xe_to_operand(SDPA_XE_AT(hi, float, 2 * j)) |
-                (uint)sdpa_xe_to_operand(SDPA_XE_AT(hi, float, 2 * j + 1)) << 16;
+        SDPA_XE_AT(w, uint, j + 4) = (uint)sdpa_xe_to_operand(SDPA_XE_AT(hi, float, 2 * j)) |
+                                     (uint)sdpa_xe_to_operand(SDPA_XE_AT(hi, float, 2 * j + 1))
+                                             << 16;
     }
     return as_int8(w);
 }
@@ -314,11 +313,11 @@ static inline __attribute__((always_inline)) sdpa_xe_a8 sdpa_xe_a_from_c(float8 
  * ((r / 2) * ld + c) * 2 + r % 2). All n_sg sub-groups of the work-group
  * (this one is sg_id) share the rows; token0 + row is the row's token for
  * per-group scales. */
-static inline void sdpa_xe_stage_tile(local ushort *tile, local ushort *pairs, int ld,
-                                      const global void *src, long off, long r_stride,
-                                      long c_stride, const private sdpa_fwd_kv_format *f,
-                                      long token0, int rows, int rows_valid, int cols,
-                                      int cols_valid, int sg_id, int n_sg)
+static inline __attribute__((always_inline)) void
+sdpa_xe_stage_tile(local ushort *tile, local ushort *pairs, int ld, const global void *src,
+                   long off, long r_stride, long c_stride, const private sdpa_fwd_kv_format *f,
+                   long token0, int rows, int rows_valid, int cols, int cols_valid, int sg_id,
+                   int n_sg)
 {
     const int lane = get_sub_group_local_id();
     for (int r = sg_id; r < rows; r += n_sg) {
