@@ -351,11 +351,8 @@ sdpa_bwd(const global void *K, const global void *Q, const global void *V, const
     /* DETERMINISTIC: dQ comes from sdpa_bwd_dq; DQ may not even be f32. */
     const bool dq_owner = !SC(DETERMINISTIC) && sg_id < SC(WG_M_DBR) * SC(WG_N_DBR);
 
-    /* Query blocks that can see these keys: all, or from the causal band on. */
-    int first_block = 0;
-    if (sdpa_bwd_is_causal())
-        first_block = sdpa_imax(0, k0 - x.causal_offset) / br;
-    const int blocks = sdpa_imax(0, (sq + br - 1) / br - first_block);
+    int first_block;
+    const int blocks = sdpa_bwd_query_blocks(&x, k0, br, &first_block);
 
     /* dS of the queries that cannot see these keys is 0: written here, as
      * no block of the loop covers them. */
@@ -363,14 +360,8 @@ sdpa_bwd(const global void *K, const global void *Q, const global void *V, const
         sdpa_bwd_zero_ds(dS, ds_head, dss2, dss3, 0, sdpa_imin(first_block * br, sq), k0, keys,
                          n_sg);
 
-    /* Work-groups of neighbouring key blocks start at different query
-     * blocks, so that the ones running at the same time add into different
-     * rows of dQ. */
     for (int step = 0; step < blocks; step++) {
-        int block = get_group_id(0) % blocks + step;
-        if (block >= blocks)
-            block -= blocks;
-        const int q0 = (first_block + block) * br;
+        const int q0 = (first_block + sdpa_bwd_query_block_at(step, blocks)) * br;
         const int queries = sdpa_imin(br, sq - q0);
         barrier(CLK_LOCAL_MEM_FENCE); /* the previous block's readers are done */
         sdpa_bwd_stage_queries(&m, &x, q0, br, Q, &qs, dA, &das, ws, d_i);

@@ -1,8 +1,9 @@
 /*
  * sdpa_bwd_problem.h - what every backward work-group reads first, shared by
  * the portable kernels (sdpa_bwd.cl) and the fast path's (sdpa_xe_bwd.cl):
- * the problem as the kernel sees it (sdpa_bwd_problem, sdpa_bwd_scores.h)
- * and the tensors' strides from the strides buffer (kernel_abi_bwd.h).
+ * the problem as the kernel sees it (sdpa_bwd_problem, sdpa_bwd_scores.h),
+ * the tensors' strides from the strides buffer (kernel_abi_bwd.h), and the
+ * query blocks a key block visits.
  */
 #ifndef SDPA_SPIRV_BWD_PROBLEM_H
 #define SDPA_SPIRV_BWD_PROBLEM_H
@@ -10,6 +11,7 @@
 #include "kernel_abi_bwd.h"
 #include "sdpa_bwd_scores.h"
 #include "sdpa_common.h"
+#include "sdpa_uniform.h"
 
 /* The problem of this work-group's (batch, query head) = (group z, group
  * y), from the kernel arguments. */
@@ -80,6 +82,24 @@ static inline __attribute__((always_inline)) void sdpa_bwd_zero_ds(global void *
                 sdpa_store(ds, row + (long)key * s3, sdpa_bwd_ds_dt(), 0.0f);
         }
     }
+}
+
+/* The blocks of br queries that can see keys from k0 on: all, or from the
+ * causal band on. Returns how many, and the first in *first. */
+static inline __attribute__((always_inline)) int
+sdpa_bwd_query_blocks(const private sdpa_bwd_problem *x, int k0, int br, int *first)
+{
+    *first = sdpa_bwd_is_causal() ? sdpa_imax(0, k0 - x->causal_offset) / br : 0;
+    return sdpa_imax(0, (x->sq + br - 1) / br - *first);
+}
+
+/* The block (0 .. blocks - 1, after the first) a work-group visits at
+ * `step`: neighbouring key blocks start at different query blocks, so that
+ * the work-groups running at the same time add into different rows of dQ. */
+static inline __attribute__((always_inline)) int sdpa_bwd_query_block_at(int step, int blocks)
+{
+    int block = get_group_id(0) % blocks + step;
+    return block >= blocks ? block - blocks : block;
 }
 
 #endif /* SDPA_SPIRV_BWD_PROBLEM_H */

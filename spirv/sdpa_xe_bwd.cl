@@ -335,23 +335,15 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_xe_bw
     const int key0 = k0 + pl.kr0;
     global float *dq_head = (global float *)DQ + sdpa_bwd_head_offset(&ly.dq, x.b, x.h);
 
-    /* Query blocks that can see these keys: all, or from the causal band on. */
     const int br = SDPA_XE_BWD_QUERIES;
-    int first_block = 0;
-    if (sdpa_bwd_is_causal())
-        first_block = sdpa_imax(0, k0 - x.causal_offset) / br;
-    const int blocks = sdpa_imax(0, (SQ + br - 1) / br - first_block);
+    int first_block;
+    const int blocks = sdpa_bwd_query_blocks(&x, k0, br, &first_block);
     if (SC(WITH_DS) && first_block > 0)
         sdpa_bwd_zero_ds(DS, ds_head, DS_S2, DS_S3, 0, sdpa_imin(first_block * br, SQ), k0, keys,
                          n_sg);
 
-    /* Neighbouring key blocks start at different query blocks, so that the
-     * work-groups running at once add into different rows of dQ. */
     for (int step = 0; step < blocks; step++) {
-        int block = get_group_id(0) % blocks + step;
-        if (block >= blocks)
-            block -= blocks;
-        const int q0 = (first_block + block) * br;
+        const int q0 = (first_block + sdpa_bwd_query_block_at(step, blocks)) * br;
         barrier(CLK_LOCAL_MEM_FENCE); /* the previous block's readers are done */
         xe_bwd_stage_queries(&t, &x, q0, br, Q, &ly.q, DA, &ly.da, WS, D_I);
         barrier(CLK_LOCAL_MEM_FENCE);
