@@ -56,6 +56,10 @@ sdpa_dtype_t bench_kv_dtype(const bench_case_t *c);
 /* The case table; *count gets its length. */
 const bench_case_t *bench_cases(size_t *count);
 
+/* The sequence-length sweep (--sweep, the plot): one shape, S = Sq = Sk from
+ * 256 to 4096, forward and backward; *count gets its length. */
+const bench_case_t *bench_sweep_cases(size_t *count);
+
 /* Model flops: forward 4 * B * Hq * Sq * Sk * D (two products of 2D flops
  * per query-key pair), halved under a causal mask when Sq == Sk (the usual
  * convention; for Sq != Sk the visible pairs are counted); backward 2.5 times
@@ -234,6 +238,74 @@ int bench_run_naive(const bench_case_t *c, const bench_host_t *h, const bench_po
 
 /* Throughput of a square sgemm doing about flops floating-point operations. */
 int bench_run_sgemm(double flops, const bench_policy_t *policy, bench_sgemm_t *result);
+
+/* ------------------------------------------------------------------------- */
+/* The PyTorch peer (bench_torch.c, torch_peer.py)                           */
+/* ------------------------------------------------------------------------- */
+
+typedef struct bench_torch {
+    double seconds; /* median */
+    int reps;
+    char backend[16]; /* the kernel PyTorch was held to: "flash" (or "math") */
+    char why[160];    /* why there is no time, when bench_torch_run fails */
+} bench_torch_t;
+
+/* 1 if $BENCH_PYTHON names a Python with torch >= 2.5; about gets its
+ * version and thread count, or (0) why the column is skipped. */
+int bench_torch_probe(char *about, size_t size);
+
+/* PyTorch's CPU scaled_dot_product_attention on case c (fresh inputs of the
+ * same shapes and dtype; forward in inference mode, backward through
+ * autograd over one recorded forward), timed with the same policy. Returns
+ * 0, or -1 with result->why saying why (quantized K/V: not applicable). */
+int bench_torch_run(const bench_case_t *c, const bench_policy_t *policy, bench_torch_t *result);
+
+/* ------------------------------------------------------------------------- */
+/* Progress on stderr (bench_progress.c)                                     */
+/* ------------------------------------------------------------------------- */
+
+/* Starts a progress line for one measurement ("[2/9] bert-base fwd: ours"). */
+void bench_progress_begin(const char *label);
+/* After a timed run (done of total; done 0: after the warm-up). */
+void bench_progress_update(int done, int total);
+/* The measurement is over: clears the line on a terminal. */
+void bench_progress_end(void);
+
+/* ------------------------------------------------------------------------- */
+/* Rows and output (bench_report.c)                                          */
+/* ------------------------------------------------------------------------- */
+
+/* One line of the table: a case and what each side measured. */
+typedef struct bench_row {
+    const bench_case_t *c;
+    const char *skipped; /* why it did not run, or NULL */
+    int failed;          /* an error stopped it */
+    bench_ours_t ours;
+    int have_naive, have_sgemm, have_torch;
+    bench_naive_t naive;
+    bench_sgemm_t sgemm;
+    bench_torch_t torch; /* torch.why says why when !have_torch */
+    /* Accuracy against the naive baseline: largest |ours - naive|, largest
+     * |naive|, and (forward) the tolerance of the dtype. */
+    int checked;
+    double max_err, max_ref, tol;
+} bench_row_t;
+
+/* 1 if the row's forward result is outside its tolerance. */
+int bench_row_mismatch(const bench_row_t *row);
+
+/* The table, with a column for the PyTorch peer when torch is 1. */
+void bench_print_table(const bench_row_t *rows, int count, int torch);
+
+/* One machine-readable line: "BENCH name=... key=value ...". */
+void bench_print_line(const bench_row_t *row, const char *backend);
+
+/* Writes the rows as a tab-separated table for plots: GFLOP/s of ours, the
+ * naive baseline, sgemm and torch against Sq and Sk ("NaN" where a side did
+ * not run), after "# key: value" lines (title: device, CPU and date; note).
+ * Returns 0, or -1 after printing why. */
+int bench_write_data(const char *path, const bench_row_t *rows, int count, const char *device,
+                     const char *note);
 
 /* ------------------------------------------------------------------------- */
 /* OpenBLAS environment (blas_env.c)                                         */

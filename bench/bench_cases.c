@@ -1,4 +1,5 @@
 /* bench_cases.c - the benchmark's cases and their model flops and bytes. */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "bench.h"
@@ -107,13 +108,43 @@ static const bench_case_t cases[] = {
          .max_reps = 20},
 };
 
-#undef SHAPE
-
 const bench_case_t *bench_cases(size_t *count)
 {
     *count = sizeof(cases) / sizeof(cases[0]);
     return cases;
 }
+
+/* The sweep: Llama-3-8B's attention with a quarter of its heads (the same
+ * group of 4 and head size; 8 heads keep 2 cores busy), causal f16, at
+ * sequence lengths from 256 to 4096. */
+enum { SWEEP_LENGTHS = 5 };
+static const int64_t sweep_lengths[SWEEP_LENGTHS] = {256, 512, 1024, 2048, 4096};
+static bench_case_t sweep[2 * SWEEP_LENGTHS];
+static char sweep_names[2 * SWEEP_LENGTHS][32];
+
+const bench_case_t *bench_sweep_cases(size_t *count)
+{
+    for (int pass = 0; pass < 2; pass++) {
+        for (int i = 0; i < SWEEP_LENGTHS; i++) {
+            int64_t s = sweep_lengths[i];
+            bench_case_t *c = &sweep[pass * SWEEP_LENGTHS + i];
+            char *name = sweep_names[pass * SWEEP_LENGTHS + i];
+            snprintf(name, sizeof(sweep_names[0]), "sweep-%s-s%lld",
+                     bench_pass_name((bench_pass_t)pass), (long long)s);
+            *c = (bench_case_t){.name = name,
+                                .about = "sweep: B1 Hq8 Hkv2 D128 causal f16",
+                                .pass = (bench_pass_t)pass,
+                                SHAPE(1, 8, 2, s, s, 128),
+                                .dtype = SDPA_DTYPE_F16,
+                                .mask = SDPA_MASK_CAUSAL_BOTTOM_RIGHT,
+                                .max_reps = pass == BENCH_FORWARD ? 10 : 5};
+        }
+    }
+    *count = 2 * SWEEP_LENGTHS;
+    return sweep;
+}
+
+#undef SHAPE
 
 /* Query-key pairs a query row sees, summed over the rows of one head. */
 static double visible_pairs(const bench_case_t *c)

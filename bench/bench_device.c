@@ -32,8 +32,8 @@ int bench_device_open(bench_device_t *d)
         result = zeDriverGet(&count, &d->driver);
     if (result != ZE_RESULT_SUCCESS || count == 0) {
         fprintf(stderr, "sdpa_bench: no Level Zero driver found. Run `make bench`, which uses the "
-                        "CPU driver built in tests/, or set ZE_ENABLE_ALT_DRIVERS to the absolute "
-                        "path of drivers/ze_cpu/.libs/libze_cpu.so.\n");
+                        "CPU driver built in this tree, or set "
+                        "ZE_ENABLE_ALT_DRIVERS=" SDPA_BENCH_CPU_DRIVER ".\n");
         return -1;
     }
     count = 1;

@@ -25,6 +25,7 @@ int bench_repeat(const bench_policy_t *policy, int max_reps, bench_run_fn run, v
     double warm = run(context);
     if (warm < 0)
         return -1;
+    bench_progress_update(0, 0);
     int count = policy->reps;
     if (count <= 0) {
         double wanted = warm > 0 ? ceil(policy->budget / warm) : (double)max_reps;
@@ -43,6 +44,7 @@ int bench_repeat(const bench_policy_t *policy, int max_reps, bench_run_fn run, v
             free(times);
             return -1;
         }
+        bench_progress_update(i + 1, count);
     }
     qsort(times, (size_t)count, sizeof(double), compare_doubles);
     *median = count % 2 ? times[count / 2] : 0.5 * (times[count / 2 - 1] + times[count / 2]);

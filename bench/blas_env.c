@@ -1,9 +1,10 @@
 /* blas_env.c - make the OpenBLAS baseline fair on virtual CPUs.
  *
  * OpenBLAS picks its kernels from CPUID when the library loads; on this
- * project's virtual CPUs it misdetects the core and runs without AVX (DESIGN
- * section 6). OPENBLAS_CORETYPE overrides the choice, but it is read before
- * main runs, so the benchmark sets it and executes itself again. */
+ * project's virtual CPUs it misdetects the core and runs without AVX
+ * (doc/design.md, "Benchmark"). OPENBLAS_CORETYPE overrides the choice, but
+ * it is read before main runs, so the benchmark sets it and executes itself
+ * again. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

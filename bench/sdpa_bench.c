@@ -5,7 +5,10 @@
  *
  * Run it with `make bench` (the CPU Level Zero driver unless
  * SDPA_ZE_DRIVER=system), or by hand with ZE_ENABLE_ALT_DRIVERS and
- * SDPA_PLUGIN_DIR set; `sdpa_bench --help` lists the options.
+ * SDPA_PLUGIN_DIR set; `sdpa_bench --help` lists the options. With
+ * BENCH_PYTHON naming a Python with torch >= 2.5, PyTorch's CPU attention is
+ * a further column; --sweep runs the sequence-length sweep `make bench-plot`
+ * draws, and --data writes what the plot is drawn from.
  *
  * Exit status: 0 if every case ran and every forward result matched the
  * baseline within its tolerance, 1 if a result did not match, 2 on errors.
@@ -27,37 +30,32 @@ typedef struct bench_options {
     int selected_count;
     int all;          /* --case all: every case, including small ones */
     int no_baselines; /* --no-baseline */
+    int no_torch;     /* --no-torch */
+    int sweep;        /* --sweep: the sequence-length sweep instead of the cases */
+    const char *data; /* --data FILE: GFLOP/s per row for plots */
+    const char *note; /* --note TEXT: a line for the data file (the plot shows it) */
     bench_policy_t policy;
 } bench_options_t;
 
-/* One line of the table. */
-typedef struct bench_row {
-    const bench_case_t *c;
-    const char *skipped; /* why it did not run, or NULL */
-    int failed;          /* an error stopped it */
-    bench_ours_t ours;
-    int have_naive, have_sgemm;
-    bench_naive_t naive;
-    bench_sgemm_t sgemm;
-    /* Accuracy against the naive baseline: largest |ours - naive|, largest
-     * |naive|, and (forward) the tolerance of the dtype. */
-    int checked;
-    double max_err, max_ref, tol;
-} bench_row_t;
-
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: sdpa_bench [--case NAME]... [--reps N] [--budget SECONDS] [--backend NAME]\n"
-            "                  [--no-baseline] [--list]\n"
-            "  --case NAME     run only this case (repeatable; \"all\" runs every case)\n"
-            "  --reps N        timed runs per measurement (default: as many as fit in the\n"
-            "                  budget, at least 3, at most the case's limit)\n"
-            "  --budget S      seconds of timed runs to aim for per measurement (default 3)\n"
-            "  --backend NAME  backend to measure: \"ze\" (default) or \"ref\" (development)\n"
-            "  --no-baseline   skip the OpenBLAS baselines\n"
-            "  --list          list the cases and exit\n"
-            "Times are medians after one warm-up run, each run waited for on an event.\n");
+    fprintf(out, "usage: sdpa_bench [--case NAME]... [--sweep] [--reps N] [--budget SECONDS]\n"
+                 "                  [--backend NAME] [--no-baseline] [--no-torch] [--data FILE]\n"
+                 "                  [--note TEXT] [--list]\n"
+                 "  --case NAME     run only this case (repeatable; \"all\" runs every case)\n"
+                 "  --sweep         run the sequence-length sweep (S = 256..4096, forward and\n"
+                 "                  backward) instead of the cases\n"
+                 "  --reps N        timed runs per measurement (default: as many as fit in the\n"
+                 "                  budget, at least 3, at most the case's limit)\n"
+                 "  --budget S      seconds of timed runs to aim for per measurement (default 3)\n"
+                 "  --backend NAME  backend to measure: \"ze\" (default) or \"ref\" (development)\n"
+                 "  --no-baseline   skip the OpenBLAS baselines\n"
+                 "  --no-torch      skip the PyTorch column even when BENCH_PYTHON is set\n"
+                 "  --data FILE     also write GFLOP/s per row, tab-separated, for plots\n"
+                 "  --note TEXT     a note for the data file, shown under the plot's title\n"
+                 "  --list          list the cases and exit\n"
+                 "Times are medians after one warm-up run, each run waited for on an event.\n"
+                 "BENCH_PYTHON=/path/to/python (torch >= 2.5) adds PyTorch's CPU attention.\n");
 }
 
 static void list_cases(void)
@@ -85,6 +83,12 @@ static int parse_options(int argc, char **argv, bench_options_t *o)
         } else if (strcmp(arg, "--no-baseline") == 0) {
             o->no_baselines = 1;
             continue;
+        } else if (strcmp(arg, "--no-torch") == 0) {
+            o->no_torch = 1;
+            continue;
+        } else if (strcmp(arg, "--sweep") == 0) {
+            o->sweep = 1;
+            continue;
         }
         if (value == NULL) {
             fprintf(stderr, "sdpa_bench: %s needs a value\n", arg);
@@ -97,6 +101,10 @@ static int parse_options(int argc, char **argv, bench_options_t *o)
                 o->selected[o->selected_count++] = value;
         } else if (strcmp(arg, "--backend") == 0) {
             o->backend = value;
+        } else if (strcmp(arg, "--data") == 0) {
+            o->data = value;
+        } else if (strcmp(arg, "--note") == 0) {
+            o->note = value;
         } else if (strcmp(arg, "--reps") == 0) {
             long reps = strtol(value, &end, 10);
             if (*end != '\0' || reps < 1 || reps > 10000) {
@@ -199,17 +207,21 @@ static void check_row(bench_row_t *row, const bench_outputs_t *ours, const bench
     row->tol = INFINITY;
 }
 
-static int row_mismatch(const bench_row_t *row)
-{
-    return row->checked && !(row->max_err <= row->tol);
-}
-
 /* ------------------------------------------------------------------------- */
 /* One case                                                                  */
 /* ------------------------------------------------------------------------- */
 
+/* "[i/n] case pass: what" for the progress line. */
+static void progress_begin(const bench_row_t *row, int index, int total, const char *what)
+{
+    char label[160];
+    snprintf(label, sizeof(label), "  [%d/%d] %s %s: %s", index, total, row->c->name,
+             bench_pass_name(row->c->pass), what);
+    bench_progress_begin(label);
+}
+
 static void run_case(const bench_options_t *o, bench_device_t *d, const bench_backend_t *b,
-                     bench_row_t *row)
+                     int torch, bench_row_t *row, int index, int total)
 {
     const bench_case_t *c = row->c;
     bench_host_t host = {0};
@@ -222,131 +234,32 @@ static void run_case(const bench_options_t *o, bench_device_t *d, const bench_ba
         row->failed = 1;
         goto cleanup;
     }
-    fprintf(stderr, "  %s: %s backend...\n", c->name, b->iface->name);
-    if (bench_run_ours(d, b, c, &host, &o->policy, &ours, &row->ours) != 0) {
+    progress_begin(row, index, total, b->iface->name);
+    int ours_failed = bench_run_ours(d, b, c, &host, &o->policy, &ours, &row->ours) != 0;
+    bench_progress_end();
+    if (ours_failed) {
         row->failed = 1;
         goto cleanup;
     }
     if (baselines) {
-        fprintf(stderr, "  %s: naive baseline...\n", c->name);
+        progress_begin(row, index, total, "naive baseline");
         row->have_naive = bench_run_naive(c, &host, &o->policy, &naive, &row->naive) == 0;
-        fprintf(stderr, "  %s: sgemm baseline...\n", c->name);
+        progress_begin(row, index, total, "sgemm baseline");
         row->have_sgemm = bench_run_sgemm(bench_case_flops(c), &o->policy, &row->sgemm) == 0;
+        bench_progress_end();
         if (row->have_naive)
             check_row(row, &ours, &naive);
+    }
+    if (torch) {
+        progress_begin(row, index, total, "torch");
+        row->have_torch = bench_torch_run(c, &o->policy, &row->torch) == 0;
+        bench_progress_end();
     }
 
 cleanup:
     bench_outputs_destroy(&naive);
     bench_outputs_destroy(&ours);
     bench_host_destroy(&host);
-}
-
-/* ------------------------------------------------------------------------- */
-/* Output                                                                    */
-/* ------------------------------------------------------------------------- */
-
-static double mib(double bytes)
-{
-    return bytes / (1024.0 * 1024.0);
-}
-
-/* ratio_naive: naive time / our time (> 1: we are faster).
- * ratio_sgemm: the time sgemm needs for our flops / our time (1: we run at
- * host sgemm throughput). */
-static double ratio_naive(const bench_row_t *r)
-{
-    return r->naive.seconds / r->ours.seconds;
-}
-
-static double sgemm_equivalent_seconds(const bench_row_t *r)
-{
-    return bench_case_flops(r->c) / (r->sgemm.gflops * 1e9);
-}
-
-static void print_table(const bench_row_t *rows, int count)
-{
-    printf("\n%-22s %4s %9s %8s %9s %9s | %9s %10s %7s | %9s %7s | %9s %s\n", "case", "pass",
-           "ours ms", "TFLOP/s", "moved MiB", "peak MiB", "naive ms", "naive MiB", "x naive",
-           "sgemm GF", "x sgemm", "max err", "reps");
-    for (int i = 0; i < count; i++) {
-        const bench_row_t *r = &rows[i];
-        printf("%-22s %4s ", r->c->name, bench_pass_name(r->c->pass));
-        if (r->skipped || r->failed) {
-            printf("%s\n", r->skipped ? r->skipped : "FAILED (see the messages above)");
-            continue;
-        }
-        double flops = bench_case_flops(r->c);
-        printf("%9.2f %8.4f %9.1f %9.1f | ", r->ours.seconds * 1e3, flops / r->ours.seconds * 1e-12,
-               mib(bench_case_min_bytes(r->c)), mib((double)r->ours.peak_bytes));
-        if (r->have_naive)
-            printf("%9.2f %10.1f %6.2fx | ", r->naive.seconds * 1e3, mib((double)r->naive.bytes),
-                   ratio_naive(r));
-        else
-            printf("%9s %10s %7s | ", "-", "-", "-");
-        if (r->have_sgemm)
-            printf("%9.1f %6.3fx | ", r->sgemm.gflops,
-                   sgemm_equivalent_seconds(r) / r->ours.seconds);
-        else
-            printf("%9s %7s | ", "-", "-");
-        if (r->checked)
-            printf("%9.2e%s ", r->max_err, row_mismatch(r) ? "!" : " ");
-        else
-            printf("%9s  ", "-");
-        printf("%d", r->ours.reps);
-        if (r->have_naive)
-            printf("/%d", r->naive.reps);
-        if (r->have_sgemm)
-            printf("/%d", r->sgemm.reps);
-        printf("\n");
-    }
-    printf("\nours ms: median execution time; TFLOP/s: model flops (4*B*Hq*Sq*Sk*D, halved when "
-           "causal; backward 2.5x) / time;\n"
-           "moved MiB: the least bytes a pass must read and write; peak MiB: every Level Zero "
-           "allocation of the case\n"
-           "(tensors, workspace, scratch); naive: f32 S = QK^T, softmax, PV with OpenBLAS sgemm, "
-           "one head's S at a time;\n"
-           "x naive: naive time / ours (> 1: we are faster); sgemm GF: host sgemm GFLOP/s at "
-           "the case's flops;\n"
-           "x sgemm: the time sgemm needs for our flops / ours (1: host sgemm throughput); "
-           "max err: |ours - naive|,\n"
-           "relative to max|grad| for backward, '!' above the forward tolerance; reps: "
-           "ours/naive/sgemm timed runs.\n");
-}
-
-static void print_bench_line(const bench_row_t *r, const char *backend)
-{
-    const bench_case_t *c = r->c;
-    printf("BENCH name=%s pass=%s backend=%s dtype=%s B=%lld Hq=%lld Hkv=%lld Sq=%lld Sk=%lld "
-           "D=%lld causal=%d",
-           c->name, bench_pass_name(c->pass), backend, sdpa_dtype_name(c->dtype),
-           (long long)c->batch, (long long)c->q_heads, (long long)c->kv_heads, (long long)c->q_len,
-           (long long)c->k_len, (long long)c->head_size, c->mask != SDPA_MASK_NONE);
-    if (r->skipped || r->failed) {
-        printf(" status=%s\n", r->skipped ? "skipped" : "failed");
-        return;
-    }
-    double flops = bench_case_flops(c), bytes = bench_case_min_bytes(c);
-    printf(" status=ok ms=%.4f reps=%d create_ms=%.1f flops=%.6g tflops=%.6f bytes=%.0f "
-           "gbps=%.3f peak_bytes=%zu scratch_bytes=%zu workspace_bytes=%zu",
-           r->ours.seconds * 1e3, r->ours.reps, r->ours.create_ms, flops,
-           flops / r->ours.seconds * 1e-12, bytes, bytes / r->ours.seconds * 1e-9,
-           r->ours.peak_bytes, r->ours.scratch_bytes, r->ours.workspace_bytes);
-    if (r->have_naive)
-        printf(" naive_ms=%.4f naive_reps=%d naive_bytes=%zu naive_all_heads_bytes=%zu "
-               "ratio_naive=%.4f",
-               r->naive.seconds * 1e3, r->naive.reps, r->naive.bytes, r->naive.all_heads_bytes,
-               ratio_naive(r));
-    if (r->have_sgemm)
-        printf(" sgemm_n=%lld sgemm_gflops=%.3f sgemm_equiv_ms=%.4f ratio_sgemm=%.4f",
-               (long long)r->sgemm.n, r->sgemm.gflops, sgemm_equivalent_seconds(r) * 1e3,
-               sgemm_equivalent_seconds(r) / r->ours.seconds);
-    if (r->checked) {
-        printf(" max_err=%.3e", r->max_err);
-        if (c->pass == BENCH_FORWARD)
-            printf(" tol=%.3e check=%s", r->tol, row_mismatch(r) ? "FAIL" : "ok");
-    }
-    printf(" config=\"%s\"\n", r->ours.config);
 }
 
 static const char *device_type_name(ze_device_type_t type)
@@ -393,6 +306,12 @@ int main(int argc, char **argv)
         printf("baseline:  skipped (--no-baseline)\n");
     else
         bench_describe_baselines();
+    char torch_about[256];
+    int torch = !opts.no_torch && bench_torch_probe(torch_about, sizeof(torch_about));
+    if (opts.no_torch)
+        printf("torch:     skipped (--no-torch)\n");
+    else
+        printf("torch:     %s%s\n", torch ? "" : "skipped: ", torch_about);
     if (opts.policy.reps > 0)
         printf("runs:      1 warm-up + %d timed per measurement\n", opts.policy.reps);
     else
@@ -401,27 +320,29 @@ int main(int argc, char **argv)
                opts.policy.budget, opts.policy.min_reps);
 
     size_t count = 0;
-    const bench_case_t *cases = bench_cases(&count);
-    for (size_t i = 0; i < count && row_count < MAX_SELECTED; i++) {
-        if (!case_selected(&opts, &cases[i]))
-            continue;
-        bench_row_t *row = &rows[row_count++];
-        *row = (bench_row_t){.c = &cases[i]};
-        if (cases[i].pass == BENCH_BACKWARD && !backend.features.has_backward) {
-            row->skipped = "skipped: the backend has no backward yet";
-            continue;
-        }
-        run_case(&opts, &device, &backend, row);
+    const bench_case_t *cases = opts.sweep ? bench_sweep_cases(&count) : bench_cases(&count);
+    for (size_t i = 0; i < count && row_count < MAX_SELECTED; i++)
+        if (opts.sweep || case_selected(&opts, &cases[i]))
+            rows[row_count++] = (bench_row_t){.c = &cases[i]};
+    for (int i = 0; i < row_count; i++) {
+        if (rows[i].c->pass == BENCH_BACKWARD && !backend.features.has_backward)
+            rows[i].skipped = "skipped: the backend has no backward yet";
+        else
+            run_case(&opts, &device, &backend, torch, &rows[i], i + 1, row_count);
     }
 
-    print_table(rows, row_count);
+    bench_print_table(rows, row_count, torch);
     printf("\n");
     int failed = 0, mismatched = 0;
     for (int i = 0; i < row_count; i++) {
-        print_bench_line(&rows[i], backend.iface->name);
+        bench_print_line(&rows[i], backend.iface->name);
         failed |= rows[i].failed;
-        mismatched |= row_mismatch(&rows[i]);
+        mismatched |= bench_row_mismatch(&rows[i]);
     }
+    if (opts.data && bench_write_data(opts.data, rows, row_count, device.name, opts.note) != 0)
+        failed = 1;
+    else if (opts.data)
+        printf("data:      %s\n", opts.data);
     printf("total: %.1f s\n", bench_seconds_now() - start);
     rc = failed ? 2 : mismatched ? 1 : 0;
 

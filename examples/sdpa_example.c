@@ -15,15 +15,21 @@
  *
  * Defaults are a Llama-style layer: B=1, Hq=32, Hkv=8 (grouped-query
  * attention), S=1024, D=128, causal, f16, scale 1/sqrt(D). Run it with
- * `make run-example`, or by hand:
+ * `make run-example` in the build tree. Installed, point the Level Zero
+ * loader at a driver (the CPU driver that --enable-cpu-driver installs is
+ * `pkg-config --variable=cpu_driver sdpa`) and run it:
  *
- *   ZE_ENABLE_ALT_DRIVERS=$PWD/drivers/ze_cpu/.libs/libze_cpu.so \
- *   SDPA_PLUGIN_DIR=$PWD/plugin/.libs examples/sdpa_example --seq 512
+ *   ZE_ENABLE_ALT_DRIVERS=$(pkg-config --variable=cpu_driver sdpa) sdpa_example --seq 512
+ *
+ * It uses only sdpa.h, Level Zero and the C library, so it builds out of tree:
+ *
+ *   cc $(pkg-config --cflags sdpa) sdpa_example.c $(pkg-config --libs sdpa) -lm
  *
  * Exit status: 0 if the result matches the reference within the tolerance of
  * the data type, 1 if it does not, 2 on any error.
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,9 +37,103 @@
 
 #include <level_zero/ze_api.h>
 
-#include "element.h"
-#include "problem.h"
-#include "sdpa.h"
+#include <sdpa.h>
+
+/* Where the build system knows the CPU Level Zero driver to be, for the
+ * message printed when no driver is found. */
+#ifndef SDPA_EXAMPLE_CPU_DRIVER
+#define SDPA_EXAMPLE_CPU_DRIVER "$(pkg-config --variable=cpu_driver sdpa)"
+#endif
+
+/* ------------------------------------------------------------------------- */
+/* Elements: f32, f16 and bf16 on the host                                   */
+/* ------------------------------------------------------------------------- */
+
+static const char *dtype_name(sdpa_dtype_t dtype)
+{
+    return dtype == SDPA_DTYPE_F32 ? "f32" : dtype == SDPA_DTYPE_F16 ? "f16" : "bf16";
+}
+
+static size_t dtype_bytes(sdpa_dtype_t dtype)
+{
+    return dtype == SDPA_DTYPE_F32 ? 4 : 2;
+}
+
+/* The distance from 1 to the next number of dtype: its relative rounding step. */
+static double dtype_epsilon(sdpa_dtype_t dtype)
+{
+    return ldexp(1.0, dtype == SDPA_DTYPE_F32 ? -23 : dtype == SDPA_DTYPE_F16 ? -10 : -7);
+}
+
+static uint32_t float_bits(float value)
+{
+    uint32_t bits;
+    memcpy(&bits, &value, sizeof bits);
+    return bits;
+}
+
+/* value as IEEE binary16, rounded to nearest even; overflow gives infinity. */
+static uint16_t f16_from_float(float value)
+{
+    uint32_t bits = float_bits(value);
+    uint16_t sign = (uint16_t)((bits >> 16) & 0x8000);
+    uint32_t magnitude = bits & 0x7fffffff;
+    if (magnitude > 0x7f800000) /* NaN */
+        return sign | 0x7e00;
+    if (magnitude >= 0x477ff000) /* 65520 and up round to infinity */
+        return sign | 0x7c00;
+    if (magnitude < 0x38800000) /* below 2^-14: a subnormal, in units of 2^-24 */
+        return sign | (uint16_t)lrintf(fabsf(value) * 16777216.0f);
+    uint32_t rebiased = magnitude - (112u << 23); /* exponent bias 127 -> 15 */
+    return sign | (uint16_t)((rebiased + 0xfff + ((rebiased >> 13) & 1)) >> 13);
+}
+
+static double f16_to_double(uint16_t half)
+{
+    int exponent = (half >> 10) & 0x1f, mantissa = half & 0x3ff;
+    double magnitude = exponent == 0    ? ldexp(mantissa, -24)
+                       : exponent == 31 ? (mantissa ? NAN : INFINITY)
+                                        : ldexp(mantissa + 1024, exponent - 25);
+    return (half & 0x8000) ? -magnitude : magnitude;
+}
+
+/* value as bfloat16 (the high half of an f32), rounded to nearest even. */
+static uint16_t bf16_from_float(float value)
+{
+    uint32_t bits = float_bits(value);
+    if ((bits & 0x7fffffff) > 0x7f800000)
+        return (uint16_t)((bits >> 16) | 0x40); /* NaN stays NaN */
+    return (uint16_t)((bits + 0x7fff + ((bits >> 16) & 1)) >> 16);
+}
+
+static double bf16_to_double(uint16_t bf16)
+{
+    uint32_t bits = (uint32_t)bf16 << 16;
+    float value;
+    memcpy(&value, &bits, sizeof value);
+    return value;
+}
+
+/* Stores value, rounded once, as element i of an array of dtype. */
+static void element_store(void *data, int64_t i, sdpa_dtype_t dtype, float value)
+{
+    if (dtype == SDPA_DTYPE_F32)
+        ((float *)data)[i] = value;
+    else if (dtype == SDPA_DTYPE_F16)
+        ((uint16_t *)data)[i] = f16_from_float(value);
+    else
+        ((uint16_t *)data)[i] = bf16_from_float(value);
+}
+
+/* Element i of an array of dtype, exactly. */
+static double element_load(const void *data, int64_t i, sdpa_dtype_t dtype)
+{
+    if (dtype == SDPA_DTYPE_F32)
+        return ((const float *)data)[i];
+    if (dtype == SDPA_DTYPE_F16)
+        return f16_to_double(((const uint16_t *)data)[i]);
+    return bf16_to_double(((const uint16_t *)data)[i]);
+}
 
 /* ------------------------------------------------------------------------- */
 /* Options                                                                   */
@@ -186,11 +286,11 @@ static const char *device_type_name(ze_device_type_t type)
 static void explain_missing_driver(void)
 {
     fprintf(stderr, "sdpa_example: no Level Zero driver found.\n"
-                    "  Without an Intel GPU, use the CPU driver built in this tree: run\n"
-                    "    make run-example\n"
-                    "  or set ZE_ENABLE_ALT_DRIVERS to its absolute path, for example\n"
-                    "    ZE_ENABLE_ALT_DRIVERS=$PWD/drivers/ze_cpu/.libs/libze_cpu.so "
-                    "SDPA_PLUGIN_DIR=$PWD/plugin/.libs examples/sdpa_example\n");
+                    "  Without an Intel GPU, run `make run-example` in the build tree, or point\n"
+                    "  the loader at sdpa-ze's CPU driver, and the driver at its OpenCL engine\n"
+                    "  if it does not find it (ZE_CPU_DEBUG=1 says why):\n"
+                    "    ZE_ENABLE_ALT_DRIVERS=" SDPA_EXAMPLE_CPU_DRIVER " \\\n"
+                    "    ZE_CPU_OPENCL_ENGINE=/path/to/intel-opencl-rt sdpa_example\n");
 }
 
 /* Opens the first driver's first device. Returns 0, or -1 after printing
@@ -323,7 +423,7 @@ static void fill_random(void *data, int64_t count, sdpa_dtype_t dtype, uint64_t 
     uint64_t state = seed;
     for (int64_t i = 0; i < count; i++) {
         float unit = (float)(next_random(&state) >> 40) / 16777216.0f; /* [0, 1) */
-        sdpa_element_store(data, (int64_t)i, dtype, 2.0f * unit - 1.0f);
+        element_store(data, i, dtype, 2.0f * unit - 1.0f); /* exact in f32 */
     }
 }
 
@@ -372,8 +472,8 @@ static int run_attention(const char *name, const level_zero_t *ze, const example
         fprintf(stderr, "sdpa_example: sdpa_backend_open(%s) failed: %s: %s\n",
                 name ? name : "NULL", sdpa_status_name(status), sdpa_loader_last_error());
         if (status == SDPA_ERROR_BACKEND_NOT_FOUND)
-            fprintf(stderr, "  Set SDPA_PLUGIN_DIR to the directory holding libsdpa_<name>.so "
-                            "(plugin/.libs in the build tree), or run `make run-example`.\n");
+            fprintf(stderr, "  Set SDPA_PLUGIN_DIR to the directory holding libsdpa_<name>.so, "
+                            "or run `make run-example` in the build tree.\n");
         return -1;
     }
     const sdpa_backend_iface_t *iface = sdpa_backend_get_iface(backend);
@@ -467,7 +567,7 @@ cleanup:
  * with s_max the largest |score| (scale * D * max|q| * max|k|). */
 static double tolerance(const example_options_t *o, double v_max, double s_max)
 {
-    double ulp = sdpa_dtype_epsilon(o->dtype);
+    double ulp = dtype_epsilon(o->dtype);
     double f32_unit = ldexp(1.0, -24);
     return v_max * (1.5 * ulp +
                     4.0 * f32_unit * (sqrt((double)o->seq) + sqrt((double)o->head_size) * s_max));
@@ -479,8 +579,8 @@ static int compare(const example_options_t *o, const void *ours, const void *ref
     double max_abs = 0.0, max_ref = 0.0;
     int64_t worst = 0;
     for (int64_t i = 0; i < count; i++) {
-        double a = sdpa_element_load(ours, (int64_t)i, o->dtype);
-        double r = sdpa_element_load(ref, (int64_t)i, o->dtype);
+        double a = element_load(ours, i, o->dtype);
+        double r = element_load(ref, i, o->dtype);
         double err = fabs(a - r);
         if (!(err <= max_abs)) { /* also catches NaN */
             max_abs = isnan(err) ? INFINITY : err;
@@ -494,7 +594,7 @@ static int compare(const example_options_t *o, const void *ours, const void *ref
     printf("max |error|: %.3e (element %lld), relative to max|O| = %.3e: %.3e\n", max_abs,
            (long long)worst, max_ref, max_ref > 0 ? max_abs / max_ref : max_abs);
     printf("tolerance:   %.3e (%s: 1.5 ulp + f32 accumulation over %lld keys)\n", tol,
-           sdpa_dtype_name(o->dtype), (long long)o->seq);
+           dtype_name(o->dtype), (long long)o->seq);
     return max_abs <= tol;
 }
 
@@ -517,7 +617,7 @@ int main(int argc, char **argv)
         goto cleanup;
 
     sdpa_problem_desc_t problem = make_problem(&opts);
-    size_t elem = ((size_t)sdpa_dtype_bits(opts.dtype) / 8);
+    size_t elem = dtype_bytes(opts.dtype);
     int64_t q_count = tensor_elements(&problem.q), kv_count = tensor_elements(&problem.k);
     if (!(q = alloc_shared(&ze, (size_t)q_count * elem)) ||
         !(k = alloc_shared(&ze, (size_t)kv_count * elem)) ||
@@ -531,7 +631,7 @@ int main(int argc, char **argv)
 
     printf("problem:   B=%lld Hq=%lld Hkv=%lld S=%lld D=%lld %s%s, scale 1/sqrt(D)\n",
            (long long)opts.batch, (long long)opts.heads, (long long)opts.kv_heads,
-           (long long)opts.seq, (long long)opts.head_size, sdpa_dtype_name(opts.dtype),
+           (long long)opts.seq, (long long)opts.head_size, dtype_name(opts.dtype),
            opts.causal ? " causal" : "");
 
     attention_buffers_t ours = {q, k, v, dst};

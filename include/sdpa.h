@@ -32,9 +32,45 @@
  *   - Tensors are described by dtype, four dims and four strides counted in
  *     elements (not bytes), in the order [batch, heads, sequence, head_dim].
  *     Any strides are accepted (transposed K is just strides[2] == 1), as long
- *     as they are non-negative. Offsets are 64-bit throughout.
+ *     as they are non-negative. Offsets are 64-bit throughout. Pointers need
+ *     only the alignment of their elements (see sdpa_exec_args_t).
  *   - Nothing in this header allocates. Handles are opaque. There is no global
  *     mutable state: two contexts never share anything.
+ *   - Sizes: a problem whose tensors, or the buffers it implies (workspace,
+ *     dropout keep mask and element index, per-group quantization
+ *     parameters, backward scratch), would pass 2^63 - 1 bytes is refused by
+ *     primitive_create with SDPA_ERROR_UNSUPPORTED naming the field, so no
+ *     size a query returns ever wraps.
+ *
+ * Threads. Every function may be called from any thread. primitive_execute
+ * is safe from any number of threads at once, for any mix of primitives,
+ * command lists and scratch:
+ *   - the backend serializes its own appends to each Level Zero command list
+ *     (the context's default list and lists passed in exec args alike), and
+ *     its use of a primitive's kernels;
+ *   - a backward without exec_args.scratch uses the scratch the context keeps
+ *     for the command list it appends to: executions on one list run in
+ *     order and share it, executions on different lists never do, and no
+ *     execution allocates once that list's scratch is large enough.
+ * What stays the caller's: not appending to a command list from another
+ * thread while primitive_execute appends to it (Level Zero forbids
+ * concurrent appends to one list; the backend only orders its own), not
+ * submitting one regular list to two queues at once if it holds backward
+ * executions that use the context's scratch, and not destroying a primitive
+ * or context while calls on it run or its launches are pending. The context
+ * keeps each list's scratch until it is destroyed: a caller that records onto
+ * many short-lived lists should pass its own scratch.
+ *
+ * Lifetime. Destroy a context's primitives before the context, and the
+ * context before the Level Zero context it is bound to; neither destroy
+ * waits, so the work they appended must have finished. A primitive still
+ * alive when its context is destroyed is orphaned: context_destroy releases
+ * every Level Zero object the backend made for it (kernels, memory, modules),
+ * so that zeContextDestroy of the caller's context succeeds afterwards;
+ * primitive_execute then refuses it (SDPA_ERROR_INVALID_ARGUMENT),
+ * primitive_query still answers, and primitive_destroy frees it without any
+ * Level Zero call. Destroying a context while another thread uses it or one
+ * of its primitives is the caller's error.
  *
  * Environment variables (read when a primitive or backend is created):
  *   SDPA_BACKEND          front loader: "ze" (default), "ref", or a path to a
@@ -108,22 +144,40 @@ extern "C" {
 /* Status codes                                                              */
 /* ------------------------------------------------------------------------- */
 
+/* Which refusal is which: a request outside what this header defines, or
+ * inconsistent with itself, is SDPA_ERROR_INVALID_ARGUMENT, even when every
+ * value in it is a valid enum (q.dtype = S8: this header says q is f32, f16
+ * or bf16); a request this header defines that the backend or its device
+ * cannot serve is SDPA_ERROR_UNSUPPORTED (a head size above
+ * sdpa_features_t.max_head_size, quantized K/V in backward, a device pointer
+ * handed to "ref"). Fixing an INVALID_ARGUMENT means fixing the call;
+ * an UNSUPPORTED call may work with another backend or device. */
 typedef enum sdpa_status {
     SDPA_SUCCESS = 0,
-    /* A NULL pointer, an out-of-range enum, or values that contradict each
-     * other (mismatched dims, a mask that does not broadcast, ...). */
+    /* Outside what this header defines, or inconsistent: a NULL pointer, an
+     * out-of-range enum or boolean, a dtype not allowed in that place, a
+     * pointer not aligned to its elements, values that contradict each other
+     * (mismatched dims, a mask that does not broadcast, ...). */
     SDPA_ERROR_INVALID_ARGUMENT = 1,
     /* struct_size or struct_version of a descriptor is not one this backend
      * knows (too small, or a version from the future). */
     SDPA_ERROR_INVALID_STRUCT = 2,
-    /* A valid request this backend or device cannot serve (for example a
-     * device pointer handed to the host reference backend, or a feature the
-     * device lacks). */
+    /* A request this header defines that this backend or device cannot serve
+     * (a head size or dimension beyond what it implements, quantized K/V in
+     * backward, a device pointer handed to the host reference backend, a
+     * feature the device lacks, a buffer past 2^63 - 1 bytes, or a backward
+     * scratch above the device's largest allocation, maxMemAllocSize: refused
+     * at creation). Level Zero's UNSUPPORTED_SIZE/_FEATURE/_VERSION/_ALIGNMENT
+     * map here. */
     SDPA_ERROR_UNSUPPORTED = 3,
     /* SDPA_CONFIG, QUANTIZED_SDPA_CONFIG or BWD_SDPA_CONFIG is malformed or
      * violates the kernel's constraints. */
     SDPA_ERROR_INVALID_CONFIG = 4,
+    /* A host allocation failed, or a Level Zero call returned
+     * ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY. */
     SDPA_ERROR_OUT_OF_HOST_MEMORY = 5,
+    /* A Level Zero call (an allocation, a kernel creation, a launch, ...)
+     * returned ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY. */
     SDPA_ERROR_OUT_OF_DEVICE_MEMORY = 6,
     /* Building a Level Zero module failed; the message carries the build log. */
     SDPA_ERROR_BUILD_FAILED = 7,
@@ -194,13 +248,16 @@ typedef enum sdpa_scale_kind {
     SDPA_SCALE_DEVICE = 2, /* one element of scale_dtype at exec_args.scale_ptr */
 } sdpa_scale_kind_t;
 
-/* In forward, a query row whose keys are all masked gives NaN (ACCURATE) or 0
- * (INF_AS_ZERO). Backward treats such a row as probabilities of 0 in both
- * modes: it adds nothing to dK and dV, and its dQ (and dS) row is 0. */
+/* A fully masked row is a query that sees no key: every score of its row is
+ * -inf (an additive mask row of -inf, or a causal mask with Sq > Sk that
+ * leaves the first queries no key). Its O row is NaN (ACCURATE) or 0
+ * (INF_AS_ZERO); its log-sum-exp in the workspace is -inf in both modes.
+ * Backward treats such a row as probabilities of 0 in both modes: it adds
+ * nothing to dK and dV, and its dQ (and dS) row is 0. */
 typedef enum sdpa_softmax_kind {
     /* A fully masked row gives NaN, as exp(-inf - -inf) does. */
     SDPA_SOFTMAX_ACCURATE = 0,
-    /* A fully masked row gives 0 (and a -inf log-sum-exp). */
+    /* A fully masked row gives 0. */
     SDPA_SOFTMAX_INF_AS_ZERO = 1,
 } sdpa_softmax_kind_t;
 
@@ -210,27 +267,53 @@ typedef enum sdpa_quant_kind {
     SDPA_QUANT_PER_GROUP = 2,  /* one value per group_size head_dim elements of each token */
 } sdpa_quant_kind_t;
 
-/* Dequantization of an integer K or V: x = (q - zero_point) * scale. */
+/* Dequantization of an integer K or V: x = (q - zero_point) * scale.
+ *
+ * PER_TENSOR: one value, element 0 of its array. PER_GROUP: the array is
+ * dense [B, Hkv, Sk, G] with G = D / group_size groups per token, whatever
+ * the strides of K and V: element (b, h, j, d) of K uses entry
+ *     ((b * Hkv + h) * Sk + j) * G + d / group_size.
+ * 4-bit zero points (s4, u4) are packed like 4-bit tensors, entry 2i in the
+ * low nibble of byte i and entry 2i + 1 in its high nibble, straight across
+ * tokens: with an odd G (D = 96, group_size = 32: G = 3) the zero points of
+ * every odd token start in the high nibble of a byte shared with the token
+ * before it. There is no padding between tokens. */
 typedef struct sdpa_quant_desc {
     sdpa_quant_kind_t scales;
     sdpa_dtype_t scales_dtype; /* f32, f16 or bf16 */
     sdpa_quant_kind_t zero_points;
     sdpa_dtype_t zero_points_dtype; /* s8, u8, s4, u4 or s32 */
-    /* PER_GROUP: head_dim elements per group, a power of two dividing D.
-     * Scales/zero points are dense [B, Hkv, Sk, D / group_size]. */
+    /* PER_GROUP: head_dim elements per group, a power of two dividing D. */
     int64_t group_size;
 } sdpa_quant_desc_t;
 
-/* Dropout on the attention probabilities: a probability p, an int64 seed and
- * an optional int64 offset, each a host scalar or a device pointer. Kept
- * values are scaled by 1/(1-p). The keep decision for element (b, h, i, j)
- * comes from Philox4x32-10 (see the README for the exact counter layout), so
- * backward regenerates the mask forward used. */
+/* Dropout on the attention probabilities (FORWARD_TRAINING and BACKWARD
+ * only): a probability p in [0, 1), an int64 seed and an optional int64
+ * offset, each a host scalar or a device pointer. Kept probabilities are
+ * scaled by 1 / (1 - p); the softmax sum and the log-sum-exp are those of
+ * the probabilities before dropout.
+ *
+ * The keep decision is part of the ABI, so that a framework can reproduce a
+ * mask or continue a random stream. Element (b, h, i, j) of the
+ * probabilities [B, Hq, Sq, Sk] has the linear index
+ *     n = ((b * Hq + h) * Sq + i) * Sk + j
+ * and the random word w = word n % 4 of Philox4x32-10 (Salmon et al.,
+ * SC'11: 10 rounds, multipliers 0xD2511F53 and 0xCD9E8D57, key increments
+ * 0x9E3779B9 and 0xBB67AE85, as in Random123) with
+ *     c       = offset + n / 4          (uint64 arithmetic, wrapping)
+ *     counter = { lo32(c), hi32(c), 0, 0 }
+ *     key     = { lo32(seed), hi32(seed) }
+ * The element is kept iff (w >> 8) * 2^-24 >= p. One execution uses the
+ * counters offset .. offset + ceil(B Hq Sq Sk / 4) - 1: the next step of a
+ * stream passes an offset past them. Backward regenerates the mask forward
+ * used from the same p, seed and offset. */
 typedef struct sdpa_dropout_desc {
     uint32_t enabled;
-    uint32_t host_scalars;     /* 1: values in exec args; 0: device pointers */
-    uint32_t with_offset;      /* 0: offset is 0 */
-    uint32_t with_mask_output; /* forward writes uint8 keep mask [B,Hq,Sq,Sk] */
+    uint32_t host_scalars; /* 1: values in exec args; 0: device pointers */
+    uint32_t with_offset;  /* 0: offset is 0 */
+    /* Forward writes the keep mask: uint8 [B, Hq, Sq, Sk], dense, one byte
+     * per element: 1 = kept, 0 = dropped (masked keys included). */
+    uint32_t with_mask_output;
 } sdpa_dropout_desc_t;
 
 typedef struct sdpa_problem_desc {
@@ -239,8 +322,11 @@ typedef struct sdpa_problem_desc {
     sdpa_prop_kind_t prop_kind;
 
     /* q: [B, Hq, Sq, D]; k: [B, Hkv, Sk, D]; v: [B, Hkv, Sk, D];
-     * dst (O): [B, Hq, Sq, D]. Hq must be a multiple of Hkv (GQA/MQA).
-     * q and dst share one dtype (f32, f16, bf16); k and v may differ. */
+     * dst (O): [B, Hq, Sq, D]. Hq must be a multiple of Hkv (GQA/MQA):
+     * query head h reads K/V head h / (Hq / Hkv), so consecutive query heads
+     * share a K/V head, and backward sums the dK, dV of those Hq / Hkv query
+     * heads. q and dst share one dtype (f32, f16, bf16); k and v may be
+     * f32, f16, bf16, or s8, u8, s4, u4 with k_quant/v_quant. */
     sdpa_tensor_desc_t q, k, v, dst;
 
     sdpa_mask_kind_t mask_kind;
@@ -273,9 +359,29 @@ typedef struct sdpa_problem_desc {
 /* Execution arguments                                                       */
 /* ------------------------------------------------------------------------- */
 
+/* The byte alignment of caller scratch (sdpa_exec_args_t.scratch). */
+#define SDPA_SCRATCH_ALIGNMENT 256
+
 /* Device (or shared/host USM) pointers for one execution. Members a problem
- * does not use are ignored. The log-sum-exp workspace is f32 [B, Hq, Sq],
- * dense, natural log, scale included; see SDPA_QUERY_WORKSPACE_BYTES. */
+ * does not use are ignored.
+ *
+ * Alignment. A pointer needs only the alignment of its own elements: 4 bytes
+ * for f32 and s32, 2 for f16 and bf16, 1 for s8, u8 and the 4-bit types
+ * (whose pointer is the byte holding element 0 in its low nibble); 4 for the
+ * workspace and dropout_p_ptr, 8 for dropout_seed_ptr and dropout_offset_ptr,
+ * 1 for dropout_mask. Any such pointer is served, forward and backward:
+ * views into a larger allocation at any element offset (q, k and v carved
+ * from one fused projection, a slice of a KV cache, a sub-block of a caching
+ * allocator). A pointer less aligned than its elements is refused with
+ * SDPA_ERROR_INVALID_ARGUMENT. Caller scratch must be aligned to
+ * SDPA_SCRATCH_ALIGNMENT bytes.
+ *
+ * The log-sum-exp workspace is f32 [B, Hq, Sq], dense: for query row i,
+ * lse_i = log(sum_j exp(s_ij)) in natural log, with s_ij the scaled and
+ * masked scores (scale included); -inf for a fully masked row, in both
+ * softmax modes (see sdpa_softmax_kind_t). Backward recomputes the
+ * probabilities as exp(s_ij - lse_i) and takes a row whose lse_i is -inf as
+ * all zeros. See SDPA_QUERY_WORKSPACE_BYTES. */
 typedef struct sdpa_exec_args {
     uint32_t struct_size;    /* sizeof(sdpa_exec_args_t) */
     uint32_t struct_version; /* SDPA_EXEC_ARGS_VERSION */
@@ -295,14 +401,16 @@ typedef struct sdpa_exec_args {
     int64_t dropout_seed, dropout_offset;
     /* ... or device pointers to one f32 / int64 / int64 (host_scalars = 0). */
     const void *dropout_p_ptr, *dropout_seed_ptr, *dropout_offset_ptr;
-    void *dropout_mask; /* with_mask_output: uint8 [B, Hq, Sq, Sk], dense */
+    void *dropout_mask; /* with_mask_output: uint8 [B, Hq, Sq, Sk], dense, 1 = kept */
 
     /* Backward. */
     const void *diff_dst;
     void *diff_q, *diff_k, *diff_v, *ds;
 
     /* Optional caller-owned scratch (device memory of at least
-     * SDPA_QUERY_SCRATCH_BYTES). NULL: the context's own, grown on demand. */
+     * SDPA_QUERY_SCRATCH_BYTES, aligned to SDPA_SCRATCH_ALIGNMENT). NULL:
+     * the scratch the context keeps for the command list this execution
+     * appends to, grown on demand (see Threads at the top). */
     void *scratch;
     size_t scratch_size;
 
@@ -356,8 +464,8 @@ typedef enum sdpa_query {
      * second primitive with the same kernels builds none). */
     SDPA_QUERY_MODULES_BUILT = 4,
     /* uint64_t, on a context: device allocations the context has made for
-     * scratch so far (it grows its scratch only when a larger execution
-     * needs it). */
+     * scratch so far, over all command lists (it grows a list's scratch only
+     * when a larger execution on that list needs it). */
     SDPA_QUERY_SCRATCH_ALLOCATIONS = 5,
 } sdpa_query_t;
 
@@ -382,7 +490,8 @@ typedef struct sdpa_backend_iface {
     /* Creates a context bound to desc->ze_context and desc->ze_device. */
     sdpa_status_t (*context_create)(const sdpa_context_desc_t *desc, sdpa_context_t **out);
     /* Waits for nothing: the caller must have finished using the context's
-     * primitives. Frees the module cache and scratch. NULL is ignored. */
+     * primitives. Frees the module cache and scratch, and orphans the
+     * primitives still alive (see Lifetime at the top). NULL is ignored. */
     void (*context_destroy)(sdpa_context_t *ctx);
     /* Fills out (whose struct_size/struct_version the caller sets). */
     sdpa_status_t (*context_get_features)(sdpa_context_t *ctx, sdpa_features_t *out);
@@ -395,7 +504,8 @@ typedef struct sdpa_backend_iface {
      * modules. desc is copied; the caller may free it afterwards. */
     sdpa_status_t (*primitive_create)(sdpa_context_t *ctx, const sdpa_problem_desc_t *desc,
                                       sdpa_primitive_t **out);
-    /* NULL is ignored. The caller must have finished executing it. */
+    /* NULL is ignored. The caller must have finished executing it. Valid on
+     * an orphan (a primitive whose context was destroyed first). */
     void (*primitive_destroy)(sdpa_primitive_t *prim);
     /* Answers SDPA_QUERY_WORKSPACE_BYTES, _SCRATCH_BYTES (size_t) and
      * _CONFIG_STRING (char[out_size], always NUL-terminated). */
@@ -403,7 +513,9 @@ typedef struct sdpa_backend_iface {
                                      size_t out_size);
     /* Appends the launches for one execution and returns; the results are
      * ready once the command list has executed (or signal_event is
-     * signalled). Safe to call from several threads at once. */
+     * signalled). Safe to call from any number of threads at once, on the
+     * same or different primitives and command lists (see Threads at the
+     * top). */
     sdpa_status_t (*primitive_execute)(sdpa_primitive_t *prim, const sdpa_exec_args_t *args);
 } sdpa_backend_iface_t;
 

@@ -24,3 +24,23 @@ AC_DEFUN([SDPA_REQUIRE_PKG], [
     Install it with: apt-get install $3])
     ])
 ])
+
+# SDPA_CHECK_PYTHON
+# -----------------
+# The Python that runs the sdpa_ze package's tests (python/): the first of
+# $PYTHON, python3 and /usr/bin/python3 that imports numpy, pytest and venv
+# (with ensurepip). Sets SDPA_PYTHON, empty when there is none: `make check`
+# then skips those tests and says what to install.
+AC_DEFUN([SDPA_CHECK_PYTHON], [
+    AC_ARG_VAR([PYTHON], [Python 3 with numpy, pytest and venv for the Python package's tests])
+    AC_MSG_CHECKING([for a Python with numpy, pytest and venv])
+    SDPA_PYTHON=
+    for sdpa_candidate in ${PYTHON:-python3 /usr/bin/python3}; do
+        AS_IF(["$sdpa_candidate" -c 'import numpy, pytest, venv, ensurepip' >/dev/null 2>&1], [
+            SDPA_PYTHON=`command -v "$sdpa_candidate"`
+            break
+        ])
+    done
+    AC_MSG_RESULT([${SDPA_PYTHON:-none (apt-get install python3-numpy python3-pytest python3-venv)}])
+    AC_SUBST([SDPA_PYTHON])
+])

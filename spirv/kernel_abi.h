@@ -17,6 +17,8 @@
 #ifndef SDPA_SPIRV_KERNEL_ABI_H
 #define SDPA_SPIRV_KERNEL_ABI_H
 
+#include "kernel_args.h"
+
 /* Codes the dtype, mask and quantization specialization constants hold: the
  * values of sdpa_dtype_t, sdpa_mask_kind_t and sdpa_quant_kind_t in sdpa.h
  * (kernels cannot include sdpa.h; the host static-asserts they agree). */
@@ -39,16 +41,10 @@
 #define SDPA_QUANT_KIND_PER_TENSOR 1
 #define SDPA_QUANT_KIND_PER_GROUP 2
 
-/* Dropout (host reference and kernels must agree bit for bit).
- *
- * Element (b, h, i, j) of the attention probabilities [B, Hq, Sq, Sk] has the
- * linear index n = ((b * Hq + h) * Sq + i) * Sk + j. Its random word is word
- * n % 4 of Philox4x32-10(counter, key) with
- *     c = offset + n / 4          (uint64 arithmetic, wrapping)
- *     counter = { lo32(c), hi32(c), 0, 0 }
- *     key     = { lo32(seed), hi32(seed) }
- * The element is kept iff (word >> 8) * 2^-24 >= p, and a kept probability is
- * multiplied by 1 / (1 - p). The keep mask output stores 1 (kept) or 0. */
+/* Dropout: the element index, Philox counter and key, and the keep rule are
+ * part of the ABI, documented at sdpa_dropout_desc_t in include/sdpa.h (the
+ * host reference and the kernels agree with it bit for bit). These are
+ * Philox4x32-10's own constants, which sdpa.h names too. */
 #define SDPA_PHILOX_M0 0xD2511F53u
 #define SDPA_PHILOX_M1 0xCD9E8D57u
 #define SDPA_PHILOX_W0 0x9E3779B9u
@@ -79,54 +75,14 @@
 #define SDPA_FWD_SOURCE "sdpa_fwd"
 #define SDPA_FWD_KERNEL "sdpa_fwd"
 
-enum sdpa_fwd_arg {
-    SDPA_FWD_ARG_K = 0,     /* const global void *: K [B, Hkv, Sk, D] */
-    SDPA_FWD_ARG_Q,         /* const global void *: Q [B, Hq, Sq, D] */
-    SDPA_FWD_ARG_V,         /* const global void *: V [B, Hkv, Sk, D] */
-    SDPA_FWD_ARG_WS,        /* global float *: log-sum-exp (IS_TRAINING), else NULL */
-    SDPA_FWD_ARG_A,         /* global void *: O [B, Hq, Sq, D] */
-    SDPA_FWD_ARG_SCALE_PTR, /* const global void *: one SCALE_DT element (device scale) */
-    SDPA_FWD_ARG_SCALE,     /* float: host scale (WITH_HOST_SCALE) */
-    SDPA_FWD_ARG_INV_SCALE, /* float: 1 / host scale */
-    SDPA_FWD_ARG_D,         /* int: head size */
-    SDPA_FWD_ARG_SK,        /* int: keys */
-    SDPA_FWD_ARG_SQ,        /* int: queries */
-    SDPA_FWD_ARG_K_SCALES,  /* const global void *: K scales (KEY_SCALES) */
-    SDPA_FWD_ARG_K_ZP,      /* const global void *: K zero points (KEY_ZERO_POINTS) */
-    SDPA_FWD_ARG_V_SCALES,  /* const global void *: V scales */
-    SDPA_FWD_ARG_V_ZP,      /* const global void *: V zero points */
-    SDPA_FWD_ARG_MSK,       /* const global void *: mask buffer (MASK_KIND == BUFFER) */
-    SDPA_FWD_ARG_K_S0,      /* long x4: K strides */
-    SDPA_FWD_ARG_K_S1,
-    SDPA_FWD_ARG_K_S2,
-    SDPA_FWD_ARG_K_S3,
-    SDPA_FWD_ARG_Q_S0, /* long x4: Q strides */
-    SDPA_FWD_ARG_Q_S1,
-    SDPA_FWD_ARG_Q_S2,
-    SDPA_FWD_ARG_Q_S3,
-    SDPA_FWD_ARG_V_S0, /* long x4: V strides */
-    SDPA_FWD_ARG_V_S1,
-    SDPA_FWD_ARG_V_S2,
-    SDPA_FWD_ARG_V_S3,
-    SDPA_FWD_ARG_A_S0, /* long x4: O strides */
-    SDPA_FWD_ARG_A_S1,
-    SDPA_FWD_ARG_A_S2,
-    SDPA_FWD_ARG_A_S3,
-    SDPA_FWD_ARG_MSK_S0, /* long x4: mask strides, 0 on broadcast dims */
-    SDPA_FWD_ARG_MSK_S1,
-    SDPA_FWD_ARG_MSK_S2,
-    SDPA_FWD_ARG_MSK_S3,
-    SDPA_FWD_ARG_REMAINDER_K,        /* int: Sk % BK != 0 */
-    SDPA_FWD_ARG_DROPOUT_MASK,       /* global uchar *: keep mask (DROPOUT_OUTPUT_MASK) */
-    SDPA_FWD_ARG_DROPOUT_SEED,       /* long (DROPOUT_HOST_SCALARS) */
-    SDPA_FWD_ARG_DROPOUT_OFFSET,     /* long (DROPOUT_HOST_SCALARS && DROPOUT_OFFSET) */
-    SDPA_FWD_ARG_DROPOUT_P,          /* float (DROPOUT_HOST_SCALARS) */
-    SDPA_FWD_ARG_DROPOUT_SEED_PTR,   /* const global long * (device scalars) */
-    SDPA_FWD_ARG_DROPOUT_OFFSET_PTR, /* const global long * */
-    SDPA_FWD_ARG_DROPOUT_P_PTR,      /* const global float * */
-    SDPA_FWD_ARG_SLM,                /* local float *: SDPA_FWD_SLM_BYTES */
-    SDPA_FWD_ARG_COUNT
-};
+/* The arguments: sdpa_fwd_args.def. The host gets SDPA_FWD_ARG_<NAME>,
+ * SDPA_FWD_ARG_COUNT and sdpa_fwd_args_t (kernel_args_host.h). */
+#ifndef __OPENCL_C_VERSION__
+#define SDPA_ARGS_FILE "sdpa_fwd_args.def"
+#define SDPA_ARGS_PREFIX SDPA_FWD_ARG_
+#define SDPA_ARGS_NAME sdpa_fwd_args
+#include "kernel_args_host.h"
+#endif
 
 /* Local memory the forward kernel needs, in floats: Q^T (d_max rows of
  * bq + pad), the K tile (room for bk + pad rows of d_max + pad: K or its

@@ -34,11 +34,6 @@
 #define SDPA_BWD_DQ_KERNEL "sdpa_bwd_dq"
 #define SDPA_BWD_POSTPROCESS_KERNEL "sdpa_bwd_postprocess"
 
-/* SpecId of the dS dtype (proposed row of spec_constants.def:
- * SDPA_SPEC_CONSTANT(DS_DT, 175, int, 0, "dtype of dS (0: not written)")).
- * The kernels read it through this id until the row exists. */
-#define SDPA_BWD_DS_DT_SPEC_ID 175
-
 /* ------------------------------------------------------------------------- */
 /* The strides buffer                                                         */
 /* ------------------------------------------------------------------------- */
@@ -65,8 +60,8 @@ enum sdpa_bwd_stride {
     SDPA_BWD_STRIDE_K = 0,
     SDPA_BWD_STRIDE_Q = 4,
     SDPA_BWD_STRIDE_V = 8,
-    SDPA_BWD_STRIDE_A = 12,  /* O */
-    SDPA_BWD_STRIDE_DA = 16, /* dO */
+    SDPA_BWD_STRIDE_DST = 12,  /* O */
+    SDPA_BWD_STRIDE_DIFF_DST = 16, /* dO */
     SDPA_BWD_STRIDE_DQ = 20,
     SDPA_BWD_STRIDE_DK = 24,
     SDPA_BWD_STRIDE_DV = 28,
@@ -85,15 +80,13 @@ enum sdpa_bwd_stride {
 #define SDPA_BWD_PRE_SUBGROUPS 8
 #define SDPA_BWD_PRE_ROWS 32
 
-enum sdpa_bwd_pre_arg {
-    SDPA_BWD_PRE_ARG_D_I = 0, /* global float *: D_i [B, Hq, Sq], dense */
-    SDPA_BWD_PRE_ARG_A,       /* const global void *: O */
-    SDPA_BWD_PRE_ARG_DA,      /* const global void *: dO */
-    SDPA_BWD_PRE_ARG_D,       /* int: head size */
-    SDPA_BWD_PRE_ARG_SQ,      /* int: queries */
-    SDPA_BWD_PRE_ARG_STRIDES, /* const global long *: the strides buffer (O, dO) */
-    SDPA_BWD_PRE_ARG_COUNT
-};
+/* The arguments: sdpa_bwd_pre_args.def (SDPA_BWD_PRE_ARG_COUNT, sdpa_bwd_pre_args_t on the host). */
+#ifndef __OPENCL_C_VERSION__
+#define SDPA_ARGS_FILE "sdpa_bwd_pre_args.def"
+#define SDPA_ARGS_PREFIX SDPA_BWD_PRE_ARG_
+#define SDPA_ARGS_NAME sdpa_bwd_pre_args
+#include "kernel_args_host.h"
+#endif
 
 /* ------------------------------------------------------------------------- */
 /* sdpa_bwd and sdpa_bwd_dq                                                   */
@@ -123,53 +116,22 @@ enum sdpa_bwd_pre_arg {
  * Specialization constants read: QRY_DT (Q and every gradient), KEY_DT,
  * VAL_DT, DST_DT (O and dO), MSK_DT, SCALE_DT, KV_GROUP_SIZE,
  * WITH_ATTN_SCALE, WITH_HOST_SCALE, INVERT_SCALE, MASK_KIND, the 12 tiling
- * constants, WITH_DS, DS_DT (SpecId 175), DKV_ATOMIC, DETERMINISTIC,
+ * constants, WITH_DS, DS_DT, DKV_ATOMIC, DETERMINISTIC,
  * WITH_DROPOUT, DROPOUT_HOST_SCALARS, DROPOUT_OFFSET.
  * Not read, so best left at their defaults (setting them only multiplies
- * modules): DQ_F32_SCRATCH and DKV_F32_SCRATCH (the host's choice of
- * pointers and strides covers them), TRANSPOSE_K and BLOCK_K/DK/DV
- * (contiguity is tested on the strides at run time), D_FULL, the *_ALIGN
- * constants, BROADCAST_MASK_Q (zero strides broadcast), SOFTMAX_INF_AS_ZERO
+ * modules): TRANSPOSE_K (contiguity is tested on the strides at run time),
+ * D_FULL,
+ * BROADCAST_MASK_Q (zero strides broadcast), SOFTMAX_INF_AS_ZERO
  * (a -inf log-sum-exp always gives P = 0).
  * In DETERMINISTIC mode sdpa_bwd leaves DQ alone (pass diff_q or NULL).
  */
-enum sdpa_bwd_arg {
-    SDPA_BWD_ARG_K = 0,     /* const global void *: K [B, Hkv, Sk, D] */
-    SDPA_BWD_ARG_Q,         /* const global void *: Q [B, Hq, Sq, D] */
-    SDPA_BWD_ARG_V,         /* const global void *: V [B, Hkv, Sk, D] */
-    SDPA_BWD_ARG_WS,        /* const global float *: log-sum-exp [B, Hq, Sq] */
-    SDPA_BWD_ARG_D_I,       /* const global float *: D_i [B, Hq, Sq] */
-    SDPA_BWD_ARG_DA,        /* const global void *: dO [B, Hq, Sq, D] */
-    SDPA_BWD_ARG_DS,        /* global void *: dS [B, Hq, Sq, Sk] (WITH_DS), DS_DT */
-    SDPA_BWD_ARG_DK,        /* global void *: see the strides buffer's DK */
-    SDPA_BWD_ARG_DQ,        /* global void *: see the strides buffer's DQ */
-    SDPA_BWD_ARG_DV,        /* global void *: see the strides buffer's DV */
-    SDPA_BWD_ARG_SCALE_PTR, /* const global void *: one SCALE_DT element */
-    SDPA_BWD_ARG_SCALE,     /* float: host scale (WITH_HOST_SCALE) */
-    SDPA_BWD_ARG_INV_SCALE, /* float: 1 / host scale */
-    SDPA_BWD_ARG_D,         /* int: head size */
-    SDPA_BWD_ARG_SK,        /* int: keys */
-    SDPA_BWD_ARG_SQ,        /* int: queries */
-    SDPA_BWD_ARG_MSK,       /* const global void *: mask (MASK_KIND == BUFFER) */
-    SDPA_BWD_ARG_STRIDES,   /* const global long *: the strides buffer */
-    SDPA_BWD_ARG_MSK_S0,    /* long x4: mask strides, 0 on broadcast dims */
-    SDPA_BWD_ARG_MSK_S1,
-    SDPA_BWD_ARG_MSK_S2,
-    SDPA_BWD_ARG_MSK_S3,
-    SDPA_BWD_ARG_DS_S0, /* long x4: dS strides (WITH_DS) */
-    SDPA_BWD_ARG_DS_S1,
-    SDPA_BWD_ARG_DS_S2,
-    SDPA_BWD_ARG_DS_S3,
-    SDPA_BWD_ARG_DROPOUT_SEED,       /* long (DROPOUT_HOST_SCALARS) */
-    SDPA_BWD_ARG_DROPOUT_OFFSET,     /* long (DROPOUT_HOST_SCALARS && DROPOUT_OFFSET) */
-    SDPA_BWD_ARG_DROPOUT_P,          /* float (DROPOUT_HOST_SCALARS) */
-    SDPA_BWD_ARG_DROPOUT_SEED_PTR,   /* const global long * (device scalars) */
-    SDPA_BWD_ARG_DROPOUT_OFFSET_PTR, /* const global long * (DROPOUT_OFFSET) */
-    SDPA_BWD_ARG_DROPOUT_P_PTR,      /* const global float * */
-    SDPA_BWD_ARG_SLM,                /* local float *: SDPA_BWD_SLM_BYTES (sdpa_bwd_dq:
-                                        SDPA_BWD_DQ_SLM_BYTES) */
-    SDPA_BWD_ARG_COUNT
-};
+/* The arguments: sdpa_bwd_args.def (SDPA_BWD_ARG_COUNT, sdpa_bwd_args_t on the host). */
+#ifndef __OPENCL_C_VERSION__
+#define SDPA_ARGS_FILE "sdpa_bwd_args.def"
+#define SDPA_ARGS_PREFIX SDPA_BWD_ARG_
+#define SDPA_ARGS_NAME sdpa_bwd_args
+#include "kernel_args_host.h"
+#endif
 
 /* Queries a work-group of sdpa_bwd_dq owns: Bc rounded down to whole
  * blocks of Br (at least one), so that each staged block of keys serves as
@@ -222,22 +184,12 @@ enum sdpa_bwd_arg {
 #define SDPA_BWD_POST_SUBGROUPS 8
 #define SDPA_BWD_POST_ROWS 32
 
-enum sdpa_bwd_post_arg {
-    SDPA_BWD_POST_ARG_DST = 0,      /* global void *: the gradient (QRY_DT) */
-    SDPA_BWD_POST_ARG_SRC,          /* const global float *: the f32 sums */
-    SDPA_BWD_POST_ARG_D,            /* int: head size */
-    SDPA_BWD_POST_ARG_S,            /* int: sequence length (Sq for dQ, Sk for dK/dV) */
-    SDPA_BWD_POST_ARG_SLICES,       /* int: partial buffers to sum (>= 1) */
-    SDPA_BWD_POST_ARG_SLICE_STRIDE, /* long: elements between two slices */
-    SDPA_BWD_POST_ARG_SRC_S0,       /* long x4: src strides */
-    SDPA_BWD_POST_ARG_SRC_S1,
-    SDPA_BWD_POST_ARG_SRC_S2,
-    SDPA_BWD_POST_ARG_SRC_S3,
-    SDPA_BWD_POST_ARG_DST_S0, /* long x4: dst strides */
-    SDPA_BWD_POST_ARG_DST_S1,
-    SDPA_BWD_POST_ARG_DST_S2,
-    SDPA_BWD_POST_ARG_DST_S3,
-    SDPA_BWD_POST_ARG_COUNT
-};
+/* The arguments: sdpa_bwd_post_args.def (SDPA_BWD_POST_ARG_COUNT, sdpa_bwd_post_args_t on the host). */
+#ifndef __OPENCL_C_VERSION__
+#define SDPA_ARGS_FILE "sdpa_bwd_post_args.def"
+#define SDPA_ARGS_PREFIX SDPA_BWD_POST_ARG_
+#define SDPA_ARGS_NAME sdpa_bwd_post_args
+#include "kernel_args_host.h"
+#endif
 
 #endif /* SDPA_SPIRV_KERNEL_ABI_BWD_H */

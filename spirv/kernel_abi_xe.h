@@ -1,10 +1,14 @@
 /*
  * kernel_abi_xe.h - what the host and the fast-path (xe) kernels agree on:
- * variant names, argument lists (from the .def tables), work-group
- * geometry, local memory, and how a configuration's 8 integers map onto the
- * kernels' tiles. Included by OpenCL C and by host C. The conventions of
- * kernel_abi.h (untyped tensor pointers, int64 strides in elements, dtype
- * codes, zero strides for broadcast mask dimensions) hold here too.
+ * variant names, work-group geometry, local memory, and how a
+ * configuration's integers map onto the kernels' tiles. The argument lists
+ * are the portable kernels' (sdpa_xe_fwd takes sdpa_fwd_args.def, sdpa_xe_bwd
+ * and sdpa_xe_bwd_dq take sdpa_bwd_args.def): the fast path is another
+ * implementation of the same kernels, so the host sets the same arguments
+ * from the same tables and only the module and kernel name differ.
+ * Included by OpenCL C and by host C. The conventions of kernel_abi.h
+ * (untyped tensor pointers, int64 strides in elements, dtype codes, zero
+ * strides for broadcast mask dimensions) hold here too.
  *
  * The fast path exists for Intel GPUs with matrix engines (Xe-HPG with
  * sub-groups of 8, Xe-HPC and Xe2 with 16): both products run on
@@ -77,30 +81,6 @@
 /* printf format of a variant's source name: keys, dsub, "-cvt" or "",
  * "-emu" or "". */
 #define SDPA_XE_FWD_VARIANT "sdpa_xe_fwd-k%d-d%d%s%s"
-
-/* The host's enum of argument indices, SDPA_XE_FWD_ARG_<NAME>, and the
- * kernel's parameter list, both from sdpa_xe_fwd_args.def. */
-#ifdef __OPENCL_C_VERSION__
-/* A kernel's parameter list: `kernel void f(\n#include "..._args.def"\n)`. */
-#define SDPA_XE_ARG(name, type, kind, meaning) type name,
-#define SDPA_XE_ARG_LAST(name, type, kind, meaning) type name
-#else
-enum sdpa_xe_fwd_arg {
-#define SDPA_XE_ARG(name, type, kind, meaning) SDPA_XE_FWD_ARG_##name,
-#define SDPA_XE_ARG_LAST(name, type, kind, meaning) SDPA_XE_FWD_ARG_##name, SDPA_XE_FWD_ARG_COUNT
-#include "sdpa_xe_fwd_args.def"
-#undef SDPA_XE_ARG
-#undef SDPA_XE_ARG_LAST
-};
-/* The backward kernels' indices (sdpa_xe_bwd_args.def). */
-enum sdpa_xe_bwd_arg {
-#define SDPA_XE_ARG(name, type, kind, meaning) SDPA_XE_BWD_ARG_##name,
-#define SDPA_XE_ARG_LAST(name, type, kind, meaning) SDPA_XE_BWD_ARG_##name, SDPA_XE_BWD_ARG_COUNT
-#include "sdpa_xe_bwd_args.def"
-#undef SDPA_XE_ARG
-#undef SDPA_XE_ARG_LAST
-};
-#endif
 
 /* Head-dim elements per step of S = K Q^T (the products' K): the head size
  * is padded with zeros to a multiple of this. */

@@ -58,13 +58,13 @@ static inline int sdpa_bwd_subgroups(void)
 /* The local-memory tiles, in the order SDPA_BWD_SLM_FLOATS and
  * SDPA_BWD_DQ_SLM_FLOATS count them. */
 typedef struct sdpa_bwd_slm {
-    local float *kt, *vt;   /* K^T, V^T: [ld][bc] */
-    local float *k;         /* K: [bc][ld] */
-    local float *q, *da;    /* Q, dO: [nq][ld] */
-    local float *p, *ds;    /* P Z, dS: [br][bc] */
-    local float *lse2, *di; /* LSE * log2(e), D_i: [nq] */
-    local float *acc0;      /* sdpa_bwd: dK^T [ld][bc]; sdpa_bwd_dq: dQ [nq][ld] */
-    local float *acc1;      /* sdpa_bwd: dV^T [ld][bc] */
+    local float *kt, *vt;      /* K^T, V^T: [ld][bc] */
+    local float *k;            /* K: [bc][ld] */
+    local float *q, *diff_dst; /* Q, dO: [nq][ld] */
+    local float *p, *ds;       /* P Z, dS: [br][bc] */
+    local float *lse2, *di;    /* LSE * log2(e), D_i: [nq] */
+    local float *acc0;         /* sdpa_bwd: dK^T [ld][bc]; sdpa_bwd_dq: dQ [nq][ld] */
+    local float *acc1;         /* sdpa_bwd: dV^T [ld][bc] */
 } sdpa_bwd_slm;
 
 /* nq: the query rows staged at once (Br in sdpa_bwd, SDPA_BWD_DQ_QUERIES in
@@ -78,8 +78,8 @@ static inline __attribute__((always_inline)) sdpa_bwd_slm sdpa_bwd_slm_of(local 
     m.vt = m.kt + ld * bc;
     m.k = m.vt + ld * bc;
     m.q = m.k + bc * ld;
-    m.da = m.q + nq * ld;
-    m.p = m.da + nq * ld;
+    m.diff_dst = m.q + nq * ld;
+    m.p = m.diff_dst + nq * ld;
     m.ds = m.p + br * bc;
     m.lse2 = m.ds + br * bc;
     m.di = m.lse2 + nq;
@@ -93,7 +93,7 @@ static inline __attribute__((always_inline)) sdpa_bwd_slm sdpa_bwd_slm_rows(sdpa
                                                                             int ld)
 {
     m.q += r0 * ld;
-    m.da += r0 * ld;
+    m.diff_dst += r0 * ld;
     m.lse2 += r0;
     m.di += r0;
     return m;
@@ -133,21 +133,22 @@ static inline __attribute__((always_inline)) void sdpa_bwd_zero(local float *dst
 static inline __attribute__((always_inline)) void
 sdpa_bwd_stage_queries(const private sdpa_bwd_slm *m, const private sdpa_bwd_problem *x, int q0,
                        int br, const global void *Q, const private sdpa_bwd_strides *qs,
-                       const global void *dA, const private sdpa_bwd_strides *das,
+                       const global void *diff_dst, const private sdpa_bwd_strides *diff_dst_s,
                        const global float *ws, const global float *d_i)
 {
     const int n_sg = sdpa_bwd_subgroups();
     const int rows = sdpa_imin(br, x->sq - q0);
     const long q_off = sdpa_bwd_head_offset(qs, x->b, x->h) + (long)q0 * qs->s2;
-    const long da_off = sdpa_bwd_head_offset(das, x->b, x->h) + (long)q0 * das->s2;
+    const long diff_dst_off =
+            sdpa_bwd_head_offset(diff_dst_s, x->b, x->h) + (long)q0 * diff_dst_s->s2;
     sdpa_bwd_stage(m->q, x->ld, 1, Q, q_off, qs->s2, qs->s3, br, rows, x->d, x->d, SC(QRY_DT),
                    n_sg);
-    sdpa_bwd_stage(m->da, x->ld, 1, dA, da_off, das->s2, das->s3, br, rows, x->d, x->d, SC(DST_DT),
-                   n_sg);
+    sdpa_bwd_stage(m->diff_dst, x->ld, 1, diff_dst, diff_dst_off, diff_dst_s->s2, diff_dst_s->s3,
+                   br, rows, x->d, x->d, SC(DST_DT), n_sg);
     const long row0 = ((long)x->b * x->hq + x->h) * x->sq + q0;
     for (int r = get_sub_group_id() * SUBGROUP_SIZE + get_sub_group_local_id(); r < br;
          r += n_sg * SUBGROUP_SIZE) {
-        m->lse2[r] = r < rows ? ws[row0 + r] * SDPA_BWD_LOG2E : 0.0f;
+        m->lse2[r] = r < rows ? ws[row0 + r] * SDPA_LOG2E : 0.0f;
         m->di[r] = r < rows ? d_i[row0 + r] : 0.0f;
     }
 }
@@ -156,7 +157,7 @@ sdpa_bwd_stage_queries(const private sdpa_bwd_slm *m, const private sdpa_bwd_pro
 static inline __attribute__((always_inline)) int
 sdpa_bwd_visible_keys(const private sdpa_bwd_problem *x, int k0, int keys, int q_last)
 {
-    if (!sdpa_bwd_is_causal())
+    if (!sdpa_is_causal())
         return keys;
     return sdpa_iclamp(q_last + x->causal_offset - k0 + 1, 0, keys);
 }
@@ -193,14 +194,14 @@ sdpa_bwd_scores_tile(const private sdpa_bwd_problem *x, const private sdpa_bwd_s
     /* Keys past the end or beyond the causal band of the tile's first query
      * need a per-element test; interior tiles skip it. */
     const int key_last = t.key0 + SC(UNROLL_M_BCBR) - 1;
-    t.check = key_last >= x->sk || (sdpa_bwd_is_causal() && key_last > t.query0 + x->causal_offset);
+    t.check = key_last >= x->sk || (sdpa_is_causal() && key_last > t.query0 + x->causal_offset);
 
     if (SC(WITH_DROPOUT))
         sdpa_bwd_dropout_tile(&t, rows, nvec);
     sdpa_bwd_p_tile(&t, m->q + t.qt0 * x->ld, x->ld, 1, m->kt + t.kt0 + lane, t.bc, x->d, rows,
                     nvec);
-    sdpa_bwd_ds_tile(&t, m->da + t.qt0 * x->ld, x->ld, 1, m->vt + t.kt0 + lane, t.bc, x->d, rows,
-                     nvec);
+    sdpa_bwd_ds_tile(&t, m->diff_dst + t.qt0 * x->ld, x->ld, 1, m->vt + t.kt0 + lane, t.bc, x->d,
+                     rows, nvec);
 }
 
 /*
@@ -272,75 +273,63 @@ sdpa_bwd_store_acc(global void *dst, long head, long s2, long s3, int j0, local 
                          n_sg);
 }
 
-__attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void
-sdpa_bwd_preprocess(global float *d_i, const global void *A, const global void *dA, int d, int sq,
-                    const global long *strides)
+__attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_bwd_preprocess(
+#include "sdpa_bwd_pre_args.def"
+)
 {
     const int lane = get_sub_group_local_id();
     const long b = get_group_id(2);
     const int h = get_group_id(1), hq = get_num_groups(1);
-    const sdpa_bwd_strides as = sdpa_bwd_strides_at(strides, SDPA_BWD_STRIDE_A);
-    const sdpa_bwd_strides das = sdpa_bwd_strides_at(strides, SDPA_BWD_STRIDE_DA);
+    const sdpa_bwd_strides dst_s = sdpa_bwd_strides_at(STRIDES, SDPA_BWD_STRIDE_DST);
+    const sdpa_bwd_strides diff_dst_s = sdpa_bwd_strides_at(STRIDES, SDPA_BWD_STRIDE_DIFF_DST);
     const int row0 = get_group_id(0) * SDPA_BWD_PRE_ROWS;
 
     for (int r = get_sub_group_id(); r < SDPA_BWD_PRE_ROWS; r += SDPA_BWD_PRE_SUBGROUPS) {
         const int i = row0 + r;
-        if (i >= sq)
+        if (i >= SQ)
             break;
-        const long a_off = sdpa_bwd_head_offset(&as, b, h) + (long)i * as.s2;
-        const long da_off = sdpa_bwd_head_offset(&das, b, h) + (long)i * das.s2;
+        const long dst_off = sdpa_bwd_head_offset(&dst_s, b, h) + (long)i * dst_s.s2;
+        const long diff_dst_off = sdpa_bwd_head_offset(&diff_dst_s, b, h) + (long)i * diff_dst_s.s2;
         float sum = 0.0f;
-        for (int c0 = 0; c0 < d; c0 += SUBGROUP_SIZE) {
+        for (int c0 = 0; c0 < D; c0 += SUBGROUP_SIZE) {
             const int c = c0 + lane;
-            if (c < d)
-                sum = fma(sdpa_load(A, a_off + (long)c * as.s3, SC(DST_DT)),
-                          sdpa_load(dA, da_off + (long)c * das.s3, SC(DST_DT)), sum);
+            if (c < D)
+                sum = fma(sdpa_load(DST, dst_off + (long)c * dst_s.s3, SC(DST_DT)),
+                          sdpa_load(DIFF_DST, diff_dst_off + (long)c * diff_dst_s.s3, SC(DST_DT)),
+                          sum);
         }
         sum = sub_group_reduce_add(sum);
         if (lane == 0)
-            d_i[(b * hq + h) * sq + i] = sum;
+            D_I[(b * hq + h) * SQ + i] = sum;
     }
 }
 
-__attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void
-sdpa_bwd(const global void *K, const global void *Q, const global void *V, const global float *ws,
-         const global float *d_i, const global void *dA, global void *dS, global void *dK,
-         global void *dQ, global void *dV, const global void *scale_ptr, float scale,
-         float inv_scale, int d, int sk, int sq, const global void *msk, const global long *strides,
-         long ms0, long ms1, long ms2, long ms3, long dss0, long dss1, long dss2, long dss3,
-         long dropout_seed, long dropout_offset, float dropout_p,
-         const global long *dropout_seed_ptr, const global long *dropout_offset_ptr,
-         const global float *dropout_p_ptr, local float *slm)
+__attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_bwd(
+#include "sdpa_bwd_args.def"
+)
 {
     const int bc = sdpa_bwd_bc(), br = sdpa_bwd_br(), n_sg = sdpa_bwd_subgroups();
     const int sg_id = get_sub_group_id(), lane = get_sub_group_local_id();
     const int k0 = get_group_id(0) * bc;
-    const int keys = sdpa_imin(bc, sk - k0);
-    const sdpa_bwd_problem x = sdpa_bwd_problem_of(
-            d, sk, sq, scale_ptr, scale, inv_scale, msk, ms0, ms1, ms2, ms3, dropout_seed,
-            dropout_offset, dropout_p, dropout_seed_ptr, dropout_offset_ptr, dropout_p_ptr);
-    const sdpa_bwd_slm m = sdpa_bwd_slm_of(slm, br, x.ld);
-    const sdpa_bwd_strides ks = sdpa_bwd_strides_at(strides, SDPA_BWD_STRIDE_K);
-    const sdpa_bwd_strides qs = sdpa_bwd_strides_at(strides, SDPA_BWD_STRIDE_Q);
-    const sdpa_bwd_strides vs = sdpa_bwd_strides_at(strides, SDPA_BWD_STRIDE_V);
-    const sdpa_bwd_strides das = sdpa_bwd_strides_at(strides, SDPA_BWD_STRIDE_DA);
-    const sdpa_bwd_strides dqs = sdpa_bwd_strides_at(strides, SDPA_BWD_STRIDE_DQ);
-    const sdpa_bwd_strides dks = sdpa_bwd_strides_at(strides, SDPA_BWD_STRIDE_DK);
-    const sdpa_bwd_strides dvs = sdpa_bwd_strides_at(strides, SDPA_BWD_STRIDE_DV);
-    global void *ds_out = SC(WITH_DS) ? dS : 0;
-    const long ds_head = x.b * dss0 + (long)x.h * dss1;
+    const int keys = sdpa_imin(bc, SK - k0);
+    const sdpa_bwd_problem x = SDPA_BWD_PROBLEM_OF_ARGS();
+    const sdpa_bwd_slm m = sdpa_bwd_slm_of(SLM, br, x.ld);
+    const sdpa_bwd_all_strides st = sdpa_bwd_all_strides_of(STRIDES);
+    global void *ds_out = SC(WITH_DS) ? DS : 0;
+    const long ds_head = x.b * DS_S0 + (long)x.h * DS_S1;
 
     /* K^T, V^T and K of the block, once; dK^T and dV^T start at zero. */
-    sdpa_bwd_stage_keys(&m, K, sdpa_bwd_head_offset(&ks, x.b, x.hkv), ks.s2, ks.s3, V,
-                        sdpa_bwd_head_offset(&vs, x.b, x.hkv), vs.s2, vs.s3, k0, keys, d, x.ld);
-    sdpa_bwd_zero(m.acc0, d * bc);
-    sdpa_bwd_zero(m.acc1, d * bc);
+    sdpa_bwd_stage_keys(&m, K, sdpa_bwd_head_offset(&st.k, x.b, x.hkv), st.k.s2, st.k.s3, V,
+                        sdpa_bwd_head_offset(&st.v, x.b, x.hkv), st.v.s2, st.v.s3, k0, keys, D,
+                        x.ld);
+    sdpa_bwd_zero(m.acc0, D * bc);
+    sdpa_bwd_zero(m.acc1, D * bc);
 
     /* This sub-group's place in the dK/dV grid: head-dim rows x key lanes. */
     const bool dkv_owner = sg_id < SC(WG_M_DBC) * SC(WG_N_DBC);
     const int kv_d0 = (sg_id % SC(WG_M_DBC)) * SC(UNROLL_M_DBC);
     const int kv_k0 = (sg_id / SC(WG_M_DBC)) * SC(UNROLL_N_DBC);
-    const int kv_drows = sdpa_iclamp(d - kv_d0, 0, SC(UNROLL_M_DBC));
+    const int kv_drows = sdpa_iclamp(D - kv_d0, 0, SC(UNROLL_M_DBC));
     const int kv_nvec = sdpa_iclamp((keys - kv_k0 + SUBGROUP_SIZE - 1) / SUBGROUP_SIZE, 0,
                                     SC(UNROLL_N_DBC) / SUBGROUP_SIZE);
     sdpa_bwd_acc dk_acc, dv_acc;
@@ -357,22 +346,22 @@ sdpa_bwd(const global void *K, const global void *Q, const global void *V, const
     /* dS of the queries that cannot see these keys is 0: written here, as
      * no block of the loop covers them. */
     if (SC(WITH_DS) && first_block > 0)
-        sdpa_bwd_zero_ds(dS, ds_head, dss2, dss3, 0, sdpa_imin(first_block * br, sq), k0, keys,
+        sdpa_bwd_zero_ds(DS, ds_head, DS_S2, DS_S3, 0, sdpa_imin(first_block * br, SQ), k0, keys,
                          n_sg);
 
     for (int step = 0; step < blocks; step++) {
         const int q0 = (first_block + sdpa_bwd_query_block_at(step, blocks)) * br;
-        const int queries = sdpa_imin(br, sq - q0);
+        const int queries = sdpa_imin(br, SQ - q0);
         barrier(CLK_LOCAL_MEM_FENCE); /* the previous block's readers are done */
-        sdpa_bwd_stage_queries(&m, &x, q0, br, Q, &qs, dA, &das, ws, d_i);
+        sdpa_bwd_stage_queries(&m, &x, q0, br, Q, &st.q, DIFF_DST, &st.diff_dst, WS, D_I);
         barrier(CLK_LOCAL_MEM_FENCE);
 
-        sdpa_bwd_scores_tile(&x, &m, k0, keys, q0, ds_out, ds_head, dss2, dss3);
+        sdpa_bwd_scores_tile(&x, &m, k0, keys, q0, ds_out, ds_head, DS_S2, DS_S3);
         barrier(CLK_LOCAL_MEM_FENCE);
 
         /* dV^T += dO^T (P Z), dK^T += Q^T dS over the block's queries. */
         if (dkv_owner) {
-            sdpa_bwd_acc_tile(&dv_acc, m.da + kv_d0, 1, x.ld, m.p + kv_k0 + lane, bc, queries,
+            sdpa_bwd_acc_tile(&dv_acc, m.diff_dst + kv_d0, 1, x.ld, m.p + kv_k0 + lane, bc, queries,
                               kv_drows, kv_nvec);
             sdpa_bwd_acc_tile(&dk_acc, m.q + kv_d0, 1, x.ld, m.ds + kv_k0 + lane, bc, queries,
                               kv_drows, kv_nvec);
@@ -380,14 +369,14 @@ sdpa_bwd(const global void *K, const global void *Q, const global void *V, const
 
         /* dQ += factor dS K, added atomically. */
         if (dq_owner) {
-            const sdpa_bwd_dq_place t = sdpa_bwd_dq_place_of(d, queries);
+            const sdpa_bwd_dq_place t = sdpa_bwd_dq_place_of(D, queries);
             sdpa_bwd_dq_out out;
-            out.head = (global float *)dQ + sdpa_bwd_head_offset(&dqs, x.b, x.h);
-            out.s2 = dqs.s2;
-            out.s3 = dqs.s3;
+            out.head = (global float *)DQ + sdpa_bwd_head_offset(&st.dq, x.b, x.h);
+            out.s2 = st.dq.s2;
+            out.s3 = st.dq.s3;
             out.q0 = q0 + t.qr0;
             out.d0 = t.d0;
-            out.d = d;
+            out.d = D;
             out.factor = x.factor;
             sdpa_bwd_dq_atomic_tile(&out, m.ds + t.qr0 * bc, bc, 1, m.k + t.d0 + lane, x.ld,
                                     sdpa_bwd_visible_keys(&x, k0, keys, q0 + queries - 1), t.rows,
@@ -405,22 +394,15 @@ sdpa_bwd(const global void *K, const global void *Q, const global void *V, const
     out.atomic = !SC(DETERMINISTIC) && SC(DKV_ATOMIC);
     out.f32 = partial || out.atomic;
     const int head = partial ? x.h : x.hkv;
-    sdpa_bwd_store_acc(dK, sdpa_bwd_head_offset(&dks, x.b, head), dks.s2, dks.s3, k0, m.acc0, 1, bc,
-                       keys, d, x.factor, out);
-    sdpa_bwd_store_acc(dV, sdpa_bwd_head_offset(&dvs, x.b, head), dvs.s2, dvs.s3, k0, m.acc1, 1, bc,
-                       keys, d, 1.0f, out);
+    sdpa_bwd_store_acc(DK, sdpa_bwd_head_offset(&st.dk, x.b, head), st.dk.s2, st.dk.s3, k0, m.acc0,
+                       1, bc, keys, D, x.factor, out);
+    sdpa_bwd_store_acc(DV, sdpa_bwd_head_offset(&st.dv, x.b, head), st.dv.s2, st.dv.s3, k0, m.acc1,
+                       1, bc, keys, D, 1.0f, out);
 }
 
-__attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void
-sdpa_bwd_dq(const global void *K, const global void *Q, const global void *V,
-            const global float *ws, const global float *d_i, const global void *dA, global void *dS,
-            global void *dK, global void *dQ, global void *dV, const global void *scale_ptr,
-            float scale, float inv_scale, int d, int sk, int sq, const global void *msk,
-            const global long *strides, long ms0, long ms1, long ms2, long ms3, long dss0,
-            long dss1, long dss2, long dss3, long dropout_seed, long dropout_offset,
-            float dropout_p, const global long *dropout_seed_ptr,
-            const global long *dropout_offset_ptr, const global float *dropout_p_ptr,
-            local float *slm)
+__attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_bwd_dq(
+#include "sdpa_bwd_args.def"
+)
 {
     const int bc = sdpa_bwd_bc(), br = sdpa_bwd_br();
     /* Queries of the work-group: SDPA_BWD_DQ_QUERIES(bc, br), spelled as a
@@ -429,33 +411,28 @@ sdpa_bwd_dq(const global void *K, const global void *Q, const global void *V,
     const int bq = sdpa_imax(1, bc / br) * br;
     const int lane = get_sub_group_local_id();
     const int q0 = get_group_id(0) * bq;
-    const int queries = sdpa_imin(bq, sq - q0);
-    const sdpa_bwd_problem x = sdpa_bwd_problem_of(
-            d, sk, sq, scale_ptr, scale, inv_scale, msk, ms0, ms1, ms2, ms3, dropout_seed,
-            dropout_offset, dropout_p, dropout_seed_ptr, dropout_offset_ptr, dropout_p_ptr);
-    const sdpa_bwd_slm m = sdpa_bwd_slm_of(slm, bq, x.ld);
-    const sdpa_bwd_strides ks = sdpa_bwd_strides_at(strides, SDPA_BWD_STRIDE_K);
-    const sdpa_bwd_strides qs = sdpa_bwd_strides_at(strides, SDPA_BWD_STRIDE_Q);
-    const sdpa_bwd_strides vs = sdpa_bwd_strides_at(strides, SDPA_BWD_STRIDE_V);
-    const sdpa_bwd_strides das = sdpa_bwd_strides_at(strides, SDPA_BWD_STRIDE_DA);
-    const sdpa_bwd_strides dqs = sdpa_bwd_strides_at(strides, SDPA_BWD_STRIDE_DQ);
+    const int queries = sdpa_imin(bq, SQ - q0);
+    const sdpa_bwd_problem x = SDPA_BWD_PROBLEM_OF_ARGS();
+    const sdpa_bwd_slm m = sdpa_bwd_slm_of(SLM, bq, x.ld);
+    const sdpa_bwd_all_strides st = sdpa_bwd_all_strides_of(STRIDES);
 
-    sdpa_bwd_stage_queries(&m, &x, q0, bq, Q, &qs, dA, &das, ws, d_i);
+    sdpa_bwd_stage_queries(&m, &x, q0, bq, Q, &st.q, DIFF_DST, &st.diff_dst, WS, D_I);
     sdpa_bwd_zero(m.acc0, bq * x.ld);
 
     /* Keys the work-group's queries can see: all, or up to the causal band
      * of its last query. */
-    const int k_end = sdpa_bwd_visible_keys(&x, 0, sk, q0 + queries - 1);
+    const int k_end = sdpa_bwd_visible_keys(&x, 0, SK, q0 + queries - 1);
     const int sub_blocks = (queries + br - 1) / br;
     const bool dq_owner = get_sub_group_id() < SC(WG_M_DBR) * SC(WG_N_DBR);
 
     /* Each block of keys, staged once, serves the work-group's sub-blocks of
      * br queries in turn: the staging is paid once per bq queries. */
     for (int k0 = 0; k0 < k_end; k0 += bc) {
-        const int keys = sdpa_imin(bc, sk - k0);
+        const int keys = sdpa_imin(bc, SK - k0);
         barrier(CLK_LOCAL_MEM_FENCE); /* the previous block's readers are done */
-        sdpa_bwd_stage_keys(&m, K, sdpa_bwd_head_offset(&ks, x.b, x.hkv), ks.s2, ks.s3, V,
-                            sdpa_bwd_head_offset(&vs, x.b, x.hkv), vs.s2, vs.s3, k0, keys, d, x.ld);
+        sdpa_bwd_stage_keys(&m, K, sdpa_bwd_head_offset(&st.k, x.b, x.hkv), st.k.s2, st.k.s3, V,
+                            sdpa_bwd_head_offset(&st.v, x.b, x.hkv), st.v.s2, st.v.s3, k0, keys, D,
+                            x.ld);
         for (int sb = 0; sb < sub_blocks; sb++) {
             const int r0 = sb * br, rows = sdpa_imin(br, queries - r0);
             const sdpa_bwd_slm ms = sdpa_bwd_slm_rows(m, r0, x.ld);
@@ -464,7 +441,7 @@ sdpa_bwd_dq(const global void *K, const global void *Q, const global void *V,
             barrier(CLK_LOCAL_MEM_FENCE);
 
             if (dq_owner) {
-                const sdpa_bwd_dq_place t = sdpa_bwd_dq_place_of(d, rows);
+                const sdpa_bwd_dq_place t = sdpa_bwd_dq_place_of(D, rows);
                 sdpa_bwd_acc dq_acc;
                 dq_acc.c = m.acc0 + (r0 + t.qr0) * x.ld + t.d0 + lane;
                 dq_acc.ld = x.ld;
@@ -479,14 +456,13 @@ sdpa_bwd_dq(const global void *K, const global void *Q, const global void *V,
     sdpa_bwd_out out;
     out.f32 = false;
     out.atomic = false;
-    sdpa_bwd_store_acc(dQ, sdpa_bwd_head_offset(&dqs, x.b, x.h), dqs.s2, dqs.s3, q0, m.acc0, x.ld,
-                       1, queries, d, x.factor, out);
+    sdpa_bwd_store_acc(DQ, sdpa_bwd_head_offset(&st.dq, x.b, x.h), st.dq.s2, st.dq.s3, q0, m.acc0,
+                       x.ld, 1, queries, D, x.factor, out);
 }
 
-__attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void
-sdpa_bwd_postprocess(global void *dst, const global float *src, int d, int s, int slices,
-                     long slice_stride, long ss0, long ss1, long ss2, long ss3, long ds0, long ds1,
-                     long ds2, long ds3)
+__attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_bwd_postprocess(
+#include "sdpa_bwd_post_args.def"
+)
 {
     const int lane = get_sub_group_local_id();
     const long b = get_group_id(2), h = get_group_id(1);
@@ -494,19 +470,19 @@ sdpa_bwd_postprocess(global void *dst, const global float *src, int d, int s, in
 
     for (int r = get_sub_group_id(); r < SDPA_BWD_POST_ROWS; r += SDPA_BWD_POST_SUBGROUPS) {
         const int row = row0 + r;
-        if (row >= s)
+        if (row >= S)
             break;
-        const long src_off = b * ss0 + h * ss1 + (long)row * ss2;
-        const long dst_off = b * ds0 + h * ds1 + (long)row * ds2;
-        for (int c0 = 0; c0 < d; c0 += SUBGROUP_SIZE) {
+        const long src_off = b * SRC_S0 + h * SRC_S1 + (long)row * SRC_S2;
+        const long dst_off = b * DST_S0 + h * DST_S1 + (long)row * DST_S2;
+        for (int c0 = 0; c0 < D; c0 += SUBGROUP_SIZE) {
             const int c = c0 + lane;
-            if (c >= d)
+            if (c >= D)
                 break;
             /* Slices in a fixed order: the same bits every run. */
             float sum = 0.0f;
-            for (int g = 0; g < slices; g++)
-                sum += src[(long)g * slice_stride + src_off + (long)c * ss3];
-            sdpa_store(dst, dst_off + (long)c * ds3, SC(QRY_DT), sum);
+            for (int g = 0; g < SLICES; g++)
+                sum += SRC[(long)g * SLICE_STRIDE + src_off + (long)c * SRC_S3];
+            sdpa_store(DST, dst_off + (long)c * DST_S3, SC(QRY_DT), sum);
         }
     }
 }

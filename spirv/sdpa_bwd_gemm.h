@@ -28,10 +28,14 @@
  * blocks of SDPA_BWD_RB_ROWS rows plus tails of 4, 2 and 1, and by
  * SDPA_BWD_RB_VECS vectors plus a tail of one; block sizes are literals
  * (macro-generated, always_inline) so that the accumulators become
- * registers. On the CPU device (AVX2: 16 vector registers, 8 lanes each)
- * 6 x 2 blocks of an 8-lane sub-group use 12 accumulators; a 16-lane
- * sub-group needs two registers per vector and uses 6 x 1. A GPU variant may
- * raise both (-DSDPA_BWD_RB_ROWS=...).
+ * registers. The variant's sub-group size says which devices run it
+ * (sdpa_device_subgroup_size): 16 the CPU (AVX2: 16 vector registers, two
+ * per 16-lane vector), Xe-HPC and later GPUs, with 6 x 1 blocks; 8 only
+ * Xe-LP and Xe-HPG, with 4 x 1 blocks: with 6 x 2 (and 6 x 1) Intel's GPU
+ * compiler spilled on Xe-LP, whose tile addresses take a register each
+ * (doc/gpu-isa.md). Keyed on the sub-group size that already names the
+ * variant, the choice adds no SPIR-V variant. -DSDPA_BWD_RB_ROWS=... and
+ * -DSDPA_BWD_RB_VECS=... override them.
  */
 #ifndef SDPA_SPIRV_BWD_GEMM_H
 #define SDPA_SPIRV_BWD_GEMM_H
@@ -39,14 +43,14 @@
 #include "sdpa_common.h"
 
 #ifndef SDPA_BWD_RB_ROWS
+#if SUBGROUP_SIZE <= 8
+#define SDPA_BWD_RB_ROWS 4
+#else
 #define SDPA_BWD_RB_ROWS 6
 #endif
-#ifndef SDPA_BWD_RB_VECS
-#if SUBGROUP_SIZE <= 8
-#define SDPA_BWD_RB_VECS 2
-#else
-#define SDPA_BWD_RB_VECS 1
 #endif
+#ifndef SDPA_BWD_RB_VECS
+#define SDPA_BWD_RB_VECS 1
 #endif
 
 /*

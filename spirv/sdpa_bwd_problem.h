@@ -11,6 +11,7 @@
 #include "kernel_abi_bwd.h"
 #include "sdpa_bwd_scores.h"
 #include "sdpa_common.h"
+#include "sdpa_scores.h"
 #include "sdpa_uniform.h"
 
 /* The problem of this work-group's (batch, query head) = (group z, group
@@ -31,9 +32,9 @@ sdpa_bwd_problem_of(int d, int sk, int sq, const global void *scale_ptr, float s
     x.sk = sk;
     x.d = d;
     x.ld = SDPA_BWD_LD(d);
-    x.causal_offset = sdpa_bwd_causal_offset(sk, sq);
-    x.factor = sdpa_bwd_score_factor(scale_ptr, scale, inv_scale);
-    x.log2_factor = x.factor * SDPA_BWD_LOG2E;
+    x.causal_offset = sdpa_causal_offset(sk, sq);
+    x.factor = sdpa_score_factor(1.0f, scale_ptr, scale, inv_scale);
+    x.log2_factor = x.factor * SDPA_LOG2E;
     x.msk = msk;
     x.msk_head = x.b * ms0 + (long)x.h * ms1;
     x.ms2 = ms2;
@@ -66,6 +67,33 @@ sdpa_bwd_head_offset(const private sdpa_bwd_strides *s, long b, int head)
     return b * s->s0 + (long)head * s->s1;
 }
 
+/* The strides buffer, tensor by tensor. */
+typedef struct sdpa_bwd_all_strides {
+    sdpa_bwd_strides k, q, v, diff_dst, dq, dk, dv;
+} sdpa_bwd_all_strides;
+
+static inline __attribute__((always_inline)) sdpa_bwd_all_strides
+sdpa_bwd_all_strides_of(const global long *strides)
+{
+    sdpa_bwd_all_strides s;
+    s.k = sdpa_bwd_strides_at(strides, SDPA_BWD_STRIDE_K);
+    s.q = sdpa_bwd_strides_at(strides, SDPA_BWD_STRIDE_Q);
+    s.v = sdpa_bwd_strides_at(strides, SDPA_BWD_STRIDE_V);
+    s.diff_dst = sdpa_bwd_strides_at(strides, SDPA_BWD_STRIDE_DIFF_DST);
+    s.dq = sdpa_bwd_strides_at(strides, SDPA_BWD_STRIDE_DQ);
+    s.dk = sdpa_bwd_strides_at(strides, SDPA_BWD_STRIDE_DK);
+    s.dv = sdpa_bwd_strides_at(strides, SDPA_BWD_STRIDE_DV);
+    return s;
+}
+
+/* The backward kernels, portable and fast path, all take the arguments of
+ * sdpa_bwd_args.def, so one expression, in any of them, makes their problem
+ * from their parameters. */
+#define SDPA_BWD_PROBLEM_OF_ARGS()                                                                 \
+    sdpa_bwd_problem_of(D, SK, SQ, SCALE_PTR, SCALE, INV_SCALE, MSK, MSK_S0, MSK_S1, MSK_S2,       \
+                        MSK_S3, DROPOUT_SEED, DROPOUT_OFFSET, DROPOUT_P, DROPOUT_SEED_PTR,         \
+                        DROPOUT_OFFSET_PTR, DROPOUT_P_PTR)
+
 /* Zeroes dS for queries [q_begin, q_end) and keys [k0, k0 + keys), the
  * work-group's n_sg sub-groups taking the queries in turn. */
 static inline __attribute__((always_inline)) void sdpa_bwd_zero_ds(global void *ds, long head,
@@ -79,7 +107,7 @@ static inline __attribute__((always_inline)) void sdpa_bwd_zero_ds(global void *
         for (int c0 = 0; c0 < keys; c0 += SUBGROUP_SIZE) {
             const int key = k0 + c0 + lane;
             if (c0 + lane < keys)
-                sdpa_store(ds, row + (long)key * s3, sdpa_bwd_ds_dt(), 0.0f);
+                sdpa_store(ds, row + (long)key * s3, SC(DS_DT), 0.0f);
         }
     }
 }
@@ -89,7 +117,7 @@ static inline __attribute__((always_inline)) void sdpa_bwd_zero_ds(global void *
 static inline __attribute__((always_inline)) int
 sdpa_bwd_query_blocks(const private sdpa_bwd_problem *x, int k0, int br, int *first)
 {
-    *first = sdpa_bwd_is_causal() ? sdpa_imax(0, k0 - x->causal_offset) / br : 0;
+    *first = sdpa_is_causal() ? sdpa_imax(0, k0 - x->causal_offset) / br : 0;
     return sdpa_imax(0, (x->sq + br - 1) / br - *first);
 }
 

@@ -1,13 +1,15 @@
 /*
  * sdpa_bwd_scores.h - turning raw scores q.k back into the forward's
- * probabilities and their gradient: the effective score multiplier (host,
- * device or no scale, possibly inverted), the causal band, the dropout keep
+ * probabilities and their gradient (the score factor and the causal band
+ * are sdpa_scores.h, shared with the forward): the dropout keep
  * decision (Philox4x32-10 of sdpa_philox.h, the layout and rule of
- * kernel_abi.h, regenerated exactly as the forward drew it), and the two
- * fused epilogues of the score tiles:
+ * sdpa_dropout_desc_t in sdpa.h, regenerated exactly as the forward drew
+ * it), and the two fused epilogues of the score tiles:
  *
- *   S block  -> P = exp(s - LSE), s the scaled and masked score; P Z and P
- *               go to local memory (Z: the dropout factor);
+ *   S block  -> P = exp(s - LSE), s the scaled and masked score, and P = 0
+ *               for the whole row when LSE = -inf (a fully masked row:
+ *               never exp(-inf - -inf)); P Z and P go to local memory (Z:
+ *               the dropout factor);
  *   dP block -> dS = P (Z dP - D_i), to local memory and, WITH_DS, to the
  *               dS output.
  */
@@ -18,38 +20,7 @@
 #include "sdpa_bwd_gemm.h"
 #include "sdpa_common.h"
 #include "sdpa_philox.h"
-
-#define SDPA_BWD_LOG2E 1.44269504088896340736f
-
-/* The dS dtype (SpecId 175, see kernel_abi_bwd.h). */
-static inline int sdpa_bwd_ds_dt(void)
-{
-    return __spirv_SpecConstant(SDPA_BWD_DS_DT_SPEC_ID, (int)SDPA_DT_UNDEF);
-}
-
-/* The factor s_ij = factor * q_i.k_j + mask_ij applies: scale, 1 / scale
- * (INVERT_SCALE) or 1 (no scale). It also multiplies dQ and dK. */
-static inline float sdpa_bwd_score_factor(const global void *scale_ptr, float scale,
-                                          float inv_scale)
-{
-    if (!SC(WITH_ATTN_SCALE))
-        return 1.0f;
-    if (SC(WITH_HOST_SCALE))
-        return SC(INVERT_SCALE) ? inv_scale : scale;
-    const float s = sdpa_load(scale_ptr, 0, SC(SCALE_DT));
-    return SC(INVERT_SCALE) ? 1.0f / s : s;
-}
-
-static inline bool sdpa_bwd_is_causal(void)
-{
-    return SC(MASK_KIND) == SDPA_MASK_KIND_TOP_LEFT || SC(MASK_KIND) == SDPA_MASK_KIND_BOTTOM_RIGHT;
-}
-
-/* Query i sees key j iff j <= i + offset (causal masks only). */
-static inline int sdpa_bwd_causal_offset(int sk, int sq)
-{
-    return SC(MASK_KIND) == SDPA_MASK_KIND_BOTTOM_RIGHT ? sk - sq : 0;
-}
+#include "sdpa_scores.h"
 
 /* The cl_intel_subgroups shuffle (OpSubgroupShuffleINTEL, from the
  * SPV_INTEL_subgroups extension the build enables); declared here because
@@ -141,7 +112,7 @@ static inline __attribute__((always_inline)) void sdpa_bwd_p_apply(const private
      * is past the mask's end, which may not be mapped. */
     bool valid = q < x->sq;
     if (t->check)
-        valid = valid && key < x->sk && (!sdpa_bwd_is_causal() || key <= q + x->causal_offset);
+        valid = valid && key < x->sk && (!sdpa_is_causal() || key <= q + x->causal_offset);
     float p = 0.0f;
     if (valid) {
         float score = s * x->log2_factor;
@@ -149,8 +120,9 @@ static inline __attribute__((always_inline)) void sdpa_bwd_p_apply(const private
             const long row = x->msk_head + (long)q * x->ms2;
             const float add = x->ms3 == 1 ? sdpa_load(x->msk, row + key, SC(MSK_DT))
                                           : sdpa_load(x->msk, row + (long)key * x->ms3, SC(MSK_DT));
-            score = fma(add, SDPA_BWD_LOG2E, score);
+            score = fma(add, SDPA_LOG2E, score);
         }
+        /* A -inf log-sum-exp (sdpa.h: a fully masked row) is P = 0. */
         const float lse2 = t->lse2[t->qt0 + i];
         p = lse2 == -INFINITY ? 0.0f : exp2(score - lse2);
     }
@@ -161,7 +133,9 @@ static inline __attribute__((always_inline)) void sdpa_bwd_p_apply(const private
 }
 
 /* dP block -> dS = P (Z dP - D_i) = (P Z) dP - P D_i; 0 wherever P is 0,
- * even when D_i is not finite. */
+ * even when D_i is not finite: D_i = rowsum(dO o O) of a fully masked row
+ * is NaN in ACCURATE mode (its O is), and must reach neither dS nor, through
+ * it, dQ and dK. */
 static inline __attribute__((always_inline)) void
 sdpa_bwd_ds_apply(const private sdpa_bwd_scores *t, int i, int j, float dp)
 {
@@ -175,9 +149,9 @@ sdpa_bwd_ds_apply(const private sdpa_bwd_scores *t, int i, int j, float dp)
         if (key < t->x->sk) {
             const long row = t->ds_head + (long)(t->query0 + i) * t->dss2;
             if (t->dss3 == 1)
-                sdpa_store(t->ds_out, row + key, sdpa_bwd_ds_dt(), ds);
+                sdpa_store(t->ds_out, row + key, SC(DS_DT), ds);
             else
-                sdpa_store(t->ds_out, row + (long)key * t->dss3, sdpa_bwd_ds_dt(), ds);
+                sdpa_store(t->ds_out, row + (long)key * t->dss3, SC(DS_DT), ds);
         }
     }
 }

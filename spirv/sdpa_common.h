@@ -44,13 +44,19 @@ static inline uint sdpa_nibble(const global uchar *base, long idx)
     return (idx & 1) ? (uint)(byte >> 4) : (uint)(byte & 0xf);
 }
 
-/* Element idx of base (dtype dt) as float. Integer types give their integer
- * value (dequantization happens in the caller). */
-static inline float sdpa_load(const global void *base, long idx, int dt)
+/*
+ * Element idx of base (dtype dt) as float. Integer types give their integer
+ * value (dequantization happens in the caller). f16 goes through a plain
+ * half load and conversion: vload_half is a library call that Intel's CPU
+ * vectorizer executes lane by lane (8 scalar loads and conversions), while a
+ * half load vectorizes into one vector load and one vcvtph2ps.
+ */
+static inline __attribute__((always_inline)) float sdpa_load(const global void *base, long idx,
+                                                             int dt)
 {
     switch (dt) {
     case SDPA_DT_F16:
-        return vload_half(idx, (const global half *)base);
+        return (float)((const global half *)base)[idx];
     case SDPA_DT_BF16:
         return sdpa_bf16_to_f32(((const global ushort *)base)[idx]);
     case SDPA_DT_S8:
@@ -71,12 +77,14 @@ static inline float sdpa_load(const global void *base, long idx, int dt)
 }
 
 /* Stores value at element idx of base (dtype dt: f32, f16 or bf16), rounding
- * to nearest even. */
-static inline void sdpa_store(global void *base, long idx, int dt, float value)
+ * to nearest even; f16 through a cast (an instruction), not vstore_half_rte
+ * (a call the CPU vectorizer runs lane by lane). */
+static inline __attribute__((always_inline)) void sdpa_store(global void *base, long idx, int dt,
+                                                             float value)
 {
     switch (dt) {
     case SDPA_DT_F16:
-        vstore_half_rte(value, idx, (global half *)base);
+        ((global half *)base)[idx] = (half)value;
         break;
     case SDPA_DT_BF16:
         ((global ushort *)base)[idx] = sdpa_f32_to_bf16(value);

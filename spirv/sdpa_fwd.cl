@@ -30,9 +30,9 @@
  * Built once per head-size bucket D_MAX (it sizes the local tiles) and
  * sub-group size; everything else is a specialization constant, so every
  * branch on SC(...) folds when the module is built. The host contract
- * (argument order, geometry, local memory) is in kernel_abi.h. The
- * remainder_k argument is not needed (keys past Sk are masked with the same
- * code on every tile).
+ * (geometry, local memory) is in kernel_abi.h, the arguments in
+ * sdpa_fwd_args.def. Keys past Sk are masked with the same code on every
+ * tile, so the kernel needs no key remainder.
  *
  * Dropout (WITH_DROPOUT) acts on P after the running sum has taken it in, so
  * the softmax denominator and the log-sum-exp are those of the undropped
@@ -84,9 +84,8 @@ sdpa_fwd_mask_scores(local float *s, int s_ld, int rows_s, float log2_scale, int
     for (int i = 0; i < rows_s; i++) {
         float x = s[i * s_ld] * log2_scale;
         if (SC(MASK_KIND) == SDPA_MASK_KIND_BUFFER)
-            x = fma(sdpa_fwd_load(msk, m_off + (long)sdpa_imin(k0 + i, k_read_max) * ms3,
-                                  SC(MSK_DT)),
-                    SDPA_FWD_LOG2E, x);
+            x = fma(sdpa_load(msk, m_off + (long)sdpa_imin(k0 + i, k_read_max) * ms3, SC(MSK_DT)),
+                    SDPA_LOG2E, x);
         x = k0 + i > last ? -INFINITY : x;
         s[i * s_ld] = x;
         mx = fmax(mx, x);
@@ -109,16 +108,9 @@ static inline float sdpa_fwd_exp_scores(local float *s, int s_ld, int rows_s, fl
     return sum;
 }
 
-__attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void
-sdpa_fwd(const global void *K, const global void *Q, const global void *V, global float *ws,
-         global void *A, const global void *scale_ptr, float scale, float inv_scale, int d, int sk,
-         int sq, const global void *k_scales, const global void *k_zp, const global void *v_scales,
-         const global void *v_zp, const global void *msk, long ks0, long ks1, long ks2, long ks3,
-         long qs0, long qs1, long qs2, long qs3, long vs0, long vs1, long vs2, long vs3, long as0,
-         long as1, long as2, long as3, long ms0, long ms1, long ms2, long ms3, int remainder_k,
-         global uchar *dropout_mask, long dropout_seed, long dropout_offset, float dropout_p,
-         const global long *dropout_seed_ptr, const global long *dropout_offset_ptr,
-         const global float *dropout_p_ptr, local float *slm)
+__attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_fwd(
+#include "sdpa_fwd_args.def"
+)
 {
     /* Work-group tiles (kernel_abi.h) and this sub-group's place in them. */
     const int bk = SC(UNROLL_M_KQ) * SC(WG_M_KQ);
@@ -133,9 +125,9 @@ sdpa_fwd(const global void *K, const global void *Q, const global void *V, globa
     const int vs_d0 = m_vs * SC(UNROLL_M_VS);   /* first head-dim row of O */
     const int vs_row0 = n_vs * SC(UNROLL_N_VS); /* first query of O */
     const int vs_nvec = SC(UNROLL_M_VS) / SUBGROUP_SIZE;
-    const int d_end = SC(D_FULL) ? D_MAX : d; /* head size, folded when full */
+    const int d_end = SC(D_FULL) ? D_MAX : D; /* head size, folded when full */
 
-    const sdpa_fwd_rows w = sdpa_fwd_work_group_rows(bq, sq);
+    const sdpa_fwd_rows w = sdpa_fwd_work_group_rows(bq, SQ);
     const bool transpose_k = SC(TRANSPOSE_K);
 
     /* Local memory, SDPA_FWD_SLM_FLOATS in all. Tiles the inner loops read
@@ -145,7 +137,7 @@ sdpa_fwd(const global void *K, const global void *Q, const global void *V, globa
      * same few cache sets (L1 thrashing on the CPU, bank conflicts on GPUs). */
     const int pad = SDPA_FWD_SLM_PAD;
     const int q_ld = bq + pad, s_ld = bq + pad, kv_ld = D_MAX + pad;
-    local float *q_slm = slm;                          /* Q^T [D_MAX][q_ld] */
+    local float *q_slm = SLM;                          /* Q^T [D_MAX][q_ld] */
     local float *k_slm = q_slm + D_MAX * q_ld;         /* K [bk][kv_ld] or K^T [D_MAX][bk + pad] */
     local float *v_slm = k_slm + (bk + pad) * kv_ld;   /* V [bk][kv_ld] */
     local float *s_slm = v_slm + bk * kv_ld;           /* S, then P [bk][s_ld] */
@@ -160,26 +152,26 @@ sdpa_fwd(const global void *K, const global void *Q, const global void *V, globa
 
     /* Q, unscaled: the scale is applied to S in f32. */
     {
-        long q_off = w.b * qs0 + (long)w.head0 * qs1 + (long)w.query0 * qs2;
-        long q_row_stride = SC(Q1_GQA_BATCH) ? qs1 : qs2;
-        sdpa_fwd_stage_q(q_slm, q_ld, Q, q_off, q_row_stride, qs3, bq, w.rows, d);
+        long q_off = w.b * Q_S0 + (long)w.head0 * Q_S1 + (long)w.query0 * Q_S2;
+        long q_row_stride = SC(Q1_GQA_BATCH) ? Q_S1 : Q_S2;
+        sdpa_fwd_stage_q(q_slm, q_ld, Q, q_off, q_row_stride, Q_S3, bq, w.rows, D);
     }
 
     /* Keys this work-group can see: all of them, or up to the causal band
      * of its last row. */
-    const int causal_offset = sdpa_fwd_causal_offset(sk, sq);
-    int k_end = sk;
-    if (sdpa_fwd_is_causal())
-        k_end = sdpa_iclamp(sdpa_fwd_row_query(&w, w.rows - 1) + causal_offset + 1, 0, sk);
+    const int causal_offset = sdpa_causal_offset(SK, SQ);
+    int k_end = SK;
+    if (sdpa_is_causal())
+        k_end = sdpa_iclamp(sdpa_fwd_row_query(&w, w.rows - 1) + causal_offset + 1, 0, SK);
 
-    const float log2_scale = sdpa_fwd_log2_scale(scale_ptr, scale, inv_scale);
-    const sdpa_fwd_kv_format k_fmt = sdpa_fwd_key_format(k_scales, k_zp, d);
-    const sdpa_fwd_kv_format v_fmt = sdpa_fwd_value_format(v_scales, v_zp, d);
-    const sdpa_fwd_kv_head kv = sdpa_fwd_kv_head_of(&w, ks0, ks1, vs0, vs1, sk);
+    const float log2_scale = sdpa_score_factor(SDPA_LOG2E, SCALE_PTR, SCALE, INV_SCALE);
+    const sdpa_fwd_kv_format k_fmt = SDPA_FWD_KV_FORMAT(KEY, K_SCALES, K_ZP, D);
+    const sdpa_fwd_kv_format v_fmt = SDPA_FWD_KV_FORMAT(VAL, V_SCALES, V_ZP, D);
+    const sdpa_fwd_kv_head kv = sdpa_fwd_kv_head_of(&w, K_S0, K_S1, V_S0, V_S1, SK);
     const long k_head = kv.k, v_head = kv.v, token0 = kv.token0;
     const sdpa_dropout_args drop =
-            sdpa_dropout_args_read(dropout_seed, dropout_offset, dropout_p, dropout_seed_ptr,
-                                   dropout_offset_ptr, dropout_p_ptr);
+            sdpa_dropout_args_read(DROPOUT_SEED, DROPOUT_OFFSET, DROPOUT_P, DROPOUT_SEED_PTR,
+                                   DROPOUT_OFFSET_PTR, DROPOUT_P_PTR);
 
     /* Running softmax state of this lane's queries (KQ layout, one copy per
      * KQ sub-group) and O (VS layout): each element belongs to one lane. */
@@ -196,7 +188,7 @@ sdpa_fwd(const global void *K, const global void *Q, const global void *V, globa
             SC(REMAINDER_Q) ? sdpa_iclamp(w.rows - vs_row0, 0, SC(UNROLL_N_VS)) : SC(UNROLL_N_VS);
     const int vs_nvec_used =
             SC(D_FULL) ? sdpa_iclamp((D_MAX - vs_d0) / SUBGROUP_SIZE, 0, vs_nvec)
-                       : sdpa_iclamp((d - vs_d0 + SUBGROUP_SIZE - 1) / SUBGROUP_SIZE, 0, vs_nvec);
+                       : sdpa_iclamp((D - vs_d0 + SUBGROUP_SIZE - 1) / SUBGROUP_SIZE, 0, vs_nvec);
     for (int i = 0; i < SC(UNROLL_N_VS); i++)
         for (int j = 0; j < vs_nvec_used; j++)
             o_slm[(vs_row0 + i) * D_MAX + vs_d0 + j * SUBGROUP_SIZE + lane] = 0.0f;
@@ -207,9 +199,9 @@ sdpa_fwd(const global void *K, const global void *Q, const global void *V, globa
 
     for (int k0 = 0; k0 < k_end; k0 += bk) {
         /* 1. K and V tiles, f32, dequantized. */
-        sdpa_fwd_stage_kv(k_slm, k_key_stride, k_d_stride, K, k_head, ks2, ks3, &k_fmt, token0, k0,
-                          bk, sk, d, transpose_k);
-        sdpa_fwd_stage_kv(v_slm, kv_ld, 1, V, v_head, vs2, vs3, &v_fmt, token0, k0, bk, sk, d,
+        sdpa_fwd_stage_kv(k_slm, k_key_stride, k_d_stride, K, k_head, K_S2, K_S3, &k_fmt, token0,
+                          k0, bk, SK, D, transpose_k);
+        sdpa_fwd_stage_kv(v_slm, kv_ld, 1, V, v_head, V_S2, V_S3, &v_fmt, token0, k0, bk, SK, D,
                           false);
         barrier(CLK_LOCAL_MEM_FENCE);
 
@@ -224,11 +216,11 @@ sdpa_fwd(const global void *K, const global void *Q, const global void *V, globa
         for (int j = 0; j < kq_nvec; j++) {
             const int col = kq_col0 + j * SUBGROUP_SIZE + lane;
             int last = k_end - 1;
-            if (sdpa_fwd_is_causal())
+            if (sdpa_is_causal())
                 last = sdpa_imin(last, sdpa_fwd_row_query(&w, col) + causal_offset);
-            red_slm[m_kq * bq + col] = sdpa_fwd_mask_scores(s_tile + j * SUBGROUP_SIZE, s_ld,
-                                                            SC(UNROLL_M_KQ), log2_scale, s_key0,
-                                                            last, &w, col, msk, ms0, ms1, ms2, ms3);
+            red_slm[m_kq * bq + col] = sdpa_fwd_mask_scores(
+                    s_tile + j * SUBGROUP_SIZE, s_ld, SC(UNROLL_M_KQ), log2_scale, s_key0, last, &w,
+                    col, MSK, MSK_S0, MSK_S1, MSK_S2, MSK_S3);
         }
         if (SC(WG_M_KQ) > 1)
             barrier(CLK_LOCAL_MEM_FENCE);
@@ -254,8 +246,8 @@ sdpa_fwd(const global void *K, const global void *Q, const global void *V, globa
              * keys from k_end on is written after the loop. */
             if (SC(WITH_DROPOUT))
                 sdpa_fwd_dropout_scores(s_tile + j * SUBGROUP_SIZE, s_ld, SC(UNROLL_M_KQ), &drop,
-                                        sdpa_fwd_dropout_index(&w, col, sq, sk, s_key0), s_key0,
-                                        k_end, col < w.rows, dropout_mask);
+                                        sdpa_fwd_dropout_index(&w, col, SQ, SK, s_key0), s_key0,
+                                        k_end, col < w.rows, DROPOUT_MASK);
         }
         barrier(CLK_LOCAL_MEM_FENCE);
 
@@ -269,8 +261,8 @@ sdpa_fwd(const global void *K, const global void *Q, const global void *V, globa
 
     /* The keep mask of the keys past the causal band of the last row (the
      * key loop stops there): the mask output covers every element. */
-    if (SC(DROPOUT_OUTPUT_MASK) && sdpa_fwd_is_causal())
-        sdpa_fwd_dropout_mask_tail(&w, sq, sk, k_end, &drop, dropout_mask,
+    if (SC(DROPOUT_OUTPUT_MASK) && sdpa_is_causal())
+        sdpa_fwd_dropout_mask_tail(&w, SQ, SK, k_end, &drop, DROPOUT_MASK,
                                    sg_id * SUBGROUP_SIZE + lane,
                                    SUBGROUP_SIZE * SC(WG_M_KQ) * SC(WG_N_KQ));
 
@@ -286,22 +278,22 @@ sdpa_fwd(const global void *K, const global void *Q, const global void *V, globa
             inv_sum_slm[r] = sdpa_fwd_inv_sum(l) * drop.keep_scale;
             if (SC(IS_TRAINING) && r < w.rows) {
                 long h = sdpa_fwd_row_head(&w, r);
-                ws[(w.b * w.hq + h) * sq + sdpa_fwd_row_query(&w, r)] = sdpa_fwd_lse(max_slm[r], l);
+                WS[(w.b * w.hq + h) * SQ + sdpa_fwd_row_query(&w, r)] = sdpa_fwd_lse(max_slm[r], l);
             }
         }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 
     /* Normalize and store this sub-group's part of O. */
-    const int n = sdpa_iclamp(d - vs_d0, 0, SC(UNROLL_M_VS));
+    const int n = sdpa_iclamp(D - vs_d0, 0, SC(UNROLL_M_VS));
     for (int i = 0; i < vs_rows; i++) {
         const int r = vs_row0 + i;
-        const long a_off = w.b * as0 + (long)sdpa_fwd_row_head(&w, r) * as1 +
-                           (long)sdpa_fwd_row_query(&w, r) * as2 + (long)vs_d0 * as3;
+        const long dst_off = w.b * DST_S0 + (long)sdpa_fwd_row_head(&w, r) * DST_S1 +
+                             (long)sdpa_fwd_row_query(&w, r) * DST_S2 + (long)vs_d0 * DST_S3;
         local const float *o_row = o_slm + r * D_MAX + vs_d0;
-        if (as3 == 1)
-            sdpa_fwd_store_row(A, a_off, 1, o_row, n, inv_sum_slm[r]);
+        if (DST_S3 == 1)
+            sdpa_fwd_store_row(DST, dst_off, 1, o_row, n, inv_sum_slm[r]);
         else
-            sdpa_fwd_store_row(A, a_off, as3, o_row, n, inv_sum_slm[r]);
+            sdpa_fwd_store_row(DST, dst_off, DST_S3, o_row, n, inv_sum_slm[r]);
     }
 }

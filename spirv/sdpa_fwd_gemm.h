@@ -18,11 +18,16 @@
  * block helper is always_inline and called with literal sizes, so the
  * accumulator arrays become registers.
  *
- * Register budget on the CPU device (AVX2, 16 vector registers, a sub-group
- * of 8 lanes per register): 6 x 2 blocks use 12 accumulators, 2 vector
- * loads and 1 broadcast. A 16-lane sub-group needs two registers per value,
- * so it uses 6 x 1. A GPU variant can raise both with -DSDPA_FWD_RB_ROWS=...
- * (RB_ROWS must be larger than 4: the tails are blocks of 4, 2 and 1).
+ * Register budget. Which device runs a variant follows from its sub-group
+ * size (sdpa_device_subgroup_size): 16 runs on the CPU (AVX2: 16 vector
+ * registers, two per 16-lane value), on Xe-HPC and later GPUs; 8 runs only
+ * on Xe-LP and Xe-HPG (128 registers of 8 f32 lanes per thread). Both use
+ * 6 x 1 blocks: 6 accumulators, 1 vector load and 1 broadcast per step. A
+ * second vector per block (6 x 2, once sub-group 8's blocks) made Intel's
+ * GPU compiler, which unrolls the reduction and hoists its loads, spill on
+ * Xe-LP and Xe-HPG (doc/gpu-isa.md). -DSDPA_FWD_RB_ROWS=... and
+ * -DSDPA_FWD_RB_VECS=... override them (RB_ROWS must be larger than 4: the
+ * tails are blocks of 4, 2 and 1).
  */
 #ifndef SDPA_SPIRV_FWD_GEMM_H
 #define SDPA_SPIRV_FWD_GEMM_H
@@ -33,11 +38,7 @@
 #define SDPA_FWD_RB_ROWS 6
 #endif
 #ifndef SDPA_FWD_RB_VECS
-#if SUBGROUP_SIZE <= 8
-#define SDPA_FWD_RB_VECS 2
-#else
 #define SDPA_FWD_RB_VECS 1
-#endif
 #endif
 
 /*

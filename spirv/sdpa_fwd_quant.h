@@ -24,71 +24,35 @@ typedef struct sdpa_fwd_kv_format {
     long groups_per_token; /* D / group_size: stride of a token in the scales */
 } sdpa_fwd_kv_format;
 
-/*
- * Element idx of base (dtype dt) as float, like sdpa_load, but f16 through
- * a plain half load and conversion: vload_half is a library call that
- * Intel's CPU vectorizer executes lane by lane (8 scalar loads and
- * conversions), while a half load vectorizes into one vector load and one
- * vcvtph2ps. The same holds for the store side, see sdpa_fwd_store.
- */
-static inline __attribute__((always_inline)) float sdpa_fwd_load(const global void *base, long idx,
-                                                                 int dt)
-{
-    if (dt == SDPA_DT_F16)
-        return (float)((const global half *)base)[idx];
-    return sdpa_load(base, idx, dt);
-}
-
-/* Stores value at element idx of base (f32, f16 or bf16), rounding to
- * nearest even; f16 through a cast (an instruction), not vstore_half_rte (a
- * call the CPU vectorizer runs lane by lane). */
-static inline __attribute__((always_inline)) void sdpa_fwd_store(global void *base, long idx,
-                                                                 int dt, float value)
-{
-    if (dt == SDPA_DT_F16)
-        ((global half *)base)[idx] = (half)value;
-    else
-        sdpa_store(base, idx, dt, value);
-}
-
 static inline bool sdpa_fwd_is_integer(int dt)
 {
     return dt == SDPA_DT_S8 || dt == SDPA_DT_U8 || dt == SDPA_DT_S4 || dt == SDPA_DT_U4;
 }
 
-/* K's format, from the specialization constants and the kernel arguments. */
-static inline sdpa_fwd_kv_format sdpa_fwd_key_format(const global void *scales,
-                                                     const global void *zero_points, int d)
-{
-    sdpa_fwd_kv_format f;
-    f.dt = SC(KEY_DT);
-    f.scales = scales;
-    f.zero_points = zero_points;
-    f.scales_kind = SC(KEY_SCALES);
-    f.scales_dt = SC(KEY_SCALES_DT);
-    f.zp_kind = SC(KEY_ZERO_POINTS);
-    f.zp_dt = SC(KEY_ZP_DT);
-    f.group_size = SC(KEY_GROUP_SIZE);
-    f.groups_per_token = d / SC(KEY_GROUP_SIZE);
-    return f;
-}
-
-/* V's format. */
-static inline sdpa_fwd_kv_format sdpa_fwd_value_format(const global void *scales,
+/* A K or V format from its constants (which fold) and the kernel arguments. */
+static inline sdpa_fwd_kv_format sdpa_fwd_kv_format_of(int dt, int scales_kind, int scales_dt,
+                                                       int zp_kind, int zp_dt, int group_size,
+                                                       const global void *scales,
                                                        const global void *zero_points, int d)
 {
     sdpa_fwd_kv_format f;
-    f.dt = SC(VAL_DT);
+    f.dt = dt;
     f.scales = scales;
     f.zero_points = zero_points;
-    f.scales_kind = SC(VAL_SCALES);
-    f.scales_dt = SC(VAL_SCALES_DT);
-    f.zp_kind = SC(VAL_ZERO_POINTS);
-    f.zp_dt = SC(VAL_ZP_DT);
-    f.group_size = SC(VAL_GROUP_SIZE);
-    f.groups_per_token = d / SC(VAL_GROUP_SIZE);
+    f.scales_kind = scales_kind;
+    f.scales_dt = scales_dt;
+    f.zp_kind = zp_kind;
+    f.zp_dt = zp_dt;
+    f.group_size = group_size;
+    f.groups_per_token = d / group_size;
     return f;
 }
+
+/* The format of K (T = KEY) or V (T = VAL): the constants T_DT, T_SCALES,
+ * T_SCALES_DT, T_ZERO_POINTS, T_ZP_DT and T_GROUP_SIZE. */
+#define SDPA_FWD_KV_FORMAT(T, scales, zero_points, d)                                              \
+    sdpa_fwd_kv_format_of(SC(T##_DT), SC(T##_SCALES), SC(T##_SCALES_DT), SC(T##_ZERO_POINTS),      \
+                          SC(T##_ZP_DT), SC(T##_GROUP_SIZE), scales, zero_points, d)
 
 /* (q - zp) * scale for element d of token `token` (the linear index
  * (b * Hkv + h) * Sk + key). */
@@ -97,11 +61,11 @@ sdpa_fwd_dequantize(float q, const private sdpa_fwd_kv_format *f, long token, in
 {
     long group = token * f->groups_per_token + d / f->group_size;
     if (f->zp_kind != SDPA_QUANT_KIND_NONE)
-        q -= sdpa_fwd_load(f->zero_points, f->zp_kind == SDPA_QUANT_KIND_PER_GROUP ? group : 0,
-                           f->zp_dt);
+        q -= sdpa_load(f->zero_points, f->zp_kind == SDPA_QUANT_KIND_PER_GROUP ? group : 0,
+                       f->zp_dt);
     if (f->scales_kind != SDPA_QUANT_KIND_NONE)
-        q *= sdpa_fwd_load(f->scales, f->scales_kind == SDPA_QUANT_KIND_PER_GROUP ? group : 0,
-                           f->scales_dt);
+        q *= sdpa_load(f->scales, f->scales_kind == SDPA_QUANT_KIND_PER_GROUP ? group : 0,
+                       f->scales_dt);
     return q;
 }
 
@@ -110,7 +74,7 @@ static inline __attribute__((always_inline)) float
 sdpa_fwd_kv_load(const global void *base, long off, const private sdpa_fwd_kv_format *f, long token,
                  int d)
 {
-    float x = sdpa_fwd_load(base, off, f->dt);
+    float x = sdpa_load(base, off, f->dt);
     if (sdpa_fwd_is_integer(f->dt))
         x = sdpa_fwd_dequantize(x, f, token, d);
     return x;

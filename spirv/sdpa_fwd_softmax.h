@@ -1,16 +1,13 @@
 /*
- * sdpa_fwd_softmax.h - scores to probabilities: the scale (host, device or
- * none, possibly inverted) folded with log2(e) so that the softmax can use
- * exp2, the masks (additive buffer, causal top-left / bottom-right, keys past
+ * sdpa_fwd_softmax.h - scores to probabilities: the scale (sdpa_scores.h)
+ * folded with log2(e) so that the softmax can use exp2, the masks (additive buffer, causal top-left / bottom-right, keys past
  * the end), and the online-softmax update of the running maximum.
  */
 #ifndef SDPA_SPIRV_FWD_SOFTMAX_H
 #define SDPA_SPIRV_FWD_SOFTMAX_H
 
 #include "sdpa_fwd_quant.h"
-
-#define SDPA_FWD_LOG2E 1.44269504088896340736f
-#define SDPA_FWD_LN2 0.693147180559945309417f
+#include "sdpa_scores.h"
 
 /*
  * 2^x for the softmax: x = score - max <= 0, or -inf. Inline and branch
@@ -42,30 +39,6 @@ static inline float sdpa_fwd_exp2(float x)
     /* n in [-127, 0]: n = -127 gives exponent bits 0, i.e. a factor 0 */
     return p * as_float(((int)n + 127) << 23);
 #endif
-}
-
-/* The factor that turns a raw score q.k into log2 units:
- * log2(e) * scale, or log2(e) / scale with INVERT_SCALE. */
-static inline float sdpa_fwd_log2_scale(const global void *scale_ptr, float scale, float inv_scale)
-{
-    if (!SC(WITH_ATTN_SCALE))
-        return SDPA_FWD_LOG2E;
-    if (SC(WITH_HOST_SCALE))
-        return SDPA_FWD_LOG2E * (SC(INVERT_SCALE) ? inv_scale : scale);
-    float s = sdpa_fwd_load(scale_ptr, 0, SC(SCALE_DT));
-    return SC(INVERT_SCALE) ? SDPA_FWD_LOG2E / s : SDPA_FWD_LOG2E * s;
-}
-
-/* Offset between a query's index and the last key it sees under a causal
- * mask: j <= i + offset. */
-static inline int sdpa_fwd_causal_offset(int sk, int sq)
-{
-    return SC(MASK_KIND) == SDPA_MASK_KIND_BOTTOM_RIGHT ? sk - sq : 0;
-}
-
-static inline bool sdpa_fwd_is_causal(void)
-{
-    return SC(MASK_KIND) == SDPA_MASK_KIND_TOP_LEFT || SC(MASK_KIND) == SDPA_MASK_KIND_BOTTOM_RIGHT;
 }
 
 /* Running softmax state of one query: the maximum score seen so far (log2
@@ -101,13 +74,14 @@ static inline float sdpa_fwd_update_max(private sdpa_fwd_softmax_state *st, floa
 }
 
 /* Log-sum-exp in natural-log units from the running max (log2 units) and
- * sum; a row without any visible key gives -inf (SOFTMAX_INF_AS_ZERO) or
- * NaN, as the naive formula max + log(sum(exp(s - max))) does. */
+ * sum. A row without any visible key gives -inf in both softmax modes
+ * (sdpa.h: log of an empty sum), which backward reads as "P = 0 for the
+ * whole row"; only O differs between the modes (sdpa_fwd_inv_sum). */
 static inline float sdpa_fwd_lse(float m, float l)
 {
     if (l == 0.0f)
-        return SC(SOFTMAX_INF_AS_ZERO) ? -INFINITY : NAN;
-    return (m + log2(l)) * SDPA_FWD_LN2;
+        return -INFINITY;
+    return (m + log2(l)) * SDPA_LN2;
 }
 
 /* 1 / l, the factor that normalizes a row of O; for a row without any

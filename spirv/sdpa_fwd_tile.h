@@ -179,7 +179,7 @@ sdpa_fwd_q_row_element(const global void *src, long off, long stride, int c0)
     const global void *base;
     long idx;
     SDPA_FWD_ELEMENT(src, off, stride, c0, SC(QRY_DT), base, idx);
-    return sdpa_fwd_load(base, idx, SC(QRY_DT));
+    return sdpa_load(base, idx, SC(QRY_DT));
 }
 
 /* One row of Q: n elements at src + off + c * stride into dst[c * dst_stride]. */
@@ -237,9 +237,9 @@ static inline __attribute__((always_inline)) void sdpa_fwd_store_row(global void
         if (c0 + SUBGROUP_SIZE <= n || c0 + lane < n) {
             float x = src[c0 + lane] * factor;
             if (stride == 1)
-                sdpa_fwd_store((global void *)sdpa_fwd_advance(dst, off + c0, dt), lane, dt, x);
+                sdpa_store((global void *)sdpa_fwd_advance(dst, off + c0, dt), lane, dt, x);
             else
-                sdpa_fwd_store(dst, off + (long)(c0 + lane) * stride, dt, x);
+                sdpa_store(dst, off + (long)(c0 + lane) * stride, dt, x);
         }
     }
 }

@@ -1,8 +1,8 @@
 /*
  * sdpa_philox.h - Philox4x32-10 and the dropout keep rule in OpenCL C, the
  * device twin of src/core/philox.c. The counter layout and the keep rule are
- * fixed in kernel_abi.h; host and kernels must agree bit for bit (the tests
- * compare the keep masks).
+ * part of the ABI (sdpa_dropout_desc_t in include/sdpa.h); host and kernels
+ * must agree bit for bit (the tests compare the keep masks).
  */
 #ifndef SDPA_SPIRV_PHILOX_H
 #define SDPA_SPIRV_PHILOX_H

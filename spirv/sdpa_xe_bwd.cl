@@ -74,31 +74,6 @@
 #define XE_EB (SDPA_XE_DSUB / SUBGROUP_SIZE)        /* lane blocks of dK, dV columns */
 #define XE_DB (SDPA_XE_DSUB / 8)                    /* 8-row blocks of dQ^T */
 
-/* The problem and the tensors' strides, from the kernels' arguments (the
- * names of sdpa_xe_bwd_args.def). */
-#define XE_BWD_PROBLEM()                                                                           \
-    sdpa_bwd_problem_of(D, SK, SQ, SCALE_PTR, SCALE, INV_SCALE, MSK, MSK_S0, MSK_S1, MSK_S2,       \
-                        MSK_S3, DROPOUT_SEED, DROPOUT_OFFSET, DROPOUT_P, DROPOUT_SEED_PTR,         \
-                        DROPOUT_OFFSET_PTR, DROPOUT_P_PTR)
-
-typedef struct xe_bwd_layouts {
-    sdpa_bwd_strides q, k, v, da, dq, dk, dv;
-} xe_bwd_layouts;
-
-static inline __attribute__((always_inline)) xe_bwd_layouts
-xe_bwd_layouts_of(const global long *strides)
-{
-    xe_bwd_layouts l;
-    l.q = sdpa_bwd_strides_at(strides, SDPA_BWD_STRIDE_Q);
-    l.k = sdpa_bwd_strides_at(strides, SDPA_BWD_STRIDE_K);
-    l.v = sdpa_bwd_strides_at(strides, SDPA_BWD_STRIDE_V);
-    l.da = sdpa_bwd_strides_at(strides, SDPA_BWD_STRIDE_DA);
-    l.dq = sdpa_bwd_strides_at(strides, SDPA_BWD_STRIDE_DQ);
-    l.dk = sdpa_bwd_strides_at(strides, SDPA_BWD_STRIDE_DK);
-    l.dv = sdpa_bwd_strides_at(strides, SDPA_BWD_STRIDE_DV);
-    return l;
-}
-
 /* The place of a sub-group: key group n (keys kr0 .. of the key tile) and
  * head-dim columns d0 .. d0 + DSUB of the gradients. */
 typedef struct xe_bwd_place {
@@ -176,7 +151,7 @@ xe_bwd_stage_queries(const private xe_bwd_tiles *t, const private sdpa_bwd_probl
     const long row0 = ((long)x->b * x->hq + x->h) * x->sq + q0;
     for (int r = sg_id * SUBGROUP_SIZE + get_sub_group_local_id(); r < count;
          r += n_sg * SUBGROUP_SIZE) {
-        t->lse2[r] = r < rows ? ws[row0 + r] * SDPA_BWD_LOG2E : -INFINITY;
+        t->lse2[r] = r < rows ? ws[row0 + r] * SDPA_LOG2E : -INFINITY;
         t->di[r] = r < rows ? d_i[row0 + r] : 0.0f;
     }
 }
@@ -233,13 +208,13 @@ static inline __attribute__((always_inline)) void xe_bwd_scores(const private xe
         for (int m = 0; m < 8; m++) {
             const int key = key0 + 8 * kb + m;
             bool valid = q < x->sq && key < x->sk;
-            if (sdpa_bwd_is_causal())
+            if (sdpa_is_causal())
                 valid = valid && key <= q + x->causal_offset;
             float score = SDPA_XE_AT(st[kb], float, m) * x->log2_factor;
             if (SC(MASK_KIND) == SDPA_MASK_KIND_BUFFER)
                 score = fma(sdpa_load(x->msk, m_row + (long)sdpa_imin(key, x->sk - 1) * x->ms3,
                                       SC(MSK_DT)),
-                            SDPA_BWD_LOG2E, score);
+                            SDPA_LOG2E, score);
             const float p = valid && lse2 != -INFINITY ? exp2(score - lse2) : 0.0f;
             const float z = (keep >> (8 * kb + m)) & 1 ? x->drop.keep_scale : 0.0f;
             const float pz = SC(WITH_DROPOUT) ? p * z : p;
@@ -251,7 +226,7 @@ static inline __attribute__((always_inline)) void xe_bwd_scores(const private xe
             t->ds[row * t->queries + col] = ds_bits;
             t->ds2[((row >> 1) * t->queries + col) * 2 + (row & 1)] = ds_bits;
             if (SC(WITH_DS) && ds_out && q < x->sq && key < x->sk)
-                sdpa_store(ds_out, ds_head + (long)q * dss2 + (long)key * dss3, sdpa_bwd_ds_dt(),
+                sdpa_store(ds_out, ds_head + (long)q * dss2 + (long)key * dss3, SC(DS_DT),
                            ds);
         }
     }
@@ -301,7 +276,7 @@ static inline __attribute__((always_inline)) void xe_bwd_add8(global float *row,
 }
 
 __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_xe_bwd(
-#include "sdpa_xe_bwd_args.def"
+#include "sdpa_bwd_args.def"
 )
 {
     const int lane = get_sub_group_local_id();
@@ -309,9 +284,9 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_xe_bw
     const int k0 = get_group_id(0) * bc;
     const int keys = sdpa_imin(bc, SK - k0);
     const xe_bwd_place pl = xe_bwd_place_of();
-    const sdpa_bwd_problem x = XE_BWD_PROBLEM();
-    const xe_bwd_tiles t = xe_bwd_tiles_of(SLM, bc, SDPA_XE_BWD_QUERIES, D);
-    const xe_bwd_layouts ly = xe_bwd_layouts_of(STRIDES);
+    const sdpa_bwd_problem x = SDPA_BWD_PROBLEM_OF_ARGS();
+    const xe_bwd_tiles t = xe_bwd_tiles_of((local uint *)SLM, bc, SDPA_XE_BWD_QUERIES, D);
+    const sdpa_bwd_all_strides ly = sdpa_bwd_all_strides_of(STRIDES);
     global void *ds_out = SC(WITH_DS) ? DS : 0;
     const long ds_head = x.b * DS_S0 + (long)x.h * DS_S1;
     const int sg_id = get_sub_group_id(), n_sg = xe_bwd_subgroups();
@@ -345,7 +320,7 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_xe_bw
     for (int step = 0; step < blocks; step++) {
         const int q0 = (first_block + sdpa_bwd_query_block_at(step, blocks)) * br;
         barrier(CLK_LOCAL_MEM_FENCE); /* the previous block's readers are done */
-        xe_bwd_stage_queries(&t, &x, q0, br, Q, &ly.q, DA, &ly.da, WS, D_I);
+        xe_bwd_stage_queries(&t, &x, q0, br, Q, &ly.q, DIFF_DST, &ly.diff_dst, WS, D_I);
         barrier(CLK_LOCAL_MEM_FENCE);
         if (pl.m == 0)
             xe_bwd_scores(&t, pl.kr0, 0, key0, q0, &x, ds_out, ds_head, DS_S2, DS_S3);
@@ -417,7 +392,7 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_xe_bw
 }
 
 __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_xe_bwd_dq(
-#include "sdpa_xe_bwd_args.def"
+#include "sdpa_bwd_args.def"
 )
 {
     const int lane = get_sub_group_local_id();
@@ -425,13 +400,13 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_xe_bw
     const xe_bwd_place pl = xe_bwd_place_of();
     const int q0 = get_group_id(0) * bq;
     const int queries = sdpa_imin(bq, SQ - q0);
-    const sdpa_bwd_problem x = XE_BWD_PROBLEM();
-    const xe_bwd_tiles t = xe_bwd_tiles_of(SLM, SDPA_XE_KEYS, bq, D);
-    const xe_bwd_layouts ly = xe_bwd_layouts_of(STRIDES);
+    const sdpa_bwd_problem x = SDPA_BWD_PROBLEM_OF_ARGS();
+    const xe_bwd_tiles t = xe_bwd_tiles_of((local uint *)SLM, SDPA_XE_KEYS, bq, D);
+    const sdpa_bwd_all_strides ly = sdpa_bwd_all_strides_of(STRIDES);
     const int sg_id = get_sub_group_id(), n_sg = xe_bwd_subgroups();
     const sdpa_fwd_kv_format raw = {SC(QRY_DT)};
 
-    xe_bwd_stage_queries(&t, &x, q0, bq, Q, &ly.q, DA, &ly.da, WS, D_I);
+    xe_bwd_stage_queries(&t, &x, q0, bq, Q, &ly.q, DIFF_DST, &ly.diff_dst, WS, D_I);
     xe_bwd_zero_ds_pad(&t, SDPA_XE_KEYS);
     /* This sub-group's 16 queries: query block n of the work-group. */
     const int qr0 = pl.n * SDPA_XE_BWD_QUERIES;
@@ -445,7 +420,7 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_xe_bw
     /* Keys the work-group's queries can see: all, or up to the causal band
      * of its last query. */
     int k_end = SK;
-    if (sdpa_bwd_is_causal())
+    if (sdpa_is_causal())
         k_end = sdpa_iclamp(q0 + queries - 1 + x.causal_offset + 1, 0, SK);
     const long k_head = sdpa_bwd_head_offset(&ly.k, x.b, x.hkv);
     const long v_head = sdpa_bwd_head_offset(&ly.v, x.b, x.hkv);

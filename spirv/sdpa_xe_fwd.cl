@@ -4,7 +4,8 @@
  * Sq x Sk matrix) with both products on cl_intel_subgroup_matrix_multiply_
  * accumulate and every tile a sub-group owns in registers. The host
  * contract (variants, tiles, geometry, local memory, arguments) is in
- * kernel_abi_xe.h; the argument list in sdpa_xe_fwd_args.def.
+ * kernel_abi_xe.h; the argument list that of the portable forward,
+ * sdpa_fwd_args.def.
  *
  * Sub-group (m, n) of a work-group owns query block n (SUBGROUP_SIZE
  * queries, one per lane) and, of each key tile of BK = SDPA_XE_KEYS * DSPLIT
@@ -47,6 +48,7 @@
 #include "sdpa_fwd_quant.h"
 #include "sdpa_fwd_rows.h"
 #include "sdpa_fwd_softmax.h"
+#include "sdpa_scores.h"
 #include "sdpa_philox.h"
 #include "sdpa_uniform.h"
 #include "sdpa_xe_intel.h"
@@ -222,11 +224,11 @@ static inline __attribute__((always_inline)) void sdpa_xe_fwd_store8(global void
 #pragma unroll
     for (int i = 0; i < 8; i++)
         if (c0 + i < d)
-            sdpa_fwd_store(A, row + c0 + i, dt, SDPA_XE_AT(x, float, i));
+            sdpa_store(A, row + c0 + i, dt, SDPA_XE_AT(x, float, i));
 }
 
 __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_xe_fwd(
-#include "sdpa_xe_fwd_args.def"
+#include "sdpa_fwd_args.def"
 )
 {
     const int lane = get_sub_group_local_id();
@@ -252,7 +254,7 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_xe_fw
     /* Local memory (SDPA_XE_FWD_SLM_BYTES): Q^T as B operands
      * [qblocks][d_steps][8][sg], P of a key tile [qblocks][p_chunks][8][sg]
      * (DSPLIT > 1), and [dsplit][bq] floats for maxima and sums. */
-    local uint *q_slm = SLM;
+    local uint *q_slm = (local uint *)SLM;
     local uint *p_slm = q_slm + bq * d_steps * 8;
     const bool p_in_slm = SDPA_XE_FWD_P_IN_SLM(dsplit, SUBGROUP_SIZE);
     local float *red_slm = (local float *)(p_slm + (p_in_slm ? bq * p_chunks * 8 : 0));
@@ -283,16 +285,16 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_xe_fw
 
     /* Keys the work-group sees: all, or up to the causal band of its last
      * row; `last`: the last key this lane's query sees. */
-    const int causal_offset = sdpa_fwd_causal_offset(SK, SQ);
+    const int causal_offset = sdpa_causal_offset(SK, SQ);
     int k_end = SK, last = SK - 1;
-    if (sdpa_fwd_is_causal()) {
+    if (sdpa_is_causal()) {
         k_end = sdpa_iclamp(sdpa_fwd_row_query(&w, w.rows - 1) + causal_offset + 1, 0, SK);
         last = sdpa_imin(k_end - 1, query + causal_offset);
     }
 
-    const float log2_scale = sdpa_fwd_log2_scale(SCALE_PTR, SCALE, INV_SCALE);
-    const sdpa_fwd_kv_format k_fmt = sdpa_fwd_key_format(K_SCALES, K_ZP, D);
-    const sdpa_fwd_kv_format v_fmt = sdpa_fwd_value_format(V_SCALES, V_ZP, D);
+    const float log2_scale = sdpa_score_factor(SDPA_LOG2E, SCALE_PTR, SCALE, INV_SCALE);
+    const sdpa_fwd_kv_format k_fmt = SDPA_FWD_KV_FORMAT(KEY, K_SCALES, K_ZP, D);
+    const sdpa_fwd_kv_format v_fmt = SDPA_FWD_KV_FORMAT(VAL, V_SCALES, V_ZP, D);
     const sdpa_fwd_kv_head kv = sdpa_fwd_kv_head_of(&w, K_S0, K_S1, V_S0, V_S1, SK);
     const long k_head = kv.k, v_head = kv.v, token0 = kv.token0;
     /* Block reads of K rows: 16-bit elements in Q's type, every row 4-byte
@@ -369,9 +371,9 @@ SDPA_XE_TILE_LOOP
                 const int key = key0 + 8 * b + m;
                 float x = SDPA_XE_AT(s[b], float, m) * log2_scale;
                 if (SC(MASK_KIND) == SDPA_MASK_KIND_BUFFER)
-                    x = fma(sdpa_fwd_load(MSK, m_off + (long)sdpa_imin(key, k_read_max) * MSK_S3,
+                    x = fma(sdpa_load(MSK, m_off + (long)sdpa_imin(key, k_read_max) * MSK_S3,
                                           SC(MSK_DT)),
-                            SDPA_FWD_LOG2E, x);
+                            SDPA_LOG2E, x);
                 x = key > last ? -INFINITY : x;
                 SDPA_XE_AT(s[b], float, m) = x;
                 mx = fmax(mx, x);
@@ -466,7 +468,7 @@ SDPA_XE_TILE_LOOP
     }
 
     /* The keep mask of the keys past the causal band of the last row. */
-    if (SC(DROPOUT_OUTPUT_MASK) && sdpa_fwd_is_causal())
+    if (SC(DROPOUT_OUTPUT_MASK) && sdpa_is_causal())
         sdpa_fwd_dropout_mask_tail(&w, SQ, SK, k_end, &drop, DROPOUT_MASK,
                                    sg_id * SUBGROUP_SIZE + lane, SUBGROUP_SIZE * dsplit * qblocks);
 
@@ -485,11 +487,11 @@ SDPA_XE_TILE_LOOP
     if (!row_valid)
         return;
     const float inv = sdpa_fwd_inv_sum(l) * drop.keep_scale;
-    const long a_row = w.b * A_S0 + (long)head * A_S1 + (long)query * A_S2;
+    const long a_row = w.b * DST_S0 + (long)head * DST_S1 + (long)query * DST_S2;
 SDPA_XE_TILE_LOOP
     for (int e = 0; e < XE_O_BLOCKS; e++) {
         const int d0 = o_d0 + 8 * e;
         if (d0 < D)
-            sdpa_xe_fwd_store8(A, a_row, d0, D, o[e] * inv);
+            sdpa_xe_fwd_store8(DST, a_row, d0, D, o[e] * inv);
     }
 }

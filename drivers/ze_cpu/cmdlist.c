@@ -7,6 +7,11 @@
  * A synchronous immediate list replays each append at once on the
  * caller's thread; an asynchronous one moves each append's recording to
  * its own worker.
+ *
+ * An append validates its arguments, then begin_command takes the list's
+ * lock and records the command, the caller fills it in (nothing can fail
+ * there), and end_command takes the references the command holds, runs it
+ * on an immediate list and releases the lock.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -21,22 +26,42 @@ static ze_result_t create_list(struct cpu_ze_context *context, list_t **out)
     if (list == NULL)
         return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
     list->context = context;
+    pthread_mutex_init(&list->lock, NULL);
     atomic_init(&list->executions, 0);
     *out = list;
     return ZE_RESULT_SUCCESS;
 }
 
-static void publish_list(list_t *list, ze_command_list_handle_t *phCommandList)
+/* Frees what create_list and zeCommandListCreateImmediate made. */
+static void free_list(list_t *list)
 {
-    list->magic = CPU_ZE_MAGIC_LIST;
-    atomic_fetch_add(&list->context->children, 1);
+    if (list->exec != NULL) {
+        cpu_ze_executor_fini(list->exec);
+        free(list->exec);
+    }
+    if (list->sync_queue != NULL)
+        clReleaseCommandQueue(list->sync_queue);
+    cpu_ze_recording_free(&list->rec);
+    pthread_mutex_destroy(&list->lock);
+    free(list);
+}
+
+static ze_result_t publish_list(list_t *list, ze_command_list_handle_t *phCommandList)
+{
+    ze_result_t result = cpu_ze_handle_publish(list, CPU_ZE_KIND_LIST);
+    if (result != ZE_RESULT_SUCCESS) {
+        free_list(list);
+        return result;
+    }
+    cpu_ze_context_retain(list->context);
     *phCommandList = (ze_command_list_handle_t)list;
+    return ZE_RESULT_SUCCESS;
 }
 
 CPU_ZE_ENTRY(zeCommandListCreate, ze_context_handle_t hContext, ze_device_handle_t hDevice,
              const ze_command_list_desc_t *desc, ze_command_list_handle_t *phCommandList)
 {
-    CPU_ZE_CHECK_HANDLE(hContext, CPU_ZE_MAGIC_CONTEXT);
+    CPU_ZE_CHECK_HANDLE(hContext, CPU_ZE_KIND_CONTEXT);
     CPU_ZE_CHECK_DEVICE(hDevice);
     CPU_ZE_CHECK_POINTER(desc);
     CPU_ZE_CHECK_POINTER(phCommandList);
@@ -53,8 +78,7 @@ CPU_ZE_ENTRY(zeCommandListCreate, ze_context_handle_t hContext, ze_device_handle
     ze_result_t result = create_list((struct cpu_ze_context *)hContext, &list);
     if (result != ZE_RESULT_SUCCESS)
         return result;
-    publish_list(list, phCommandList);
-    return ZE_RESULT_SUCCESS;
+    return publish_list(list, phCommandList);
 }
 
 /* ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS: each append completes before it
@@ -62,7 +86,7 @@ CPU_ZE_ENTRY(zeCommandListCreate, ze_context_handle_t hContext, ze_device_handle
 CPU_ZE_ENTRY(zeCommandListCreateImmediate, ze_context_handle_t hContext, ze_device_handle_t hDevice,
              const ze_command_queue_desc_t *altdesc, ze_command_list_handle_t *phCommandList)
 {
-    CPU_ZE_CHECK_HANDLE(hContext, CPU_ZE_MAGIC_CONTEXT);
+    CPU_ZE_CHECK_HANDLE(hContext, CPU_ZE_KIND_CONTEXT);
     CPU_ZE_CHECK_DEVICE(hDevice);
     CPU_ZE_CHECK_POINTER(phCommandList);
     ze_result_t result = cpu_ze_check_queue_desc(altdesc, "zeCommandListCreateImmediate");
@@ -92,11 +116,10 @@ CPU_ZE_ENTRY(zeCommandListCreateImmediate, ze_context_handle_t hContext, ze_devi
         }
     }
     if (result != ZE_RESULT_SUCCESS) {
-        free(list);
+        free_list(list);
         return result;
     }
-    publish_list(list, phCommandList);
-    return ZE_RESULT_SUCCESS;
+    return publish_list(list, phCommandList);
 }
 
 /* Waits a moment for executions that are finishing; false if the list is
@@ -108,98 +131,132 @@ static bool wait_idle(list_t *list)
     return cpu_ze_counter_wait_zero(&list->executions, CPU_ZE_IN_USE_GRACE_NS);
 }
 
+/* Refuses while the list is executing (after waiting a moment for an
+ * execution that is finishing): a queue's worker is reading it. What the
+ * list recorded drops its references (kernels, event pools), which may
+ * free objects whose handles were destroyed before. */
 CPU_ZE_ENTRY(zeCommandListDestroy, ze_command_list_handle_t hCommandList)
 {
-    CPU_ZE_CHECK_HANDLE(hCommandList, CPU_ZE_MAGIC_LIST);
+    CPU_ZE_CHECK_HANDLE(hCommandList, CPU_ZE_KIND_LIST);
     list_t *list = (list_t *)hCommandList;
     if (!wait_idle(list))
         return cpu_ze_fail(ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE,
                            "zeCommandListDestroy: the list is still executing");
-    list->magic = 0;
-    if (list->exec != NULL) {
-        cpu_ze_executor_fini(list->exec);
-        free(list->exec);
-    }
-    if (list->sync_queue != NULL)
-        clReleaseCommandQueue(list->sync_queue);
-    cpu_ze_recording_free(&list->rec);
-    atomic_fetch_sub(&list->context->children, 1);
-    free(list);
+    CPU_ZE_RETIRE_HANDLE(hCommandList, CPU_ZE_KIND_LIST);
+    pthread_mutex_lock(&list->lock); /* let an append in progress finish */
+    pthread_mutex_unlock(&list->lock);
+    struct cpu_ze_context *context = list->context;
+    free_list(list);
+    cpu_ze_context_release(context);
     return ZE_RESULT_SUCCESS;
 }
 
 CPU_ZE_ENTRY(zeCommandListClose, ze_command_list_handle_t hCommandList)
 {
-    CPU_ZE_CHECK_HANDLE(hCommandList, CPU_ZE_MAGIC_LIST);
+    CPU_ZE_CHECK_HANDLE(hCommandList, CPU_ZE_KIND_LIST);
     list_t *list = (list_t *)hCommandList;
+    pthread_mutex_lock(&list->lock);
     if (!list->immediate)
         list->closed = true;
+    pthread_mutex_unlock(&list->lock);
     return ZE_RESULT_SUCCESS;
 }
 
 CPU_ZE_ENTRY(zeCommandListReset, ze_command_list_handle_t hCommandList)
 {
-    CPU_ZE_CHECK_HANDLE(hCommandList, CPU_ZE_MAGIC_LIST);
+    CPU_ZE_CHECK_HANDLE(hCommandList, CPU_ZE_KIND_LIST);
     list_t *list = (list_t *)hCommandList;
-    if (!wait_idle(list))
-        return cpu_ze_fail(ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE,
-                           "zeCommandListReset: the list is still executing");
-    cpu_ze_recording_clear(&list->rec);
-    list->closed = false;
-    return ZE_RESULT_SUCCESS;
+    pthread_mutex_lock(&list->lock);
+    ze_result_t result = ZE_RESULT_SUCCESS;
+    if (wait_idle(list)) {
+        cpu_ze_recording_clear(&list->rec);
+        list->closed = false;
+    } else {
+        result = cpu_ze_fail(ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE,
+                             "zeCommandListReset: the list is still executing");
+    }
+    pthread_mutex_unlock(&list->lock);
+    return result;
+}
+
+ze_result_t cpu_ze_list_admit(struct cpu_ze_command_list *list, struct cpu_ze_context *context,
+                              uint32_t index)
+{
+    ze_result_t result = ZE_RESULT_SUCCESS;
+    pthread_mutex_lock(&list->lock);
+    if (list->immediate)
+        result = cpu_ze_fail(ZE_RESULT_ERROR_INVALID_COMMAND_LIST_TYPE,
+                             "zeCommandQueueExecuteCommandLists: list %u is immediate", index);
+    else if (!list->closed)
+        result = cpu_ze_fail(ZE_RESULT_ERROR_INVALID_ARGUMENT,
+                             "zeCommandQueueExecuteCommandLists: list %u is not closed", index);
+    else if (list->context != context)
+        result = cpu_ze_fail(ZE_RESULT_ERROR_INVALID_ARGUMENT,
+                             "zeCommandQueueExecuteCommandLists: list %u belongs to another "
+                             "context",
+                             index);
+    else
+        atomic_fetch_add(&list->executions, 1);
+    pthread_mutex_unlock(&list->lock);
+    return result;
 }
 
 /* --- Appending ----------------------------------------------------------------------- */
-
-static ze_result_t check_appendable(list_t *list, const char *caller)
-{
-    if (list->immediate)
-        return ZE_RESULT_SUCCESS;
-    if (list->closed)
-        return cpu_ze_fail(ZE_RESULT_ERROR_INVALID_ARGUMENT, "%s: the command list is closed",
-                           caller);
-    if (atomic_load(&list->executions) > 0)
-        return cpu_ze_fail(ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE,
-                           "%s: the command list is executing", caller);
-    return ZE_RESULT_SUCCESS;
-}
 
 static ze_result_t check_events(ze_event_handle_t signal, uint32_t num_waits,
                                 ze_event_handle_t *waits, const char *caller)
 {
     if (signal != NULL)
-        CPU_ZE_CHECK_HANDLE(signal, CPU_ZE_MAGIC_EVENT);
+        CPU_ZE_CHECK_HANDLE(signal, CPU_ZE_KIND_EVENT);
     if (num_waits > 0 && waits == NULL)
         return cpu_ze_fail(ZE_RESULT_ERROR_INVALID_SIZE,
                            "%s: numWaitEvents = %u, phWaitEvents = NULL", caller, num_waits);
     for (uint32_t i = 0; i < num_waits; i++)
-        CPU_ZE_CHECK_HANDLE(waits[i], CPU_ZE_MAGIC_EVENT);
+        CPU_ZE_CHECK_HANDLE(waits[i], CPU_ZE_KIND_EVENT);
     return ZE_RESULT_SUCCESS;
 }
 
-/* Records a command of kind with its events (already validated) and
- * extra_bytes of arena space for the caller to fill; NULL if out of memory
- * (the recording is left as it was). */
-static cpu_ze_command_t *record(list_t *list, cpu_ze_command_kind_t kind, ze_event_handle_t signal,
-                                uint32_t num_waits, ze_event_handle_t *waits, size_t extra_bytes,
-                                size_t *extra_offset)
+/* Takes the list's lock and records a command of kind with its events
+ * (already validated) and extra_bytes of arena space at *extra_offset for
+ * the caller to fill. Returns the command with the lock held, for
+ * end_command; or NULL with *result set and the lock released (closed
+ * list, out of memory: the recording is left as it was). */
+static cpu_ze_command_t *begin_command(list_t *list, cpu_ze_command_kind_t kind,
+                                       ze_event_handle_t signal, uint32_t num_waits,
+                                       ze_event_handle_t *waits, size_t extra_bytes,
+                                       size_t *extra_offset, ze_result_t *result,
+                                       const char *caller)
 {
-    cpu_ze_recording_t *rec = &list->rec;
-    size_t arena_mark = rec->arena_used, waits_offset = 0;
-    if (num_waits > 0) {
-        void *copy = cpu_ze_recording_reserve(rec, num_waits * sizeof(struct cpu_ze_event *),
-                                              &waits_offset);
-        if (copy == NULL)
-            return NULL;
-        memcpy(copy, waits, num_waits * sizeof(struct cpu_ze_event *));
-    }
-    if (extra_bytes > 0 && cpu_ze_recording_reserve(rec, extra_bytes, extra_offset) == NULL) {
-        rec->arena_used = arena_mark;
+    pthread_mutex_lock(&list->lock);
+    *result = ZE_RESULT_SUCCESS;
+    if (!list->immediate && list->closed)
+        *result = cpu_ze_fail(ZE_RESULT_ERROR_INVALID_ARGUMENT, "%s: the command list is closed",
+                              caller);
+    else if (!list->immediate && atomic_load(&list->executions) > 0)
+        *result = cpu_ze_fail(ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE,
+                              "%s: the command list is executing", caller);
+    if (*result != ZE_RESULT_SUCCESS) {
+        pthread_mutex_unlock(&list->lock);
         return NULL;
     }
-    cpu_ze_command_t *cmd = cpu_ze_recording_push(rec);
+
+    cpu_ze_recording_t *rec = &list->rec;
+    size_t arena_mark = rec->arena_used, waits_offset = 0;
+    cpu_ze_command_t *cmd = NULL;
+    void *copy = NULL;
+    if (num_waits > 0)
+        copy = cpu_ze_recording_reserve(rec, num_waits * sizeof(struct cpu_ze_event *),
+                                        &waits_offset);
+    if (num_waits == 0 || copy != NULL) {
+        if (copy != NULL)
+            memcpy(copy, waits, num_waits * sizeof(struct cpu_ze_event *));
+        if (extra_bytes == 0 || cpu_ze_recording_reserve(rec, extra_bytes, extra_offset) != NULL)
+            cmd = cpu_ze_recording_push(rec);
+    }
     if (cmd == NULL) {
         rec->arena_used = arena_mark;
+        pthread_mutex_unlock(&list->lock);
+        *result = cpu_ze_fail(ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY, "%s: out of host memory", caller);
         return NULL;
     }
     cmd->kind = kind;
@@ -209,36 +266,40 @@ static cpu_ze_command_t *record(list_t *list, cpu_ze_command_kind_t kind, ze_eve
     return cmd;
 }
 
-/* Immediate lists run what was just recorded; regular lists keep it. */
-static ze_result_t submit(list_t *list)
+/* Ends what begin_command began: the command (now complete) takes its
+ * references; an immediate list runs it (a synchronous one before the lock
+ * is released, so its replay reads a recording nobody else touches; an
+ * asynchronous one hands the recording to its worker). Returns the
+ * result. */
+static ze_result_t end_command(list_t *list, const cpu_ze_command_t *cmd)
 {
-    if (!list->immediate)
-        return ZE_RESULT_SUCCESS;
-    if (list->synchronous) {
-        ze_result_t result = cpu_ze_replay(&list->rec, list->sync_queue);
+    ze_result_t result = ZE_RESULT_SUCCESS;
+    cpu_ze_command_retain(&list->rec, cmd);
+    if (list->immediate && list->synchronous) {
+        result = cpu_ze_replay(&list->rec, list->sync_queue);
         cpu_ze_recording_clear(&list->rec);
-        return result;
+    } else if (list->immediate) {
+        cpu_ze_job_t *job = calloc(1, sizeof *job);
+        cpu_ze_recording_t *owned = malloc(sizeof *owned);
+        if (job == NULL || owned == NULL) {
+            free(job);
+            free(owned);
+            cpu_ze_recording_clear(&list->rec);
+            result = ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+        } else {
+            *owned = list->rec; /* the worker frees it after running it */
+            memset(&list->rec, 0, sizeof list->rec);
+            job->owned = owned;
+            cpu_ze_executor_submit(list->exec, job);
+        }
     }
-    cpu_ze_job_t *job = calloc(1, sizeof *job);
-    cpu_ze_recording_t *owned = malloc(sizeof *owned);
-    if (job == NULL || owned == NULL) {
-        free(job);
-        free(owned);
-        cpu_ze_recording_clear(&list->rec);
-        return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
-    }
-    *owned = list->rec; /* the worker frees it after running it */
-    memset(&list->rec, 0, sizeof list->rec);
-    job->owned = owned;
-    cpu_ze_executor_submit(list->exec, job);
-    return ZE_RESULT_SUCCESS;
+    pthread_mutex_unlock(&list->lock);
+    return result;
 }
 
-#define CHECK_APPEND(list, signal, num_waits, waits)                                               \
+#define CHECK_EVENTS(signal, num_waits, waits)                                                     \
     do {                                                                                           \
-        ze_result_t r_ = check_appendable(list, __func__);                                         \
-        if (r_ == ZE_RESULT_SUCCESS)                                                               \
-            r_ = check_events(signal, num_waits, waits, __func__);                                 \
+        ze_result_t r_ = check_events(signal, num_waits, waits, __func__);                         \
         if (r_ != ZE_RESULT_SUCCESS)                                                               \
             return r_;                                                                             \
     } while (0)
@@ -248,12 +309,12 @@ CPU_ZE_ENTRY(zeCommandListAppendLaunchKernel, ze_command_list_handle_t hCommandL
              ze_event_handle_t hSignalEvent, uint32_t numWaitEvents,
              ze_event_handle_t *phWaitEvents)
 {
-    CPU_ZE_CHECK_HANDLE(hCommandList, CPU_ZE_MAGIC_LIST);
-    CPU_ZE_CHECK_HANDLE(hKernel, CPU_ZE_MAGIC_KERNEL);
+    CPU_ZE_CHECK_HANDLE(hCommandList, CPU_ZE_KIND_LIST);
+    CPU_ZE_CHECK_HANDLE(hKernel, CPU_ZE_KIND_KERNEL);
     CPU_ZE_CHECK_POINTER(pLaunchFuncArgs);
+    CHECK_EVENTS(hSignalEvent, numWaitEvents, phWaitEvents);
     list_t *list = (list_t *)hCommandList;
     struct cpu_ze_kernel *kernel = (struct cpu_ze_kernel *)hKernel;
-    CHECK_APPEND(list, hSignalEvent, numWaitEvents, phWaitEvents);
     if (kernel->module->context != list->context)
         return cpu_ze_fail(ZE_RESULT_ERROR_INVALID_ARGUMENT,
                            "zeCommandListAppendLaunchKernel: the kernel belongs to another "
@@ -264,20 +325,21 @@ CPU_ZE_ENTRY(zeCommandListAppendLaunchKernel, ze_command_list_handle_t hCommandL
                                "zeCommandListAppendLaunchKernel: %s: argument %u was never set",
                                kernel->info->name, i);
 
+    ze_result_t result;
     size_t values_offset = 0;
-    cpu_ze_command_t *cmd = record(list, CPU_ZE_CMD_LAUNCH, hSignalEvent, numWaitEvents,
-                                   phWaitEvents, kernel->values_size, &values_offset);
+    cpu_ze_command_t *cmd =
+            begin_command(list, CPU_ZE_CMD_LAUNCH, hSignalEvent, numWaitEvents, phWaitEvents,
+                          kernel->values_size, &values_offset, &result, __func__);
     if (cmd == NULL)
-        return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+        return result;
     memcpy(list->rec.arena + values_offset, kernel->values, kernel->values_size);
-    atomic_fetch_add(&kernel->refs, 1);
     cmd->u.launch.kernel = kernel;
     cmd->u.launch.values_offset = values_offset;
     cmd->u.launch.groups[0] = pLaunchFuncArgs->groupCountX;
     cmd->u.launch.groups[1] = pLaunchFuncArgs->groupCountY;
     cmd->u.launch.groups[2] = pLaunchFuncArgs->groupCountZ;
     memcpy(cmd->u.launch.group_size, kernel->group_size, sizeof kernel->group_size);
-    return submit(list);
+    return end_command(list, cmd);
 }
 
 /* The source is read when the copy executes, as on a GPU. */
@@ -285,24 +347,25 @@ CPU_ZE_ENTRY(zeCommandListAppendMemoryCopy, ze_command_list_handle_t hCommandLis
              const void *srcptr, size_t size, ze_event_handle_t hSignalEvent,
              uint32_t numWaitEvents, ze_event_handle_t *phWaitEvents)
 {
-    CPU_ZE_CHECK_HANDLE(hCommandList, CPU_ZE_MAGIC_LIST);
+    CPU_ZE_CHECK_HANDLE(hCommandList, CPU_ZE_KIND_LIST);
     CPU_ZE_CHECK_POINTER(dstptr);
     CPU_ZE_CHECK_POINTER(srcptr);
+    CHECK_EVENTS(hSignalEvent, numWaitEvents, phWaitEvents);
     list_t *list = (list_t *)hCommandList;
-    CHECK_APPEND(list, hSignalEvent, numWaitEvents, phWaitEvents);
     uintptr_t dst = (uintptr_t)dstptr, src = (uintptr_t)srcptr;
     if (size > 0 && dst < src + size && src < dst + size)
         return cpu_ze_fail(ZE_RESULT_ERROR_OVERLAPPING_REGIONS,
                            "zeCommandListAppendMemoryCopy: %p and %p overlap (%zu bytes)", dstptr,
                            srcptr, size);
-    cpu_ze_command_t *cmd =
-            record(list, CPU_ZE_CMD_COPY, hSignalEvent, numWaitEvents, phWaitEvents, 0, NULL);
+    ze_result_t result;
+    cpu_ze_command_t *cmd = begin_command(list, CPU_ZE_CMD_COPY, hSignalEvent, numWaitEvents,
+                                          phWaitEvents, 0, NULL, &result, __func__);
     if (cmd == NULL)
-        return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+        return result;
     cmd->u.copy.dst = dstptr;
     cmd->u.copy.src = srcptr;
     cmd->u.copy.size = size;
-    return submit(list);
+    return end_command(list, cmd);
 }
 
 /* The pattern (a power of two up to 128 bytes) is copied at append time; a
@@ -311,46 +374,48 @@ CPU_ZE_ENTRY(zeCommandListAppendMemoryFill, ze_command_list_handle_t hCommandLis
              const void *pattern, size_t pattern_size, size_t size, ze_event_handle_t hSignalEvent,
              uint32_t numWaitEvents, ze_event_handle_t *phWaitEvents)
 {
-    CPU_ZE_CHECK_HANDLE(hCommandList, CPU_ZE_MAGIC_LIST);
+    CPU_ZE_CHECK_HANDLE(hCommandList, CPU_ZE_KIND_LIST);
     CPU_ZE_CHECK_POINTER(ptr);
     CPU_ZE_CHECK_POINTER(pattern);
+    CHECK_EVENTS(hSignalEvent, numWaitEvents, phWaitEvents);
     list_t *list = (list_t *)hCommandList;
-    CHECK_APPEND(list, hSignalEvent, numWaitEvents, phWaitEvents);
     if (pattern_size == 0 || pattern_size > 128 || (pattern_size & (pattern_size - 1)) != 0)
         return cpu_ze_fail(ZE_RESULT_ERROR_INVALID_SIZE,
                            "zeCommandListAppendMemoryFill: pattern_size = %zu (a power of two "
                            "up to 128)",
                            pattern_size);
+    ze_result_t result;
     size_t pattern_offset = 0;
-    cpu_ze_command_t *cmd = record(list, CPU_ZE_CMD_FILL, hSignalEvent, numWaitEvents, phWaitEvents,
-                                   pattern_size, &pattern_offset);
+    cpu_ze_command_t *cmd =
+            begin_command(list, CPU_ZE_CMD_FILL, hSignalEvent, numWaitEvents, phWaitEvents,
+                          pattern_size, &pattern_offset, &result, __func__);
     if (cmd == NULL)
-        return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+        return result;
     memcpy(list->rec.arena + pattern_offset, pattern, pattern_size);
     cmd->u.fill.dst = ptr;
     cmd->u.fill.size = size;
     cmd->u.fill.pattern_offset = pattern_offset;
     cmd->u.fill.pattern_size = pattern_size;
-    return submit(list);
+    return end_command(list, cmd);
 }
 
 static ze_result_t append_barrier(list_t *list, ze_event_handle_t signal, uint32_t num_waits,
-                                  ze_event_handle_t *waits)
+                                  ze_event_handle_t *waits, const char *caller)
 {
-    cpu_ze_command_t *cmd = record(list, CPU_ZE_CMD_BARRIER, signal, num_waits, waits, 0, NULL);
-    if (cmd == NULL)
-        return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
-    return submit(list);
+    ze_result_t result;
+    cpu_ze_command_t *cmd = begin_command(list, CPU_ZE_CMD_BARRIER, signal, num_waits, waits, 0,
+                                          NULL, &result, caller);
+    return cmd == NULL ? result : end_command(list, cmd);
 }
 
 CPU_ZE_ENTRY(zeCommandListAppendBarrier, ze_command_list_handle_t hCommandList,
              ze_event_handle_t hSignalEvent, uint32_t numWaitEvents,
              ze_event_handle_t *phWaitEvents)
 {
-    CPU_ZE_CHECK_HANDLE(hCommandList, CPU_ZE_MAGIC_LIST);
-    list_t *list = (list_t *)hCommandList;
-    CHECK_APPEND(list, hSignalEvent, numWaitEvents, phWaitEvents);
-    return append_barrier(list, hSignalEvent, numWaitEvents, phWaitEvents);
+    CPU_ZE_CHECK_HANDLE(hCommandList, CPU_ZE_KIND_LIST);
+    CHECK_EVENTS(hSignalEvent, numWaitEvents, phWaitEvents);
+    return append_barrier((list_t *)hCommandList, hSignalEvent, numWaitEvents, phWaitEvents,
+                          __func__);
 }
 
 /* Execution is in order and memory coherent: a ranges barrier is a barrier. */
@@ -359,48 +424,46 @@ CPU_ZE_ENTRY(zeCommandListAppendMemoryRangesBarrier, ze_command_list_handle_t hC
              ze_event_handle_t hSignalEvent, uint32_t numWaitEvents,
              ze_event_handle_t *phWaitEvents)
 {
-    CPU_ZE_CHECK_HANDLE(hCommandList, CPU_ZE_MAGIC_LIST);
+    CPU_ZE_CHECK_HANDLE(hCommandList, CPU_ZE_KIND_LIST);
     if (numRanges > 0) {
         CPU_ZE_CHECK_POINTER(pRangeSizes);
         CPU_ZE_CHECK_POINTER(pRanges);
     }
-    list_t *list = (list_t *)hCommandList;
-    CHECK_APPEND(list, hSignalEvent, numWaitEvents, phWaitEvents);
-    return append_barrier(list, hSignalEvent, numWaitEvents, phWaitEvents);
+    CHECK_EVENTS(hSignalEvent, numWaitEvents, phWaitEvents);
+    return append_barrier((list_t *)hCommandList, hSignalEvent, numWaitEvents, phWaitEvents,
+                          __func__);
 }
 
 CPU_ZE_ENTRY(zeCommandListAppendSignalEvent, ze_command_list_handle_t hCommandList,
              ze_event_handle_t hEvent)
 {
-    CPU_ZE_CHECK_HANDLE(hCommandList, CPU_ZE_MAGIC_LIST);
-    CPU_ZE_CHECK_HANDLE(hEvent, CPU_ZE_MAGIC_EVENT);
-    list_t *list = (list_t *)hCommandList;
-    CHECK_APPEND(list, hEvent, 0, NULL);
-    return append_barrier(list, hEvent, 0, NULL);
+    CPU_ZE_CHECK_HANDLE(hCommandList, CPU_ZE_KIND_LIST);
+    CPU_ZE_CHECK_HANDLE(hEvent, CPU_ZE_KIND_EVENT);
+    return append_barrier((list_t *)hCommandList, hEvent, 0, NULL, __func__);
 }
 
 CPU_ZE_ENTRY(zeCommandListAppendWaitOnEvents, ze_command_list_handle_t hCommandList,
              uint32_t numEvents, ze_event_handle_t *phEvents)
 {
-    CPU_ZE_CHECK_HANDLE(hCommandList, CPU_ZE_MAGIC_LIST);
+    CPU_ZE_CHECK_HANDLE(hCommandList, CPU_ZE_KIND_LIST);
     CPU_ZE_CHECK_POINTER(phEvents);
-    list_t *list = (list_t *)hCommandList;
-    CHECK_APPEND(list, NULL, numEvents, phEvents);
-    return append_barrier(list, NULL, numEvents, phEvents);
+    CHECK_EVENTS(NULL, numEvents, phEvents);
+    return append_barrier((list_t *)hCommandList, NULL, numEvents, phEvents, __func__);
 }
 
 CPU_ZE_ENTRY(zeCommandListAppendEventReset, ze_command_list_handle_t hCommandList,
              ze_event_handle_t hEvent)
 {
-    CPU_ZE_CHECK_HANDLE(hCommandList, CPU_ZE_MAGIC_LIST);
-    CPU_ZE_CHECK_HANDLE(hEvent, CPU_ZE_MAGIC_EVENT);
+    CPU_ZE_CHECK_HANDLE(hCommandList, CPU_ZE_KIND_LIST);
+    CPU_ZE_CHECK_HANDLE(hEvent, CPU_ZE_KIND_EVENT);
     list_t *list = (list_t *)hCommandList;
-    CHECK_APPEND(list, NULL, 0, NULL);
-    cpu_ze_command_t *cmd = record(list, CPU_ZE_CMD_EVENT_RESET, NULL, 0, NULL, 0, NULL);
+    ze_result_t result;
+    cpu_ze_command_t *cmd =
+            begin_command(list, CPU_ZE_CMD_EVENT_RESET, NULL, 0, NULL, 0, NULL, &result, __func__);
     if (cmd == NULL)
-        return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+        return result;
     cmd->u.reset = (struct cpu_ze_event *)hEvent;
-    return submit(list);
+    return end_command(list, cmd);
 }
 
 /* Writes the device clock (host monotonic ns) once earlier work is done. */
@@ -408,35 +471,89 @@ CPU_ZE_ENTRY(zeCommandListAppendWriteGlobalTimestamp, ze_command_list_handle_t h
              uint64_t *dstptr, ze_event_handle_t hSignalEvent, uint32_t numWaitEvents,
              ze_event_handle_t *phWaitEvents)
 {
-    CPU_ZE_CHECK_HANDLE(hCommandList, CPU_ZE_MAGIC_LIST);
+    CPU_ZE_CHECK_HANDLE(hCommandList, CPU_ZE_KIND_LIST);
     CPU_ZE_CHECK_POINTER(dstptr);
+    CHECK_EVENTS(hSignalEvent, numWaitEvents, phWaitEvents);
     list_t *list = (list_t *)hCommandList;
-    CHECK_APPEND(list, hSignalEvent, numWaitEvents, phWaitEvents);
-    cpu_ze_command_t *cmd =
-            record(list, CPU_ZE_CMD_TIMESTAMP, hSignalEvent, numWaitEvents, phWaitEvents, 0, NULL);
+    ze_result_t result;
+    cpu_ze_command_t *cmd = begin_command(list, CPU_ZE_CMD_TIMESTAMP, hSignalEvent, numWaitEvents,
+                                          phWaitEvents, 0, NULL, &result, __func__);
     if (cmd == NULL)
-        return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+        return result;
     cmd->u.timestamp_dst = dstptr;
-    return submit(list);
+    return end_command(list, cmd);
 }
 
-/* Memory is host memory: prefetch and advice are accepted hints. */
+/*
+ * Writes, once earlier work is done (and the wait events are signalled),
+ * each event's ze_kernel_timestamp_result_t to dstptr + pOffsets[i] (or
+ * dstptr + i * sizeof(ze_kernel_timestamp_result_t) without pOffsets), as
+ * zeEventQueryKernelTimestamp would return it. The events and offsets are
+ * copied at append time.
+ */
+CPU_ZE_ENTRY(zeCommandListAppendQueryKernelTimestamps, ze_command_list_handle_t hCommandList,
+             uint32_t numEvents, ze_event_handle_t *phEvents, void *dstptr, const size_t *pOffsets,
+             ze_event_handle_t hSignalEvent, uint32_t numWaitEvents,
+             ze_event_handle_t *phWaitEvents)
+{
+    CPU_ZE_CHECK_HANDLE(hCommandList, CPU_ZE_KIND_LIST);
+    if (numEvents > 0)
+        CPU_ZE_CHECK_POINTER(phEvents);
+    CPU_ZE_CHECK_POINTER(dstptr);
+    CHECK_EVENTS(hSignalEvent, numWaitEvents, phWaitEvents);
+    for (uint32_t i = 0; i < numEvents; i++)
+        CPU_ZE_CHECK_HANDLE(phEvents[i], CPU_ZE_KIND_EVENT);
+    list_t *list = (list_t *)hCommandList;
+    size_t events_bytes = (size_t)numEvents * sizeof(struct cpu_ze_event *);
+    size_t extra = events_bytes + (size_t)numEvents * sizeof(size_t), events_offset = 0;
+    ze_result_t result;
+    cpu_ze_command_t *cmd =
+            begin_command(list, CPU_ZE_CMD_QUERY_TIMESTAMPS, hSignalEvent, numWaitEvents,
+                          phWaitEvents, extra, &events_offset, &result, __func__);
+    if (cmd == NULL)
+        return result;
+    uint8_t *arena = list->rec.arena;
+    memcpy(arena + events_offset, phEvents, events_bytes);
+    size_t *offsets = (size_t *)(void *)(arena + events_offset + events_bytes);
+    for (uint32_t i = 0; i < numEvents; i++)
+        offsets[i] = pOffsets != NULL ? pOffsets[i] : i * sizeof(ze_kernel_timestamp_result_t);
+    cmd->u.query.num_events = numEvents;
+    cmd->u.query.events_offset = events_offset;
+    cmd->u.query.dst = dstptr;
+    cmd->u.query.offsets_offset = events_offset + events_bytes;
+    return end_command(list, cmd);
+}
+
+/* Memory is host memory: prefetch and advice are accepted hints. They are
+ * not recorded, but a closed list still refuses them. */
+static ze_result_t accept_hint(list_t *list, const char *caller)
+{
+    ze_result_t result;
+    pthread_mutex_lock(&list->lock);
+    result = !list->immediate && list->closed
+                     ? cpu_ze_fail(ZE_RESULT_ERROR_INVALID_ARGUMENT,
+                                   "%s: the command list is closed", caller)
+                     : ZE_RESULT_SUCCESS;
+    pthread_mutex_unlock(&list->lock);
+    return result;
+}
+
 CPU_ZE_ENTRY(zeCommandListAppendMemoryPrefetch, ze_command_list_handle_t hCommandList,
              const void *ptr, size_t size)
 {
-    CPU_ZE_CHECK_HANDLE(hCommandList, CPU_ZE_MAGIC_LIST);
+    CPU_ZE_CHECK_HANDLE(hCommandList, CPU_ZE_KIND_LIST);
     CPU_ZE_CHECK_POINTER(ptr);
-    return check_appendable((list_t *)hCommandList, __func__);
+    return accept_hint((list_t *)hCommandList, __func__);
 }
 
 CPU_ZE_ENTRY(zeCommandListAppendMemAdvise, ze_command_list_handle_t hCommandList,
              ze_device_handle_t hDevice, const void *ptr, size_t size, ze_memory_advice_t advice)
 {
-    CPU_ZE_CHECK_HANDLE(hCommandList, CPU_ZE_MAGIC_LIST);
+    CPU_ZE_CHECK_HANDLE(hCommandList, CPU_ZE_KIND_LIST);
     CPU_ZE_CHECK_DEVICE(hDevice);
     CPU_ZE_CHECK_POINTER(ptr);
     if ((unsigned)advice > ZE_MEMORY_ADVICE_BIAS_UNCACHED)
         return cpu_ze_fail(ZE_RESULT_ERROR_INVALID_ENUMERATION,
                            "zeCommandListAppendMemAdvise: advice = %d", (int)advice);
-    return check_appendable((list_t *)hCommandList, __func__);
+    return accept_hint((list_t *)hCommandList, __func__);
 }

@@ -30,7 +30,7 @@ ze_result_t cpu_ze_check_queue_desc(const ze_command_queue_desc_t *desc, const c
 CPU_ZE_ENTRY(zeCommandQueueCreate, ze_context_handle_t hContext, ze_device_handle_t hDevice,
              const ze_command_queue_desc_t *desc, ze_command_queue_handle_t *phCommandQueue)
 {
-    CPU_ZE_CHECK_HANDLE(hContext, CPU_ZE_MAGIC_CONTEXT);
+    CPU_ZE_CHECK_HANDLE(hContext, CPU_ZE_KIND_CONTEXT);
     CPU_ZE_CHECK_DEVICE(hDevice);
     CPU_ZE_CHECK_POINTER(phCommandQueue);
     ze_result_t result = cpu_ze_check_queue_desc(desc, "zeCommandQueueCreate");
@@ -47,30 +47,33 @@ CPU_ZE_ENTRY(zeCommandQueueCreate, ze_context_handle_t hContext, ze_device_handl
     }
     queue->context = context;
     queue->mode = desc->mode;
-    atomic_init(&queue->fences, 0);
-    queue->magic = CPU_ZE_MAGIC_QUEUE;
-    atomic_fetch_add(&context->children, 1);
+    result = cpu_ze_handle_publish(queue, CPU_ZE_KIND_QUEUE);
+    if (result != ZE_RESULT_SUCCESS) {
+        cpu_ze_executor_fini(&queue->exec);
+        free(queue);
+        return result;
+    }
+    cpu_ze_context_retain(context);
     *phCommandQueue = (ze_command_queue_handle_t)queue;
     return ZE_RESULT_SUCCESS;
 }
 
-/* Refuses while fences of the queue are alive or executions have not
- * finished (after waiting a moment for ones that are finishing). */
+/* Refuses while executions have not finished (after waiting a moment for
+ * ones that are finishing): they may wait on events nobody will signal,
+ * so waiting longer could hang the program. Fences of the queue may
+ * outlive it. */
 CPU_ZE_ENTRY(zeCommandQueueDestroy, ze_command_queue_handle_t hCommandQueue)
 {
-    CPU_ZE_CHECK_HANDLE(hCommandQueue, CPU_ZE_MAGIC_QUEUE);
+    CPU_ZE_CHECK_HANDLE(hCommandQueue, CPU_ZE_KIND_QUEUE);
     struct cpu_ze_command_queue *queue = (struct cpu_ze_command_queue *)hCommandQueue;
-    int fences = atomic_load(&queue->fences);
-    if (fences > 0)
-        return cpu_ze_fail(ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE,
-                           "zeCommandQueueDestroy: %d fences of the queue are alive", fences);
     if (cpu_ze_executor_wait(&queue->exec, CPU_ZE_IN_USE_GRACE_NS) == ZE_RESULT_NOT_READY)
         return cpu_ze_fail(ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE,
                            "zeCommandQueueDestroy: executions are still running");
-    queue->magic = 0;
+    CPU_ZE_RETIRE_HANDLE(hCommandQueue, CPU_ZE_KIND_QUEUE);
+    struct cpu_ze_context *context = queue->context;
     cpu_ze_executor_fini(&queue->exec);
-    atomic_fetch_sub(&queue->context->children, 1);
     free(queue);
+    cpu_ze_context_release(context);
     return ZE_RESULT_SUCCESS;
 }
 
@@ -78,30 +81,17 @@ CPU_ZE_ENTRY(zeCommandQueueExecuteCommandLists, ze_command_queue_handle_t hComma
              uint32_t numCommandLists, ze_command_list_handle_t *phCommandLists,
              ze_fence_handle_t hFence)
 {
-    CPU_ZE_CHECK_HANDLE(hCommandQueue, CPU_ZE_MAGIC_QUEUE);
+    CPU_ZE_CHECK_HANDLE(hCommandQueue, CPU_ZE_KIND_QUEUE);
     CPU_ZE_CHECK_POINTER(phCommandLists);
     if (numCommandLists == 0)
         return cpu_ze_fail(ZE_RESULT_ERROR_INVALID_SIZE,
                            "zeCommandQueueExecuteCommandLists: numCommandLists = 0");
     struct cpu_ze_command_queue *queue = (struct cpu_ze_command_queue *)hCommandQueue;
-    for (uint32_t i = 0; i < numCommandLists; i++) {
-        CPU_ZE_CHECK_HANDLE(phCommandLists[i], CPU_ZE_MAGIC_LIST);
-        struct cpu_ze_command_list *list = (struct cpu_ze_command_list *)phCommandLists[i];
-        if (list->immediate)
-            return cpu_ze_fail(ZE_RESULT_ERROR_INVALID_COMMAND_LIST_TYPE,
-                               "zeCommandQueueExecuteCommandLists: list %u is immediate", i);
-        if (!list->closed)
-            return cpu_ze_fail(ZE_RESULT_ERROR_INVALID_ARGUMENT,
-                               "zeCommandQueueExecuteCommandLists: list %u is not closed", i);
-        if (list->context != queue->context)
-            return cpu_ze_fail(ZE_RESULT_ERROR_INVALID_ARGUMENT,
-                               "zeCommandQueueExecuteCommandLists: list %u belongs to another "
-                               "context",
-                               i);
-    }
+    for (uint32_t i = 0; i < numCommandLists; i++)
+        CPU_ZE_CHECK_HANDLE(phCommandLists[i], CPU_ZE_KIND_LIST);
     struct cpu_ze_fence *fence = NULL;
     if (hFence != NULL) {
-        CPU_ZE_CHECK_HANDLE(hFence, CPU_ZE_MAGIC_FENCE);
+        CPU_ZE_CHECK_HANDLE(hFence, CPU_ZE_KIND_FENCE);
         fence = (struct cpu_ze_fence *)hFence;
         if (fence->queue != queue)
             return cpu_ze_fail(ZE_RESULT_ERROR_INVALID_ARGUMENT,
@@ -119,7 +109,14 @@ CPU_ZE_ENTRY(zeCommandQueueExecuteCommandLists, ze_command_queue_handle_t hComma
     }
     for (uint32_t i = 0; i < numCommandLists; i++) {
         lists[i] = (struct cpu_ze_command_list *)phCommandLists[i];
-        atomic_fetch_add(&lists[i]->executions, 1);
+        ze_result_t result = cpu_ze_list_admit(lists[i], queue->context, i);
+        if (result != ZE_RESULT_SUCCESS) {
+            while (i-- > 0)
+                cpu_ze_counter_release(&lists[i]->executions);
+            free(job);
+            free(lists);
+            return result;
+        }
     }
     job->lists = lists;
     job->num_lists = numCommandLists;
@@ -136,6 +133,6 @@ CPU_ZE_ENTRY(zeCommandQueueExecuteCommandLists, ze_command_queue_handle_t hComma
  * first execution failure since the last synchronize. */
 CPU_ZE_ENTRY(zeCommandQueueSynchronize, ze_command_queue_handle_t hCommandQueue, uint64_t timeout)
 {
-    CPU_ZE_CHECK_HANDLE(hCommandQueue, CPU_ZE_MAGIC_QUEUE);
+    CPU_ZE_CHECK_HANDLE(hCommandQueue, CPU_ZE_KIND_QUEUE);
     return cpu_ze_executor_wait(&((struct cpu_ze_command_queue *)hCommandQueue)->exec, timeout);
 }

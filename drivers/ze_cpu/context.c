@@ -2,6 +2,12 @@
  * context.c - a Level Zero context is an OpenCL context on the one device:
  * USM allocations, programs and queues of one context never mix with
  * another's, as in Level Zero.
+ *
+ * Programs destroy a context before its event pools, modules or command
+ * lists (the loader's zello_world, many conformance tests), and Intel's
+ * driver accepts it: the handle dies at once, and the OpenCL context lives
+ * until the last object created in it is destroyed, so those objects keep
+ * working and can still be destroyed.
  */
 #include <stdlib.h>
 
@@ -30,10 +36,27 @@ static ze_result_t create_context(ze_driver_handle_t hDriver, const ze_context_d
         return cpu_ze_fail(cpu_ze_result_from_cl(err), "clCreateContext: %s",
                            cpu_ze_cl_error_name(err));
     }
-    atomic_init(&context->children, 0);
-    context->magic = CPU_ZE_MAGIC_CONTEXT;
+    atomic_init(&context->refs, 1);
+    ze_result_t result = cpu_ze_handle_publish(context, CPU_ZE_KIND_CONTEXT);
+    if (result != ZE_RESULT_SUCCESS) {
+        cpu_ze_context_release(context);
+        return result;
+    }
     *phContext = (ze_context_handle_t)context;
     return ZE_RESULT_SUCCESS;
+}
+
+void cpu_ze_context_retain(struct cpu_ze_context *context)
+{
+    atomic_fetch_add_explicit(&context->refs, 1, memory_order_relaxed);
+}
+
+void cpu_ze_context_release(struct cpu_ze_context *context)
+{
+    if (atomic_fetch_sub_explicit(&context->refs, 1, memory_order_acq_rel) != 1)
+        return;
+    clReleaseContext(context->cl);
+    free(context);
 }
 
 CPU_ZE_ENTRY(zeContextCreate, ze_driver_handle_t hDriver, const ze_context_desc_t *desc,
@@ -54,32 +77,33 @@ CPU_ZE_ENTRY(zeContextCreateEx, ze_driver_handle_t hDriver, const ze_context_des
     return create_context(hDriver, desc, phContext);
 }
 
-/* Refuses while queues, command lists, modules or event pools of the
- * context are alive: their OpenCL objects belong to it. */
+/* Always succeeds on a live handle; what is still alive in the context
+ * keeps the OpenCL context (and the memory allocated in it) until it is
+ * destroyed too. */
 CPU_ZE_ENTRY(zeContextDestroy, ze_context_handle_t hContext)
 {
-    CPU_ZE_CHECK_HANDLE(hContext, CPU_ZE_MAGIC_CONTEXT);
+    CPU_ZE_CHECK_HANDLE(hContext, CPU_ZE_KIND_CONTEXT);
+    CPU_ZE_RETIRE_HANDLE(hContext, CPU_ZE_KIND_CONTEXT);
     struct cpu_ze_context *context = (struct cpu_ze_context *)hContext;
-    int children = atomic_load(&context->children);
-    if (children > 0)
-        return cpu_ze_fail(ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE,
-                           "zeContextDestroy: %d objects of the context are still alive", children);
-    context->magic = 0;
-    clReleaseContext(context->cl);
-    free(context);
+    int others = atomic_load(&context->refs) - 1;
+    if (others > 0)
+        cpu_ze_note("zeContextDestroy: %d objects created in the context are alive; the "
+                    "context lives until they are destroyed",
+                    others);
+    cpu_ze_context_release(context);
     return ZE_RESULT_SUCCESS;
 }
 
 CPU_ZE_ENTRY(zeContextGetStatus, ze_context_handle_t hContext)
 {
-    CPU_ZE_CHECK_HANDLE(hContext, CPU_ZE_MAGIC_CONTEXT);
+    CPU_ZE_CHECK_HANDLE(hContext, CPU_ZE_KIND_CONTEXT);
     return ZE_RESULT_SUCCESS;
 }
 
 /* Host memory is always coherent with the CPU device: nothing to flush. */
 CPU_ZE_ENTRY(zeContextSystemBarrier, ze_context_handle_t hContext, ze_device_handle_t hDevice)
 {
-    CPU_ZE_CHECK_HANDLE(hContext, CPU_ZE_MAGIC_CONTEXT);
+    CPU_ZE_CHECK_HANDLE(hContext, CPU_ZE_KIND_CONTEXT);
     CPU_ZE_CHECK_DEVICE(hDevice);
     return ZE_RESULT_SUCCESS;
 }
@@ -88,7 +112,7 @@ CPU_ZE_ENTRY(zeContextSystemBarrier, ze_context_handle_t hContext, ze_device_han
 CPU_ZE_ENTRY(zeContextMakeMemoryResident, ze_context_handle_t hContext, ze_device_handle_t hDevice,
              void *ptr, size_t size)
 {
-    CPU_ZE_CHECK_HANDLE(hContext, CPU_ZE_MAGIC_CONTEXT);
+    CPU_ZE_CHECK_HANDLE(hContext, CPU_ZE_KIND_CONTEXT);
     CPU_ZE_CHECK_DEVICE(hDevice);
     CPU_ZE_CHECK_POINTER(ptr);
     return ZE_RESULT_SUCCESS;
@@ -97,7 +121,7 @@ CPU_ZE_ENTRY(zeContextMakeMemoryResident, ze_context_handle_t hContext, ze_devic
 CPU_ZE_ENTRY(zeContextEvictMemory, ze_context_handle_t hContext, ze_device_handle_t hDevice,
              void *ptr, size_t size)
 {
-    CPU_ZE_CHECK_HANDLE(hContext, CPU_ZE_MAGIC_CONTEXT);
+    CPU_ZE_CHECK_HANDLE(hContext, CPU_ZE_KIND_CONTEXT);
     CPU_ZE_CHECK_DEVICE(hDevice);
     CPU_ZE_CHECK_POINTER(ptr);
     return ZE_RESULT_SUCCESS;

@@ -6,10 +6,11 @@
  * The loader calls every getter with API version 1.4 (newer loaders with a
  * newer version): only fields that exist in the 1.4 tables are written, so a
  * newer, larger table keeps its zeroed tail. Older versions are refused:
- * their tables are smaller than what we would write. Entries the driver
- * does not implement point to functions that return
- * ZE_RESULT_ERROR_UNSUPPORTED_FEATURE; the tools (zet) and sysman (zes)
- * tables are all zero.
+ * their tables are smaller than what we would write. Every entry is a
+ * hook (hooks.c) in front of the implementation, so calls are counted and
+ * faults can be injected; entries the driver does not implement answer
+ * ZE_RESULT_ERROR_UNSUPPORTED_FEATURE (entry_points.def lists both kinds).
+ * The tools (zet) and sysman (zes) tables are all zero.
  */
 #include <string.h>
 
@@ -20,122 +21,6 @@
 #include "ze_cpu.h"
 
 #define EXPORT ZE_APIEXPORT ze_result_t ZE_APICALL
-
-/* --- Entry points the driver does not implement ------------------------------------ */
-
-#define UNSUPPORTED(name, ...)                                                                     \
-    static ze_result_t ZE_APICALL cpu_##name(__VA_ARGS__)                                          \
-    {                                                                                              \
-        return cpu_ze_fail(ZE_RESULT_ERROR_UNSUPPORTED_FEATURE, #name " is not supported");        \
-    }
-
-/* Devices: no cache reservation, no PCI. */
-UNSUPPORTED(zeDeviceReserveCacheExt, ze_device_handle_t hDevice, size_t cacheLevel,
-            size_t cacheReservationSize)
-UNSUPPORTED(zeDeviceSetCacheAdviceExt, ze_device_handle_t hDevice, void *ptr, size_t regionSize,
-            ze_cache_ext_region_t cacheRegion)
-UNSUPPORTED(zeDevicePciGetPropertiesExt, ze_device_handle_t hDevice,
-            ze_pci_ext_properties_t *pPciProperties)
-/* Images and samplers. */
-UNSUPPORTED(zeContextMakeImageResident, ze_context_handle_t hContext, ze_device_handle_t hDevice,
-            ze_image_handle_t hImage)
-UNSUPPORTED(zeContextEvictImage, ze_context_handle_t hContext, ze_device_handle_t hDevice,
-            ze_image_handle_t hImage)
-UNSUPPORTED(zeImageGetProperties, ze_device_handle_t hDevice, const ze_image_desc_t *desc,
-            ze_image_properties_t *pImageProperties)
-UNSUPPORTED(zeImageCreate, ze_context_handle_t hContext, ze_device_handle_t hDevice,
-            const ze_image_desc_t *desc, ze_image_handle_t *phImage)
-UNSUPPORTED(zeImageDestroy, ze_image_handle_t hImage)
-UNSUPPORTED(zeImageGetAllocPropertiesExt, ze_context_handle_t hContext, ze_image_handle_t hImage,
-            ze_image_allocation_ext_properties_t *pImageAllocProperties)
-UNSUPPORTED(zeSamplerCreate, ze_context_handle_t hContext, ze_device_handle_t hDevice,
-            const ze_sampler_desc_t *desc, ze_sampler_handle_t *phSampler)
-UNSUPPORTED(zeSamplerDestroy, ze_sampler_handle_t hSampler)
-UNSUPPORTED(zeCommandListAppendImageCopy, ze_command_list_handle_t hCommandList,
-            ze_image_handle_t hDstImage, ze_image_handle_t hSrcImage,
-            ze_event_handle_t hSignalEvent, uint32_t numWaitEvents, ze_event_handle_t *phWaitEvents)
-UNSUPPORTED(zeCommandListAppendImageCopyRegion, ze_command_list_handle_t hCommandList,
-            ze_image_handle_t hDstImage, ze_image_handle_t hSrcImage,
-            const ze_image_region_t *pDstRegion, const ze_image_region_t *pSrcRegion,
-            ze_event_handle_t hSignalEvent, uint32_t numWaitEvents, ze_event_handle_t *phWaitEvents)
-UNSUPPORTED(zeCommandListAppendImageCopyToMemory, ze_command_list_handle_t hCommandList,
-            void *dstptr, ze_image_handle_t hSrcImage, const ze_image_region_t *pSrcRegion,
-            ze_event_handle_t hSignalEvent, uint32_t numWaitEvents, ze_event_handle_t *phWaitEvents)
-UNSUPPORTED(zeCommandListAppendImageCopyFromMemory, ze_command_list_handle_t hCommandList,
-            ze_image_handle_t hDstImage, const void *srcptr, const ze_image_region_t *pDstRegion,
-            ze_event_handle_t hSignalEvent, uint32_t numWaitEvents, ze_event_handle_t *phWaitEvents)
-UNSUPPORTED(zeCommandListAppendImageCopyToMemoryExt, ze_command_list_handle_t hCommandList,
-            void *dstptr, ze_image_handle_t hSrcImage, const ze_image_region_t *pSrcRegion,
-            uint32_t destRowPitch, uint32_t destSlicePitch, ze_event_handle_t hSignalEvent,
-            uint32_t numWaitEvents, ze_event_handle_t *phWaitEvents)
-UNSUPPORTED(zeCommandListAppendImageCopyFromMemoryExt, ze_command_list_handle_t hCommandList,
-            ze_image_handle_t hDstImage, const void *srcptr, const ze_image_region_t *pDstRegion,
-            uint32_t srcRowPitch, uint32_t srcSlicePitch, ze_event_handle_t hSignalEvent,
-            uint32_t numWaitEvents, ze_event_handle_t *phWaitEvents)
-/* Command list features beyond the plugin's needs. */
-UNSUPPORTED(zeCommandListAppendMemoryCopyRegion, ze_command_list_handle_t hCommandList,
-            void *dstptr, const ze_copy_region_t *dstRegion, uint32_t dstPitch,
-            uint32_t dstSlicePitch, const void *srcptr, const ze_copy_region_t *srcRegion,
-            uint32_t srcPitch, uint32_t srcSlicePitch, ze_event_handle_t hSignalEvent,
-            uint32_t numWaitEvents, ze_event_handle_t *phWaitEvents)
-UNSUPPORTED(zeCommandListAppendMemoryCopyFromContext, ze_command_list_handle_t hCommandList,
-            void *dstptr, ze_context_handle_t hContextSrc, const void *srcptr, size_t size,
-            ze_event_handle_t hSignalEvent, uint32_t numWaitEvents, ze_event_handle_t *phWaitEvents)
-UNSUPPORTED(zeCommandListAppendQueryKernelTimestamps, ze_command_list_handle_t hCommandList,
-            uint32_t numEvents, ze_event_handle_t *phEvents, void *dstptr, const size_t *pOffsets,
-            ze_event_handle_t hSignalEvent, uint32_t numWaitEvents, ze_event_handle_t *phWaitEvents)
-UNSUPPORTED(zeCommandListAppendLaunchCooperativeKernel, ze_command_list_handle_t hCommandList,
-            ze_kernel_handle_t hKernel, const ze_group_count_t *pLaunchFuncArgs,
-            ze_event_handle_t hSignalEvent, uint32_t numWaitEvents, ze_event_handle_t *phWaitEvents)
-UNSUPPORTED(zeCommandListAppendLaunchKernelIndirect, ze_command_list_handle_t hCommandList,
-            ze_kernel_handle_t hKernel, const ze_group_count_t *pLaunchArgumentsBuffer,
-            ze_event_handle_t hSignalEvent, uint32_t numWaitEvents, ze_event_handle_t *phWaitEvents)
-UNSUPPORTED(zeCommandListAppendLaunchMultipleKernelsIndirect, ze_command_list_handle_t hCommandList,
-            uint32_t numKernels, ze_kernel_handle_t *phKernels, const uint32_t *pCountBuffer,
-            const ze_group_count_t *pLaunchArgumentsBuffer, ze_event_handle_t hSignalEvent,
-            uint32_t numWaitEvents, ze_event_handle_t *phWaitEvents)
-UNSUPPORTED(zeKernelSuggestMaxCooperativeGroupCount, ze_kernel_handle_t hKernel,
-            uint32_t *totalGroupCount)
-UNSUPPORTED(zeKernelGetSourceAttributes, ze_kernel_handle_t hKernel, uint32_t *pSize,
-            char **pString)
-/* Linking: modules are built whole from one SPIR-V. */
-UNSUPPORTED(zeModuleDynamicLink, uint32_t numModules, ze_module_handle_t *phModules,
-            ze_module_build_log_handle_t *phLinkLog)
-UNSUPPORTED(zeModuleGetGlobalPointer, ze_module_handle_t hModule, const char *pGlobalName,
-            size_t *pSize, void **pptr)
-UNSUPPORTED(zeModuleGetFunctionPointer, ze_module_handle_t hModule, const char *pFunctionName,
-            void **pfnFunction)
-UNSUPPORTED(zeModuleInspectLinkageExt, ze_linkage_inspection_ext_desc_t *pInspectDesc,
-            uint32_t numModules, ze_module_handle_t *phModules, ze_module_build_log_handle_t *phLog)
-/* Inter-process sharing. */
-UNSUPPORTED(zeEventPoolGetIpcHandle, ze_event_pool_handle_t hEventPool,
-            ze_ipc_event_pool_handle_t *phIpc)
-UNSUPPORTED(zeEventPoolOpenIpcHandle, ze_context_handle_t hContext, ze_ipc_event_pool_handle_t hIpc,
-            ze_event_pool_handle_t *phEventPool)
-UNSUPPORTED(zeEventPoolCloseIpcHandle, ze_event_pool_handle_t hEventPool)
-UNSUPPORTED(zeMemGetIpcHandle, ze_context_handle_t hContext, const void *ptr,
-            ze_ipc_mem_handle_t *pIpcHandle)
-UNSUPPORTED(zeMemOpenIpcHandle, ze_context_handle_t hContext, ze_device_handle_t hDevice,
-            ze_ipc_mem_handle_t handle, ze_ipc_memory_flags_t flags, void **pptr)
-UNSUPPORTED(zeMemCloseIpcHandle, ze_context_handle_t hContext, const void *ptr)
-/* Virtual and physical memory management. */
-UNSUPPORTED(zePhysicalMemCreate, ze_context_handle_t hContext, ze_device_handle_t hDevice,
-            ze_physical_mem_desc_t *desc, ze_physical_mem_handle_t *phPhysicalMemory)
-UNSUPPORTED(zePhysicalMemDestroy, ze_context_handle_t hContext,
-            ze_physical_mem_handle_t hPhysicalMemory)
-UNSUPPORTED(zeVirtualMemReserve, ze_context_handle_t hContext, const void *pStart, size_t size,
-            void **pptr)
-UNSUPPORTED(zeVirtualMemFree, ze_context_handle_t hContext, const void *ptr, size_t size)
-UNSUPPORTED(zeVirtualMemQueryPageSize, ze_context_handle_t hContext, ze_device_handle_t hDevice,
-            size_t size, size_t *pagesize)
-UNSUPPORTED(zeVirtualMemMap, ze_context_handle_t hContext, const void *ptr, size_t size,
-            ze_physical_mem_handle_t hPhysicalMemory, size_t offset,
-            ze_memory_access_attribute_t access)
-UNSUPPORTED(zeVirtualMemUnmap, ze_context_handle_t hContext, const void *ptr, size_t size)
-UNSUPPORTED(zeVirtualMemSetAccessAttribute, ze_context_handle_t hContext, const void *ptr,
-            size_t size, ze_memory_access_attribute_t access)
-UNSUPPORTED(zeVirtualMemGetAccessAttribute, ze_context_handle_t hContext, const void *ptr,
-            size_t size, ze_memory_access_attribute_t *access, size_t *outSize)
 
 /* --- Getters ------------------------------------------------------------------------ */
 
@@ -163,234 +48,234 @@ static ze_result_t check_version(ze_api_version_t version, const void *table)
 GETTER(zeGetGlobalProcAddrTable, ze_global_dditable_t)
 {
     BEGIN_TABLE();
-    t->pfnInit = cpu_zeInit;
+    t->pfnInit = cpu_hook_zeInit;
     return ZE_RESULT_SUCCESS;
 }
 
 GETTER(zeGetDriverProcAddrTable, ze_driver_dditable_t)
 {
     BEGIN_TABLE();
-    t->pfnGet = cpu_zeDriverGet;
-    t->pfnGetApiVersion = cpu_zeDriverGetApiVersion;
-    t->pfnGetProperties = cpu_zeDriverGetProperties;
-    t->pfnGetIpcProperties = cpu_zeDriverGetIpcProperties;
-    t->pfnGetExtensionProperties = cpu_zeDriverGetExtensionProperties;
-    t->pfnGetExtensionFunctionAddress = cpu_zeDriverGetExtensionFunctionAddress;
+    t->pfnGet = cpu_hook_zeDriverGet;
+    t->pfnGetApiVersion = cpu_hook_zeDriverGetApiVersion;
+    t->pfnGetProperties = cpu_hook_zeDriverGetProperties;
+    t->pfnGetIpcProperties = cpu_hook_zeDriverGetIpcProperties;
+    t->pfnGetExtensionProperties = cpu_hook_zeDriverGetExtensionProperties;
+    t->pfnGetExtensionFunctionAddress = cpu_hook_zeDriverGetExtensionFunctionAddress;
     return ZE_RESULT_SUCCESS;
 }
 
 GETTER(zeGetDeviceProcAddrTable, ze_device_dditable_t)
 {
     BEGIN_TABLE();
-    t->pfnGet = cpu_zeDeviceGet;
-    t->pfnGetSubDevices = cpu_zeDeviceGetSubDevices;
-    t->pfnGetProperties = cpu_zeDeviceGetProperties;
-    t->pfnGetComputeProperties = cpu_zeDeviceGetComputeProperties;
-    t->pfnGetModuleProperties = cpu_zeDeviceGetModuleProperties;
-    t->pfnGetCommandQueueGroupProperties = cpu_zeDeviceGetCommandQueueGroupProperties;
-    t->pfnGetMemoryProperties = cpu_zeDeviceGetMemoryProperties;
-    t->pfnGetMemoryAccessProperties = cpu_zeDeviceGetMemoryAccessProperties;
-    t->pfnGetCacheProperties = cpu_zeDeviceGetCacheProperties;
-    t->pfnGetImageProperties = cpu_zeDeviceGetImageProperties;
-    t->pfnGetExternalMemoryProperties = cpu_zeDeviceGetExternalMemoryProperties;
-    t->pfnGetP2PProperties = cpu_zeDeviceGetP2PProperties;
-    t->pfnCanAccessPeer = cpu_zeDeviceCanAccessPeer;
-    t->pfnGetStatus = cpu_zeDeviceGetStatus;
-    t->pfnGetGlobalTimestamps = cpu_zeDeviceGetGlobalTimestamps;
-    t->pfnReserveCacheExt = cpu_zeDeviceReserveCacheExt;
-    t->pfnSetCacheAdviceExt = cpu_zeDeviceSetCacheAdviceExt;
-    t->pfnPciGetPropertiesExt = cpu_zeDevicePciGetPropertiesExt;
+    t->pfnGet = cpu_hook_zeDeviceGet;
+    t->pfnGetSubDevices = cpu_hook_zeDeviceGetSubDevices;
+    t->pfnGetProperties = cpu_hook_zeDeviceGetProperties;
+    t->pfnGetComputeProperties = cpu_hook_zeDeviceGetComputeProperties;
+    t->pfnGetModuleProperties = cpu_hook_zeDeviceGetModuleProperties;
+    t->pfnGetCommandQueueGroupProperties = cpu_hook_zeDeviceGetCommandQueueGroupProperties;
+    t->pfnGetMemoryProperties = cpu_hook_zeDeviceGetMemoryProperties;
+    t->pfnGetMemoryAccessProperties = cpu_hook_zeDeviceGetMemoryAccessProperties;
+    t->pfnGetCacheProperties = cpu_hook_zeDeviceGetCacheProperties;
+    t->pfnGetImageProperties = cpu_hook_zeDeviceGetImageProperties;
+    t->pfnGetExternalMemoryProperties = cpu_hook_zeDeviceGetExternalMemoryProperties;
+    t->pfnGetP2PProperties = cpu_hook_zeDeviceGetP2PProperties;
+    t->pfnCanAccessPeer = cpu_hook_zeDeviceCanAccessPeer;
+    t->pfnGetStatus = cpu_hook_zeDeviceGetStatus;
+    t->pfnGetGlobalTimestamps = cpu_hook_zeDeviceGetGlobalTimestamps;
+    t->pfnReserveCacheExt = cpu_hook_zeDeviceReserveCacheExt;
+    t->pfnSetCacheAdviceExt = cpu_hook_zeDeviceSetCacheAdviceExt;
+    t->pfnPciGetPropertiesExt = cpu_hook_zeDevicePciGetPropertiesExt;
     return ZE_RESULT_SUCCESS;
 }
 
 GETTER(zeGetContextProcAddrTable, ze_context_dditable_t)
 {
     BEGIN_TABLE();
-    t->pfnCreate = cpu_zeContextCreate;
-    t->pfnDestroy = cpu_zeContextDestroy;
-    t->pfnGetStatus = cpu_zeContextGetStatus;
-    t->pfnSystemBarrier = cpu_zeContextSystemBarrier;
-    t->pfnMakeMemoryResident = cpu_zeContextMakeMemoryResident;
-    t->pfnEvictMemory = cpu_zeContextEvictMemory;
-    t->pfnMakeImageResident = cpu_zeContextMakeImageResident;
-    t->pfnEvictImage = cpu_zeContextEvictImage;
-    t->pfnCreateEx = cpu_zeContextCreateEx;
+    t->pfnCreate = cpu_hook_zeContextCreate;
+    t->pfnDestroy = cpu_hook_zeContextDestroy;
+    t->pfnGetStatus = cpu_hook_zeContextGetStatus;
+    t->pfnSystemBarrier = cpu_hook_zeContextSystemBarrier;
+    t->pfnMakeMemoryResident = cpu_hook_zeContextMakeMemoryResident;
+    t->pfnEvictMemory = cpu_hook_zeContextEvictMemory;
+    t->pfnMakeImageResident = cpu_hook_zeContextMakeImageResident;
+    t->pfnEvictImage = cpu_hook_zeContextEvictImage;
+    t->pfnCreateEx = cpu_hook_zeContextCreateEx;
     return ZE_RESULT_SUCCESS;
 }
 
 GETTER(zeGetCommandQueueProcAddrTable, ze_command_queue_dditable_t)
 {
     BEGIN_TABLE();
-    t->pfnCreate = cpu_zeCommandQueueCreate;
-    t->pfnDestroy = cpu_zeCommandQueueDestroy;
-    t->pfnExecuteCommandLists = cpu_zeCommandQueueExecuteCommandLists;
-    t->pfnSynchronize = cpu_zeCommandQueueSynchronize;
+    t->pfnCreate = cpu_hook_zeCommandQueueCreate;
+    t->pfnDestroy = cpu_hook_zeCommandQueueDestroy;
+    t->pfnExecuteCommandLists = cpu_hook_zeCommandQueueExecuteCommandLists;
+    t->pfnSynchronize = cpu_hook_zeCommandQueueSynchronize;
     return ZE_RESULT_SUCCESS;
 }
 
 GETTER(zeGetCommandListProcAddrTable, ze_command_list_dditable_t)
 {
     BEGIN_TABLE();
-    t->pfnCreate = cpu_zeCommandListCreate;
-    t->pfnCreateImmediate = cpu_zeCommandListCreateImmediate;
-    t->pfnDestroy = cpu_zeCommandListDestroy;
-    t->pfnClose = cpu_zeCommandListClose;
-    t->pfnReset = cpu_zeCommandListReset;
-    t->pfnAppendWriteGlobalTimestamp = cpu_zeCommandListAppendWriteGlobalTimestamp;
-    t->pfnAppendBarrier = cpu_zeCommandListAppendBarrier;
-    t->pfnAppendMemoryRangesBarrier = cpu_zeCommandListAppendMemoryRangesBarrier;
-    t->pfnAppendMemoryCopy = cpu_zeCommandListAppendMemoryCopy;
-    t->pfnAppendMemoryFill = cpu_zeCommandListAppendMemoryFill;
-    t->pfnAppendMemoryCopyRegion = cpu_zeCommandListAppendMemoryCopyRegion;
-    t->pfnAppendMemoryCopyFromContext = cpu_zeCommandListAppendMemoryCopyFromContext;
-    t->pfnAppendImageCopy = cpu_zeCommandListAppendImageCopy;
-    t->pfnAppendImageCopyRegion = cpu_zeCommandListAppendImageCopyRegion;
-    t->pfnAppendImageCopyToMemory = cpu_zeCommandListAppendImageCopyToMemory;
-    t->pfnAppendImageCopyFromMemory = cpu_zeCommandListAppendImageCopyFromMemory;
-    t->pfnAppendMemoryPrefetch = cpu_zeCommandListAppendMemoryPrefetch;
-    t->pfnAppendMemAdvise = cpu_zeCommandListAppendMemAdvise;
-    t->pfnAppendSignalEvent = cpu_zeCommandListAppendSignalEvent;
-    t->pfnAppendWaitOnEvents = cpu_zeCommandListAppendWaitOnEvents;
-    t->pfnAppendEventReset = cpu_zeCommandListAppendEventReset;
-    t->pfnAppendQueryKernelTimestamps = cpu_zeCommandListAppendQueryKernelTimestamps;
-    t->pfnAppendLaunchKernel = cpu_zeCommandListAppendLaunchKernel;
-    t->pfnAppendLaunchCooperativeKernel = cpu_zeCommandListAppendLaunchCooperativeKernel;
-    t->pfnAppendLaunchKernelIndirect = cpu_zeCommandListAppendLaunchKernelIndirect;
+    t->pfnCreate = cpu_hook_zeCommandListCreate;
+    t->pfnCreateImmediate = cpu_hook_zeCommandListCreateImmediate;
+    t->pfnDestroy = cpu_hook_zeCommandListDestroy;
+    t->pfnClose = cpu_hook_zeCommandListClose;
+    t->pfnReset = cpu_hook_zeCommandListReset;
+    t->pfnAppendWriteGlobalTimestamp = cpu_hook_zeCommandListAppendWriteGlobalTimestamp;
+    t->pfnAppendBarrier = cpu_hook_zeCommandListAppendBarrier;
+    t->pfnAppendMemoryRangesBarrier = cpu_hook_zeCommandListAppendMemoryRangesBarrier;
+    t->pfnAppendMemoryCopy = cpu_hook_zeCommandListAppendMemoryCopy;
+    t->pfnAppendMemoryFill = cpu_hook_zeCommandListAppendMemoryFill;
+    t->pfnAppendMemoryCopyRegion = cpu_hook_zeCommandListAppendMemoryCopyRegion;
+    t->pfnAppendMemoryCopyFromContext = cpu_hook_zeCommandListAppendMemoryCopyFromContext;
+    t->pfnAppendImageCopy = cpu_hook_zeCommandListAppendImageCopy;
+    t->pfnAppendImageCopyRegion = cpu_hook_zeCommandListAppendImageCopyRegion;
+    t->pfnAppendImageCopyToMemory = cpu_hook_zeCommandListAppendImageCopyToMemory;
+    t->pfnAppendImageCopyFromMemory = cpu_hook_zeCommandListAppendImageCopyFromMemory;
+    t->pfnAppendMemoryPrefetch = cpu_hook_zeCommandListAppendMemoryPrefetch;
+    t->pfnAppendMemAdvise = cpu_hook_zeCommandListAppendMemAdvise;
+    t->pfnAppendSignalEvent = cpu_hook_zeCommandListAppendSignalEvent;
+    t->pfnAppendWaitOnEvents = cpu_hook_zeCommandListAppendWaitOnEvents;
+    t->pfnAppendEventReset = cpu_hook_zeCommandListAppendEventReset;
+    t->pfnAppendQueryKernelTimestamps = cpu_hook_zeCommandListAppendQueryKernelTimestamps;
+    t->pfnAppendLaunchKernel = cpu_hook_zeCommandListAppendLaunchKernel;
+    t->pfnAppendLaunchCooperativeKernel = cpu_hook_zeCommandListAppendLaunchCooperativeKernel;
+    t->pfnAppendLaunchKernelIndirect = cpu_hook_zeCommandListAppendLaunchKernelIndirect;
     t->pfnAppendLaunchMultipleKernelsIndirect =
-            cpu_zeCommandListAppendLaunchMultipleKernelsIndirect;
-    t->pfnAppendImageCopyToMemoryExt = cpu_zeCommandListAppendImageCopyToMemoryExt;
-    t->pfnAppendImageCopyFromMemoryExt = cpu_zeCommandListAppendImageCopyFromMemoryExt;
+            cpu_hook_zeCommandListAppendLaunchMultipleKernelsIndirect;
+    t->pfnAppendImageCopyToMemoryExt = cpu_hook_zeCommandListAppendImageCopyToMemoryExt;
+    t->pfnAppendImageCopyFromMemoryExt = cpu_hook_zeCommandListAppendImageCopyFromMemoryExt;
     return ZE_RESULT_SUCCESS;
 }
 
 GETTER(zeGetImageProcAddrTable, ze_image_dditable_t)
 {
     BEGIN_TABLE();
-    t->pfnGetProperties = cpu_zeImageGetProperties;
-    t->pfnCreate = cpu_zeImageCreate;
-    t->pfnDestroy = cpu_zeImageDestroy;
-    t->pfnGetAllocPropertiesExt = cpu_zeImageGetAllocPropertiesExt;
+    t->pfnGetProperties = cpu_hook_zeImageGetProperties;
+    t->pfnCreate = cpu_hook_zeImageCreate;
+    t->pfnDestroy = cpu_hook_zeImageDestroy;
+    t->pfnGetAllocPropertiesExt = cpu_hook_zeImageGetAllocPropertiesExt;
     return ZE_RESULT_SUCCESS;
 }
 
 GETTER(zeGetFenceProcAddrTable, ze_fence_dditable_t)
 {
     BEGIN_TABLE();
-    t->pfnCreate = cpu_zeFenceCreate;
-    t->pfnDestroy = cpu_zeFenceDestroy;
-    t->pfnHostSynchronize = cpu_zeFenceHostSynchronize;
-    t->pfnQueryStatus = cpu_zeFenceQueryStatus;
-    t->pfnReset = cpu_zeFenceReset;
+    t->pfnCreate = cpu_hook_zeFenceCreate;
+    t->pfnDestroy = cpu_hook_zeFenceDestroy;
+    t->pfnHostSynchronize = cpu_hook_zeFenceHostSynchronize;
+    t->pfnQueryStatus = cpu_hook_zeFenceQueryStatus;
+    t->pfnReset = cpu_hook_zeFenceReset;
     return ZE_RESULT_SUCCESS;
 }
 
 GETTER(zeGetEventPoolProcAddrTable, ze_event_pool_dditable_t)
 {
     BEGIN_TABLE();
-    t->pfnCreate = cpu_zeEventPoolCreate;
-    t->pfnDestroy = cpu_zeEventPoolDestroy;
-    t->pfnGetIpcHandle = cpu_zeEventPoolGetIpcHandle;
-    t->pfnOpenIpcHandle = cpu_zeEventPoolOpenIpcHandle;
-    t->pfnCloseIpcHandle = cpu_zeEventPoolCloseIpcHandle;
+    t->pfnCreate = cpu_hook_zeEventPoolCreate;
+    t->pfnDestroy = cpu_hook_zeEventPoolDestroy;
+    t->pfnGetIpcHandle = cpu_hook_zeEventPoolGetIpcHandle;
+    t->pfnOpenIpcHandle = cpu_hook_zeEventPoolOpenIpcHandle;
+    t->pfnCloseIpcHandle = cpu_hook_zeEventPoolCloseIpcHandle;
     return ZE_RESULT_SUCCESS;
 }
 
 GETTER(zeGetEventProcAddrTable, ze_event_dditable_t)
 {
     BEGIN_TABLE();
-    t->pfnCreate = cpu_zeEventCreate;
-    t->pfnDestroy = cpu_zeEventDestroy;
-    t->pfnHostSignal = cpu_zeEventHostSignal;
-    t->pfnHostSynchronize = cpu_zeEventHostSynchronize;
-    t->pfnQueryStatus = cpu_zeEventQueryStatus;
-    t->pfnHostReset = cpu_zeEventHostReset;
-    t->pfnQueryKernelTimestamp = cpu_zeEventQueryKernelTimestamp;
+    t->pfnCreate = cpu_hook_zeEventCreate;
+    t->pfnDestroy = cpu_hook_zeEventDestroy;
+    t->pfnHostSignal = cpu_hook_zeEventHostSignal;
+    t->pfnHostSynchronize = cpu_hook_zeEventHostSynchronize;
+    t->pfnQueryStatus = cpu_hook_zeEventQueryStatus;
+    t->pfnHostReset = cpu_hook_zeEventHostReset;
+    t->pfnQueryKernelTimestamp = cpu_hook_zeEventQueryKernelTimestamp;
     return ZE_RESULT_SUCCESS;
 }
 
 GETTER(zeGetModuleProcAddrTable, ze_module_dditable_t)
 {
     BEGIN_TABLE();
-    t->pfnCreate = cpu_zeModuleCreate;
-    t->pfnDestroy = cpu_zeModuleDestroy;
-    t->pfnDynamicLink = cpu_zeModuleDynamicLink;
-    t->pfnGetNativeBinary = cpu_zeModuleGetNativeBinary;
-    t->pfnGetGlobalPointer = cpu_zeModuleGetGlobalPointer;
-    t->pfnGetKernelNames = cpu_zeModuleGetKernelNames;
-    t->pfnGetProperties = cpu_zeModuleGetProperties;
-    t->pfnGetFunctionPointer = cpu_zeModuleGetFunctionPointer;
-    t->pfnInspectLinkageExt = cpu_zeModuleInspectLinkageExt;
+    t->pfnCreate = cpu_hook_zeModuleCreate;
+    t->pfnDestroy = cpu_hook_zeModuleDestroy;
+    t->pfnDynamicLink = cpu_hook_zeModuleDynamicLink;
+    t->pfnGetNativeBinary = cpu_hook_zeModuleGetNativeBinary;
+    t->pfnGetGlobalPointer = cpu_hook_zeModuleGetGlobalPointer;
+    t->pfnGetKernelNames = cpu_hook_zeModuleGetKernelNames;
+    t->pfnGetProperties = cpu_hook_zeModuleGetProperties;
+    t->pfnGetFunctionPointer = cpu_hook_zeModuleGetFunctionPointer;
+    t->pfnInspectLinkageExt = cpu_hook_zeModuleInspectLinkageExt;
     return ZE_RESULT_SUCCESS;
 }
 
 GETTER(zeGetModuleBuildLogProcAddrTable, ze_module_build_log_dditable_t)
 {
     BEGIN_TABLE();
-    t->pfnDestroy = cpu_zeModuleBuildLogDestroy;
-    t->pfnGetString = cpu_zeModuleBuildLogGetString;
+    t->pfnDestroy = cpu_hook_zeModuleBuildLogDestroy;
+    t->pfnGetString = cpu_hook_zeModuleBuildLogGetString;
     return ZE_RESULT_SUCCESS;
 }
 
 GETTER(zeGetKernelProcAddrTable, ze_kernel_dditable_t)
 {
     BEGIN_TABLE();
-    t->pfnCreate = cpu_zeKernelCreate;
-    t->pfnDestroy = cpu_zeKernelDestroy;
-    t->pfnSetCacheConfig = cpu_zeKernelSetCacheConfig;
-    t->pfnSetGroupSize = cpu_zeKernelSetGroupSize;
-    t->pfnSuggestGroupSize = cpu_zeKernelSuggestGroupSize;
-    t->pfnSuggestMaxCooperativeGroupCount = cpu_zeKernelSuggestMaxCooperativeGroupCount;
-    t->pfnSetArgumentValue = cpu_zeKernelSetArgumentValue;
-    t->pfnSetIndirectAccess = cpu_zeKernelSetIndirectAccess;
-    t->pfnGetIndirectAccess = cpu_zeKernelGetIndirectAccess;
-    t->pfnGetSourceAttributes = cpu_zeKernelGetSourceAttributes;
-    t->pfnGetProperties = cpu_zeKernelGetProperties;
-    t->pfnGetName = cpu_zeKernelGetName;
+    t->pfnCreate = cpu_hook_zeKernelCreate;
+    t->pfnDestroy = cpu_hook_zeKernelDestroy;
+    t->pfnSetCacheConfig = cpu_hook_zeKernelSetCacheConfig;
+    t->pfnSetGroupSize = cpu_hook_zeKernelSetGroupSize;
+    t->pfnSuggestGroupSize = cpu_hook_zeKernelSuggestGroupSize;
+    t->pfnSuggestMaxCooperativeGroupCount = cpu_hook_zeKernelSuggestMaxCooperativeGroupCount;
+    t->pfnSetArgumentValue = cpu_hook_zeKernelSetArgumentValue;
+    t->pfnSetIndirectAccess = cpu_hook_zeKernelSetIndirectAccess;
+    t->pfnGetIndirectAccess = cpu_hook_zeKernelGetIndirectAccess;
+    t->pfnGetSourceAttributes = cpu_hook_zeKernelGetSourceAttributes;
+    t->pfnGetProperties = cpu_hook_zeKernelGetProperties;
+    t->pfnGetName = cpu_hook_zeKernelGetName;
     return ZE_RESULT_SUCCESS;
 }
 
 GETTER(zeGetSamplerProcAddrTable, ze_sampler_dditable_t)
 {
     BEGIN_TABLE();
-    t->pfnCreate = cpu_zeSamplerCreate;
-    t->pfnDestroy = cpu_zeSamplerDestroy;
+    t->pfnCreate = cpu_hook_zeSamplerCreate;
+    t->pfnDestroy = cpu_hook_zeSamplerDestroy;
     return ZE_RESULT_SUCCESS;
 }
 
 GETTER(zeGetPhysicalMemProcAddrTable, ze_physical_mem_dditable_t)
 {
     BEGIN_TABLE();
-    t->pfnCreate = cpu_zePhysicalMemCreate;
-    t->pfnDestroy = cpu_zePhysicalMemDestroy;
+    t->pfnCreate = cpu_hook_zePhysicalMemCreate;
+    t->pfnDestroy = cpu_hook_zePhysicalMemDestroy;
     return ZE_RESULT_SUCCESS;
 }
 
 GETTER(zeGetMemProcAddrTable, ze_mem_dditable_t)
 {
     BEGIN_TABLE();
-    t->pfnAllocShared = cpu_zeMemAllocShared;
-    t->pfnAllocDevice = cpu_zeMemAllocDevice;
-    t->pfnAllocHost = cpu_zeMemAllocHost;
-    t->pfnFree = cpu_zeMemFree;
-    t->pfnGetAllocProperties = cpu_zeMemGetAllocProperties;
-    t->pfnGetAddressRange = cpu_zeMemGetAddressRange;
-    t->pfnGetIpcHandle = cpu_zeMemGetIpcHandle;
-    t->pfnOpenIpcHandle = cpu_zeMemOpenIpcHandle;
-    t->pfnCloseIpcHandle = cpu_zeMemCloseIpcHandle;
-    t->pfnFreeExt = cpu_zeMemFreeExt;
+    t->pfnAllocShared = cpu_hook_zeMemAllocShared;
+    t->pfnAllocDevice = cpu_hook_zeMemAllocDevice;
+    t->pfnAllocHost = cpu_hook_zeMemAllocHost;
+    t->pfnFree = cpu_hook_zeMemFree;
+    t->pfnGetAllocProperties = cpu_hook_zeMemGetAllocProperties;
+    t->pfnGetAddressRange = cpu_hook_zeMemGetAddressRange;
+    t->pfnGetIpcHandle = cpu_hook_zeMemGetIpcHandle;
+    t->pfnOpenIpcHandle = cpu_hook_zeMemOpenIpcHandle;
+    t->pfnCloseIpcHandle = cpu_hook_zeMemCloseIpcHandle;
+    t->pfnFreeExt = cpu_hook_zeMemFreeExt;
     return ZE_RESULT_SUCCESS;
 }
 
 GETTER(zeGetVirtualMemProcAddrTable, ze_virtual_mem_dditable_t)
 {
     BEGIN_TABLE();
-    t->pfnReserve = cpu_zeVirtualMemReserve;
-    t->pfnFree = cpu_zeVirtualMemFree;
-    t->pfnQueryPageSize = cpu_zeVirtualMemQueryPageSize;
-    t->pfnMap = cpu_zeVirtualMemMap;
-    t->pfnUnmap = cpu_zeVirtualMemUnmap;
-    t->pfnSetAccessAttribute = cpu_zeVirtualMemSetAccessAttribute;
-    t->pfnGetAccessAttribute = cpu_zeVirtualMemGetAccessAttribute;
+    t->pfnReserve = cpu_hook_zeVirtualMemReserve;
+    t->pfnFree = cpu_hook_zeVirtualMemFree;
+    t->pfnQueryPageSize = cpu_hook_zeVirtualMemQueryPageSize;
+    t->pfnMap = cpu_hook_zeVirtualMemMap;
+    t->pfnUnmap = cpu_hook_zeVirtualMemUnmap;
+    t->pfnSetAccessAttribute = cpu_hook_zeVirtualMemSetAccessAttribute;
+    t->pfnGetAccessAttribute = cpu_hook_zeVirtualMemGetAccessAttribute;
     return ZE_RESULT_SUCCESS;
 }
 

@@ -50,7 +50,8 @@ CPU_ZE_ENTRY(zeDeviceGetProperties, ze_device_handle_t hDevice,
     CPU_ZE_CHECK_POINTER(pDeviceProperties);
     ze_device_properties_t *p = pDeviceProperties;
     if (p->stype != ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES &&
-        p->stype != ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES_1_2)
+        p->stype != ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES_1_2 &&
+        !cpu_ze_stype_unset(p->stype, "pDeviceProperties", __func__))
         return cpu_ze_fail(ZE_RESULT_ERROR_INVALID_ARGUMENT, "zeDeviceGetProperties: stype = 0x%x",
                            (unsigned)p->stype);
     const cpu_ze_engine_t *e = &cpu_ze.engine;
@@ -70,8 +71,11 @@ CPU_ZE_ENTRY(zeDeviceGetProperties, ze_device_handle_t hDevice,
     p->numSlices = 1;
     /* Nanoseconds; the 1.2 struct asks for a frequency instead. */
     p->timerResolution = p->stype == ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES_1_2 ? 1000000000u : 1u;
-    p->timestampValidBits = 64;
-    p->kernelTimestampValidBits = 64;
+    /* The clock is 64-bit ns, but programs mask with (1ull << bits) - 1,
+     * undefined at 64 (ze_peak's latencies came out 0): 63 bits of ns wrap
+     * after 292 years. */
+    p->timestampValidBits = 63;
+    p->kernelTimestampValidBits = 63;
     memcpy(p->uuid.id, e->device_uuid, ZE_MAX_DEVICE_UUID_SIZE);
     snprintf(p->name, sizeof p->name, "%s", e->device_name);
     return ZE_RESULT_SUCCESS;
@@ -245,9 +249,10 @@ CPU_ZE_ENTRY(zeDeviceGetImageProperties, ze_device_handle_t hDevice,
     CPU_ZE_CHECK_DEVICE(hDevice);
     CPU_ZE_CHECK_POINTER(pImageProperties);
     CPU_ZE_CHECK_STYPE(pImageProperties, ZE_STRUCTURE_TYPE_DEVICE_IMAGE_PROPERTIES);
+    ze_structure_type_t stype = pImageProperties->stype;
     void *next = pImageProperties->pNext;
     memset(pImageProperties, 0, sizeof *pImageProperties);
-    pImageProperties->stype = ZE_STRUCTURE_TYPE_DEVICE_IMAGE_PROPERTIES;
+    pImageProperties->stype = stype;
     pImageProperties->pNext = next;
     return ZE_RESULT_SUCCESS;
 }

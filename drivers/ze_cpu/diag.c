@@ -1,4 +1,4 @@
-/* diag.c - failure reporting (ZE_CPU_DEBUG), OpenCL error names, the clock. */
+/* diag.c - failure reporting and notes (ZE_CPU_DEBUG), OpenCL error names, the clock. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +33,26 @@ ze_result_t cpu_ze_fail(ze_result_t result, const char *format, ...)
         va_end(ap);
     }
     return result;
+}
+
+void cpu_ze_note(const char *format, ...)
+{
+    if (!cpu_ze_debug_enabled())
+        return;
+    va_list ap;
+    va_start(ap, format);
+    fprintf(stderr, "ze_cpu: ");
+    vfprintf(stderr, format, ap);
+    fprintf(stderr, "\n");
+    va_end(ap);
+}
+
+bool cpu_ze_stype_unset(ze_structure_type_t stype, const char *what, const char *caller)
+{
+    if (stype != 0)
+        return false;
+    cpu_ze_note("%s: %s->stype is not set (0); accepted", caller, what);
+    return true;
 }
 
 const char *cpu_ze_cl_error_name(cl_int error)

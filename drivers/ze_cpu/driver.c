@@ -4,6 +4,7 @@
 
 #include "config.h"
 #include "ze_cpu.h"
+#include "zex_cpu.h"
 
 cpu_ze_global_t cpu_ze;
 
@@ -12,10 +13,8 @@ static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static void init_engine(void)
 {
     cpu_ze.init_result = cpu_ze_engine_open(&cpu_ze.engine);
-    if (cpu_ze.init_result == ZE_RESULT_SUCCESS) {
-        cpu_ze.device.magic = CPU_ZE_MAGIC_DEVICE;
-        cpu_ze.driver.magic = CPU_ZE_MAGIC_DRIVER;
-    }
+    atomic_store_explicit(&cpu_ze.ready, cpu_ze.init_result == ZE_RESULT_SUCCESS,
+                          memory_order_release);
 }
 
 /* The loader calls this at least twice per process: the engine is opened
@@ -125,6 +124,9 @@ CPU_ZE_ENTRY(zeDriverGetExtensionProperties, ze_driver_handle_t hDriver, uint32_
     return ZE_RESULT_SUCCESS;
 }
 
+/* The driver's own extension functions (zex_cpu.h): fault injection and
+ * call counts for test programs. Typed variables check their signatures
+ * against the header. */
 CPU_ZE_ENTRY(zeDriverGetExtensionFunctionAddress, ze_driver_handle_t hDriver, const char *name,
              void **ppFunctionAddress)
 {
@@ -133,6 +135,16 @@ CPU_ZE_ENTRY(zeDriverGetExtensionFunctionAddress, ze_driver_handle_t hDriver, co
         return r;
     CPU_ZE_CHECK_POINTER(name);
     CPU_ZE_CHECK_POINTER(ppFunctionAddress);
+    zex_cpu_fault_inject_fn fault_inject = cpu_zexCpuFaultInject;
+    zex_cpu_call_counts_fn call_counts = cpu_zexCpuCallCounts;
+    if (strcmp(name, ZEX_CPU_FAULT_INJECT_NAME) == 0) {
+        *ppFunctionAddress = (void *)fault_inject;
+        return ZE_RESULT_SUCCESS;
+    }
+    if (strcmp(name, ZEX_CPU_CALL_COUNTS_NAME) == 0) {
+        *ppFunctionAddress = (void *)call_counts;
+        return ZE_RESULT_SUCCESS;
+    }
     *ppFunctionAddress = NULL;
     return cpu_ze_fail(ZE_RESULT_ERROR_INVALID_ARGUMENT,
                        "zeDriverGetExtensionFunctionAddress: no extension function \"%s\"", name);

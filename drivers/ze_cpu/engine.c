@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
 #include "ze_cpu.h"
 
 /* cl_ext_float_atomics, absent from Debian 12's OpenCL headers. */
@@ -15,16 +14,6 @@
 #define CL_DEVICE_DOUBLE_FP_ATOMIC_CAPABILITIES_EXT 0x4232
 #define CL_DEVICE_HALF_FP_ATOMIC_CAPABILITIES_EXT 0x4233
 #endif
-
-/* Points the ICD loader at the configured engine unless the user chose ICDs
- * already. Must run before the first OpenCL call of the process: ocl-icd
- * reads the variable once. */
-static void choose_icd(void)
-{
-    const char *icd = ZE_CPU_DEFAULT_ICD;
-    if (getenv("OCL_ICD_VENDORS") == NULL && icd[0] != '\0')
-        setenv("OCL_ICD_VENDORS", icd, 0);
-}
 
 static bool platform_has_cpu(cl_platform_id platform, cl_device_id *device)
 {
@@ -77,7 +66,7 @@ static bool read_engine(cpu_ze_engine_t *engine, char *why, size_t why_size)
     clGetDeviceInfo(dev, CL_DEVICE_IL_VERSION, sizeof text, text, NULL);
     engine->spirv_version = newest_spirv(text);
     if (engine->spirv_version == 0) {
-        snprintf(why, why_size, "device does not accept SPIR-V (CL_DEVICE_IL_VERSION \"%s\")",
+        snprintf(why, why_size, "device does not accept SPIR-V (CL_DEVICE_IL_VERSION \"%.200s\")",
                  text);
         return false;
     }
@@ -179,7 +168,9 @@ static bool read_engine(cpu_ze_engine_t *engine, char *why, size_t why_size)
 
 ze_result_t cpu_ze_engine_open(cpu_ze_engine_t *engine)
 {
-    choose_icd();
+    ze_result_t chosen = cpu_ze_engine_choose();
+    if (chosen != ZE_RESULT_SUCCESS)
+        return chosen;
 
     cl_uint count = 0;
     cl_int err = clGetPlatformIDs(0, NULL, &count);

@@ -9,7 +9,7 @@
 CPU_ZE_ENTRY(zeFenceCreate, ze_command_queue_handle_t hCommandQueue, const ze_fence_desc_t *desc,
              ze_fence_handle_t *phFence)
 {
-    CPU_ZE_CHECK_HANDLE(hCommandQueue, CPU_ZE_MAGIC_QUEUE);
+    CPU_ZE_CHECK_HANDLE(hCommandQueue, CPU_ZE_KIND_QUEUE);
     CPU_ZE_CHECK_POINTER(desc);
     CPU_ZE_CHECK_POINTER(phFence);
     CPU_ZE_CHECK_STYPE(desc, ZE_STRUCTURE_TYPE_FENCE_DESC);
@@ -23,23 +23,27 @@ CPU_ZE_ENTRY(zeFenceCreate, ze_command_queue_handle_t hCommandQueue, const ze_fe
     fence->queue = queue;
     atomic_init(&fence->signalled, (desc->flags & ZE_FENCE_FLAG_SIGNALED) ? 1u : 0u);
     atomic_init(&fence->pending, 0);
-    fence->magic = CPU_ZE_MAGIC_FENCE;
-    atomic_fetch_add(&queue->fences, 1);
+    ze_result_t result = cpu_ze_handle_publish(fence, CPU_ZE_KIND_FENCE);
+    if (result != ZE_RESULT_SUCCESS) {
+        free(fence);
+        return result;
+    }
     *phFence = (ze_fence_handle_t)fence;
     return ZE_RESULT_SUCCESS;
 }
 
 /* Refuses while a submitted execution will still signal the fence (after
- * waiting a moment for one that is finishing). */
+ * waiting a moment for one that is finishing): the worker would write into
+ * freed memory. The fence needs nothing of its queue, which may be
+ * destroyed first. */
 CPU_ZE_ENTRY(zeFenceDestroy, ze_fence_handle_t hFence)
 {
-    CPU_ZE_CHECK_HANDLE(hFence, CPU_ZE_MAGIC_FENCE);
+    CPU_ZE_CHECK_HANDLE(hFence, CPU_ZE_KIND_FENCE);
     struct cpu_ze_fence *fence = (struct cpu_ze_fence *)hFence;
     if (!cpu_ze_counter_wait_zero(&fence->pending, CPU_ZE_IN_USE_GRACE_NS))
         return cpu_ze_fail(ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE,
                            "zeFenceDestroy: an execution will still signal the fence");
-    fence->magic = 0;
-    atomic_fetch_sub(&fence->queue->fences, 1);
+    CPU_ZE_RETIRE_HANDLE(hFence, CPU_ZE_KIND_FENCE);
     free(fence);
     return ZE_RESULT_SUCCESS;
 }
@@ -47,19 +51,19 @@ CPU_ZE_ENTRY(zeFenceDestroy, ze_fence_handle_t hFence)
 /* timeout in ns: UINT64_MAX waits forever, 0 only queries. */
 CPU_ZE_ENTRY(zeFenceHostSynchronize, ze_fence_handle_t hFence, uint64_t timeout)
 {
-    CPU_ZE_CHECK_HANDLE(hFence, CPU_ZE_MAGIC_FENCE);
+    CPU_ZE_CHECK_HANDLE(hFence, CPU_ZE_KIND_FENCE);
     return cpu_ze_flag_wait(&((struct cpu_ze_fence *)hFence)->signalled, timeout);
 }
 
 CPU_ZE_ENTRY(zeFenceQueryStatus, ze_fence_handle_t hFence)
 {
-    CPU_ZE_CHECK_HANDLE(hFence, CPU_ZE_MAGIC_FENCE);
+    CPU_ZE_CHECK_HANDLE(hFence, CPU_ZE_KIND_FENCE);
     return cpu_ze_flag_wait(&((struct cpu_ze_fence *)hFence)->signalled, 0);
 }
 
 CPU_ZE_ENTRY(zeFenceReset, ze_fence_handle_t hFence)
 {
-    CPU_ZE_CHECK_HANDLE(hFence, CPU_ZE_MAGIC_FENCE);
+    CPU_ZE_CHECK_HANDLE(hFence, CPU_ZE_KIND_FENCE);
     atomic_store_explicit(&((struct cpu_ze_fence *)hFence)->signalled, 0, memory_order_release);
     return ZE_RESULT_SUCCESS;
 }

@@ -3,8 +3,9 @@
  *
  * zeKernelSetArgumentValue only writes the kernel's host-side value array;
  * a launch snapshots that array (one memcpy) into the command list, and the
- * replay applies to the cl_kernel only the arguments whose bytes differ
- * from what it holds, then enqueues, both under the kernel's lock.
+ * replay applies to the cl_kernel the pointer arguments and the other
+ * arguments whose bytes differ from what it holds, then enqueues, both under
+ * the kernel's lock.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -32,11 +33,11 @@ static void free_kernel(struct cpu_ze_kernel *kernel)
 
 void cpu_ze_kernel_release(struct cpu_ze_kernel *kernel)
 {
-    if (atomic_fetch_sub(&kernel->refs, 1) != 1)
+    if (atomic_fetch_sub_explicit(&kernel->refs, 1, memory_order_acq_rel) != 1)
         return;
     struct cpu_ze_module *module = kernel->module;
     free_kernel(kernel);
-    atomic_fetch_sub(&module->kernels, 1);
+    cpu_ze_module_release(module);
 }
 
 /* Lays the argument values out back to back, 8-byte aligned. */
@@ -53,6 +54,12 @@ static ze_result_t layout_arguments(struct cpu_ze_kernel *kernel)
         return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
     size_t offset = 0;
     for (uint32_t i = 0; i < n; i++) {
+        /* Each value is at most SPIRV_MAX_VALUE_BYTES; thousands of them
+         * (a crafted module) must not wrap the 32-bit offsets. */
+        if (offset > UINT32_MAX - SPIRV_MAX_VALUE_BYTES - 8)
+            return cpu_ze_fail(ZE_RESULT_ERROR_UNSUPPORTED_SIZE,
+                               "zeKernelCreate: %s: %u arguments of over 4 GiB in all",
+                               kernel->info->name, n);
         kernel->arg_offset[i] = (uint32_t)offset;
         kernel->arg_size[i] = arg_info(kernel, i)->size;
         offset += (kernel->arg_size[i] + 7u) & ~(size_t)7u;
@@ -68,7 +75,7 @@ static ze_result_t layout_arguments(struct cpu_ze_kernel *kernel)
 CPU_ZE_ENTRY(zeKernelCreate, ze_module_handle_t hModule, const ze_kernel_desc_t *desc,
              ze_kernel_handle_t *phKernel)
 {
-    CPU_ZE_CHECK_HANDLE(hModule, CPU_ZE_MAGIC_MODULE);
+    CPU_ZE_CHECK_HANDLE(hModule, CPU_ZE_KIND_MODULE);
     CPU_ZE_CHECK_POINTER(desc);
     CPU_ZE_CHECK_POINTER(phKernel);
     CPU_ZE_CHECK_STYPE(desc, ZE_STRUCTURE_TYPE_KERNEL_DESC);
@@ -114,8 +121,12 @@ CPU_ZE_ENTRY(zeKernelCreate, ze_module_handle_t hModule, const ze_kernel_desc_t 
     for (int d = 0; d < 3; d++)
         kernel->group_size[d] = info->required_group_size[0] ? info->required_group_size[d] : 1;
     atomic_init(&kernel->refs, 1);
-    atomic_fetch_add(&module->kernels, 1);
-    kernel->magic = CPU_ZE_MAGIC_KERNEL;
+    result = cpu_ze_handle_publish(kernel, CPU_ZE_KIND_KERNEL);
+    if (result != ZE_RESULT_SUCCESS) {
+        free_kernel(kernel);
+        return result;
+    }
+    atomic_fetch_add_explicit(&module->refs, 1, memory_order_relaxed);
     *phKernel = (ze_kernel_handle_t)kernel;
     return ZE_RESULT_SUCCESS;
 }
@@ -123,17 +134,16 @@ CPU_ZE_ENTRY(zeKernelCreate, ze_module_handle_t hModule, const ze_kernel_desc_t 
 /* The handle dies now; the object lives on while recorded launches hold it. */
 CPU_ZE_ENTRY(zeKernelDestroy, ze_kernel_handle_t hKernel)
 {
-    CPU_ZE_CHECK_HANDLE(hKernel, CPU_ZE_MAGIC_KERNEL);
-    struct cpu_ze_kernel *kernel = (struct cpu_ze_kernel *)hKernel;
-    kernel->magic = 0;
-    cpu_ze_kernel_release(kernel);
+    CPU_ZE_CHECK_HANDLE(hKernel, CPU_ZE_KIND_KERNEL);
+    CPU_ZE_RETIRE_HANDLE(hKernel, CPU_ZE_KIND_KERNEL);
+    cpu_ze_kernel_release((struct cpu_ze_kernel *)hKernel);
     return ZE_RESULT_SUCCESS;
 }
 
 /* Cache configuration is a hint a CPU has no use for. */
 CPU_ZE_ENTRY(zeKernelSetCacheConfig, ze_kernel_handle_t hKernel, ze_cache_config_flags_t flags)
 {
-    CPU_ZE_CHECK_HANDLE(hKernel, CPU_ZE_MAGIC_KERNEL);
+    CPU_ZE_CHECK_HANDLE(hKernel, CPU_ZE_KIND_KERNEL);
     if (flags & ~(ze_cache_config_flags_t)(ZE_CACHE_CONFIG_FLAG_LARGE_SLM |
                                            ZE_CACHE_CONFIG_FLAG_LARGE_DATA))
         return cpu_ze_fail(ZE_RESULT_ERROR_INVALID_ENUMERATION,
@@ -144,7 +154,7 @@ CPU_ZE_ENTRY(zeKernelSetCacheConfig, ze_kernel_handle_t hKernel, ze_cache_config
 CPU_ZE_ENTRY(zeKernelSetGroupSize, ze_kernel_handle_t hKernel, uint32_t groupSizeX,
              uint32_t groupSizeY, uint32_t groupSizeZ)
 {
-    CPU_ZE_CHECK_HANDLE(hKernel, CPU_ZE_MAGIC_KERNEL);
+    CPU_ZE_CHECK_HANDLE(hKernel, CPU_ZE_KIND_KERNEL);
     struct cpu_ze_kernel *kernel = (struct cpu_ze_kernel *)hKernel;
     const uint32_t size[3] = {groupSizeX, groupSizeY, groupSizeZ};
     uint64_t total = 1;
@@ -186,7 +196,7 @@ CPU_ZE_ENTRY(zeKernelSuggestGroupSize, ze_kernel_handle_t hKernel, uint32_t glob
              uint32_t globalSizeY, uint32_t globalSizeZ, uint32_t *groupSizeX, uint32_t *groupSizeY,
              uint32_t *groupSizeZ)
 {
-    CPU_ZE_CHECK_HANDLE(hKernel, CPU_ZE_MAGIC_KERNEL);
+    CPU_ZE_CHECK_HANDLE(hKernel, CPU_ZE_KIND_KERNEL);
     CPU_ZE_CHECK_POINTER(groupSizeX);
     CPU_ZE_CHECK_POINTER(groupSizeY);
     CPU_ZE_CHECK_POINTER(groupSizeZ);
@@ -225,7 +235,7 @@ CPU_ZE_ENTRY(zeKernelSuggestGroupSize, ze_kernel_handle_t hKernel, uint32_t glob
 CPU_ZE_ENTRY(zeKernelSetArgumentValue, ze_kernel_handle_t hKernel, uint32_t argIndex,
              size_t argSize, const void *pArgValue)
 {
-    CPU_ZE_CHECK_HANDLE(hKernel, CPU_ZE_MAGIC_KERNEL);
+    CPU_ZE_CHECK_HANDLE(hKernel, CPU_ZE_KIND_KERNEL);
     struct cpu_ze_kernel *kernel = (struct cpu_ze_kernel *)hKernel;
     if (argIndex >= kernel->num_args)
         return cpu_ze_fail(ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_INDEX,
@@ -273,7 +283,7 @@ CPU_ZE_ENTRY(zeKernelSetArgumentValue, ze_kernel_handle_t hKernel, uint32_t argI
 CPU_ZE_ENTRY(zeKernelSetIndirectAccess, ze_kernel_handle_t hKernel,
              ze_kernel_indirect_access_flags_t flags)
 {
-    CPU_ZE_CHECK_HANDLE(hKernel, CPU_ZE_MAGIC_KERNEL);
+    CPU_ZE_CHECK_HANDLE(hKernel, CPU_ZE_KIND_KERNEL);
     if (flags & ~(ze_kernel_indirect_access_flags_t)0x7)
         return cpu_ze_fail(ZE_RESULT_ERROR_INVALID_ENUMERATION,
                            "zeKernelSetIndirectAccess: flags = 0x%x", flags);
@@ -301,7 +311,7 @@ CPU_ZE_ENTRY(zeKernelSetIndirectAccess, ze_kernel_handle_t hKernel,
 CPU_ZE_ENTRY(zeKernelGetIndirectAccess, ze_kernel_handle_t hKernel,
              ze_kernel_indirect_access_flags_t *pFlags)
 {
-    CPU_ZE_CHECK_HANDLE(hKernel, CPU_ZE_MAGIC_KERNEL);
+    CPU_ZE_CHECK_HANDLE(hKernel, CPU_ZE_KIND_KERNEL);
     CPU_ZE_CHECK_POINTER(pFlags);
     *pFlags = ((struct cpu_ze_kernel *)hKernel)->indirect_access;
     return ZE_RESULT_SUCCESS;
@@ -310,7 +320,7 @@ CPU_ZE_ENTRY(zeKernelGetIndirectAccess, ze_kernel_handle_t hKernel,
 CPU_ZE_ENTRY(zeKernelGetProperties, ze_kernel_handle_t hKernel,
              ze_kernel_properties_t *pKernelProperties)
 {
-    CPU_ZE_CHECK_HANDLE(hKernel, CPU_ZE_MAGIC_KERNEL);
+    CPU_ZE_CHECK_HANDLE(hKernel, CPU_ZE_KIND_KERNEL);
     CPU_ZE_CHECK_POINTER(pKernelProperties);
     CPU_ZE_CHECK_STYPE(pKernelProperties, ZE_STRUCTURE_TYPE_KERNEL_PROPERTIES);
     struct cpu_ze_kernel *kernel = (struct cpu_ze_kernel *)hKernel;
@@ -354,7 +364,7 @@ CPU_ZE_ENTRY(zeKernelGetProperties, ze_kernel_handle_t hKernel,
 
 CPU_ZE_ENTRY(zeKernelGetName, ze_kernel_handle_t hKernel, size_t *pSize, char *pName)
 {
-    CPU_ZE_CHECK_HANDLE(hKernel, CPU_ZE_MAGIC_KERNEL);
+    CPU_ZE_CHECK_HANDLE(hKernel, CPU_ZE_KIND_KERNEL);
     CPU_ZE_CHECK_POINTER(pSize);
     const char *name = ((struct cpu_ze_kernel *)hKernel)->info->name;
     size_t needed = strlen(name) + 1;
@@ -379,9 +389,15 @@ cl_int cpu_ze_kernel_enqueue(struct cpu_ze_kernel *kernel, cl_command_queue queu
     for (uint32_t i = 0; i < kernel->num_args && err == CL_SUCCESS; i++) {
         uint32_t offset = kernel->arg_offset[i], size = kernel->arg_size[i];
         const uint8_t *value = values + offset;
-        if (kernel->arg_is_applied[i] && memcmp(kernel->applied + offset, value, size) == 0)
+        spirv_arg_kind_t kind = arg_info(kernel, i)->kind;
+        /* Pointers are set every time: the runtime binds a USM pointer to
+         * the allocation it lies in when it is set, and an unchanged value
+         * may name a new allocation (the old one freed, a new one made at
+         * the same address); the stale binding reads freed memory. */
+        if (kind != SPIRV_ARG_GLOBAL_POINTER && kernel->arg_is_applied[i] &&
+            memcmp(kernel->applied + offset, value, size) == 0)
             continue;
-        switch (arg_info(kernel, i)->kind) {
+        switch (kind) {
         case SPIRV_ARG_GLOBAL_POINTER: {
             void *pointer;
             memcpy(&pointer, value, sizeof pointer);

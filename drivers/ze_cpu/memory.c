@@ -80,7 +80,7 @@ CPU_ZE_ENTRY(zeMemAllocDevice, ze_context_handle_t hContext,
              const ze_device_mem_alloc_desc_t *device_desc, size_t size, size_t alignment,
              ze_device_handle_t hDevice, void **pptr)
 {
-    CPU_ZE_CHECK_HANDLE(hContext, CPU_ZE_MAGIC_CONTEXT);
+    CPU_ZE_CHECK_HANDLE(hContext, CPU_ZE_KIND_CONTEXT);
     CPU_ZE_CHECK_DEVICE(hDevice);
     CPU_ZE_CHECK_POINTER(pptr);
     CHECK(check_device_desc(device_desc, __func__));
@@ -95,7 +95,7 @@ CPU_ZE_ENTRY(zeMemAllocDevice, ze_context_handle_t hContext,
 CPU_ZE_ENTRY(zeMemAllocHost, ze_context_handle_t hContext,
              const ze_host_mem_alloc_desc_t *host_desc, size_t size, size_t alignment, void **pptr)
 {
-    CPU_ZE_CHECK_HANDLE(hContext, CPU_ZE_MAGIC_CONTEXT);
+    CPU_ZE_CHECK_HANDLE(hContext, CPU_ZE_KIND_CONTEXT);
     CPU_ZE_CHECK_POINTER(pptr);
     CHECK(check_host_desc(host_desc, __func__));
     CHECK(check_size(size, alignment, NULL, __func__));
@@ -111,7 +111,7 @@ CPU_ZE_ENTRY(zeMemAllocShared, ze_context_handle_t hContext,
              const ze_host_mem_alloc_desc_t *host_desc, size_t size, size_t alignment,
              ze_device_handle_t hDevice, void **pptr)
 {
-    CPU_ZE_CHECK_HANDLE(hContext, CPU_ZE_MAGIC_CONTEXT);
+    CPU_ZE_CHECK_HANDLE(hContext, CPU_ZE_KIND_CONTEXT);
     if (hDevice != NULL)
         CPU_ZE_CHECK_DEVICE(hDevice);
     CPU_ZE_CHECK_POINTER(pptr);
@@ -147,7 +147,7 @@ static void *alloc_base(struct cpu_ze_context *context, const void *ptr)
  * free right after a fence or event wait is always safe. */
 CPU_ZE_ENTRY(zeMemFree, ze_context_handle_t hContext, void *ptr)
 {
-    CPU_ZE_CHECK_HANDLE(hContext, CPU_ZE_MAGIC_CONTEXT);
+    CPU_ZE_CHECK_HANDLE(hContext, CPU_ZE_KIND_CONTEXT);
     CPU_ZE_CHECK_POINTER(ptr);
     struct cpu_ze_context *context = (struct cpu_ze_context *)hContext;
     if (alloc_type(context, ptr) == CL_MEM_TYPE_UNKNOWN_INTEL || alloc_base(context, ptr) != ptr)
@@ -166,7 +166,7 @@ CPU_ZE_ENTRY(zeMemFree, ze_context_handle_t hContext, void *ptr)
 CPU_ZE_ENTRY(zeMemGetAllocProperties, ze_context_handle_t hContext, const void *ptr,
              ze_memory_allocation_properties_t *pMemAllocProperties, ze_device_handle_t *phDevice)
 {
-    CPU_ZE_CHECK_HANDLE(hContext, CPU_ZE_MAGIC_CONTEXT);
+    CPU_ZE_CHECK_HANDLE(hContext, CPU_ZE_KIND_CONTEXT);
     CPU_ZE_CHECK_POINTER(ptr);
     CPU_ZE_CHECK_POINTER(pMemAllocProperties);
     CPU_ZE_CHECK_STYPE(pMemAllocProperties, ZE_STRUCTURE_TYPE_MEMORY_ALLOCATION_PROPERTIES);
@@ -205,7 +205,7 @@ CPU_ZE_ENTRY(zeMemGetAllocProperties, ze_context_handle_t hContext, const void *
 CPU_ZE_ENTRY(zeMemGetAddressRange, ze_context_handle_t hContext, const void *ptr, void **pBase,
              size_t *pSize)
 {
-    CPU_ZE_CHECK_HANDLE(hContext, CPU_ZE_MAGIC_CONTEXT);
+    CPU_ZE_CHECK_HANDLE(hContext, CPU_ZE_KIND_CONTEXT);
     CPU_ZE_CHECK_POINTER(ptr);
     struct cpu_ze_context *context = (struct cpu_ze_context *)hContext;
     if (alloc_type(context, ptr) == CL_MEM_TYPE_UNKNOWN_INTEL)
@@ -226,7 +226,7 @@ CPU_ZE_ENTRY(zeMemGetAddressRange, ze_context_handle_t hContext, const void *ptr
 CPU_ZE_ENTRY(zeMemFreeExt, ze_context_handle_t hContext,
              const ze_memory_free_ext_desc_t *pMemFreeDesc, void *ptr)
 {
-    CPU_ZE_CHECK_HANDLE(hContext, CPU_ZE_MAGIC_CONTEXT);
+    CPU_ZE_CHECK_HANDLE(hContext, CPU_ZE_KIND_CONTEXT);
     CPU_ZE_CHECK_POINTER(pMemFreeDesc);
     CPU_ZE_CHECK_STYPE(pMemFreeDesc, ZE_STRUCTURE_TYPE_MEMORY_FREE_EXT_DESC);
     if (pMemFreeDesc->freePolicy & ~(ze_driver_memory_free_policy_ext_flags_t)0x3)

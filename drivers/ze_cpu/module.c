@@ -52,14 +52,17 @@ static ze_result_t make_build_log(text_t *log, ze_module_build_log_handle_t *phB
         return ZE_RESULT_SUCCESS;
     }
     struct cpu_ze_build_log *b = calloc(1, sizeof *b);
-    if (b == NULL || (log->s == NULL && (log->s = calloc(1, 1)) == NULL)) {
+    ze_result_t result = ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+    if (b != NULL && (log->s != NULL || (log->s = calloc(1, 1)) != NULL)) {
+        b->text = log->s;
+        result = cpu_ze_handle_publish(b, CPU_ZE_KIND_LOG);
+    }
+    if (result != ZE_RESULT_SUCCESS) {
         free(b);
         free(log->s);
         *phBuildLog = NULL;
-        return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+        return result;
     }
-    b->magic = CPU_ZE_MAGIC_LOG;
-    b->text = log->s;
     *phBuildLog = (ze_module_build_log_handle_t)b;
     return ZE_RESULT_SUCCESS;
 }
@@ -150,8 +153,9 @@ static void append_cl_build_log(cl_program program, text_t *log)
     free(cl_log);
 }
 
-/* Everything but argument validation: returns the module or a failure with
- * the reason in log. */
+/* Everything but argument validation: returns the module (program and
+ * reflection; no context, no reference) or a failure with the reason in
+ * log. */
 static ze_result_t build_module(struct cpu_ze_context *context, const ze_module_desc_t *desc,
                                 struct cpu_ze_module **out, text_t *log)
 {
@@ -206,9 +210,6 @@ static ze_result_t build_module(struct cpu_ze_context *context, const ze_module_
     }
     free(options);
     free(words);
-    module->context = context;
-    atomic_init(&module->kernels, 0);
-    module->magic = CPU_ZE_MAGIC_MODULE;
     *out = module;
     return ZE_RESULT_SUCCESS;
 
@@ -230,7 +231,7 @@ CPU_ZE_ENTRY(zeModuleCreate, ze_context_handle_t hContext, ze_device_handle_t hD
 {
     if (phBuildLog != NULL)
         *phBuildLog = NULL;
-    CPU_ZE_CHECK_HANDLE(hContext, CPU_ZE_MAGIC_CONTEXT);
+    CPU_ZE_CHECK_HANDLE(hContext, CPU_ZE_KIND_CONTEXT);
     CPU_ZE_CHECK_DEVICE(hDevice);
     CPU_ZE_CHECK_POINTER(desc);
     CPU_ZE_CHECK_POINTER(phModule);
@@ -255,49 +256,77 @@ CPU_ZE_ENTRY(zeModuleCreate, ze_context_handle_t hContext, ze_device_handle_t hD
     struct cpu_ze_module *module = NULL;
     text_t log = {0};
     ze_result_t result = build_module(context, desc, &module, &log);
-    if (result != ZE_RESULT_SUCCESS && log.len == 0)
-        text_append(&log, "ze_cpu: module creation failed (result 0x%x)\n", (unsigned)result);
-    if (result != ZE_RESULT_SUCCESS)
+    if (result == ZE_RESULT_SUCCESS) {
+        /* Intel's driver leaves the log of a successful build empty, and
+         * programs check that: what the engine and the driver had to say
+         * (ignored -ze-* flags) goes to ZE_CPU_DEBUG instead. */
+        if (log.len > 0) {
+            if (strspn(log.s, " \t\r\n") < log.len)
+                cpu_ze_note("zeModuleCreate: log of a successful build:\n%s", log.s);
+            log.s[0] = '\0';
+            log.len = 0;
+        }
+        module->context = context;
+        cpu_ze_context_retain(context);
+        atomic_init(&module->refs, 1);
+        result = cpu_ze_handle_publish(module, CPU_ZE_KIND_MODULE);
+        if (result != ZE_RESULT_SUCCESS) {
+            cpu_ze_module_release(module);
+            module = NULL;
+        }
+    }
+    if (result != ZE_RESULT_SUCCESS) {
+        if (log.len == 0)
+            text_append(&log, "ze_cpu: module creation failed (result 0x%x)\n", (unsigned)result);
         cpu_ze_fail(result, "zeModuleCreate: %s", log.s ? log.s : "");
+    }
     ze_result_t log_result = make_build_log(&log, phBuildLog);
     if (result == ZE_RESULT_SUCCESS && log_result != ZE_RESULT_SUCCESS) {
-        module->magic = 0;
-        clReleaseProgram(module->program);
-        spirv_reflection_free(module->reflection);
-        free(module);
+        cpu_ze_handle_retire(module, CPU_ZE_KIND_MODULE);
+        cpu_ze_module_release(module);
         return log_result;
     }
     if (result != ZE_RESULT_SUCCESS) {
         *phModule = NULL;
         return result;
     }
-    atomic_fetch_add(&context->children, 1);
     *phModule = (ze_module_handle_t)module;
     return ZE_RESULT_SUCCESS;
 }
 
-/* Refuses while kernels created from the module (or recorded launches of
- * them) are alive. */
-CPU_ZE_ENTRY(zeModuleDestroy, ze_module_handle_t hModule)
+void cpu_ze_module_release(struct cpu_ze_module *module)
 {
-    CPU_ZE_CHECK_HANDLE(hModule, CPU_ZE_MAGIC_MODULE);
-    struct cpu_ze_module *module = (struct cpu_ze_module *)hModule;
-    int kernels = atomic_load(&module->kernels);
-    if (kernels > 0)
-        return cpu_ze_fail(ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE,
-                           "zeModuleDestroy: %d kernels of the module are alive", kernels);
-    module->magic = 0;
-    atomic_fetch_sub(&module->context->children, 1);
+    if (atomic_fetch_sub_explicit(&module->refs, 1, memory_order_acq_rel) != 1)
+        return;
+    struct cpu_ze_context *context = module->context;
     clReleaseProgram(module->program);
     spirv_reflection_free(module->reflection);
     free(module);
+    cpu_ze_context_release(context);
+}
+
+/* Always succeeds on a live handle: kernels created from the module, and
+ * launches of them recorded in command lists, keep the program until they
+ * are destroyed (programs destroy modules before kernels, and before
+ * command lists that still record launches). */
+CPU_ZE_ENTRY(zeModuleDestroy, ze_module_handle_t hModule)
+{
+    CPU_ZE_CHECK_HANDLE(hModule, CPU_ZE_KIND_MODULE);
+    CPU_ZE_RETIRE_HANDLE(hModule, CPU_ZE_KIND_MODULE);
+    struct cpu_ze_module *module = (struct cpu_ze_module *)hModule;
+    int kernels = atomic_load(&module->refs) - 1;
+    if (kernels > 0)
+        cpu_ze_note("zeModuleDestroy: %d kernel objects of the module are alive; the program "
+                    "lives until they are destroyed",
+                    kernels);
+    cpu_ze_module_release(module);
     return ZE_RESULT_SUCCESS;
 }
 
 CPU_ZE_ENTRY(zeModuleGetKernelNames, ze_module_handle_t hModule, uint32_t *pCount,
              const char **pNames)
 {
-    CPU_ZE_CHECK_HANDLE(hModule, CPU_ZE_MAGIC_MODULE);
+    CPU_ZE_CHECK_HANDLE(hModule, CPU_ZE_KIND_MODULE);
     CPU_ZE_CHECK_POINTER(pCount);
     const spirv_reflection_t *r = ((struct cpu_ze_module *)hModule)->reflection;
     if (*pCount == 0 || pNames == NULL) {
@@ -314,7 +343,7 @@ CPU_ZE_ENTRY(zeModuleGetKernelNames, ze_module_handle_t hModule, uint32_t *pCoun
 CPU_ZE_ENTRY(zeModuleGetProperties, ze_module_handle_t hModule,
              ze_module_properties_t *pModuleProperties)
 {
-    CPU_ZE_CHECK_HANDLE(hModule, CPU_ZE_MAGIC_MODULE);
+    CPU_ZE_CHECK_HANDLE(hModule, CPU_ZE_KIND_MODULE);
     CPU_ZE_CHECK_POINTER(pModuleProperties);
     CPU_ZE_CHECK_STYPE(pModuleProperties, ZE_STRUCTURE_TYPE_MODULE_PROPERTIES);
     pModuleProperties->flags = 0; /* no unresolved imports: modules are fully built */
@@ -324,7 +353,7 @@ CPU_ZE_ENTRY(zeModuleGetProperties, ze_module_handle_t hModule,
 CPU_ZE_ENTRY(zeModuleGetNativeBinary, ze_module_handle_t hModule, size_t *pSize,
              uint8_t *pModuleNativeBinary)
 {
-    CPU_ZE_CHECK_HANDLE(hModule, CPU_ZE_MAGIC_MODULE);
+    CPU_ZE_CHECK_HANDLE(hModule, CPU_ZE_KIND_MODULE);
     CPU_ZE_CHECK_POINTER(pSize);
     return cpu_ze_fail(ZE_RESULT_ERROR_UNSUPPORTED_FEATURE,
                        "zeModuleGetNativeBinary: native binaries are not supported");
@@ -332,9 +361,9 @@ CPU_ZE_ENTRY(zeModuleGetNativeBinary, ze_module_handle_t hModule, size_t *pSize,
 
 CPU_ZE_ENTRY(zeModuleBuildLogDestroy, ze_module_build_log_handle_t hModuleBuildLog)
 {
-    CPU_ZE_CHECK_HANDLE(hModuleBuildLog, CPU_ZE_MAGIC_LOG);
+    CPU_ZE_CHECK_HANDLE(hModuleBuildLog, CPU_ZE_KIND_LOG);
+    CPU_ZE_RETIRE_HANDLE(hModuleBuildLog, CPU_ZE_KIND_LOG);
     struct cpu_ze_build_log *log = (struct cpu_ze_build_log *)hModuleBuildLog;
-    log->magic = 0;
     free(log->text);
     free(log);
     return ZE_RESULT_SUCCESS;
@@ -345,7 +374,7 @@ CPU_ZE_ENTRY(zeModuleBuildLogDestroy, ze_module_build_log_handle_t hModuleBuildL
 CPU_ZE_ENTRY(zeModuleBuildLogGetString, ze_module_build_log_handle_t hModuleBuildLog, size_t *pSize,
              char *pBuildLog)
 {
-    CPU_ZE_CHECK_HANDLE(hModuleBuildLog, CPU_ZE_MAGIC_LOG);
+    CPU_ZE_CHECK_HANDLE(hModuleBuildLog, CPU_ZE_KIND_LOG);
     CPU_ZE_CHECK_POINTER(pSize);
     const char *text = ((struct cpu_ze_build_log *)hModuleBuildLog)->text;
     size_t needed = strlen(text) + 1;

@@ -49,11 +49,60 @@ void *cpu_ze_recording_reserve(cpu_ze_recording_t *rec, size_t bytes, size_t *of
     return rec->arena + start;
 }
 
+/* The events cmd names: its signal event, its wait list, the event it
+ * resets, the events it queries; NULL entries are skipped by the caller. */
+typedef struct event_list {
+    struct cpu_ze_event *one[2];
+    struct cpu_ze_event *const *many[2];
+    uint32_t num_many[2];
+} event_list_t;
+
+static event_list_t events_of(const cpu_ze_recording_t *rec, const cpu_ze_command_t *cmd)
+{
+    event_list_t e = {{cmd->signal, NULL}, {NULL, NULL}, {0, 0}};
+    if (cmd->num_waits > 0) {
+        e.many[0] = (struct cpu_ze_event *const *)(const void *)(rec->arena + cmd->waits_offset);
+        e.num_many[0] = cmd->num_waits;
+    }
+    if (cmd->kind == CPU_ZE_CMD_EVENT_RESET)
+        e.one[1] = cmd->u.reset;
+    if (cmd->kind == CPU_ZE_CMD_QUERY_TIMESTAMPS && cmd->u.query.num_events > 0) {
+        e.many[1] = (struct cpu_ze_event *const *)(const void *)(rec->arena +
+                                                                 cmd->u.query.events_offset);
+        e.num_many[1] = cmd->u.query.num_events;
+    }
+    return e;
+}
+
+/* Retains (delta 1) or releases (delta -1) the pool of every event cmd
+ * names. */
+static void hold_event_pools(const cpu_ze_recording_t *rec, const cpu_ze_command_t *cmd, int delta)
+{
+    event_list_t e = events_of(rec, cmd);
+    for (int k = 0; k < 2; k++) {
+        if (e.one[k] != NULL)
+            delta > 0 ? cpu_ze_pool_retain(e.one[k]->pool) : cpu_ze_pool_release(e.one[k]->pool);
+        for (uint32_t i = 0; i < e.num_many[k]; i++)
+            delta > 0 ? cpu_ze_pool_retain(e.many[k][i]->pool)
+                      : cpu_ze_pool_release(e.many[k][i]->pool);
+    }
+}
+
+void cpu_ze_command_retain(const cpu_ze_recording_t *rec, const cpu_ze_command_t *cmd)
+{
+    if (cmd->kind == CPU_ZE_CMD_LAUNCH)
+        atomic_fetch_add_explicit(&cmd->u.launch.kernel->refs, 1, memory_order_relaxed);
+    hold_event_pools(rec, cmd, 1);
+}
+
 void cpu_ze_recording_clear(cpu_ze_recording_t *rec)
 {
-    for (size_t i = 0; i < rec->count; i++)
-        if (rec->commands[i].kind == CPU_ZE_CMD_LAUNCH)
-            cpu_ze_kernel_release(rec->commands[i].u.launch.kernel);
+    for (size_t i = 0; i < rec->count; i++) {
+        const cpu_ze_command_t *cmd = &rec->commands[i];
+        hold_event_pools(rec, cmd, -1);
+        if (cmd->kind == CPU_ZE_CMD_LAUNCH)
+            cpu_ze_kernel_release(cmd->u.launch.kernel);
+    }
     rec->count = 0;
     rec->arena_used = 0;
 }
@@ -81,6 +130,8 @@ static const char *command_name(cpu_ze_command_kind_t kind)
         return "event reset";
     case CPU_ZE_CMD_TIMESTAMP:
         return "timestamp";
+    case CPU_ZE_CMD_QUERY_TIMESTAMPS:
+        return "kernel timestamp query";
     }
     return "command";
 }
@@ -132,6 +183,21 @@ static cl_int enqueue_fill(cl_command_queue queue, const cpu_ze_command_t *cmd,
     *pending = false;
     host_fill(dst, size, pattern, pattern_size);
     return err;
+}
+
+/* Copies each queried event's timestamps to its offset in the
+ * destination (which may be unaligned). */
+static void write_kernel_timestamps(const cpu_ze_recording_t *rec, const cpu_ze_command_t *cmd)
+{
+    struct cpu_ze_event *const *events =
+            (struct cpu_ze_event *const *)(const void *)(rec->arena + cmd->u.query.events_offset);
+    const size_t *offsets =
+            (const size_t *)(const void *)(rec->arena + cmd->u.query.offsets_offset);
+    for (uint32_t i = 0; i < cmd->u.query.num_events; i++) {
+        ze_kernel_timestamp_result_t result;
+        cpu_ze_event_timestamps(events[i], &result);
+        memcpy(cmd->u.query.dst + offsets[i], &result, sizeof result);
+    }
 }
 
 ze_result_t cpu_ze_replay(const cpu_ze_recording_t *rec, cl_command_queue queue)
@@ -193,6 +259,12 @@ ze_result_t cpu_ze_replay(const cpu_ze_recording_t *rec, cl_command_queue queue)
             pending = false;
             *cmd->u.timestamp_dst = cpu_ze_now_ns();
             break;
+        case CPU_ZE_CMD_QUERY_TIMESTAMPS:
+            if (pending) /* earlier commands may still use the destination */
+                err = clFinish(queue);
+            pending = false;
+            write_kernel_timestamps(rec, cmd);
+            break;
         }
 
         if (cmd->signal != NULL) {
@@ -202,10 +274,9 @@ ze_result_t cpu_ze_replay(const cpu_ze_recording_t *rec, cl_command_queue queue)
                     err = finish_err;
                 pending = false;
             }
-            if (stamped) {
-                cmd->signal->start_ns = start_ns;
-                cmd->signal->end_ns = cpu_ze_now_ns();
-            }
+            /* Without kernel timestamps, the signal's time is both. */
+            cmd->signal->end_ns = cpu_ze_now_ns();
+            cmd->signal->start_ns = stamped ? start_ns : cmd->signal->end_ns;
             cpu_ze_flag_signal(&cmd->signal->signalled);
         }
         if (err != CL_SUCCESS) {

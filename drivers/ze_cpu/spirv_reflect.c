@@ -55,6 +55,13 @@ enum {
     STORAGE_HOST_ONLY_INTEL = 5937,
 };
 
+/* A type's size and alignment, once computed. */
+typedef struct layout {
+    uint32_t size, align;
+} layout_t;
+
+enum { LAYOUT_UNKNOWN, LAYOUT_BUSY, LAYOUT_DONE, LAYOUT_INVALID };
+
 typedef struct parser {
     const uint32_t *words;
     size_t num_words;
@@ -62,6 +69,11 @@ typedef struct parser {
     uint32_t *def;          /* def[id]: word offset of the defining instruction, 0 if none */
     uint32_t *spec_id_plus; /* spec_id_plus[id]: SpecId + 1, 0 if undecorated */
     uint8_t *packed;        /* packed[id]: the struct is CPacked */
+    /* layouts[id] once layout_state[id] is LAYOUT_DONE: each type is laid
+     * out once, however many paths lead to it (a chain of structs of two
+     * members each has 2^depth paths). */
+    layout_t *layouts;
+    uint8_t *layout_state;
     uint32_t pointer_size;
     uint32_t *entry_points; /* word offsets */
     uint32_t num_entry_points;
@@ -185,19 +197,24 @@ static int scan(parser_t *p)
     return 0;
 }
 
-static uint32_t round_up(uint32_t value, uint32_t align)
+static uint64_t round_up(uint64_t value, uint64_t align)
 {
     return align > 1 ? (value + align - 1) / align * align : value;
 }
 
-/* Size and alignment of a type as OpenCL C lays it out; -1 if it has none
- * (opaque types) or the module is malformed. */
-static int type_layout(const parser_t *p, uint32_t type_id, int depth, uint32_t *size,
-                       uint32_t *align)
+/* type_layout's answer when a type nests deeper than MAX_TYPE_DEPTH: like
+ * -1, but depends on where the type was reached from, so not remembered. */
+#define TOO_DEEP (-2)
+
+static int type_layout(parser_t *p, uint32_t type_id, int depth, layout_t *out);
+
+/* The layout of the type defined at at, by OpenCL C's rules; 0, -1 (no
+ * layout: opaque, malformed, cyclic) or TOO_DEEP. */
+static int compute_layout(parser_t *p, uint32_t type_id, uint32_t at, int depth, uint64_t *size,
+                          uint64_t *align)
 {
-    uint32_t at = def_of(p, type_id);
-    if (at == 0 || depth > MAX_TYPE_DEPTH)
-        return -1;
+    layout_t elem;
+    int rc;
     switch (opcode_at(p, at)) {
     case OP_TYPE_BOOL:
         *size = *align = 1;
@@ -214,38 +231,40 @@ static int type_layout(const parser_t *p, uint32_t type_id, int depth, uint32_t 
         *size = *align = p->pointer_size;
         return 0;
     case OP_TYPE_VECTOR: {
-        uint32_t elem_size, elem_align, n = operand(p, at, 3);
-        if (n < 2 || n > 16 ||
-            type_layout(p, operand(p, at, 2), depth + 1, &elem_size, &elem_align) != 0)
+        uint32_t n = operand(p, at, 3);
+        if (n < 2 || n > 16)
             return -1;
-        *size = *align = (n == 3 ? 4 : n) * elem_size;
+        if ((rc = type_layout(p, operand(p, at, 2), depth + 1, &elem)) != 0)
+            return rc;
+        *size = *align = (uint64_t)(n == 3 ? 4 : n) * elem.size;
         return 0;
     }
     case OP_TYPE_ARRAY: {
-        uint32_t elem_size, elem_align, length_at = def_of(p, operand(p, at, 3));
-        if (length_at == 0 || opcode_at(p, length_at) != OP_CONSTANT ||
-            type_layout(p, operand(p, at, 2), depth + 1, &elem_size, &elem_align) != 0)
+        uint32_t length_at = def_of(p, operand(p, at, 3));
+        if (length_at == 0 || opcode_at(p, length_at) != OP_CONSTANT)
             return -1;
+        if ((rc = type_layout(p, operand(p, at, 2), depth + 1, &elem)) != 0)
+            return rc;
         uint64_t length = operand(p, length_at, 3);
         if (word_count_at(p, length_at) > 4)
             length |= (uint64_t)operand(p, length_at, 4) << 32;
-        uint64_t bytes = length * round_up(elem_size, elem_align);
-        if (length == 0 || bytes > UINT32_MAX)
+        uint64_t stride = round_up(elem.size, elem.align);
+        if (length == 0 || length > SPIRV_MAX_VALUE_BYTES / stride)
             return -1;
-        *size = (uint32_t)bytes;
-        *align = elem_align;
+        *size = length * stride;
+        *align = elem.align;
         return 0;
     }
     case OP_TYPE_STRUCT: {
         bool packed = p->packed[type_id] != 0;
-        uint32_t offset = 0, max_align = 1;
+        uint64_t offset = 0, max_align = 1;
         for (uint32_t m = 2; m < word_count_at(p, at); m++) {
-            uint32_t member_size, member_align;
-            if (type_layout(p, operand(p, at, m), depth + 1, &member_size, &member_align) != 0)
+            if ((rc = type_layout(p, operand(p, at, m), depth + 1, &elem)) != 0)
+                return rc;
+            uint64_t member_align = packed ? 1 : elem.align;
+            offset = round_up(offset, member_align) + elem.size;
+            if (offset > SPIRV_MAX_VALUE_BYTES)
                 return -1;
-            if (packed)
-                member_align = 1;
-            offset = round_up(offset, member_align) + member_size;
             if (member_align > max_align)
                 max_align = member_align;
         }
@@ -258,9 +277,47 @@ static int type_layout(const parser_t *p, uint32_t type_id, int depth, uint32_t 
     }
 }
 
-static void classify_parameter(const parser_t *p, uint32_t type_id, spirv_kernel_arg_t *arg)
+/* Size (1 to SPIRV_MAX_VALUE_BYTES) and alignment of a type as OpenCL C
+ * lays it out, computed once per type; -1 if it has none (opaque types,
+ * too large, contains itself, malformed) or TOO_DEEP. */
+static int type_layout(parser_t *p, uint32_t type_id, int depth, layout_t *out)
 {
-    uint32_t align, at = def_of(p, type_id);
+    uint32_t at = def_of(p, type_id);
+    if (at == 0)
+        return -1;
+    if (depth > MAX_TYPE_DEPTH)
+        return TOO_DEEP;
+    switch (p->layout_state[type_id]) {
+    case LAYOUT_DONE:
+        *out = p->layouts[type_id];
+        return 0;
+    case LAYOUT_BUSY: /* reached again while laying it out: it contains itself */
+    case LAYOUT_INVALID:
+        return -1;
+    default:
+        break;
+    }
+    p->layout_state[type_id] = LAYOUT_BUSY;
+    uint64_t size = 0, align = 1;
+    int rc = compute_layout(p, type_id, at, depth, &size, &align);
+    if (rc == 0 && (size == 0 || size > SPIRV_MAX_VALUE_BYTES))
+        rc = -1;
+    if (rc == TOO_DEEP) {
+        p->layout_state[type_id] = LAYOUT_UNKNOWN;
+        return rc;
+    }
+    p->layout_state[type_id] = rc == 0 ? LAYOUT_DONE : LAYOUT_INVALID;
+    if (rc == 0) {
+        p->layouts[type_id] = (layout_t){(uint32_t)size, (uint32_t)align};
+        *out = p->layouts[type_id];
+    }
+    return rc;
+}
+
+static void classify_parameter(parser_t *p, uint32_t type_id, spirv_kernel_arg_t *arg)
+{
+    layout_t layout;
+    uint32_t at = def_of(p, type_id);
     arg->kind = SPIRV_ARG_UNSUPPORTED;
     arg->size = 0;
     if (at == 0)
@@ -272,8 +329,10 @@ static void classify_parameter(const parser_t *p, uint32_t type_id, spirv_kernel
             arg->size = (uint32_t)sizeof(size_t); /* the byte count given at launch */
             return;
         case STORAGE_FUNCTION: /* a struct passed by value (ByVal) */
-            if (type_layout(p, operand(p, at, 3), 0, &arg->size, &align) == 0)
+            if (type_layout(p, operand(p, at, 3), 0, &layout) == 0) {
                 arg->kind = SPIRV_ARG_VALUE;
+                arg->size = layout.size;
+            }
             return;
         case STORAGE_CROSS_WORKGROUP:
         case STORAGE_UNIFORM_CONSTANT:
@@ -287,8 +346,10 @@ static void classify_parameter(const parser_t *p, uint32_t type_id, spirv_kernel
             return;
         }
     }
-    if (type_layout(p, type_id, 0, &arg->size, &align) == 0)
+    if (type_layout(p, type_id, 0, &layout) == 0) {
         arg->kind = SPIRV_ARG_VALUE;
+        arg->size = layout.size;
+    }
 }
 
 static int describe_kernel(parser_t *p, uint32_t entry_at, spirv_kernel_info_t *kernel)
@@ -348,14 +409,19 @@ static int describe_spec_constants(parser_t *p, spirv_reflection_t *r)
         uint32_t at = p->spec_defs[i], id = operand(p, at, 2);
         if (id >= p->bound || p->spec_id_plus[id] == 0)
             continue; /* not settable from outside: no SpecId */
-        uint32_t size, align, spec_id = p->spec_id_plus[id] - 1;
-        if (type_layout(p, operand(p, at, 1), 0, &size, &align) != 0 || size > 8)
+        /* A scalar: bool, or an int or float of 8, 16, 32 or 64 bits. */
+        uint32_t spec_id = p->spec_id_plus[id] - 1, type_id = operand(p, at, 1);
+        uint32_t type_at = def_of(p, type_id), type_op = type_at ? opcode_at(p, type_at) : 0;
+        layout_t layout;
+        if ((type_op != OP_TYPE_BOOL && type_op != OP_TYPE_INT && type_op != OP_TYPE_FLOAT) ||
+            type_layout(p, type_id, 0, &layout) != 0 || layout.size > 8 ||
+            (layout.size & (layout.size - 1)) != 0)
             return fail(p, "specialization constant %%%u has an unsupported type", id);
+        uint32_t size = layout.size;
         /* llvm-spirv may emit one OpSpecConstant per use of a SpecId. */
         const spirv_spec_constant_t *seen = spirv_find_spec_constant(r, spec_id);
         if (seen != NULL && seen->size != size)
-            return fail(p, "SpecId %u is declared with sizes %u and %u", spec_id, seen->size,
-                        size);
+            return fail(p, "SpecId %u is declared with sizes %u and %u", spec_id, seen->size, size);
         if (seen != NULL)
             continue;
         spirv_spec_constant_t *c = &r->spec_constants[r->num_spec_constants++];
@@ -390,8 +456,11 @@ int spirv_reflect(const uint32_t *words, size_t num_words, spirv_reflection_t **
     p.def = calloc(p.bound, sizeof *p.def);
     p.spec_id_plus = calloc(p.bound, sizeof *p.spec_id_plus);
     p.packed = calloc(p.bound, 1);
+    p.layouts = calloc(p.bound, sizeof *p.layouts);
+    p.layout_state = calloc(p.bound, 1);
     r = calloc(1, sizeof *r);
-    if (p.def == NULL || p.spec_id_plus == NULL || p.packed == NULL || r == NULL) {
+    if (p.def == NULL || p.spec_id_plus == NULL || p.packed == NULL || p.layouts == NULL ||
+        p.layout_state == NULL || r == NULL) {
         fail(&p, "out of host memory");
         goto done;
     }
@@ -420,6 +489,8 @@ done:
     free(p.spec_defs);
     free(p.modes);
     free(p.entry_points);
+    free(p.layout_state);
+    free(p.layouts);
     free(p.packed);
     free(p.spec_id_plus);
     free(p.def);

@@ -19,9 +19,17 @@ typedef enum spirv_arg_kind {
     SPIRV_ARG_UNSUPPORTED,    /* image, sampler, pipe, queue, event */
 } spirv_arg_kind_t;
 
+/* The largest value argument (or specialization constant type) the reader
+ * sizes: a bigger type (an array of a billion ints) makes its argument
+ * SPIRV_ARG_UNSUPPORTED instead. OpenCL devices take a few KiB of
+ * arguments; this only keeps sizes far from overflow. */
+#define SPIRV_MAX_VALUE_BYTES (1u << 20)
+
 typedef struct spirv_kernel_arg {
     spirv_arg_kind_t kind;
-    uint32_t size; /* bytes of a value argument, 8 for pointers, 0 if unsupported */
+    /* A value: 1 to SPIRV_MAX_VALUE_BYTES bytes; a global pointer: 8; a
+     * local buffer: sizeof(size_t) (its byte count); unsupported: 0. */
+    uint32_t size;
 } spirv_kernel_arg_t;
 
 typedef struct spirv_kernel_info {

@@ -3,10 +3,17 @@
  *
  * The driver implements a subset of Level Zero 1.4 on top of an OpenCL
  * platform reached through the ICD loader (Intel's CPU runtime by default).
- * Every Level Zero handle is a pointer to one of the structs below; each
- * struct starts with a magic number, so a handle of the wrong type or an
- * already destroyed one is refused with ZE_RESULT_ERROR_INVALID_NULL_HANDLE
- * instead of crashing.
+ * Every Level Zero handle is a pointer to one of the structs below, and
+ * the registry (registry.c) knows which pointers are live handles of which
+ * kind: a handle of the wrong kind, a destroyed one or a wild pointer is
+ * refused with ZE_RESULT_ERROR_INVALID_NULL_HANDLE without being followed.
+ *
+ * Lifetimes: a handle dies when it is destroyed; the object behind it lives
+ * on while other objects need it (reference counts): a kernel while
+ * recorded launches hold it, a module while its kernels live, an event
+ * pool while its events or recorded commands naming them live, a context
+ * while anything created in it lives. So parents may be destroyed before
+ * their children, in any order, as Intel's driver allows.
  *
  * Execution model: a regular command list records commands (kernel arguments
  * and group size are snapshotted at append time); a command queue owns an
@@ -36,27 +43,46 @@
 
 /* --- Handles ---------------------------------------------------------------- */
 
-enum cpu_ze_magic {
-    CPU_ZE_MAGIC_DRIVER = 0x5a454452,  /* "ZEDR" */
-    CPU_ZE_MAGIC_DEVICE = 0x5a454456,  /* "ZEDV" */
-    CPU_ZE_MAGIC_CONTEXT = 0x5a454358, /* "ZECX" */
-    CPU_ZE_MAGIC_QUEUE = 0x5a455155,   /* "ZEQU" */
-    CPU_ZE_MAGIC_LIST = 0x5a454c53,    /* "ZELS" */
-    CPU_ZE_MAGIC_FENCE = 0x5a454645,   /* "ZEFE" */
-    CPU_ZE_MAGIC_POOL = 0x5a45504c,    /* "ZEPL" */
-    CPU_ZE_MAGIC_EVENT = 0x5a454556,   /* "ZEEV" */
-    CPU_ZE_MAGIC_MODULE = 0x5a454d44,  /* "ZEMD" */
-    CPU_ZE_MAGIC_LOG = 0x5a45424c,     /* "ZEBL" */
-    CPU_ZE_MAGIC_KERNEL = 0x5a454b4e,  /* "ZEKN" */
-};
+typedef enum cpu_ze_kind {
+    CPU_ZE_KIND_CONTEXT = 1,
+    CPU_ZE_KIND_QUEUE,
+    CPU_ZE_KIND_LIST,
+    CPU_ZE_KIND_FENCE,
+    CPU_ZE_KIND_POOL,
+    CPU_ZE_KIND_EVENT,
+    CPU_ZE_KIND_MODULE,
+    CPU_ZE_KIND_LOG,
+    CPU_ZE_KIND_KERNEL,
+} cpu_ze_kind_t;
 
-/* Returns from the calling function unless handle is a live object of that
- * kind (its first member is the magic number). */
-#define CPU_ZE_CHECK_HANDLE(handle, magic_value)                                                   \
+/* Makes object a live handle of kind. Returns ZE_RESULT_SUCCESS,
+ * ZE_RESULT_ERROR_INVALID_ARGUMENT if the address already is a live handle
+ * (an event pool's slot taken twice), or ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY. */
+ze_result_t cpu_ze_handle_publish(const void *object, cpu_ze_kind_t kind);
+
+/* True if handle is a live handle of kind; never dereferences handle. */
+bool cpu_ze_handle_is(const void *handle, cpu_ze_kind_t kind);
+
+/* Ends handle's life if it is a live handle of kind; false if it was not
+ * (so of two threads destroying one handle, one wins). */
+bool cpu_ze_handle_retire(const void *handle, cpu_ze_kind_t kind);
+
+/* Returns from the calling function unless handle is a live handle of
+ * kind. */
+#define CPU_ZE_CHECK_HANDLE(handle, kind)                                                          \
     do {                                                                                           \
-        if ((handle) == NULL || *(const uint32_t *)(const void *)(handle) != (magic_value))        \
+        if (!cpu_ze_handle_is((handle), (kind)))                                                   \
             return cpu_ze_fail(ZE_RESULT_ERROR_INVALID_NULL_HANDLE, "%s: %s is not a live handle", \
                                __func__, #handle);                                                 \
+    } while (0)
+
+/* Retires handle (checked live before) or returns from the calling function
+ * because another thread destroyed it meanwhile. */
+#define CPU_ZE_RETIRE_HANDLE(handle, kind)                                                         \
+    do {                                                                                           \
+        if (!cpu_ze_handle_retire((handle), (kind)))                                               \
+            return cpu_ze_fail(ZE_RESULT_ERROR_INVALID_NULL_HANDLE,                                \
+                               "%s: %s was destroyed by another thread", __func__, #handle);       \
     } while (0)
 
 /* Returns ZE_RESULT_ERROR_INVALID_NULL_POINTER from the calling function if
@@ -68,11 +94,16 @@ enum cpu_ze_magic {
                                #pointer);                                                          \
     } while (0)
 
+/* True for an stype of 0, which no structure type has: the application
+ * zero-initialized the struct and did not set it. Accepted, as Intel's
+ * driver does (noted under ZE_CPU_DEBUG); a wrong stype is refused. */
+bool cpu_ze_stype_unset(ze_structure_type_t stype, const char *what, const char *caller);
+
 /* Returns ZE_RESULT_ERROR_INVALID_ARGUMENT from the calling function unless
- * the descriptor or property struct has the expected stype. */
+ * the descriptor or property struct has the expected stype (or none). */
 #define CPU_ZE_CHECK_STYPE(desc, expected)                                                         \
     do {                                                                                           \
-        if ((desc)->stype != (expected))                                                           \
+        if ((desc)->stype != (expected) && !cpu_ze_stype_unset((desc)->stype, #desc, __func__))    \
             return cpu_ze_fail(ZE_RESULT_ERROR_INVALID_ARGUMENT, "%s: %s->stype = 0x%x, not %s",   \
                                __func__, #desc, (unsigned)(desc)->stype, #expected);               \
     } while (0)
@@ -84,6 +115,10 @@ ze_result_t cpu_ze_fail(ze_result_t result, const char *format, ...)
 
 /* True when ZE_CPU_DEBUG is set to something other than 0. */
 bool cpu_ze_debug_enabled(void);
+
+/* Under ZE_CPU_DEBUG, prints a note to stderr (something accepted that a
+ * stricter driver would refuse, what a lenient destroy kept alive). */
+void cpu_ze_note(const char *format, ...) __attribute__((format(printf, 1, 2)));
 
 /* "CL_OUT_OF_RESOURCES", ... for messages. */
 const char *cpu_ze_cl_error_name(cl_int error);
@@ -140,6 +175,13 @@ typedef struct cpu_ze_engine {
     uint8_t driver_uuid[16];
 } cpu_ze_engine_t;
 
+/* Points the ICD loader at the engine: ZE_CPU_OPENCL_ENGINE, else the user's
+ * OCL_ICD_VENDORS, else the configured default if it exists, else the system's
+ * ICDs (engine_choice.c). Call before the first OpenCL call of the process.
+ * Returns ZE_RESULT_ERROR_UNINITIALIZED if ZE_CPU_OPENCL_ENGINE names no
+ * library. */
+ze_result_t cpu_ze_engine_choose(void);
+
 /* Finds the platform (ZE_CPU_OPENCL_PLATFORM, else the first with a CPU
  * device, preferring Intel's) and reads its facts into engine. Returns
  * ZE_RESULT_ERROR_UNINITIALIZED when there is no usable platform. */
@@ -147,12 +189,13 @@ ze_result_t cpu_ze_engine_open(cpu_ze_engine_t *engine);
 
 /* --- Driver and device (one each) --------------------------------------------- */
 
+/* Their handles are their addresses, compared, never followed. */
 struct cpu_ze_driver {
-    uint32_t magic;
+    char unused;
 };
 
 struct cpu_ze_device {
-    uint32_t magic;
+    char unused;
 };
 
 /* The process-wide state zeInit fills once. */
@@ -161,6 +204,7 @@ typedef struct cpu_ze_global {
     struct cpu_ze_device device;
     cpu_ze_engine_t engine;
     ze_result_t init_result;
+    atomic_bool ready; /* zeInit found an engine */
 } cpu_ze_global_t;
 
 extern cpu_ze_global_t cpu_ze;
@@ -168,7 +212,7 @@ extern cpu_ze_global_t cpu_ze;
 /* ZE_RESULT_SUCCESS once zeInit has found an engine. */
 static inline bool cpu_ze_ready(void)
 {
-    return cpu_ze.init_result == ZE_RESULT_SUCCESS && cpu_ze.driver.magic == CPU_ZE_MAGIC_DRIVER;
+    return atomic_load_explicit(&cpu_ze.ready, memory_order_acquire);
 }
 
 /* ZE_RESULT_SUCCESS if driver is this driver's handle (after zeInit). */
@@ -187,12 +231,15 @@ ze_result_t cpu_ze_check_device(ze_device_handle_t device);
 /* --- Contexts ------------------------------------------------------------------ */
 
 struct cpu_ze_context {
-    uint32_t magic;
     cl_context cl;
-    /* Queues, command lists, modules and event pools created in this
-     * context and not yet destroyed; zeContextDestroy refuses while > 0. */
-    atomic_int children;
+    /* The handle counts one, every queue, command list, module and event
+     * pool object created in the context one more: zeContextDestroy ends
+     * the handle at once, the OpenCL context goes with the last reference. */
+    atomic_int refs;
 };
+
+void cpu_ze_context_retain(struct cpu_ze_context *context);
+void cpu_ze_context_release(struct cpu_ze_context *context);
 
 /* --- Synchronization primitives (events and fences) ------------------------------ */
 
@@ -221,35 +268,44 @@ bool cpu_ze_deadline(uint64_t timeout_ns, struct timespec *deadline);
 
 struct cpu_ze_event_pool;
 
+/* A slot of its pool; the handle is the slot's address. */
 struct cpu_ze_event {
-    uint32_t magic; /* 0 while the pool's slot is free */
     struct cpu_ze_event_pool *pool;
     atomic_uint signalled;
-    /* Host clock at start and end of the command that signalled it, for
-     * pools with ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP; written before the
-     * release store of signalled. */
+    /* Host clock at start and end of the command that signalled it (pools
+     * with ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP; other events: the time of
+     * the signal, twice); written before the release store of signalled. */
     uint64_t start_ns, end_ns;
 };
 
 struct cpu_ze_event_pool {
-    uint32_t magic;
-    struct cpu_ze_context *context;
+    struct cpu_ze_context *context; /* holds a reference */
     ze_event_pool_flags_t flags;
     uint32_t count;
-    atomic_int live_events;
+    /* The handle, each live event, and each recorded command naming one of
+     * the pool's events count one: the slots outlive zeEventPoolDestroy
+     * while anything may still touch them. */
+    atomic_int refs;
     struct cpu_ze_event *events; /* count slots */
 };
+
+void cpu_ze_pool_retain(struct cpu_ze_event_pool *pool);
+void cpu_ze_pool_release(struct cpu_ze_event_pool *pool);
 
 static inline bool cpu_ze_event_has_timestamps(const struct cpu_ze_event *event)
 {
     return (event->pool->flags & ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP) != 0;
 }
 
+/* The kernel timestamps of a signalled event (read after an acquire load of
+ * its flag): host-clock ns, global and context alike. */
+void cpu_ze_event_timestamps(const struct cpu_ze_event *event,
+                             ze_kernel_timestamp_result_t *result);
+
 struct cpu_ze_command_queue;
 
 struct cpu_ze_fence {
-    uint32_t magic;
-    struct cpu_ze_command_queue *queue;
+    struct cpu_ze_command_queue *queue; /* compared, never followed: may be destroyed */
     atomic_uint signalled;
     atomic_int pending; /* submitted executions that will signal it */
 };
@@ -257,21 +313,23 @@ struct cpu_ze_fence {
 /* --- Modules and kernels ---------------------------------------------------------- */
 
 struct cpu_ze_module {
-    uint32_t magic;
-    struct cpu_ze_context *context;
+    struct cpu_ze_context *context; /* holds a reference */
     cl_program program;
     spirv_reflection_t *reflection; /* kernels, their parameters, constants */
-    atomic_int kernels;             /* live kernel objects; destroy refuses while > 0 */
+    /* The handle counts one, each kernel object one more: zeModuleDestroy
+     * ends the handle, the program lives while kernels or recorded
+     * launches of them do. */
+    atomic_int refs;
 };
 
+void cpu_ze_module_release(struct cpu_ze_module *module);
+
 struct cpu_ze_build_log {
-    uint32_t magic;
     char *text; /* NUL-terminated, never NULL */
 };
 
 struct cpu_ze_kernel {
-    uint32_t magic;
-    struct cpu_ze_module *module;
+    struct cpu_ze_module *module;    /* holds a reference */
     const spirv_kernel_info_t *info; /* owned by module->reflection */
     cl_kernel cl;
     /* The handle counts as one reference, each recorded launch as one more:
@@ -300,7 +358,7 @@ struct cpu_ze_kernel {
     uint8_t *arg_is_applied;
 };
 
-/* Drops one reference; frees the kernel (and its module count) at zero. */
+/* Drops one reference; frees the kernel (and its module reference) at zero. */
 void cpu_ze_kernel_release(struct cpu_ze_kernel *kernel);
 
 /* Sets the cl_kernel's arguments from a snapshot and enqueues the launch on
@@ -318,8 +376,12 @@ typedef enum cpu_ze_command_kind {
     CPU_ZE_CMD_BARRIER, /* also AppendWaitOnEvents and AppendSignalEvent */
     CPU_ZE_CMD_EVENT_RESET,
     CPU_ZE_CMD_TIMESTAMP,
+    CPU_ZE_CMD_QUERY_TIMESTAMPS,
 } cpu_ze_command_kind_t;
 
+/* Every event a command names (signal, waits, reset, queried) holds a
+ * reference on its pool, the kernel of a launch one on the kernel: see
+ * cpu_ze_command_retain. */
 typedef struct cpu_ze_command {
     cpu_ze_command_kind_t kind;
     uint32_t num_waits;
@@ -345,6 +407,12 @@ typedef struct cpu_ze_command {
         } fill;
         struct cpu_ze_event *reset;
         uint64_t *timestamp_dst;
+        struct {
+            uint32_t num_events;
+            size_t events_offset; /* arena offset of struct cpu_ze_event *[num_events] */
+            uint8_t *dst;
+            size_t offsets_offset; /* arena offset of size_t[num_events], byte offsets in dst */
+        } query;
     } u;
 } cpu_ze_command_t;
 
@@ -365,7 +433,12 @@ cpu_ze_command_t *cpu_ze_recording_push(cpu_ze_recording_t *rec);
  * returns their address, valid until the next reservation, or NULL. */
 void *cpu_ze_recording_reserve(cpu_ze_recording_t *rec, size_t bytes, size_t *offset);
 
-/* Forgets every command (dropping kernel references); keeps the storage. */
+/* Takes the references cmd (fully written, in rec) holds: its kernel and
+ * the pools of the events it names. Every recorded command takes them
+ * once; cpu_ze_recording_clear drops them. */
+void cpu_ze_command_retain(const cpu_ze_recording_t *rec, const cpu_ze_command_t *cmd);
+
+/* Forgets every command (dropping their references); keeps the storage. */
 void cpu_ze_recording_clear(cpu_ze_recording_t *rec);
 
 /* Clears and frees the storage. */
@@ -418,201 +491,68 @@ ze_result_t cpu_ze_executor_wait(cpu_ze_executor_t *exec, uint64_t timeout_ns);
 /* --- Command queues and command lists ------------------------------------------------ */
 
 struct cpu_ze_command_queue {
-    uint32_t magic;
-    struct cpu_ze_context *context;
+    struct cpu_ze_context *context; /* holds a reference */
     ze_command_queue_mode_t mode;
-    atomic_int fences; /* live fences; destroy refuses while > 0 */
     cpu_ze_executor_t exec;
 };
 
 struct cpu_ze_command_list {
-    uint32_t magic;
-    struct cpu_ze_context *context;
+    struct cpu_ze_context *context; /* holds a reference */
     bool immediate;
     bool synchronous; /* immediate lists: replay each append on the caller */
-    bool closed;      /* regular lists */
+    /* Serializes appends, close and reset: Level Zero forbids appending to
+     * one list from two threads at once, and a program that does so gets
+     * its commands in some order instead of a corrupted recording. A
+     * synchronous immediate list holds it while it replays. */
+    pthread_mutex_t lock;
+    bool closed; /* regular lists */
     cpu_ze_recording_t rec;
     atomic_int executions;       /* submitted and not finished; reset/destroy refuse */
     cl_command_queue sync_queue; /* synchronous immediate lists */
     cpu_ze_executor_t *exec;     /* asynchronous immediate lists */
 };
 
+/* Admits list (a live handle) to an execution on a queue of context: it
+ * must be a closed regular list of that context. Counts the execution
+ * (list->executions), which the worker ends; index names the list in
+ * messages. */
+ze_result_t cpu_ze_list_admit(struct cpu_ze_command_list *list, struct cpu_ze_context *context,
+                              uint32_t index);
+
 /* Validates a command queue descriptor for queues and immediate lists. */
 ze_result_t cpu_ze_check_queue_desc(const ze_command_queue_desc_t *desc, const char *caller);
 
-/* --- Entry points (the DDI tables point here) ----------------------------------------- */
+/* --- Entry points ------------------------------------------------------------------------ */
 
+/* Defines the implementation of Level Zero function name: cpu_<name>. Its
+ * parameters must match entry_points.def, which declares it below. */
 #define CPU_ZE_ENTRY(name, ...) ze_result_t ZE_APICALL cpu_##name(__VA_ARGS__)
 
-CPU_ZE_ENTRY(zeInit, ze_init_flags_t flags);
-CPU_ZE_ENTRY(zeDriverGet, uint32_t *pCount, ze_driver_handle_t *phDrivers);
-CPU_ZE_ENTRY(zeDriverGetApiVersion, ze_driver_handle_t hDriver, ze_api_version_t *version);
-CPU_ZE_ENTRY(zeDriverGetProperties, ze_driver_handle_t hDriver,
-             ze_driver_properties_t *pDriverProperties);
-CPU_ZE_ENTRY(zeDriverGetIpcProperties, ze_driver_handle_t hDriver,
-             ze_driver_ipc_properties_t *pIpcProperties);
-CPU_ZE_ENTRY(zeDriverGetExtensionProperties, ze_driver_handle_t hDriver, uint32_t *pCount,
-             ze_driver_extension_properties_t *pExtensionProperties);
-CPU_ZE_ENTRY(zeDriverGetExtensionFunctionAddress, ze_driver_handle_t hDriver, const char *name,
-             void **ppFunctionAddress);
+/* Ids of the functions in entry_points.def, in order: CPU_ZE_API_ID_<name>. */
+typedef enum cpu_ze_api_id {
+#define CPU_ZE_API(name, params, args) CPU_ZE_API_ID_##name,
+#define CPU_ZE_API_UNSUPPORTED(name, params) CPU_ZE_API_ID_##name,
+#include "entry_points.def"
+#undef CPU_ZE_API
+#undef CPU_ZE_API_UNSUPPORTED
+    CPU_ZE_API_COUNT
+} cpu_ze_api_id_t;
 
-CPU_ZE_ENTRY(zeDeviceGet, ze_driver_handle_t hDriver, uint32_t *pCount,
-             ze_device_handle_t *phDevices);
-CPU_ZE_ENTRY(zeDeviceGetSubDevices, ze_device_handle_t hDevice, uint32_t *pCount,
-             ze_device_handle_t *phSubdevices);
-CPU_ZE_ENTRY(zeDeviceGetProperties, ze_device_handle_t hDevice,
-             ze_device_properties_t *pDeviceProperties);
-CPU_ZE_ENTRY(zeDeviceGetComputeProperties, ze_device_handle_t hDevice,
-             ze_device_compute_properties_t *pComputeProperties);
-CPU_ZE_ENTRY(zeDeviceGetModuleProperties, ze_device_handle_t hDevice,
-             ze_device_module_properties_t *pModuleProperties);
-CPU_ZE_ENTRY(zeDeviceGetCommandQueueGroupProperties, ze_device_handle_t hDevice, uint32_t *pCount,
-             ze_command_queue_group_properties_t *pCommandQueueGroupProperties);
-CPU_ZE_ENTRY(zeDeviceGetMemoryProperties, ze_device_handle_t hDevice, uint32_t *pCount,
-             ze_device_memory_properties_t *pMemProperties);
-CPU_ZE_ENTRY(zeDeviceGetMemoryAccessProperties, ze_device_handle_t hDevice,
-             ze_device_memory_access_properties_t *pMemAccessProperties);
-CPU_ZE_ENTRY(zeDeviceGetCacheProperties, ze_device_handle_t hDevice, uint32_t *pCount,
-             ze_device_cache_properties_t *pCacheProperties);
-CPU_ZE_ENTRY(zeDeviceGetImageProperties, ze_device_handle_t hDevice,
-             ze_device_image_properties_t *pImageProperties);
-CPU_ZE_ENTRY(zeDeviceGetExternalMemoryProperties, ze_device_handle_t hDevice,
-             ze_device_external_memory_properties_t *pExternalMemoryProperties);
-CPU_ZE_ENTRY(zeDeviceGetP2PProperties, ze_device_handle_t hDevice, ze_device_handle_t hPeerDevice,
-             ze_device_p2p_properties_t *pP2PProperties);
-CPU_ZE_ENTRY(zeDeviceCanAccessPeer, ze_device_handle_t hDevice, ze_device_handle_t hPeerDevice,
-             ze_bool_t *value);
-CPU_ZE_ENTRY(zeDeviceGetStatus, ze_device_handle_t hDevice);
-CPU_ZE_ENTRY(zeDeviceGetGlobalTimestamps, ze_device_handle_t hDevice, uint64_t *hostTimestamp,
-             uint64_t *deviceTimestamp);
+/* cpu_<name>: the implementations; cpu_hook_<name>: what the DDI tables
+ * hold (hooks.c: counts the call, fails it if a fault is armed for it,
+ * else calls cpu_<name> or answers UNSUPPORTED_FEATURE). */
+#define CPU_ZE_API(name, params, args)                                                             \
+    ze_result_t ZE_APICALL cpu_##name params;                                                      \
+    ze_result_t ZE_APICALL cpu_hook_##name params;
+#define CPU_ZE_API_UNSUPPORTED(name, params) ze_result_t ZE_APICALL cpu_hook_##name params;
+#include "entry_points.def"
+#undef CPU_ZE_API
+#undef CPU_ZE_API_UNSUPPORTED
 
-CPU_ZE_ENTRY(zeContextCreate, ze_driver_handle_t hDriver, const ze_context_desc_t *desc,
-             ze_context_handle_t *phContext);
-CPU_ZE_ENTRY(zeContextCreateEx, ze_driver_handle_t hDriver, const ze_context_desc_t *desc,
-             uint32_t numDevices, ze_device_handle_t *phDevices, ze_context_handle_t *phContext);
-CPU_ZE_ENTRY(zeContextDestroy, ze_context_handle_t hContext);
-CPU_ZE_ENTRY(zeContextGetStatus, ze_context_handle_t hContext);
-CPU_ZE_ENTRY(zeContextSystemBarrier, ze_context_handle_t hContext, ze_device_handle_t hDevice);
-CPU_ZE_ENTRY(zeContextMakeMemoryResident, ze_context_handle_t hContext, ze_device_handle_t hDevice,
-             void *ptr, size_t size);
-CPU_ZE_ENTRY(zeContextEvictMemory, ze_context_handle_t hContext, ze_device_handle_t hDevice,
-             void *ptr, size_t size);
-
-CPU_ZE_ENTRY(zeMemAllocShared, ze_context_handle_t hContext,
-             const ze_device_mem_alloc_desc_t *device_desc,
-             const ze_host_mem_alloc_desc_t *host_desc, size_t size, size_t alignment,
-             ze_device_handle_t hDevice, void **pptr);
-CPU_ZE_ENTRY(zeMemAllocDevice, ze_context_handle_t hContext,
-             const ze_device_mem_alloc_desc_t *device_desc, size_t size, size_t alignment,
-             ze_device_handle_t hDevice, void **pptr);
-CPU_ZE_ENTRY(zeMemAllocHost, ze_context_handle_t hContext,
-             const ze_host_mem_alloc_desc_t *host_desc, size_t size, size_t alignment, void **pptr);
-CPU_ZE_ENTRY(zeMemFree, ze_context_handle_t hContext, void *ptr);
-CPU_ZE_ENTRY(zeMemFreeExt, ze_context_handle_t hContext,
-             const ze_memory_free_ext_desc_t *pMemFreeDesc, void *ptr);
-CPU_ZE_ENTRY(zeMemGetAllocProperties, ze_context_handle_t hContext, const void *ptr,
-             ze_memory_allocation_properties_t *pMemAllocProperties, ze_device_handle_t *phDevice);
-CPU_ZE_ENTRY(zeMemGetAddressRange, ze_context_handle_t hContext, const void *ptr, void **pBase,
-             size_t *pSize);
-
-CPU_ZE_ENTRY(zeModuleCreate, ze_context_handle_t hContext, ze_device_handle_t hDevice,
-             const ze_module_desc_t *desc, ze_module_handle_t *phModule,
-             ze_module_build_log_handle_t *phBuildLog);
-CPU_ZE_ENTRY(zeModuleDestroy, ze_module_handle_t hModule);
-CPU_ZE_ENTRY(zeModuleGetKernelNames, ze_module_handle_t hModule, uint32_t *pCount,
-             const char **pNames);
-CPU_ZE_ENTRY(zeModuleGetProperties, ze_module_handle_t hModule,
-             ze_module_properties_t *pModuleProperties);
-CPU_ZE_ENTRY(zeModuleGetNativeBinary, ze_module_handle_t hModule, size_t *pSize,
-             uint8_t *pModuleNativeBinary);
-CPU_ZE_ENTRY(zeModuleBuildLogDestroy, ze_module_build_log_handle_t hModuleBuildLog);
-CPU_ZE_ENTRY(zeModuleBuildLogGetString, ze_module_build_log_handle_t hModuleBuildLog, size_t *pSize,
-             char *pBuildLog);
-
-CPU_ZE_ENTRY(zeKernelCreate, ze_module_handle_t hModule, const ze_kernel_desc_t *desc,
-             ze_kernel_handle_t *phKernel);
-CPU_ZE_ENTRY(zeKernelDestroy, ze_kernel_handle_t hKernel);
-CPU_ZE_ENTRY(zeKernelSetCacheConfig, ze_kernel_handle_t hKernel, ze_cache_config_flags_t flags);
-CPU_ZE_ENTRY(zeKernelSetGroupSize, ze_kernel_handle_t hKernel, uint32_t groupSizeX,
-             uint32_t groupSizeY, uint32_t groupSizeZ);
-CPU_ZE_ENTRY(zeKernelSuggestGroupSize, ze_kernel_handle_t hKernel, uint32_t globalSizeX,
-             uint32_t globalSizeY, uint32_t globalSizeZ, uint32_t *groupSizeX, uint32_t *groupSizeY,
-             uint32_t *groupSizeZ);
-CPU_ZE_ENTRY(zeKernelSetArgumentValue, ze_kernel_handle_t hKernel, uint32_t argIndex,
-             size_t argSize, const void *pArgValue);
-CPU_ZE_ENTRY(zeKernelSetIndirectAccess, ze_kernel_handle_t hKernel,
-             ze_kernel_indirect_access_flags_t flags);
-CPU_ZE_ENTRY(zeKernelGetIndirectAccess, ze_kernel_handle_t hKernel,
-             ze_kernel_indirect_access_flags_t *pFlags);
-CPU_ZE_ENTRY(zeKernelGetProperties, ze_kernel_handle_t hKernel,
-             ze_kernel_properties_t *pKernelProperties);
-CPU_ZE_ENTRY(zeKernelGetName, ze_kernel_handle_t hKernel, size_t *pSize, char *pName);
-
-CPU_ZE_ENTRY(zeCommandQueueCreate, ze_context_handle_t hContext, ze_device_handle_t hDevice,
-             const ze_command_queue_desc_t *desc, ze_command_queue_handle_t *phCommandQueue);
-CPU_ZE_ENTRY(zeCommandQueueDestroy, ze_command_queue_handle_t hCommandQueue);
-CPU_ZE_ENTRY(zeCommandQueueExecuteCommandLists, ze_command_queue_handle_t hCommandQueue,
-             uint32_t numCommandLists, ze_command_list_handle_t *phCommandLists,
-             ze_fence_handle_t hFence);
-CPU_ZE_ENTRY(zeCommandQueueSynchronize, ze_command_queue_handle_t hCommandQueue, uint64_t timeout);
-
-CPU_ZE_ENTRY(zeCommandListCreate, ze_context_handle_t hContext, ze_device_handle_t hDevice,
-             const ze_command_list_desc_t *desc, ze_command_list_handle_t *phCommandList);
-CPU_ZE_ENTRY(zeCommandListCreateImmediate, ze_context_handle_t hContext, ze_device_handle_t hDevice,
-             const ze_command_queue_desc_t *altdesc, ze_command_list_handle_t *phCommandList);
-CPU_ZE_ENTRY(zeCommandListDestroy, ze_command_list_handle_t hCommandList);
-CPU_ZE_ENTRY(zeCommandListClose, ze_command_list_handle_t hCommandList);
-CPU_ZE_ENTRY(zeCommandListReset, ze_command_list_handle_t hCommandList);
-CPU_ZE_ENTRY(zeCommandListAppendWriteGlobalTimestamp, ze_command_list_handle_t hCommandList,
-             uint64_t *dstptr, ze_event_handle_t hSignalEvent, uint32_t numWaitEvents,
-             ze_event_handle_t *phWaitEvents);
-CPU_ZE_ENTRY(zeCommandListAppendBarrier, ze_command_list_handle_t hCommandList,
-             ze_event_handle_t hSignalEvent, uint32_t numWaitEvents,
-             ze_event_handle_t *phWaitEvents);
-CPU_ZE_ENTRY(zeCommandListAppendMemoryRangesBarrier, ze_command_list_handle_t hCommandList,
-             uint32_t numRanges, const size_t *pRangeSizes, const void **pRanges,
-             ze_event_handle_t hSignalEvent, uint32_t numWaitEvents,
-             ze_event_handle_t *phWaitEvents);
-CPU_ZE_ENTRY(zeCommandListAppendMemoryCopy, ze_command_list_handle_t hCommandList, void *dstptr,
-             const void *srcptr, size_t size, ze_event_handle_t hSignalEvent,
-             uint32_t numWaitEvents, ze_event_handle_t *phWaitEvents);
-CPU_ZE_ENTRY(zeCommandListAppendMemoryFill, ze_command_list_handle_t hCommandList, void *ptr,
-             const void *pattern, size_t pattern_size, size_t size, ze_event_handle_t hSignalEvent,
-             uint32_t numWaitEvents, ze_event_handle_t *phWaitEvents);
-CPU_ZE_ENTRY(zeCommandListAppendMemoryPrefetch, ze_command_list_handle_t hCommandList,
-             const void *ptr, size_t size);
-CPU_ZE_ENTRY(zeCommandListAppendMemAdvise, ze_command_list_handle_t hCommandList,
-             ze_device_handle_t hDevice, const void *ptr, size_t size, ze_memory_advice_t advice);
-CPU_ZE_ENTRY(zeCommandListAppendSignalEvent, ze_command_list_handle_t hCommandList,
-             ze_event_handle_t hEvent);
-CPU_ZE_ENTRY(zeCommandListAppendWaitOnEvents, ze_command_list_handle_t hCommandList,
-             uint32_t numEvents, ze_event_handle_t *phEvents);
-CPU_ZE_ENTRY(zeCommandListAppendEventReset, ze_command_list_handle_t hCommandList,
-             ze_event_handle_t hEvent);
-CPU_ZE_ENTRY(zeCommandListAppendLaunchKernel, ze_command_list_handle_t hCommandList,
-             ze_kernel_handle_t hKernel, const ze_group_count_t *pLaunchFuncArgs,
-             ze_event_handle_t hSignalEvent, uint32_t numWaitEvents,
-             ze_event_handle_t *phWaitEvents);
-
-CPU_ZE_ENTRY(zeEventPoolCreate, ze_context_handle_t hContext, const ze_event_pool_desc_t *desc,
-             uint32_t numDevices, ze_device_handle_t *phDevices,
-             ze_event_pool_handle_t *phEventPool);
-CPU_ZE_ENTRY(zeEventPoolDestroy, ze_event_pool_handle_t hEventPool);
-CPU_ZE_ENTRY(zeEventCreate, ze_event_pool_handle_t hEventPool, const ze_event_desc_t *desc,
-             ze_event_handle_t *phEvent);
-CPU_ZE_ENTRY(zeEventDestroy, ze_event_handle_t hEvent);
-CPU_ZE_ENTRY(zeEventHostSignal, ze_event_handle_t hEvent);
-CPU_ZE_ENTRY(zeEventHostSynchronize, ze_event_handle_t hEvent, uint64_t timeout);
-CPU_ZE_ENTRY(zeEventQueryStatus, ze_event_handle_t hEvent);
-CPU_ZE_ENTRY(zeEventHostReset, ze_event_handle_t hEvent);
-CPU_ZE_ENTRY(zeEventQueryKernelTimestamp, ze_event_handle_t hEvent,
-             ze_kernel_timestamp_result_t *dstptr);
-
-CPU_ZE_ENTRY(zeFenceCreate, ze_command_queue_handle_t hCommandQueue, const ze_fence_desc_t *desc,
-             ze_fence_handle_t *phFence);
-CPU_ZE_ENTRY(zeFenceDestroy, ze_fence_handle_t hFence);
-CPU_ZE_ENTRY(zeFenceHostSynchronize, ze_fence_handle_t hFence, uint64_t timeout);
-CPU_ZE_ENTRY(zeFenceQueryStatus, ze_fence_handle_t hFence);
-CPU_ZE_ENTRY(zeFenceReset, ze_fence_handle_t hFence);
+/* The extension functions zeDriverGetExtensionFunctionAddress hands out
+ * (zex_cpu.h). */
+ze_result_t ZE_APICALL cpu_zexCpuFaultInject(const char *api_function, uint32_t nth,
+                                             ze_result_t result);
+ze_result_t ZE_APICALL cpu_zexCpuCallCounts(uint32_t *count, const char **names, uint64_t *calls);
 
 #endif /* ZE_CPU_H */

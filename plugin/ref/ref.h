@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "element.h"
+#include "live_list.h"
 #include "problem.h"
 #include "sdpa.h"
 
@@ -36,10 +37,14 @@ REF_EXPORT sdpa_status_t sdpa_backend_negotiate(uint32_t *abi_version,
 struct sdpa_context {
     ze_context_handle_t ze_context; /* NULL: plain host memory, no events */
     ze_device_handle_t ze_device;
+    /* Live primitives: context_destroy orphans them (sdpa.h, "Lifetime");
+     * they hold no Level Zero object, so orphaning only unbinds them. */
+    sdpa_live_list_t primitives;
 };
 
 struct sdpa_primitive {
-    sdpa_context_t *ctx;
+    sdpa_live_link_t link;
+    sdpa_context_t *ctx;         /* NULL once the context is destroyed (orphaned) */
     sdpa_problem_desc_t problem; /* checked and normalized */
     sdpa_shape_t shape;
 };
@@ -162,9 +167,9 @@ void ref_accumulate_outer(const double *w, int64_t sk, int64_t n, const double *
  * head (b, h): p[r][j] = softmax_j(s_ij) with s_ij = score_scale * q_i.k_j +
  * mask, from K in key panels and the query rows q (REF_ROWS x D, rows
  * beyond rows zero). p is REF_ROWS x Sk; rows beyond rows are zeroed. lse[r]
- * gets the log-sum-exp (natural log, scale included): NaN for a fully masked
- * row with ACCURATE softmax, whose p is NaN too; -inf with INF_AS_ZERO, whose
- * p is zero. Returns n: every p[r][j] with j >= n is 0 (keys no row sees). */
+ * gets the log-sum-exp (natural log, scale included): -inf for a fully
+ * masked row, whose p is NaN in an ACCURATE forward and 0 otherwise (sdpa.h).
+ * Returns n: every p[r][j] with j >= n is 0 (keys no row sees). */
 int64_t ref_probabilities(const ref_exec_t *x, const double *k_panels, int64_t b, int64_t h,
                           int64_t i0, int rows, const double *q, double *p, double *lse);
 

@@ -46,15 +46,17 @@ static double softmax_row(const ref_exec_t *x, double *s)
         if (s[j] > max)
             max = s[j];
     }
-    /* A row that sees no key: zeros with inf-as-zero, and in backward in
-     * either mode (sdpa.h: such a row contributes nothing to the gradients). */
-    if (max == -INFINITY && (x->problem->softmax_kind == SDPA_SOFTMAX_INF_AS_ZERO ||
-                             x->problem->prop_kind == SDPA_BACKWARD)) {
+    /* A row that sees no key (sdpa.h): its log-sum-exp is -inf in both
+     * modes; its probabilities are 0 with inf-as-zero and in backward in
+     * either mode (it contributes nothing to the gradients), NaN in an
+     * ACCURATE forward (exp(-inf - -inf), as naive softmax gives). */
+    if (max == -INFINITY) {
+        const int zeros = x->problem->softmax_kind == SDPA_SOFTMAX_INF_AS_ZERO ||
+                          x->problem->prop_kind == SDPA_BACKWARD;
         for (int64_t j = 0; j < sk; j++)
-            s[j] = 0.0;
+            s[j] = zeros ? 0.0 : NAN;
         return -INFINITY;
     }
-    /* Forward, ACCURATE, every key masked: exp(-inf - -inf) is NaN, as specified. */
     double sum = 0.0;
     for (int64_t j = 0; j < sk; j++) {
         s[j] = exp(s[j] - max);
@@ -87,8 +89,8 @@ int64_t ref_probabilities(const ref_exec_t *x, const double *k_panels, int64_t b
         if (problem->mask_kind == SDPA_MASK_BUFFER)
             add_mask(x, b, h, i0 + r, visible[r], s);
         lse[r] = softmax_row(x, s);
-        if (isnan(lse[r]))
-            n = sk; /* a NaN row: every key contributes NaN */
+        if (isnan(lse[r]) || isnan(s[0]))
+            n = sk; /* a NaN row (Sk >= 1): every key contributes NaN */
     }
     for (int r = rows; r < REF_ROWS; r++)
         memset(p + r * sk, 0, (size_t)sk * sizeof(double));

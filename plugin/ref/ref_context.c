@@ -18,12 +18,22 @@ sdpa_status_t ref_context_create(const sdpa_context_desc_t *desc, sdpa_context_t
         return sdpa_fail(SDPA_ERROR_OUT_OF_HOST_MEMORY, "cannot allocate a context");
     ctx->ze_context = desc->ze_context;
     ctx->ze_device = desc->ze_device;
+    sdpa_live_list_init(&ctx->primitives);
     *out = ctx;
     return SDPA_SUCCESS;
 }
 
+static void orphan_primitive(sdpa_live_link_t *link, void *user)
+{
+    (void)user;
+    SDPA_LIVE_OWNER(link, sdpa_primitive_t, link)->ctx = NULL;
+}
+
 void ref_context_destroy(sdpa_context_t *ctx)
 {
+    if (ctx == NULL)
+        return;
+    sdpa_live_list_drain(&ctx->primitives, orphan_primitive, NULL);
     free(ctx);
 }
 

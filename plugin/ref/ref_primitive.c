@@ -27,12 +27,17 @@ sdpa_status_t ref_primitive_create(sdpa_context_t *ctx, const sdpa_problem_desc_
     prim->ctx = ctx;
     prim->problem = problem;
     prim->shape = shape;
+    sdpa_live_list_add(&ctx->primitives, &prim->link);
     *out = prim;
     return SDPA_SUCCESS;
 }
 
 void ref_primitive_destroy(sdpa_primitive_t *prim)
 {
+    if (prim == NULL)
+        return;
+    if (prim->ctx != NULL) /* else orphaned by context_destroy */
+        sdpa_live_list_remove(&prim->ctx->primitives, &prim->link);
     free(prim);
 }
 
@@ -52,6 +57,8 @@ sdpa_status_t ref_primitive_execute(sdpa_primitive_t *prim, const sdpa_exec_args
 {
     if (prim == NULL)
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "prim is NULL");
+    if (prim->ctx == NULL)
+        return sdpa_orphan_fail();
     sdpa_exec_args_t checked;
     sdpa_status_t status = sdpa_exec_args_check(&prim->problem, args, &checked);
     if (status != SDPA_SUCCESS)

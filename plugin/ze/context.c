@@ -1,5 +1,6 @@
 /* context.c - a ze context: the caller's Level Zero context and device, the
- * device's description, a module cache, scratch and a default command list. */
+ * device's description, a module cache, the state of each command list it
+ * appends to (lock, scratch) and a default command list. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,6 +90,7 @@ sdpa_status_t ze_context_create(const sdpa_context_desc_t *desc, sdpa_context_t 
     sdpa_context_t *ctx = calloc(1, sizeof(*ctx));
     if (!ctx)
         return sdpa_fail(SDPA_ERROR_OUT_OF_HOST_MEMORY, "cannot allocate a context");
+    sdpa_live_list_init(&ctx->primitives);
     ctx->ze_context = desc->ze_context;
     ctx->ze_device = desc->ze_device;
     ctx->command_list = desc->command_list;
@@ -102,7 +104,7 @@ sdpa_status_t ze_context_create(const sdpa_context_desc_t *desc, sdpa_context_t 
     if (status == SDPA_SUCCESS)
         status = sdpa_module_cache_create(ctx->ze_context, ctx->ze_device, &ctx->modules);
     if (status == SDPA_SUCCESS)
-        status = sdpa_scratch_create(ctx->ze_context, ctx->ze_device, &ctx->scratch);
+        status = sdpa_list_table_create(ctx->ze_context, ctx->ze_device, &ctx->lists);
     if (status == SDPA_SUCCESS && ctx->command_list == NULL)
         status = create_default_list(ctx);
     if (status != SDPA_SUCCESS) {
@@ -113,13 +115,21 @@ sdpa_status_t ze_context_create(const sdpa_context_desc_t *desc, sdpa_context_t 
     return SDPA_SUCCESS;
 }
 
+static void orphan_primitive(sdpa_live_link_t *link, void *user)
+{
+    (void)user;
+    ze_primitive_orphan(SDPA_LIVE_OWNER(link, sdpa_primitive_t, link));
+}
+
 void ze_context_destroy(sdpa_context_t *ctx)
 {
     if (!ctx)
         return;
+    /* Kernels first: a module is destroyed only once its kernels are. */
+    sdpa_live_list_drain(&ctx->primitives, orphan_primitive, NULL);
     if (ctx->owns_command_list)
         zeCommandListDestroy(ctx->command_list);
-    sdpa_scratch_destroy(ctx->scratch);
+    sdpa_list_table_destroy(ctx->lists);
     sdpa_module_cache_destroy(ctx->modules);
     free(ctx);
 }
@@ -148,7 +158,7 @@ sdpa_status_t ze_context_query(sdpa_context_t *ctx, sdpa_query_t what, void *out
     sdpa_context_counters_t counters = {0, 0};
     if (ctx) {
         counters.modules_built = sdpa_module_cache_builds(ctx->modules);
-        counters.scratch_allocations = sdpa_scratch_allocations(ctx->scratch);
+        counters.scratch_allocations = sdpa_list_table_scratch_allocations(ctx->lists);
     }
     return sdpa_context_query_answer(ctx, what, out, out_size, &counters);
 }

@@ -25,6 +25,7 @@ sdpa_status_t ze_primitive_create(sdpa_context_t *ctx, const sdpa_problem_desc_t
     }
     prim->ctx = ctx;
     pthread_mutex_init(&prim->launch_lock, NULL);
+    sdpa_live_list_add(&ctx->primitives, &prim->link);
     if (prim->problem.prop_kind == SDPA_BACKWARD)
         status = ze_bwd_prepare(prim);
     else
@@ -37,13 +38,29 @@ sdpa_status_t ze_primitive_create(sdpa_context_t *ctx, const sdpa_problem_desc_t
     return SDPA_SUCCESS;
 }
 
+/* Destroys the Level Zero objects prim holds (its context is alive). */
+static void release_device_objects(sdpa_primitive_t *prim)
+{
+    if (prim->fwd_kernel)
+        zeKernelDestroy(prim->fwd_kernel);
+    prim->fwd_kernel = NULL;
+    ze_bwd_release(prim);
+}
+
+void ze_primitive_orphan(sdpa_primitive_t *prim)
+{
+    release_device_objects(prim);
+    prim->ctx = NULL;
+}
+
 void ze_primitive_destroy(sdpa_primitive_t *prim)
 {
     if (!prim)
         return;
-    if (prim->fwd_kernel)
-        zeKernelDestroy(prim->fwd_kernel);
-    ze_bwd_release(prim);
+    if (prim->ctx) { /* else context_destroy released everything */
+        sdpa_live_list_remove(&prim->ctx->primitives, &prim->link);
+        release_device_objects(prim);
+    }
     pthread_mutex_destroy(&prim->launch_lock);
     free(prim);
 }
@@ -60,40 +77,27 @@ sdpa_status_t ze_primitive_query(sdpa_primitive_t *prim, sdpa_query_t what, void
             backward ? prim->bwd.config_string : prim->fwd.config_string);
 }
 
-/* The plan's constants assume each base pointer is as aligned as the rows
- * (Q_ALIGN and friends); a less aligned pointer would be read wrongly. */
-static sdpa_status_t check_alignment(const char *name, const void *pointer, uint32_t alignment)
-{
-    if (pointer && alignment > 1 && ((uintptr_t)pointer % alignment) != 0)
-        return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
-                         "args->%s = %p is not aligned to %u bytes, the alignment of its rows "
-                         "this primitive was built for",
-                         name, pointer, alignment);
-    return SDPA_SUCCESS;
-}
-
 sdpa_status_t ze_primitive_execute(sdpa_primitive_t *prim, const sdpa_exec_args_t *args)
 {
     if (prim == NULL)
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "prim is NULL");
+    if (prim->ctx == NULL)
+        return sdpa_orphan_fail();
     sdpa_exec_args_t checked;
     sdpa_status_t status = sdpa_exec_args_check(&prim->problem, args, &checked);
     if (status != SDPA_SUCCESS)
         return status;
     int backward = prim->problem.prop_kind == SDPA_BACKWARD;
-    if (!backward) {
-        const sdpa_fwd_plan_t *plan = &prim->fwd;
-        if ((status = check_alignment("q", checked.q, plan->q_align)) != SDPA_SUCCESS ||
-            (status = check_alignment("k", checked.k, plan->k_align)) != SDPA_SUCCESS ||
-            (status = check_alignment("v", checked.v, plan->v_align)) != SDPA_SUCCESS ||
-            (status = check_alignment("dst", checked.dst, plan->dst_align)) != SDPA_SUCCESS)
-            return status;
-    }
 
     ze_command_list_handle_t list =
             checked.command_list ? checked.command_list : prim->ctx->command_list;
+    sdpa_list_entry_t *entry = NULL;
+    if ((status = sdpa_list_lock(prim->ctx->lists, list, &entry)) != SDPA_SUCCESS)
+        return status;
     pthread_mutex_lock(&prim->launch_lock);
-    status = backward ? ze_bwd_execute(prim, &checked, list) : ze_fwd_execute(prim, &checked, list);
+    status = backward ? ze_bwd_execute(prim, &checked, list, sdpa_list_scratch(entry))
+                      : ze_fwd_execute(prim, &checked, list);
     pthread_mutex_unlock(&prim->launch_lock);
+    sdpa_list_unlock(entry);
     return status;
 }

@@ -75,7 +75,7 @@ sdpa_status_t sdpa_scratch_reserve(sdpa_scratch_t *scratch, size_t bytes, void *
                                               scratch->device, &buffer);
         if (result != ZE_RESULT_SUCCESS) {
             free(retired);
-            status = sdpa_ze_fail("zeMemAllocDevice (scratch)", result);
+            status = sdpa_ze_failf(result, "zeMemAllocDevice(scratch, %zu bytes)", size);
             goto unlock;
         }
         if (retired) {

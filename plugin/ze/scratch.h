@@ -1,6 +1,7 @@
 /*
- * scratch.h - a context's device scratch: one grow-only allocation that
- * backward carves into its f32 accumulators, D_i and the strides buffer.
+ * scratch.h - a command list's device scratch (list_table.h): one grow-only
+ * allocation that backward carves into its f32 accumulators, D_i and the
+ * strides buffer.
  *
  * After the first execution of the largest problem no execution allocates.
  * A buffer that is outgrown is not freed at once (launches already appended

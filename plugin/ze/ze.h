@@ -3,16 +3,25 @@
  * SPIR-V, specialized and built per problem (modules cached per context),
  * launched on the caller's command list.
  *
- * Threads: a context may be used from several threads. Primitive creation
- * builds modules under the module cache's lock. Level Zero kernel arguments
- * are state of the kernel object, so each primitive owns its kernels and
- * serializes its launches (set arguments + append) on its own lock; two
- * primitives launch concurrently.
+ * Threads (the contract sdpa.h states): primitive_execute is safe from any
+ * number of threads, for any mix of primitives, command lists and scratch.
+ *   - Appends to one command list are serialized by the context: one lock per
+ *     list handle (list_table.h), for the default list and callers' lists.
+ *   - Level Zero kernel arguments are state of the kernel object, so each
+ *     primitive owns its kernels and sets arguments + appends under its own
+ *     lock. Lock order: the list's, then the primitive's.
+ *   - Backward without caller scratch uses the scratch of the list it
+ *     appends to; executions on one list are ordered by a leading barrier, so
+ *     they may share it, and executions on different lists never do.
+ *   - Primitive creation builds modules under the module cache's lock.
+ * What stays the caller's: not appending to a list itself while an
+ * execution appends to it, and not destroying a primitive or context while
+ * executions are in flight.
  *
- * Scratch: backward needs device scratch; unless the caller passes its own,
- * it comes from the context's grow-only allocation, so executions of one
- * context's primitives that may overlap in time must pass their own scratch
- * (or use different contexts).
+ * Lifetime: a context keeps a list of its live primitives. Destroying the
+ * context releases every Level Zero object they still hold (kernels, host
+ * memory) before its modules, and orphans them: primitive_destroy then only
+ * frees them, primitive_execute refuses them (sdpa.h, "Lifetime").
  */
 #ifndef SDPA_ZE_H
 #define SDPA_ZE_H
@@ -21,9 +30,12 @@
 
 #include <level_zero/ze_api.h>
 
+#include "arg_tables.h"
 #include "bwd_plan.h"
 #include "device.h"
 #include "fwd_plan.h"
+#include "live_list.h"
+#include "list_table.h"
 #include "module_cache.h"
 #include "problem.h"
 #include "scratch.h"
@@ -43,11 +55,13 @@ struct sdpa_context {
     int owns_command_list; /* we created it: a synchronous immediate list */
     sdpa_device_info_t device;
     sdpa_module_cache_t *modules;
-    sdpa_scratch_t *scratch;
+    sdpa_list_table_t *lists; /* per list: append lock, backward scratch */
+    sdpa_live_list_t primitives; /* links of the live primitives */
 };
 
 struct sdpa_primitive {
-    sdpa_context_t *ctx;
+    sdpa_live_link_t link;
+    sdpa_context_t *ctx;         /* NULL once the context is destroyed (orphaned) */
     sdpa_problem_desc_t problem; /* checked and normalized */
     sdpa_shape_t shape;
     pthread_mutex_t launch_lock;
@@ -74,41 +88,38 @@ sdpa_status_t ze_context_query(sdpa_context_t *ctx, sdpa_query_t what, void *out
 sdpa_status_t ze_primitive_create(sdpa_context_t *ctx, const sdpa_problem_desc_t *desc,
                                   sdpa_primitive_t **out);
 void ze_primitive_destroy(sdpa_primitive_t *prim);
+/* Releases the Level Zero objects of prim, whose context is being
+ * destroyed, and marks it orphaned (prim->ctx = NULL). */
+void ze_primitive_orphan(sdpa_primitive_t *prim);
 sdpa_status_t ze_primitive_query(sdpa_primitive_t *prim, sdpa_query_t what, void *out,
                                  size_t out_size);
 sdpa_status_t ze_primitive_execute(sdpa_primitive_t *prim, const sdpa_exec_args_t *args);
 
-/* kernel.c: a kernel from a cached module. */
+/* kernel.c: kernel kernel_name of variant source.d_max.subgroup_size from a
+ * cached module, checked to take the arguments of table args (a module of
+ * another build fails with SDPA_ERROR_DEVICE). */
 sdpa_status_t ze_kernel_from_cache(sdpa_context_t *ctx, const char *source, int d_max,
                                    uint32_t subgroup_size, const sdpa_spec_values_t *constants,
                                    const char *build_flags, const char *kernel_name,
-                                   ze_kernel_handle_t *out);
-/* Typed argument setters; the message names the kernel argument. */
-sdpa_status_t ze_set_arg(ze_kernel_handle_t kernel, uint32_t index, size_t size, const void *value);
-sdpa_status_t ze_set_ptr(ze_kernel_handle_t kernel, uint32_t index, const void *pointer);
+                                   const sdpa_arg_table_t *args, ze_kernel_handle_t *out);
+/* Sets every argument of kernel from values, a struct of the table's type
+ * (sdpa_fwd_args_t for sdpa_fwd_args_table, ...). A failure's message names
+ * the kernel and the argument. */
+sdpa_status_t ze_set_args(ze_kernel_handle_t kernel, const char *kernel_name,
+                          const sdpa_arg_table_t *args, const void *values);
 
 /* bwd.c */
 sdpa_status_t ze_bwd_prepare(sdpa_primitive_t *prim);
 void ze_bwd_release(sdpa_primitive_t *prim);
+/* Appends one backward execution to list, whose lock the caller holds;
+ * list_scratch is that list's scratch, used unless args->scratch is set. */
 sdpa_status_t ze_bwd_execute(sdpa_primitive_t *prim, const sdpa_exec_args_t *args,
-                             ze_command_list_handle_t list);
+                             ze_command_list_handle_t list, sdpa_scratch_t *list_scratch);
 
-/* bwd_xe.c: checks that a fast-path backward kernel (sdpa_xe_bwd or
- * sdpa_xe_bwd_dq of variant) takes the arguments of sdpa_xe_bwd_args.def,
- * which bwd.c sets by the portable kernels' indices. */
-sdpa_status_t ze_bwd_xe_check_kernel(ze_kernel_handle_t kernel, const char *variant,
-                                     const char *name);
-
-/* fwd.c: the forward pass (the plan chooses the kernel). */
+/* fwd.c: the forward pass (the plan chooses the kernel, portable or fast
+ * path). */
 sdpa_status_t ze_fwd_prepare(sdpa_primitive_t *prim);
 sdpa_status_t ze_fwd_execute(sdpa_primitive_t *prim, const sdpa_exec_args_t *args,
                              ze_command_list_handle_t list);
-
-/* fwd_xe.c: the same for the fast path, called by fwd.c once the plan has
- * chosen it: creates prim->fwd_kernel (checking its argument count against
- * the argument table) and launches it. */
-sdpa_status_t ze_fwd_xe_prepare(sdpa_primitive_t *prim);
-sdpa_status_t ze_fwd_xe_execute(sdpa_primitive_t *prim, const sdpa_exec_args_t *args,
-                                ze_command_list_handle_t list);
 
 #endif /* SDPA_ZE_H */

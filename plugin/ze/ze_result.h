@@ -9,12 +9,30 @@
 
 #include "sdpa.h"
 
-/* "ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY", ... */
-const char *ze_result_name(ze_result_t result);
+#include "ze_result_name.h"
 
-/* The sdpa_status_t a failed Level Zero call maps to (out-of-memory results
- * keep their meaning, a build failure is SDPA_ERROR_BUILD_FAILED, anything else
- * is SDPA_ERROR_DEVICE), with the message "<call> failed: <result name>". */
+/* The one mapping from Level Zero results to sdpa_status_t, used for every
+ * Level Zero call the backend makes:
+ *   ZE_RESULT_SUCCESS                          SDPA_SUCCESS
+ *   ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY         SDPA_ERROR_OUT_OF_HOST_MEMORY
+ *   ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY       SDPA_ERROR_OUT_OF_DEVICE_MEMORY
+ *   ZE_RESULT_ERROR_MODULE_BUILD_FAILURE,
+ *   ZE_RESULT_ERROR_MODULE_LINK_FAILURE        SDPA_ERROR_BUILD_FAILED
+ *   ZE_RESULT_ERROR_UNSUPPORTED_SIZE, _FEATURE,
+ *   _VERSION, _ALIGNMENT                       SDPA_ERROR_UNSUPPORTED (the device
+ *                                              cannot serve this request; retrying
+ *                                              will not help)
+ *   anything else                              SDPA_ERROR_DEVICE */
+sdpa_status_t sdpa_ze_status(ze_result_t result);
+
+/* Sets the message "<what> failed: <result name> (0x<result>)", what being
+ * formatted from format (for example "zeKernelCreate(\"sdpa_fwd\")"), and
+ * returns sdpa_ze_status(result). */
+sdpa_status_t sdpa_ze_failf(ze_result_t result, const char *format, ...)
+        __attribute__((format(printf, 2, 3)));
+
+/* The same with what = call up to its first '(' (so that #call of a whole
+ * call expression names only the function). */
 sdpa_status_t sdpa_ze_fail(const char *call, ze_result_t result);
 
 /* Evaluates a Level Zero call; on failure returns sdpa_ze_fail() from the

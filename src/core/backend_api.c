@@ -123,3 +123,10 @@ sdpa_status_t sdpa_primitive_query_answer(const sdpa_primitive_t *prim, sdpa_que
     }
     return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "what = %d: not a valid sdpa_query_t", (int)what);
 }
+
+sdpa_status_t sdpa_orphan_fail(void)
+{
+    return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
+                     "prim outlived its context: context_destroy released it, only "
+                     "primitive_query and primitive_destroy accept it");
+}

@@ -26,6 +26,10 @@ sdpa_status_t sdpa_features_begin(const sdpa_context_t *ctx, const sdpa_features
                                   sdpa_features_t *features);
 void sdpa_features_store(const sdpa_features_t *features, sdpa_features_t *out);
 
+/* primitive_execute on a primitive whose context was destroyed first
+ * (sdpa.h, "Lifetime"): SDPA_ERROR_INVALID_ARGUMENT with a message. */
+sdpa_status_t sdpa_orphan_fail(void);
+
 /* What a context counts. */
 typedef struct sdpa_context_counters {
     uint64_t modules_built;       /* SDPA_QUERY_MODULES_BUILT */

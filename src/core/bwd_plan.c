@@ -11,20 +11,12 @@
 #include "kernel_abi_bwd.h"
 #include "kernel_abi_xe.h"
 
-#define THIN_Q_MAX_QUERIES 16
+#include "size_math.h"
 
 void sdpa_bwd_config_query_for(const sdpa_problem_desc_t *problem, const sdpa_shape_t *shape,
                                const sdpa_device_info_t *device, sdpa_config_query_t *out)
 {
-    unsigned props = 0;
-    if (shape->q_len <= THIN_Q_MAX_QUERIES)
-        props |= SDPA_CONFIG_THIN_Q;
-    if (device->integrated)
-        props |= SDPA_CONFIG_INTEGRATED;
-    if (SDPA_KERNELS_USE_FMA)
-        props |= SDPA_CONFIG_FMA;
-    if (problem->q.dtype == SDPA_DTYPE_F32)
-        props |= SDPA_CONFIG_F32;
+    unsigned props = sdpa_plan_config_props(problem, device, shape->q_len);
     *out = (sdpa_config_query_t){device->device_class, shape->head_size, shape->k_len, props};
 }
 
@@ -33,28 +25,9 @@ static void set_constants(sdpa_bwd_plan_t *plan, const sdpa_problem_desc_t *p,
 {
     sdpa_spec_values_t *v = &plan->constants;
     const sdpa_bwd_config_t *c = &plan->config;
-    int mask_buffer = p->mask_kind == SDPA_MASK_BUFFER;
-    int dropout = p->dropout.enabled != 0;
 
-    sdpa_spec_values_init(v);
-    sdpa_spec_values_set_int(v, SDPA_SC_QRY_DT, p->q.dtype);
-    sdpa_spec_values_set_int(v, SDPA_SC_KEY_DT, p->k.dtype);
-    sdpa_spec_values_set_int(v, SDPA_SC_VAL_DT, p->v.dtype);
-    sdpa_spec_values_set_int(v, SDPA_SC_DST_DT, p->dst.dtype);
-    sdpa_spec_values_set_int(v, SDPA_SC_MSK_DT, mask_buffer ? p->mask.dtype : SDPA_DTYPE_UNDEF);
-    sdpa_spec_values_set_int(v, SDPA_SC_SCALE_DT,
-                             p->scale_kind == SDPA_SCALE_DEVICE ? p->scale_dtype : SDPA_DTYPE_F32);
-    sdpa_spec_values_set_int(v, SDPA_SC_KV_GROUP_SIZE, (int32_t)shape->kv_group_size);
-    sdpa_spec_values_set_bool(v, SDPA_SC_TRANSPOSE_K, p->k.strides[2] == 1 && p->k.strides[3] != 1);
-    sdpa_spec_values_set_bool(v, SDPA_SC_D_FULL, shape->head_size == plan->d_max);
-    sdpa_spec_values_set_bool(v, SDPA_SC_WITH_ATTN_SCALE, p->scale_kind != SDPA_SCALE_NONE);
-    sdpa_spec_values_set_bool(v, SDPA_SC_WITH_HOST_SCALE, p->scale_kind == SDPA_SCALE_HOST);
-    sdpa_spec_values_set_bool(v, SDPA_SC_INVERT_SCALE,
-                              p->scale_kind != SDPA_SCALE_NONE && p->invert_scale);
-    sdpa_spec_values_set_int(v, SDPA_SC_MASK_KIND, p->mask_kind);
-    sdpa_spec_values_set_bool(v, SDPA_SC_BROADCAST_MASK_Q, mask_buffer && p->mask.dims[2] == 1);
-    sdpa_spec_values_set_bool(v, SDPA_SC_SOFTMAX_INF_AS_ZERO,
-                              p->softmax_kind == SDPA_SOFTMAX_INF_AS_ZERO);
+    /* Data types, shape, scale, mask, softmax, dropout: plan_common.h. */
+    sdpa_plan_common_constants(v, p, shape, plan->d_max);
 
     sdpa_spec_values_set_int(v, SDPA_SC_UNROLL_M_BCBR, c->unroll_m_bcbr);
     sdpa_spec_values_set_int(v, SDPA_SC_UNROLL_N_BCBR, c->unroll_n_bcbr);
@@ -72,15 +45,9 @@ static void set_constants(sdpa_bwd_plan_t *plan, const sdpa_problem_desc_t *p,
     int with_ds = p->ds.dtype != SDPA_DTYPE_UNDEF;
     sdpa_spec_values_set_bool(v, SDPA_SC_WITH_DS, with_ds);
     sdpa_spec_values_set_int(v, SDPA_SC_DS_DT, with_ds ? p->ds.dtype : SDPA_DTYPE_UNDEF);
-    sdpa_spec_values_set_bool(v, SDPA_SC_DQ_F32_SCRATCH, plan->scratch.dq_f32_scratch);
-    sdpa_spec_values_set_bool(v, SDPA_SC_DKV_F32_SCRATCH, plan->scratch.dkv_f32_scratch);
     sdpa_spec_values_set_bool(v, SDPA_SC_DKV_ATOMIC, plan->scratch.dkv_atomic);
     sdpa_spec_values_set_bool(v, SDPA_SC_DETERMINISTIC,
                               plan->scratch.mode == SDPA_BWD_MODE_DETERMINISTIC);
-
-    sdpa_spec_values_set_bool(v, SDPA_SC_WITH_DROPOUT, dropout);
-    sdpa_spec_values_set_bool(v, SDPA_SC_DROPOUT_HOST_SCALARS, dropout && p->dropout.host_scalars);
-    sdpa_spec_values_set_bool(v, SDPA_SC_DROPOUT_OFFSET, dropout && p->dropout.with_offset);
 }
 
 static void copy4(int64_t *out, const int64_t in[4])
@@ -88,11 +55,13 @@ static void copy4(int64_t *out, const int64_t in[4])
     memcpy(out, in, 4 * sizeof(int64_t));
 }
 
-/* Strides of a dense [B, H, S, D] f32 buffer. */
+/* Strides of a dense [B, H, S, D] f32 buffer (a scratch region, whose size
+ * sdpa_bwd_scratch_plan has bounded, so nothing saturates). */
 static void dense4(int64_t *out, int64_t heads, int64_t seq, int64_t d)
 {
-    out[0] = heads * seq * d;
-    out[1] = seq * d;
+    const int64_t dims[3] = {heads, seq, d};
+    out[0] = sdpa_size_to_int64(sdpa_size_product(dims, 3));
+    out[1] = sdpa_size_to_int64(sdpa_size_product(dims + 1, 2));
     out[2] = d;
     out[3] = 1;
 }
@@ -106,8 +75,8 @@ static void set_strides(sdpa_bwd_plan_t *plan, const sdpa_problem_desc_t *p,
     copy4(s + SDPA_BWD_STRIDE_K, p->k.strides);
     copy4(s + SDPA_BWD_STRIDE_Q, p->q.strides);
     copy4(s + SDPA_BWD_STRIDE_V, p->v.strides);
-    copy4(s + SDPA_BWD_STRIDE_A, p->dst.strides);
-    copy4(s + SDPA_BWD_STRIDE_DA, p->diff_dst.strides);
+    copy4(s + SDPA_BWD_STRIDE_DST, p->dst.strides);
+    copy4(s + SDPA_BWD_STRIDE_DIFF_DST, p->diff_dst.strides);
 
     if (plan->dq_target == SDPA_BWD_TARGET_SCRATCH)
         dense4(s + SDPA_BWD_STRIDE_DQ, shape->q_heads, shape->q_len, d);
@@ -146,15 +115,25 @@ static void add_post(sdpa_bwd_plan_t *plan, sdpa_bwd_buffer_t dst, sdpa_scratch_
     int64_t heads = gradient->dims[1], seq = gradient->dims[2], d = gradient->dims[3];
     post->dst = dst;
     post->src = src;
-    post->head_size = (int32_t)d;
-    post->seq_len = (int32_t)seq;
-    post->slices = slices;
+    sdpa_bwd_post_args_t *v = &post->args;
+    v->D = (int32_t)d;
+    v->S = (int32_t)seq;
+    v->SLICES = slices;
     /* Partials [B, Hq, S, D]: K/V head h sums query heads h*G .. h*G + G-1,
      * so the head stride spans G slices and the slices are one head apart. */
-    dense4(post->src_strides, src_heads, seq, d);
-    post->src_strides[1] = (int64_t)slices * seq * d;
-    post->slice_stride = seq * d;
-    copy4(post->dst_strides, gradient->strides);
+    int64_t src_strides[4];
+    dense4(src_strides, src_heads, seq, d);
+    const int64_t slice_dims[3] = {slices, seq, d};
+    src_strides[1] = sdpa_size_to_int64(sdpa_size_product(slice_dims, 3));
+    v->SLICE_STRIDE = sdpa_size_to_int64(sdpa_size_product(slice_dims + 1, 2));
+    v->SRC_S0 = src_strides[0];
+    v->SRC_S1 = src_strides[1];
+    v->SRC_S2 = src_strides[2];
+    v->SRC_S3 = src_strides[3];
+    v->DST_S0 = gradient->strides[0];
+    v->DST_S1 = gradient->strides[1];
+    v->DST_S2 = gradient->strides[2];
+    v->DST_S3 = gradient->strides[3];
     post->group_count[0] = div_up(seq, SDPA_BWD_POST_ROWS);
     post->group_count[1] = (uint32_t)heads;
     post->group_count[2] = (uint32_t)gradient->dims[0];
@@ -218,16 +197,12 @@ static sdpa_status_t set_geometry(sdpa_bwd_plan_t *plan, const sdpa_shape_t *sha
     plan->post_local[2] = 1;
 
     const uint32_t *groups[3] = {plan->pre_groups, plan->main_groups, plan->dq_groups};
-    for (int g = 0; g < 3; g++)
-        for (int i = 0; i < 3; i++) {
-            uint32_t max =
-                    device->max_group_count_xyz[i] ? device->max_group_count_xyz[i] : UINT32_MAX;
-            if (groups[g][i] > max)
-                return sdpa_fail(SDPA_ERROR_UNSUPPORTED,
-                                 "backward group count %c = %" PRIu32
-                                 " exceeds the device's %" PRIu32,
-                                 "xyz"[i], groups[g][i], max);
-        }
+    for (int g = 0; g < 3; g++) {
+        const int64_t counts[3] = {groups[g][0], groups[g][1], groups[g][2]};
+        sdpa_status_t status = sdpa_plan_check_group_count(counts, device, "backward");
+        if (status != SDPA_SUCCESS)
+            return status;
+    }
     return SDPA_SUCCESS;
 }
 
@@ -240,21 +215,13 @@ sdpa_status_t sdpa_bwd_plan_make(const sdpa_problem_desc_t *problem, const sdpa_
                          (int)problem->prop_kind);
     sdpa_bwd_plan_t plan;
     memset(&plan, 0, sizeof(plan));
-    plan.subgroup_size = sdpa_device_subgroup_size(device);
-    if (plan.subgroup_size == 0)
-        return sdpa_fail(SDPA_ERROR_UNSUPPORTED,
-                         "device \"%s\" supports none of the sub-group sizes the kernels are "
-                         "built for",
-                         device->name);
-    plan.d_max = sdpa_head_size_bucket(shape->head_size);
-    if (plan.d_max == 0 || plan.d_max > SDPA_BWD_MAX_HEAD_SIZE)
-        return sdpa_fail(SDPA_ERROR_UNSUPPORTED,
-                         "head size %" PRId64 ": backward serves head sizes 1..%d",
-                         shape->head_size, SDPA_BWD_MAX_HEAD_SIZE);
+    sdpa_status_t status = sdpa_plan_variant(shape, device, SDPA_BWD_MAX_HEAD_SIZE, "backward",
+                                             &plan.subgroup_size, &plan.d_max);
+    if (status != SDPA_SUCCESS)
+        return status;
 
     /* The fast path first; the portable kernels serve what it does not. */
     sdpa_xe_target_t xe = {SDPA_DEVICE_CLASS_UNKNOWN_GPU, 0, 0, 0, 0};
-    sdpa_status_t status;
     if (sdpa_bwd_xe_serves(problem, shape, device, &xe, NULL)) {
         status = sdpa_bwd_xe_config_choose(problem, shape, device, &xe, &plan.config,
                                            &plan.source, &plan.xe);
@@ -282,6 +249,18 @@ sdpa_status_t sdpa_bwd_plan_make(const sdpa_problem_desc_t *problem, const sdpa_
     if (status != SDPA_SUCCESS)
         return status;
     const sdpa_bwd_scratch_t *s = &plan.scratch;
+    /* The scratch is one allocation (the context's, or the caller's): refuse
+     * here rather than fail every execution. */
+    if (device->max_alloc_bytes && s->total_bytes > device->max_alloc_bytes)
+        return sdpa_fail(
+                SDPA_ERROR_UNSUPPORTED,
+                "backward scratch of %zu bytes (SDPA_QUERY_SCRATCH_BYTES, %s mode, B = "
+                "%" PRId64 ", Hq = %" PRId64 ", Hkv = %" PRId64 ", Sq = %" PRId64 ", Sk = %" PRId64
+                ", D = %" PRId64 ") exceeds the device's largest allocation, %" PRIu64
+                " bytes (maxMemAllocSize)",
+                s->total_bytes, s->mode == SDPA_BWD_MODE_DETERMINISTIC ? "deterministic" : "atomic",
+                shape->batch, shape->q_heads, shape->kv_heads, shape->q_len, shape->k_len,
+                shape->head_size, device->max_alloc_bytes);
     if (s->mode == SDPA_BWD_MODE_ATOMIC)
         plan.dq_target = s->dq_f32_scratch ? SDPA_BWD_TARGET_SCRATCH : SDPA_BWD_TARGET_OUTPUT;
     plan.dkv_target = (s->dkv_f32_scratch || s->dkv_partials) ? SDPA_BWD_TARGET_SCRATCH

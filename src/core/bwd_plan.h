@@ -19,6 +19,7 @@
 #include "config_choose.h"
 #include "device.h"
 #include "kernel_abi.h"
+#include "kernel_abi_bwd.h"
 #include "kernel_config.h"
 #include "problem.h"
 #include "sdpa.h"
@@ -39,9 +40,9 @@ typedef enum sdpa_bwd_target {
 typedef struct sdpa_bwd_post {
     sdpa_bwd_buffer_t dst;     /* SDPA_BWD_BUFFER_DIFF_Q, _DIFF_K or _DIFF_V */
     sdpa_scratch_region_t src; /* in the scratch */
-    int32_t head_size, seq_len, slices;
-    int64_t slice_stride;
-    int64_t src_strides[4], dst_strides[4];
+    /* Its arguments (sdpa_bwd_post_args.def) but the pointers DST and SRC,
+     * which the backend sets per execution from dst and src. */
+    sdpa_bwd_post_args_t args;
     uint32_t group_count[3];
 } sdpa_bwd_post_t;
 
@@ -93,7 +94,8 @@ void sdpa_bwd_config_query_for(const sdpa_problem_desc_t *problem, const sdpa_sh
 /* Plans the backward pass of problem (checked, prop_kind BACKWARD) on
  * device. Returns SDPA_SUCCESS, SDPA_ERROR_INVALID_CONFIG (a bad
  * BWD_SDPA_CONFIG), or SDPA_ERROR_UNSUPPORTED (head size above the largest
- * backward variant, no configuration fits the device, or sizes overflow). */
+ * backward variant, no configuration fits the device, sizes overflow, or
+ * the scratch exceeds device->max_alloc_bytes when that is not 0). */
 sdpa_status_t sdpa_bwd_plan_make(const sdpa_problem_desc_t *problem, const sdpa_shape_t *shape,
                                  const sdpa_device_info_t *device, sdpa_bwd_plan_t *out);
 

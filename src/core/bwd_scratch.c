@@ -4,6 +4,7 @@
 #include "bwd_scratch.h"
 #include "error.h"
 #include "kernel_abi_bwd.h"
+#include "size_math.h"
 #include "tensor_layout.h"
 
 _Static_assert(SDPA_BWD_STRIDES_COUNT == SDPA_BWD_STRIDE_COUNT,
@@ -14,26 +15,20 @@ sdpa_bwd_mode_t sdpa_bwd_mode_of(const sdpa_problem_desc_t *problem)
     return problem->deterministic ? SDPA_BWD_MODE_DETERMINISTIC : SDPA_BWD_MODE_ATOMIC;
 }
 
-/* a * b, or UINT64_MAX if that overflows. */
-static uint64_t mul_sat(uint64_t a, uint64_t b)
-{
-    uint64_t r;
-    return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
-}
-
 /* Appends a region of count elements of element_size bytes at the next
- * aligned offset; returns 0 on size_t overflow. */
+ * aligned offset; returns 0 if the scratch would exceed
+ * SDPA_MAX_BUFFER_BYTES. */
 static int append_region(size_t *end, sdpa_scratch_region_t *region, uint64_t count,
                          size_t element_size)
 {
-    size_t bytes, offset;
-    if (count > SIZE_MAX || __builtin_mul_overflow((size_t)count, element_size, &bytes) ||
-        __builtin_add_overflow(*end, (size_t)SDPA_BWD_SCRATCH_ALIGNMENT - 1, &offset))
-        return 0;
+    uint64_t bytes = sdpa_size_mul(count, element_size);
+    uint64_t offset = sdpa_size_add(*end, SDPA_BWD_SCRATCH_ALIGNMENT - 1);
     offset -= offset % SDPA_BWD_SCRATCH_ALIGNMENT;
-    if (__builtin_add_overflow(offset, bytes, end))
+    uint64_t new_end = sdpa_size_add(offset, bytes);
+    if (new_end > SDPA_MAX_BUFFER_BYTES)
         return 0;
-    *region = (sdpa_scratch_region_t){offset, bytes};
+    *region = (sdpa_scratch_region_t){(size_t)offset, (size_t)bytes};
+    *end = (size_t)new_end;
     return 1;
 }
 
@@ -61,14 +56,13 @@ sdpa_status_t sdpa_bwd_scratch_plan(const sdpa_problem_desc_t *problem, const sd
     memset(&s, 0, sizeof(s));
     s.mode = mode;
 
-    uint64_t d = (uint64_t)shape->head_size, k_len = (uint64_t)shape->k_len;
-    uint64_t q_rows = mul_sat(mul_sat((uint64_t)shape->batch, (uint64_t)shape->q_heads),
-                              (uint64_t)shape->q_len);
-    uint64_t q_elems = mul_sat(q_rows, d);
-    uint64_t kv_elems =
-            mul_sat(mul_sat(mul_sat((uint64_t)shape->batch, (uint64_t)shape->kv_heads), k_len), d);
-    uint64_t partial_elems =
-            mul_sat(mul_sat(mul_sat((uint64_t)shape->batch, (uint64_t)shape->q_heads), k_len), d);
+    const int64_t q_dims[4] = {shape->batch, shape->q_heads, shape->q_len, shape->head_size};
+    const int64_t kv_dims[4] = {shape->batch, shape->kv_heads, shape->k_len, shape->head_size};
+    const int64_t partial_dims[4] = {shape->batch, shape->q_heads, shape->k_len, shape->head_size};
+    uint64_t q_rows = sdpa_size_product(q_dims, 3);
+    uint64_t q_elems = sdpa_size_product(q_dims, 4);
+    uint64_t kv_elems = sdpa_size_product(kv_dims, 4);
+    uint64_t partial_elems = sdpa_size_product(partial_dims, 4);
     int gqa = shape->kv_group_size > 1;
     size_t end = 0;
     int ok = 1;
@@ -94,11 +88,12 @@ sdpa_status_t sdpa_bwd_scratch_plan(const sdpa_problem_desc_t *problem, const sd
     ok &= append_region(&end, &s.d_i, q_rows, sizeof(float));
     ok &= append_region(&end, &s.strides, SDPA_BWD_STRIDES_COUNT, sizeof(int64_t));
     /* Fills of the caller's buffers cover their elements as f32. */
-    ok &= q_elems <= SIZE_MAX / sizeof(float) && kv_elems <= SIZE_MAX / sizeof(float);
+    ok &= sdpa_size_bytes(q_elems, 32) <= SDPA_MAX_BUFFER_BYTES &&
+          sdpa_size_bytes(kv_elems, 32) <= SDPA_MAX_BUFFER_BYTES;
     if (!ok)
         return sdpa_fail(SDPA_ERROR_UNSUPPORTED,
                          "backward scratch for B = %lld, Hq = %lld, Sq = %lld, Sk = %lld, D = "
-                         "%lld would exceed the address space",
+                         "%lld would exceed the largest addressable buffer (2^63 - 1 bytes)",
                          (long long)shape->batch, (long long)shape->q_heads,
                          (long long)shape->q_len, (long long)shape->k_len,
                          (long long)shape->head_size);

@@ -12,8 +12,8 @@
  *     it is f32 and dense, else an f32 scratch [B, Hq, Sq, D] converted
  *     afterwards. With GQA (several query heads per K/V head) dK/dV are
  *     added atomically too: into diff_k/diff_v if both are f32 and dense,
- *     else f32 scratch [B, Hkv, Sk, D] each (one decision for the pair, as
- *     the DKV_F32_SCRATCH constant is one). Every buffer added into is
+ *     else f32 scratch [B, Hkv, Sk, D] each (one decision for the pair, so
+ *     that one pair of strides serves both). Every buffer added into is
  *     zero-filled first. Without GQA each work-group owns its keys' dK/dV
  *     and writes them directly. Results vary in the last bits from run to
  *     run (the order of atomic additions).
@@ -41,7 +41,8 @@
 #include "problem.h"
 #include "sdpa.h"
 
-#define SDPA_BWD_SCRATCH_ALIGNMENT 256
+/* The alignment sdpa.h promises callers' scratch needs. */
+#define SDPA_BWD_SCRATCH_ALIGNMENT SDPA_SCRATCH_ALIGNMENT
 #define SDPA_BWD_STRIDES_COUNT 32
 
 typedef enum sdpa_bwd_mode {
@@ -72,8 +73,8 @@ typedef struct sdpa_zero_fill {
 typedef struct sdpa_bwd_scratch {
     sdpa_bwd_mode_t mode;
 
-    /* Where the main kernel sums (the DQ_F32_SCRATCH, DKV_F32_SCRATCH and
-     * DKV_ATOMIC constants; DETERMINISTIC is mode). */
+    /* Where the main kernel sums (DKV_ATOMIC is a constant, DETERMINISTIC
+     * is mode; the scratch targets are pointers and strides). */
     int dq_f32_scratch;  /* dQ accumulates in region dq, then converted to diff_q */
     int dkv_f32_scratch; /* dK/dV accumulate in regions dk, dv (f32), then converted */
     int dkv_atomic;      /* several query heads add into one dK/dV */

@@ -6,24 +6,17 @@
  *   unroll_m_dbc, unroll_n_dbc, unroll_m_dbr, unroll_n_dbr, wg_m_bcbr,
  *   wg_n_bcbr, wg_m_dbc, wg_n_dbc, wg_m_dbr, wg_n_dbr)
  *
- * The GPU rows are the data of oneDNN's sdpa configs.cpp (its backward
- * table). oneDNN refuses some problems outright (Xe2 integrated, short
- * self-attention on Xe2, fewer than 256 queries on Xe-HPC) because it has
- * another implementation for them; we have not, so those problems take the
- * matching rows or the fallbacks. Rows without FMA were tuned for systolic
- * kernels and match only queries without FMA.
+ * Every row here can be selected (tests/core/test_config_rows.c). oneDNN's
+ * backward table (sdpa configs.cpp) has only systolic rows for Xe2 and rows
+ * for Xe-HPC that our kernels' local memory mostly cannot hold, so the GPU
+ * rows are ours: sized for the local memory sdpa_bwd.cl stages its tiles in
+ * (kernel_abi_bwd.h), measured spill-free on Tiger Lake, Arc A770 and Max
+ * 1550 by make gpu-isa (doc/gpu-isa.md). Xe2 and Xe3 take the fallbacks.
  *
  * The CPU rows are placeholders that satisfy every constraint; replace them
  * with measured ones (one line per row). Row order does not matter.
  */
-#include "kernel_config.h"
-
-#define ANY SDPA_CONFIG_ANY_SEQ
-#define THIN SDPA_CONFIG_THIN_Q
-#define QUANT SDPA_CONFIG_QUANTIZED
-#define INTEG SDPA_CONFIG_INTEGRATED
-#define FMA SDPA_CONFIG_FMA
-#define F32 SDPA_CONFIG_F32
+#include "config_table_rows.h"
 
 /* clang-format off */
 #define R(cls, head, seq, props, um_bcbr, un_bcbr, um_dbc, un_dbc, um_dbr, un_dbr, wm_bcbr, \
@@ -33,42 +26,29 @@
       wm_dbr, wn_dbr}}
 
 const sdpa_bwd_config_row_t sdpa_bwd_config_table[] = {
-        /* xe_hpc */
-        R(XE_HPC, 32, ANY, 0, 16, 16, 16, 16, 16, 16, 2, 16, 2, 2, 2, 16),
-        R(XE_HPC, 32, 128, 0, 16, 16, 16, 16, 16, 16, 2, 4, 2, 2, 2, 4),
+        /* xe_hpg, which xe_lp shares (config_match.c): ours, for sub-group 8
+         * and 64 KiB of local memory; 16 sub-groups with small tiles each
+         * (Xe-LP spilled with larger ones, doc/gpu-isa.md). Head size 256
+         * does not fit 64 KiB. */
+        R(XE_HPG,  32, ANY, FMA,      8, 8,  8, 8,  8, 8, 4, 4, 4, 4, 4, 4),
+        R(XE_HPG,  32, ANY, FMA|THIN, 8, 4,  8, 8,  8, 4, 4, 4, 4, 4, 4, 4),
+        R(XE_HPG,  64, ANY, FMA,      8, 4, 16, 8, 16, 4, 4, 4, 4, 4, 4, 4),
+        R(XE_HPG,  64, ANY, FMA|THIN, 8, 4, 16, 8, 16, 4, 4, 4, 4, 4, 4, 4),
+        R(XE_HPG, 128, ANY, FMA,      8, 2, 16, 8, 16, 8, 2, 8, 8, 2, 8, 2),
+        R(XE_HPG, 128, ANY, FMA|THIN, 8, 2, 16, 8, 16, 8, 2, 8, 8, 2, 8, 2),
 
-        R(XE_HPC, 64, ANY, 0, 16, 32, 16, 16, 32, 32, 2, 16, 4, 2, 2, 16),
-        R(XE_HPC, 64, 64, 0, 16, 16, 16, 16, 16, 32, 2, 4, 4, 2, 4, 2),
-        R(XE_HPC, 64, 77, 0, 16, 16, 16, 16, 32, 32, 1, 8, 4, 1, 2, 4),
-        R(XE_HPC, 64, 128, 0, 16, 16, 16, 16, 16, 16, 4, 4, 4, 4, 4, 4),
-
-        R(XE_HPC, 128, ANY, 0, 16, 16, 16, 16, 32, 32, 2, 8, 8, 2, 4, 4),
-
-        R(XE_HPC, 32, ANY, THIN, 16, 16, 16, 16, 32, 16, 1, 2, 2, 1, 1, 2),
-        R(XE_HPC, 64, ANY, THIN, 32, 16, 16, 32, 32, 32, 1, 4, 4, 1, 2, 2),
-        R(XE_HPC, 128, ANY, THIN, 16, 16, 16, 16, 32, 32, 2, 8, 8, 2, 4, 4),
-
-        R(XE_HPC, 32, ANY, F32|FMA, 32, 32, 16, 16, 32, 32, 1, 4, 2, 2, 1, 4),
-        R(XE_HPC, 64, ANY, F32|FMA, 16, 32, 16, 16, 16, 32, 4, 4, 4, 4, 4, 4),
-        R(XE_HPC, 128, ANY, F32|FMA, 16, 16, 16, 32, 32, 32, 2, 4, 8, 1, 4, 2),
+        /* xe_hpc: ours, for sub-group 16 and 128 KiB of local memory, 16
+         * sub-groups. Head size 512 does not fit 128 KiB. */
+        R(XE_HPC,  32, ANY, FMA,      16, 8, 16, 16, 16, 8, 4, 4, 2, 4, 2, 4),
+        R(XE_HPC,  32, ANY, FMA|THIN, 16, 4, 16, 16, 16, 4, 4, 4, 2, 4, 2, 4),
+        R(XE_HPC,  64, ANY, FMA,      16, 8, 16, 16, 16, 8, 4, 4, 4, 4, 4, 4),
+        R(XE_HPC,  64, ANY, FMA|THIN, 16, 4, 16, 16, 16, 4, 4, 4, 4, 4, 4, 4),
+        R(XE_HPC, 128, ANY, FMA,      16, 2, 16, 16, 16, 8, 2, 8, 8, 2, 8, 2),
+        R(XE_HPC, 128, ANY, FMA|THIN, 16, 2, 16, 16, 16, 8, 2, 8, 8, 2, 8, 2),
+        R(XE_HPC, 256, ANY, FMA,      16, 1, 16, 16, 16, 16, 1, 16, 16, 1, 16, 1),
+        R(XE_HPC, 256, ANY, FMA|THIN, 16, 1, 16, 16, 16, 16, 1, 16, 16, 1, 16, 1),
 
         /* xe2 */
-        R(XE2, 32, ANY, INTEG, 16, 64, 16, 16, 32, 32, 2, 2, 2, 2, 1, 4),
-        R(XE2, 64, ANY, INTEG, 16, 32, 16, 16, 32, 32, 2, 4, 4, 2, 2, 4),
-        R(XE2, 128, ANY, INTEG, 16, 32, 16, 16, 32, 32, 4, 8, 8, 4, 4, 8),
-
-        R(XE2, 32, ANY, 0, 16, 64, 16, 16, 32, 32, 2, 2, 2, 2, 1, 4),
-        R(XE2, 32, 128, 0, 16, 16, 16, 16, 16, 16, 4, 4, 2, 4, 2, 4),
-        R(XE2, 32, 196, 0, 16, 16, 16, 16, 16, 32, 1, 2, 2, 1, 2, 1),
-        R(XE2, 64, ANY, 0, 16, 32, 16, 16, 32, 32, 2, 4, 4, 2, 2, 4),
-        R(XE2, 64, 50, 0, 16, 16, 16, 16, 32, 32, 1, 4, 4, 1, 2, 2),
-        R(XE2, 64, 64, 0, 16, 16, 16, 32, 32, 32, 2, 4, 4, 1, 2, 2),
-        R(XE2, 64, 65, 0, 16, 16, 16, 16, 16, 32, 2, 4, 4, 2, 4, 2),
-        R(XE2, 64, 128, 0, 16, 16, 32, 32, 16, 16, 4, 4, 2, 2, 4, 4),
-        R(XE2, 64, 512, 0, 16, 16, 16, 32, 16, 16, 4, 4, 4, 2, 4, 4),
-        R(XE2, 88, ANY, 0, 16, 16, 16, 32, 32, 32, 2, 8, 8, 1, 4, 4),
-        R(XE2, 128, ANY, 0, 16, 16, 16, 16, 32, 32, 2, 8, 8, 2, 4, 4),
-
 
         /* cpu (drivers/ze_cpu and any CPU Level Zero driver): placeholders
          * that fit 256 KiB of local memory (SDPA_BWD_SLM_BYTES grows with
@@ -103,16 +83,16 @@ const sdpa_bwd_config_row_t sdpa_bwd_config_table[] = {
 const size_t sdpa_bwd_config_table_size =
         sizeof(sdpa_bwd_config_table) / sizeof(sdpa_bwd_config_table[0]);
 
-/* Last resort for any device and problem, one per head-size bucket, valid
- * at sub-group 8 and 16 with 512 work-items. Local memory decides where they
- * fit (kernel_abi_bwd.h stages K, V, Q and dO as f32): up to head size 128 in
- * 64 KiB, 256 in 128 KiB; the 512 row needs 227 KiB (the CPU). */
+/* Last resort for any GPU and problem, one per head-size bucket up to 256,
+ * valid at sub-group 8 and 16 with 512 work-items. Local memory decides where
+ * they fit (kernel_abi_bwd.h stages K, V, Q and dO as f32): up to head size
+ * 128 in 64 KiB, 256 in 128 KiB. Head size 512 would need 227 KiB, which no
+ * GPU we know has (the CPU has rows of its own): refused on a GPU. */
 const sdpa_bwd_config_row_t sdpa_bwd_config_fallbacks[] = {
         R(UNKNOWN_GPU,  32, ANY, 0, 16, 8,  16, 16,  16, 16, 2, 4, 2, 2, 2, 2),
         R(UNKNOWN_GPU,  64, ANY, 0, 16, 4,  16, 16,  16, 16, 2, 4, 4, 2, 4, 1),
         R(UNKNOWN_GPU, 128, ANY, 0, 16, 4,  32, 16,  32, 16, 1, 4, 4, 1, 4, 1),
         R(UNKNOWN_GPU, 256, ANY, 0, 16, 4,  64, 16,  64, 16, 1, 4, 4, 1, 4, 1),
-        R(UNKNOWN_GPU, 512, ANY, 0, 16, 4, 128, 16, 128, 16, 1, 4, 4, 1, 4, 1),
 };
 /* clang-format on */
 

@@ -40,13 +40,26 @@ static const char *const bwd_names[SDPA_BWD_CONFIG_INTS] = {
         "unroll_m_DBr",  "unroll_n_DBr",  "wg_m_BcBr",    "wg_n_BcBr",
         "wg_m_DBc",      "wg_n_DBc",      "wg_m_DBr",     "wg_n_DBr"};
 
-/* Index of the first value outside 1..SDPA_CONFIG_VALUE_MAX, or -1. */
-static int first_out_of_range(const int *values, int count)
+/* Checks that every value is in 1..SDPA_CONFIG_VALUE_MAX (names[i] names
+ * values[i]). */
+static sdpa_status_t check_ranges(checked_config_t *cc, const int *values, const char *const *names,
+                                  int count)
 {
     for (int i = 0; i < count; i++)
         if (values[i] < 1 || values[i] > SDPA_CONFIG_VALUE_MAX)
-            return i;
-    return -1;
+            return BREAKS("every value is in 1..1024", "%s = %d", names[i], values[i]);
+    return SDPA_SUCCESS;
+}
+
+/* Checks that local memory of slm bytes fits the device; what names the
+ * formula and its inputs. */
+static sdpa_status_t check_local_memory(checked_config_t *cc, const char *what, int64_t slm,
+                                        const sdpa_kernel_target_t *t)
+{
+    if (slm <= (int64_t)t->device->slm_bytes)
+        return SDPA_SUCCESS;
+    return BREAKS("local memory <= the device's", "%s = %" PRId64 " > %" PRIu64 " bytes on %s",
+                  what, slm, t->device->slm_bytes, t->device->name);
 }
 
 /* Checks that a work-group of n_sg sub-groups fits the device: local size
@@ -93,61 +106,91 @@ static sdpa_status_t check_per_lane(checked_config_t *cc, const char *formula, i
     return BREAKS(rule, "%" PRId64 " > %" PRId64, share, max);
 }
 
+/* Checks a == b: two tilings cover the same extent. */
+static sdpa_status_t check_same(checked_config_t *cc, const char *rule, int64_t a, int64_t b)
+{
+    if (a == b)
+        return SDPA_SUCCESS;
+    return BREAKS(rule, "%" PRId64 " != %" PRId64, a, b);
+}
+
+/* Checks that unroll * wg rows of a tile cover the head size. */
+static sdpa_status_t check_covers_head(checked_config_t *cc, const char *rule, int unroll, int wg,
+                                       const sdpa_kernel_target_t *t)
+{
+    int64_t rows = (int64_t)unroll * wg;
+    if (rows >= t->head_size)
+        return SDPA_SUCCESS;
+    return BREAKS(rule, "%d * %d = %" PRId64 " < %" PRId64, unroll, wg, rows, t->head_size);
+}
+
+/* Checks that a grid of n sub-groups fits in the largest, of max. */
+static sdpa_status_t check_grid_fits(checked_config_t *cc, const char *rule, int64_t n, int64_t max)
+{
+    if (n <= max)
+        return SDPA_SUCCESS;
+    return BREAKS(rule, "%" PRId64 " > %" PRId64 " sub-groups", n, max);
+}
+
+/* An axis that runs along the lanes (check_lane_axis). */
+typedef struct lane_axis {
+    const char *name, *why;
+    int value;
+} lane_axis_t;
+
+static sdpa_status_t check_lane_axes(checked_config_t *cc, const lane_axis_t *axes, int count,
+                                     const sdpa_kernel_target_t *t)
+{
+    for (int i = 0; i < count; i++) {
+        sdpa_status_t status = check_lane_axis(cc, axes[i].name, axes[i].why, axes[i].value, t);
+        if (status != SDPA_SUCCESS)
+            return status;
+    }
+    return SDPA_SUCCESS;
+}
+
 sdpa_status_t sdpa_fwd_config_check(const sdpa_fwd_config_t *c, const sdpa_kernel_target_t *t,
                                     const char *source)
 {
     checked_config_t checked = {source, c, NULL, ""}, *cc = &checked;
     int values[SDPA_FWD_CONFIG_INTS];
     sdpa_fwd_config_to_ints(c, values);
-    sdpa_status_t status;
-
-    int bad = first_out_of_range(values, SDPA_FWD_CONFIG_INTS);
-    if (bad >= 0)
-        return BREAKS("every value is in 1..1024", "%s = %d", fwd_names[bad], values[bad]);
+    sdpa_status_t status = check_ranges(cc, values, fwd_names, SDPA_FWD_CONFIG_INTS);
+    if (status != SDPA_SUCCESS)
+        return status;
 
     int64_t bq_kq = (int64_t)c->unroll_n_kq * c->wg_n_kq;
     int64_t bq_vs = (int64_t)c->unroll_n_vs * c->wg_n_vs;
-    if (bq_kq != bq_vs)
-        return BREAKS("unroll_n_kq * wg_n_kq == unroll_n_vs * wg_n_vs (S and O cover the same "
-                      "queries)",
-                      "%" PRId64 " != %" PRId64, bq_kq, bq_vs);
-    if (c->unroll_n_kq % c->unroll_n_vs != 0)
-        return BREAKS("unroll_n_kq % unroll_n_vs == 0", "%d %% %d = %d", c->unroll_n_kq,
-                      c->unroll_n_vs, c->unroll_n_kq % c->unroll_n_vs);
-    int64_t bd = (int64_t)c->unroll_m_vs * c->wg_m_vs;
-    if (bd < t->head_size)
-        return BREAKS("unroll_m_vs * wg_m_vs >= head size", "%d * %d = %" PRId64 " < %" PRId64,
-                      c->unroll_m_vs, c->wg_m_vs, bd, t->head_size);
-
     /* sdpa_fwd.cl: both grids index the same sub-groups, S has its lanes
      * along queries and O along the head dimension. */
     int64_t sg_kq = (int64_t)c->wg_m_kq * c->wg_n_kq;
     int64_t sg_vs = (int64_t)c->wg_m_vs * c->wg_n_vs;
-    if (sg_kq != sg_vs)
-        return BREAKS("wg_m_kq * wg_n_kq == wg_m_vs * wg_n_vs (both grids are the work-group's "
-                      "sub-groups)",
-                      "%" PRId64 " != %" PRId64, sg_kq, sg_vs);
-    status = check_lane_axis(cc, "unroll_n_kq", "lanes run along the queries of S", c->unroll_n_kq,
-                             t);
-    if (status != SDPA_SUCCESS)
-        return status;
-    status = check_lane_axis(cc, "unroll_m_vs", "lanes run along the head dimension of O",
-                             c->unroll_m_vs, t);
-    if (status != SDPA_SUCCESS)
-        return status;
+    const lane_axis_t lanes[] = {
+            {"unroll_n_kq", "lanes run along the queries of S", c->unroll_n_kq},
+            {"unroll_m_vs", "lanes run along the head dimension of O", c->unroll_m_vs}};
     int64_t q_vectors = c->unroll_n_kq / (int64_t)t->subgroup_size;
     int64_t d_vectors = c->unroll_m_vs / (int64_t)t->subgroup_size;
-    status = check_per_lane(cc, "unroll_m_kq * (unroll_n_kq / sub-group)",
-                            c->unroll_m_kq * q_vectors, SDPA_FWD_MAX_S_PER_LANE(t->d_max));
-    if (status != SDPA_SUCCESS)
+    if ((status = check_same(cc,
+                             "unroll_n_kq * wg_n_kq == unroll_n_vs * wg_n_vs (S and O cover the "
+                             "same queries)",
+                             bq_kq, bq_vs)))
         return status;
-    status = check_per_lane(cc, "unroll_n_vs * (unroll_m_vs / sub-group)",
-                            c->unroll_n_vs * d_vectors, SDPA_FWD_MAX_O_PER_LANE(t->d_max));
-    if (status != SDPA_SUCCESS)
-        return status;
-    status = check_per_lane(cc, "unroll_n_kq / sub-group", q_vectors,
-                            SDPA_FWD_MAX_Q_PER_LANE(t->d_max));
-    if (status != SDPA_SUCCESS)
+    if (c->unroll_n_kq % c->unroll_n_vs != 0)
+        return BREAKS("unroll_n_kq % unroll_n_vs == 0", "%d %% %d = %d", c->unroll_n_kq,
+                      c->unroll_n_vs, c->unroll_n_kq % c->unroll_n_vs);
+    if ((status = check_covers_head(cc, "unroll_m_vs * wg_m_vs >= head size", c->unroll_m_vs,
+                                    c->wg_m_vs, t)) ||
+        (status = check_same(cc,
+                             "wg_m_kq * wg_n_kq == wg_m_vs * wg_n_vs (both grids are the "
+                             "work-group's sub-groups)",
+                             sg_kq, sg_vs)) ||
+        (status = check_lane_axes(cc, lanes, 2, t)) ||
+        (status = check_per_lane(cc, "unroll_m_kq * (unroll_n_kq / sub-group)",
+                                 c->unroll_m_kq * q_vectors, SDPA_FWD_MAX_S_PER_LANE(t->d_max))) ||
+        (status = check_per_lane(cc, "unroll_n_vs * (unroll_m_vs / sub-group)",
+                                 c->unroll_n_vs * d_vectors, SDPA_FWD_MAX_O_PER_LANE(t->d_max))) ||
+        (status = check_per_lane(cc, "unroll_n_kq / sub-group", q_vectors,
+                                 SDPA_FWD_MAX_Q_PER_LANE(t->d_max))))
         return status;
 
     if (!t->device)
@@ -158,12 +201,11 @@ sdpa_status_t sdpa_fwd_config_check(const sdpa_fwd_config_t *c, const sdpa_kerne
         return status;
     int64_t bk = (int64_t)c->unroll_m_kq * c->wg_m_kq;
     int64_t slm = SDPA_FWD_SLM_BYTES((int64_t)t->d_max, bq_kq, bk, (int64_t)c->wg_m_kq);
-    if (slm > (int64_t)t->device->slm_bytes)
-        return BREAKS("local memory <= the device's",
-                      "SDPA_FWD_SLM_BYTES(d_max %d, BQ %" PRId64 ", BK %" PRId64
-                      ", wg_m_kq %d) = %" PRId64 " > %" PRIu64 " bytes on %s",
-                      t->d_max, bq_kq, bk, c->wg_m_kq, slm, t->device->slm_bytes, t->device->name);
-    return SDPA_SUCCESS;
+    char what[128];
+    snprintf(what, sizeof(what),
+             "SDPA_FWD_SLM_BYTES(d_max %d, BQ %" PRId64 ", BK %" PRId64 ", wg_m_kq %d)", t->d_max,
+             bq_kq, bk, c->wg_m_kq);
+    return check_local_memory(cc, what, slm, t);
 }
 
 sdpa_status_t sdpa_bwd_config_check(const sdpa_bwd_config_t *c, const sdpa_kernel_target_t *t,
@@ -172,56 +214,38 @@ sdpa_status_t sdpa_bwd_config_check(const sdpa_bwd_config_t *c, const sdpa_kerne
     checked_config_t checked = {source, NULL, c, ""}, *cc = &checked;
     int values[SDPA_BWD_CONFIG_INTS];
     sdpa_bwd_config_to_ints(c, values);
-    sdpa_status_t status;
-
-    int bad = first_out_of_range(values, SDPA_BWD_CONFIG_INTS);
-    if (bad >= 0)
-        return BREAKS("every value is in 1..1024", "%s = %d", bwd_names[bad], values[bad]);
+    sdpa_status_t status = check_ranges(cc, values, bwd_names, SDPA_BWD_CONFIG_INTS);
+    if (status != SDPA_SUCCESS)
+        return status;
 
     int64_t sg_bcbr = (int64_t)c->wg_m_bcbr * c->wg_n_bcbr;
     int64_t sg_dbc = (int64_t)c->wg_m_dbc * c->wg_n_dbc;
     int64_t sg_dbr = (int64_t)c->wg_m_dbr * c->wg_n_dbr;
-
     int64_t bc = (int64_t)c->unroll_m_bcbr * c->wg_m_bcbr;
-    int64_t bc_dbc = (int64_t)c->unroll_n_dbc * c->wg_n_dbc;
-    if (bc != bc_dbc)
-        return BREAKS("unroll_m_BcBr * wg_m_BcBr == unroll_n_DBc * wg_n_DBc (S and dK/dV cover "
-                      "the same keys)",
-                      "%" PRId64 " != %" PRId64, bc, bc_dbc);
-    if (sg_dbc > sg_bcbr)
-        return BREAKS("wg_m_DBc * wg_n_DBc <= wg_m_BcBr * wg_n_BcBr",
-                      "%" PRId64 " > %" PRId64 " sub-groups", sg_dbc, sg_bcbr);
-    int64_t d_dbc = (int64_t)c->unroll_m_dbc * c->wg_m_dbc;
-    if (d_dbc < t->head_size)
-        return BREAKS("unroll_m_DBc * wg_m_DBc >= head size", "%d * %d = %" PRId64 " < %" PRId64,
-                      c->unroll_m_dbc, c->wg_m_dbc, d_dbc, t->head_size);
     int64_t br = (int64_t)c->unroll_n_bcbr * c->wg_n_bcbr;
-    int64_t br_dbr = (int64_t)c->unroll_n_dbr * c->wg_n_dbr;
-    if (br != br_dbr)
-        return BREAKS("unroll_n_BcBr * wg_n_BcBr == unroll_n_DBr * wg_n_DBr (S and dQ cover the "
-                      "same queries)",
-                      "%" PRId64 " != %" PRId64, br, br_dbr);
-    if (sg_dbr > sg_bcbr)
-        return BREAKS("wg_m_DBr * wg_n_DBr <= wg_m_BcBr * wg_n_BcBr",
-                      "%" PRId64 " > %" PRId64 " sub-groups", sg_dbr, sg_bcbr);
-    int64_t d_dbr = (int64_t)c->unroll_m_dbr * c->wg_m_dbr;
-    if (d_dbr < t->head_size)
-        return BREAKS("unroll_m_DBr * wg_m_DBr >= head size", "%d * %d = %" PRId64 " < %" PRId64,
-                      c->unroll_m_dbr, c->wg_m_dbr, d_dbr, t->head_size);
-
     /* kernel_abi_bwd.h: lanes run along keys in S and dK/dV, along the head
      * dim in dQ. Every tile lives in local memory: no per-lane limit. */
-    status = check_lane_axis(cc, "unroll_m_BcBr", "lanes run along the keys of S", c->unroll_m_bcbr,
-                             t);
-    if (status != SDPA_SUCCESS)
-        return status;
-    status = check_lane_axis(cc, "unroll_n_DBc", "lanes run along the keys of dK/dV",
-                             c->unroll_n_dbc, t);
-    if (status != SDPA_SUCCESS)
-        return status;
-    status = check_lane_axis(cc, "unroll_m_DBr", "lanes run along the head dim of dQ",
-                             c->unroll_m_dbr, t);
-    if (status != SDPA_SUCCESS)
+    const lane_axis_t lanes[] = {
+            {"unroll_m_BcBr", "lanes run along the keys of S", c->unroll_m_bcbr},
+            {"unroll_n_DBc", "lanes run along the keys of dK/dV", c->unroll_n_dbc},
+            {"unroll_m_DBr", "lanes run along the head dim of dQ", c->unroll_m_dbr}};
+    if ((status = check_same(cc,
+                             "unroll_m_BcBr * wg_m_BcBr == unroll_n_DBc * wg_n_DBc (S and dK/dV "
+                             "cover the same keys)",
+                             bc, (int64_t)c->unroll_n_dbc * c->wg_n_dbc)) ||
+        (status = check_grid_fits(cc, "wg_m_DBc * wg_n_DBc <= wg_m_BcBr * wg_n_BcBr", sg_dbc,
+                                  sg_bcbr)) ||
+        (status = check_covers_head(cc, "unroll_m_DBc * wg_m_DBc >= head size", c->unroll_m_dbc,
+                                    c->wg_m_dbc, t)) ||
+        (status = check_same(cc,
+                             "unroll_n_BcBr * wg_n_BcBr == unroll_n_DBr * wg_n_DBr (S and dQ "
+                             "cover the same queries)",
+                             br, (int64_t)c->unroll_n_dbr * c->wg_n_dbr)) ||
+        (status = check_grid_fits(cc, "wg_m_DBr * wg_n_DBr <= wg_m_BcBr * wg_n_BcBr", sg_dbr,
+                                  sg_bcbr)) ||
+        (status = check_covers_head(cc, "unroll_m_DBr * wg_m_DBr >= head size", c->unroll_m_dbr,
+                                    c->wg_m_dbr, t)) ||
+        (status = check_lane_axes(cc, lanes, 3, t)))
         return status;
 
     if (!t->device)
@@ -238,10 +262,9 @@ sdpa_status_t sdpa_bwd_config_check(const sdpa_bwd_config_t *c, const sdpa_kerne
     int64_t slm_dq = SDPA_BWD_DQ_SLM_BYTES(t->head_size, bc, br);
     if (slm_dq > slm)
         slm = slm_dq;
-    if (slm > (int64_t)t->device->slm_bytes)
-        return BREAKS("local memory <= the device's",
-                      "backward local memory (head size %" PRId64 ", Bc %" PRId64 ", Br %" PRId64
-                      ") = %" PRId64 " > %" PRIu64 " bytes on %s",
-                      t->head_size, bc, br, slm, t->device->slm_bytes, t->device->name);
-    return SDPA_SUCCESS;
+    char what[128];
+    snprintf(what, sizeof(what),
+             "backward local memory (head size %" PRId64 ", Bc %" PRId64 ", Br %" PRId64 ")",
+             t->head_size, bc, br);
+    return check_local_memory(cc, what, slm, t);
 }

@@ -1,4 +1,5 @@
 /* config_choose.c - override, table, fallback: the configuration to run. */
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -6,9 +7,20 @@
 #include "config_env.h"
 #include "error.h"
 
+/* The SPIR-V variants' head-size buckets, ascending. */
+static const int buckets[] = {
+#define SDPA_HEAD_SIZE_BUCKET(d_max) d_max,
+#include "head_size_buckets.def"
+#undef SDPA_HEAD_SIZE_BUCKET
+};
+
+int sdpa_head_size_max(void)
+{
+    return buckets[sizeof(buckets) / sizeof(buckets[0]) - 1];
+}
+
 int sdpa_head_size_bucket(int64_t head_size)
 {
-    static const int buckets[] = {32, 64, 128, 256, 512};
     if (head_size < 1)
         return 0;
     for (size_t i = 0; i < sizeof(buckets) / sizeof(buckets[0]); i++)
@@ -39,6 +51,19 @@ static sdpa_status_t as_unsupported(sdpa_status_t status)
     return sdpa_fail(SDPA_ERROR_UNSUPPORTED, "%s", message);
 }
 
+/* The refusal when no row at all matches: a head size above the largest
+ * bucket of the device's tables (512 on the CPU, 256 on GPUs). */
+static sdpa_status_t no_configuration(const sdpa_config_query_t *query,
+                                      const sdpa_kernel_target_t *target)
+{
+    return sdpa_fail(SDPA_ERROR_UNSUPPORTED,
+                     "head size %lld: no configuration serves it on \"%s\" (%s), whose local "
+                     "memory is %llu KiB",
+                     (long long)query->head_size, target->device->name,
+                     sdpa_device_class_name(target->device->device_class),
+                     (unsigned long long)(target->device->slm_bytes / 1024));
+}
+
 static void set_source(sdpa_config_source_t *source, const char *text, int from_env,
                        int skipped_rows)
 {
@@ -49,90 +74,121 @@ static void set_source(sdpa_config_source_t *source, const char *text, int from_
     source->skipped_rows = skipped_rows;
 }
 
+/* What differs between choosing a forward and a backward configuration. */
+typedef struct direction {
+    /* The candidate rows (their criteria, the rows' first member), best
+     * first, and how many matched (sdpa_*_config_candidates). */
+    size_t (*candidates)(const sdpa_config_query_t *query, const sdpa_config_criteria_t **out);
+    sdpa_status_t (*check)(const void *config, const sdpa_kernel_target_t *target,
+                           const char *what);
+    const void *fallbacks; /* the fallback table, to tell its rows */
+    size_t fallbacks_bytes;
+    size_t config_offset, config_size; /* the configuration in a row */
+} direction_t;
+
+static size_t fwd_candidates(const sdpa_config_query_t *query, const sdpa_config_criteria_t **out)
+{
+    const sdpa_fwd_config_row_t *rows[SDPA_CONFIG_MAX_CANDIDATES];
+    size_t n = sdpa_fwd_config_candidates(query, rows, SDPA_CONFIG_MAX_CANDIDATES);
+    for (size_t i = 0; i < n && i < SDPA_CONFIG_MAX_CANDIDATES; i++)
+        out[i] = &rows[i]->criteria;
+    return n;
+}
+
+static size_t bwd_candidates(const sdpa_config_query_t *query, const sdpa_config_criteria_t **out)
+{
+    const sdpa_bwd_config_row_t *rows[SDPA_CONFIG_MAX_CANDIDATES];
+    size_t n = sdpa_bwd_config_candidates(query, rows, SDPA_CONFIG_MAX_CANDIDATES);
+    for (size_t i = 0; i < n && i < SDPA_CONFIG_MAX_CANDIDATES; i++)
+        out[i] = &rows[i]->criteria;
+    return n;
+}
+
+static sdpa_status_t check_fwd(const void *config, const sdpa_kernel_target_t *target,
+                               const char *what)
+{
+    return sdpa_fwd_config_check(config, target, what);
+}
+
+static sdpa_status_t check_bwd(const void *config, const sdpa_kernel_target_t *target,
+                               const char *what)
+{
+    return sdpa_bwd_config_check(config, target, what);
+}
+
+/* The override env_config (read from variable var; NULL if none is set),
+ * else the first candidate row the checks accept on target, copied to out.
+ * Only the fallback's failure is reported (the other rows are named
+ * cheaply), as SDPA_ERROR_UNSUPPORTED: when not even the fallback fits, the
+ * device, not the problem, is at fault. */
+static sdpa_status_t choose(const direction_t *d, const sdpa_config_query_t *query,
+                            const sdpa_kernel_target_t *target, const void *env_config,
+                            const char *var, void *out, sdpa_config_source_t *source)
+{
+    if (env_config) {
+        sdpa_status_t status = d->check(env_config, target, var);
+        if (status == SDPA_SUCCESS) {
+            memcpy(out, env_config, d->config_size);
+            set_source(source, var, 1, 0);
+        }
+        return status;
+    }
+    const sdpa_config_criteria_t *rows[SDPA_CONFIG_MAX_CANDIDATES];
+    size_t n = d->candidates(query, rows);
+    if (n > SDPA_CONFIG_MAX_CANDIDATES)
+        n = SDPA_CONFIG_MAX_CANDIDATES;
+    const char *fallbacks = d->fallbacks;
+    sdpa_status_t status = no_configuration(query, target);
+    for (size_t i = 0; i < n; i++) {
+        const char *row = (const char *)rows[i];
+        int is_fallback = row >= fallbacks && row < fallbacks + d->fallbacks_bytes;
+        char what[96] = "table row";
+        if (is_fallback)
+            describe_row(rows[i], is_fallback, what, sizeof(what));
+        status = d->check(row + d->config_offset, target, what);
+        if (status == SDPA_SUCCESS) {
+            describe_row(rows[i], is_fallback, what, sizeof(what));
+            memcpy(out, row + d->config_offset, d->config_size);
+            set_source(source, what, 0, (int)i);
+            return SDPA_SUCCESS;
+        }
+    }
+    return as_unsupported(status);
+}
+
 sdpa_status_t sdpa_fwd_config_choose(const sdpa_config_query_t *query, int quantized,
                                      const sdpa_kernel_target_t *target, sdpa_fwd_config_t *out,
                                      sdpa_config_source_t *source)
 {
+    const direction_t fwd = {fwd_candidates,
+                             check_fwd,
+                             sdpa_fwd_config_fallbacks,
+                             sdpa_fwd_config_fallbacks_size * sizeof(sdpa_fwd_config_row_t),
+                             offsetof(sdpa_fwd_config_row_t, config),
+                             sizeof(sdpa_fwd_config_t)};
     sdpa_fwd_config_t config;
     int found;
     const char *var;
     sdpa_status_t status = sdpa_fwd_config_from_env(quantized, &config, &found, &var);
     if (status != SDPA_SUCCESS)
         return status;
-    if (found) {
-        status = sdpa_fwd_config_check(&config, target, var);
-        if (status != SDPA_SUCCESS)
-            return status;
-        *out = config;
-        set_source(source, var, 1, 0);
-        return SDPA_SUCCESS;
-    }
-
-    const sdpa_fwd_config_row_t *rows[SDPA_CONFIG_MAX_CANDIDATES];
-    size_t n = sdpa_fwd_config_candidates(query, rows, SDPA_CONFIG_MAX_CANDIDATES);
-    if (n > SDPA_CONFIG_MAX_CANDIDATES)
-        n = SDPA_CONFIG_MAX_CANDIDATES;
-    status = sdpa_fail(SDPA_ERROR_UNSUPPORTED, "head size %lld: no configuration serves it",
-                       (long long)query->head_size);
-    for (size_t i = 0; i < n; i++) {
-        int is_fallback = 0;
-        for (size_t j = 0; j < sdpa_fwd_config_fallbacks_size; j++)
-            is_fallback |= rows[i] == &sdpa_fwd_config_fallbacks[j];
-        /* Only the fallback's failure is reported; name the others cheaply. */
-        char what[96] = "table row";
-        if (is_fallback)
-            describe_row(&rows[i]->criteria, is_fallback, what, sizeof(what));
-        status = sdpa_fwd_config_check(&rows[i]->config, target, what);
-        if (status == SDPA_SUCCESS) {
-            describe_row(&rows[i]->criteria, is_fallback, what, sizeof(what));
-            *out = rows[i]->config;
-            set_source(source, what, 0, (int)i);
-            return SDPA_SUCCESS;
-        }
-    }
-    /* Not even the fallback fits: the device, not the problem, is at fault. */
-    return as_unsupported(status);
+    return choose(&fwd, query, target, found ? &config : NULL, var, out, source);
 }
 
 sdpa_status_t sdpa_bwd_config_choose(const sdpa_config_query_t *query,
                                      const sdpa_kernel_target_t *target, sdpa_bwd_config_t *out,
                                      sdpa_config_source_t *source)
 {
+    const direction_t bwd = {bwd_candidates,
+                             check_bwd,
+                             sdpa_bwd_config_fallbacks,
+                             sdpa_bwd_config_fallbacks_size * sizeof(sdpa_bwd_config_row_t),
+                             offsetof(sdpa_bwd_config_row_t, config),
+                             sizeof(sdpa_bwd_config_t)};
     sdpa_bwd_config_t config;
     int found;
     sdpa_status_t status = sdpa_bwd_config_from_env(&config, &found);
     if (status != SDPA_SUCCESS)
         return status;
-    if (found) {
-        status = sdpa_bwd_config_check(&config, target, "BWD_SDPA_CONFIG");
-        if (status != SDPA_SUCCESS)
-            return status;
-        *out = config;
-        set_source(source, "BWD_SDPA_CONFIG", 1, 0);
-        return SDPA_SUCCESS;
-    }
-
-    const sdpa_bwd_config_row_t *rows[SDPA_CONFIG_MAX_CANDIDATES];
-    size_t n = sdpa_bwd_config_candidates(query, rows, SDPA_CONFIG_MAX_CANDIDATES);
-    if (n > SDPA_CONFIG_MAX_CANDIDATES)
-        n = SDPA_CONFIG_MAX_CANDIDATES;
-    status = sdpa_fail(SDPA_ERROR_UNSUPPORTED, "head size %lld: no configuration serves it",
-                       (long long)query->head_size);
-    for (size_t i = 0; i < n; i++) {
-        int is_fallback = 0;
-        for (size_t j = 0; j < sdpa_bwd_config_fallbacks_size; j++)
-            is_fallback |= rows[i] == &sdpa_bwd_config_fallbacks[j];
-        /* Only the fallback's failure is reported; name the others cheaply. */
-        char what[96] = "table row";
-        if (is_fallback)
-            describe_row(&rows[i]->criteria, is_fallback, what, sizeof(what));
-        status = sdpa_bwd_config_check(&rows[i]->config, target, what);
-        if (status == SDPA_SUCCESS) {
-            describe_row(&rows[i]->criteria, is_fallback, what, sizeof(what));
-            *out = rows[i]->config;
-            set_source(source, what, 0, (int)i);
-            return SDPA_SUCCESS;
-        }
-    }
-    return as_unsupported(status);
+    return choose(&bwd, query, target, found ? &config : NULL, "BWD_SDPA_CONFIG", out, source);
 }

@@ -22,9 +22,13 @@ typedef struct sdpa_config_source {
     int skipped_rows; /* matching rows the checks refused before this one */
 } sdpa_config_source_t;
 
-/* The smallest head-size bucket (a SPIR-V variant's D_MAX: 32, 64, 128, 256
- * or 512) that holds head_size, or 0 if head_size is above 512 or below 1. */
+/* The smallest head-size bucket (a SPIR-V variant's D_MAX, the rows of
+ * spirv/head_size_buckets.def: 32, 64, 128, 256, 512) that holds head_size,
+ * or 0 if head_size is above the largest or below 1. */
 int sdpa_head_size_bucket(int64_t head_size);
+
+/* The largest head-size bucket: the largest head size the forward serves. */
+int sdpa_head_size_max(void);
 
 /* Chooses the forward configuration for query on target (whose device may
  * not be NULL); quantized selects QUANTIZED_SDPA_CONFIG over SDPA_CONFIG.

@@ -148,15 +148,27 @@ int sdpa_device_supports_subgroup(const sdpa_device_info_t *device, uint32_t siz
     return 0;
 }
 
+/* 1 if the hardware of class c has no SIMD8 (Xe-HPC and later: a driver
+ * that listed 8 anyway could not build a sub-group-8 kernel). */
+static int lacks_simd8(sdpa_device_class_t c)
+{
+    return c == SDPA_DEVICE_CLASS_XE_HPC || c == SDPA_DEVICE_CLASS_XE2 ||
+           c == SDPA_DEVICE_CLASS_XE3;
+}
+
 uint32_t sdpa_device_subgroup_size(const sdpa_device_info_t *device)
 {
-    static const uint32_t narrow_first[] = {8, 16, 32};
-    static const uint32_t wide_first[] = {16, 8, 32};
+    /* Only sizes a SPIR-V variant is built for (spirv/Makefile.am: 8, 16). */
+    static const uint32_t narrow_first[] = {8, 16};
+    static const uint32_t wide_first[] = {16, 8};
     int narrow = device->device_class == SDPA_DEVICE_CLASS_XE_LP ||
                  device->device_class == SDPA_DEVICE_CLASS_XE_HPG;
     const uint32_t *preference = narrow ? narrow_first : wide_first;
-    for (size_t i = 0; i < 3; i++)
+    for (size_t i = 0; i < 2; i++) {
+        if (preference[i] == 8 && lacks_simd8(device->device_class))
+            continue;
         if (sdpa_device_supports_subgroup(device, preference[i]))
             return preference[i];
+    }
     return 0;
 }

@@ -106,14 +106,17 @@ int sdpa_device_supports_subgroup(const sdpa_device_info_t *device, uint32_t siz
 
 /* The sub-group size the attention kernels use on device, the first of a
  * preference list the device supports, 0 if none (it cannot run them):
- *   Xe-LP, Xe-HPG: 8, 16, 32. Their EUs are 8 lanes wide for f32, oneDNN
- *     runs its attention kernels there at its minimum sub-group size, 8, and
- *     the Xe-HPG rows of the tables assume it (many have 8-wide tiles).
- *   everything else (CPU, Xe-HPC, Xe2, Xe3, unknown): 16, 8, 32. 16 is the
- *     native width of Xe-HPC and later (and their minimum), and the CPU
- *     tables are written for it.
- * The SPIR-V variants exist for fixed sizes (spirv/Makefile.am), so the
- * backend must still find the variant for the answer. */
+ *   Xe-LP, Xe-HPG: 8, then 16. Their EUs are 8 lanes wide for f32, and at
+ *     sub-group 8 a lane has 512 bytes of its thread's 4 KiB register file
+ *     (twice what it has at 16), which the kernels need to run spill-free
+ *     (doc/gpu-isa.md); the Xe-HPG rows of the tables assume it.
+ *   Xe-HPC, Xe2, Xe3: 16 only. 16 is their native width and their hardware
+ *     has no SIMD8, whatever a driver lists.
+ *   everything else (CPU, unknown GPUs): 16, then 8. The CPU tables are
+ *     written for 16.
+ * The SPIR-V variants exist for 8 and 16 only (spirv/Makefile.am), so a
+ * device that offers neither (only 32, say) gets 0 and the kernels refuse
+ * it; 32 is never chosen. */
 uint32_t sdpa_device_subgroup_size(const sdpa_device_info_t *device);
 
 /* Parses text (SDPA_ZE_KERNELS: "auto", "portable", "xe" or "xe_hpg"; NULL

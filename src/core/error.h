@@ -15,6 +15,15 @@
 sdpa_status_t sdpa_fail(sdpa_status_t status, const char *format, ...)
         __attribute__((format(printf, 2, 3)));
 
+/* Evaluates expr, an sdpa_status_t; returns it from the enclosing function
+ * if it is not SDPA_SUCCESS. */
+#define SDPA_TRY(expr)                                                                             \
+    do {                                                                                           \
+        sdpa_status_t sdpa_try_status_ = (expr);                                                   \
+        if (sdpa_try_status_ != SDPA_SUCCESS)                                                      \
+            return sdpa_try_status_;                                                               \
+    } while (0)
+
 /* The calling thread's most recent message, or "" (never NULL). */
 const char *sdpa_error_message(void);
 

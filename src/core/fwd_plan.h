@@ -18,16 +18,13 @@
 #include "config_choose.h"
 #include "device.h"
 #include "kernel_abi.h"
+#include "plan_common.h"
 #include "problem.h"
 #include "sdpa.h"
 #include "spec_values.h"
 
 /* Stride arguments SDPA_FWD_ARG_K_S0 .. SDPA_FWD_ARG_MSK_S3. */
 #define SDPA_FWD_STRIDE_ARGS (SDPA_FWD_ARG_MSK_S3 - SDPA_FWD_ARG_K_S0 + 1)
-
-/* Our kernels multiply with FMA (no systolic-array path), so configuration
- * queries carry SDPA_CONFIG_FMA. */
-#define SDPA_KERNELS_USE_FMA 1
 
 /* Build flag for buffers of 4 GiB or more (stateless addressing). */
 #define SDPA_ZE_FLAG_LARGE_BUFFERS "-ze-opt-greater-than-4GB-buffer-required"
@@ -36,7 +33,7 @@
 
 typedef struct sdpa_fwd_plan {
     /* The kernel: the fast path (kernel_abi_xe.h, fwd_xe_plan.h) or the
-     * portable one (kernel_abi.h); their argument lists differ. */
+     * portable one (kernel_abi.h); both take sdpa_fwd_args.def. */
     int xe;
     const char *kernel_name; /* SDPA_FWD_KERNEL or SDPA_XE_FWD_KERNEL */
     /* The SPIR-V variant: sdpa_spirv_find(variant, d_max, subgroup_size);
@@ -57,22 +54,14 @@ typedef struct sdpa_fwd_plan {
     /* zeKernelSetGroupSize and the ze_group_count_t of the launch. */
     uint32_t local_size[3];
     uint32_t group_count[3];
-    /* Size of the SDPA_FWD_ARG_SLM (SDPA_XE_FWD_ARG_SLM) argument
-     * (zeKernelSetArgumentValue with a NULL value). */
+    /* The values of the arguments (sdpa_fwd_args.def) that depend only on
+     * the problem: SLM (the local-memory size), D, SK, SQ, and K_S0 + i for
+     * i < SDPA_FWD_STRIDE_ARGS: the strides of K, Q, V, O and the mask in
+     * elements; the mask's are 0 on broadcast dims and all 0 without a mask
+     * buffer. */
     uint32_t slm_bytes;
-
-    /* SDPA_FWD_ARG_D, _SK, _SQ, _REMAINDER_K (int; the fast path has no
-     * REMAINDER_K). */
-    int32_t head_size, k_len, q_len, remainder_k;
-    /* SDPA_FWD_ARG_K_S0 + i for i < SDPA_FWD_STRIDE_ARGS (long): K, Q, V,
-     * O and mask strides in elements; the mask's are 0 on broadcast dims and
-     * all 0 without a mask buffer. */
+    int32_t head_size, k_len, q_len;
     int64_t strides[SDPA_FWD_STRIDE_ARGS];
-
-    /* Byte alignment the constants assume of the q, k, v and dst base
-     * pointers (Q_ALIGN, ...): the backend must refuse an execution whose
-     * pointers are less aligned. */
-    uint32_t q_align, k_align, v_align, dst_align;
 
     /* SDPA_QUERY_CONFIG_STRING, e.g.
      * "fwd d128 sg16 cfg=16,16,32,16,4,2,4,2 (table: cpu h128 fma f32)", or

@@ -95,10 +95,12 @@ typedef struct sdpa_bwd_config_row {
 } sdpa_bwd_config_row_t;
 
 /* The tables (config_fwd_table.c, config_bwd_table.c), in no particular
- * order. The fallback tables hold one row per head-size bucket (32, 64, 128,
- * 256, 512, ascending; device class UNKNOWN_GPU and props are not looked at):
- * the last resort for any problem, sized for small devices (the tables' files
- * say which fit where). */
+ * order. Every row can be selected: some problem on some device of its class
+ * chooses it (tests/core/test_config_rows.c). The fallback tables hold one
+ * row per head-size bucket up to 256 (32, 64, 128, 256, ascending; device
+ * class UNKNOWN_GPU and props are not looked at): the last resort for any
+ * GPU problem, sized for small devices (the tables' files say which fit
+ * where). */
 extern const sdpa_fwd_config_row_t sdpa_fwd_config_table[];
 extern const size_t sdpa_fwd_config_table_size;
 extern const sdpa_fwd_config_row_t sdpa_fwd_config_fallbacks[];
@@ -134,7 +136,7 @@ sdpa_device_class_t sdpa_config_fallback_class(sdpa_device_class_t device_class)
 /* The candidate rows for query, best first: the matching rows of the query's
  * class in sdpa_config_criteria_compare order, then those of its fallback
  * class(es), then the fallback-table row of the smallest bucket >= head_size
- * (if head_size <= 512). Stores the first min(max, SDPA_CONFIG_MAX_CANDIDATES)
+ * (if head_size <= 256). Stores the first min(max, SDPA_CONFIG_MAX_CANDIDATES)
  * of them as pointers into the tables in out (if the class rows alone would
  * fill SDPA_CONFIG_MAX_CANDIDATES slots, the fallback takes the last one) and
  * returns how many matched in total (which may be more). The caller takes the

@@ -1,9 +1,9 @@
 /*
  * philox.h - Philox4x32-10 and the dropout keep rule on the host.
  *
- * The counter layout and the keep rule are fixed in spirv/kernel_abi.h (the
- * kernels implement the same formulas); the host copy serves the reference
- * backend and the tests.
+ * The counter layout and the keep rule are part of the ABI, fixed at
+ * sdpa_dropout_desc_t in include/sdpa.h (the kernels implement the same
+ * formulas); the host copy serves the reference backend and the tests.
  */
 #ifndef SDPA_CORE_PHILOX_H
 #define SDPA_CORE_PHILOX_H

@@ -13,13 +13,17 @@
  * at members we do not know. Both refusals are SDPA_ERROR_INVALID_STRUCT.
  * Members beyond the caller's struct_size read as zero.
  *
- * Status codes. SDPA_ERROR_INVALID_ARGUMENT: a NULL pointer, an out-of-range
- * enum or boolean, a missing required tensor, or values that contradict each
- * other or the rules of sdpa.h (mismatched dims, a mask that does not
- * broadcast, quantization parameters on a float K). SDPA_ERROR_UNSUPPORTED: a
- * well-formed request outside what the backends implement (an integer Q, a
- * head size above SDPA_MAX_HEAD_SIZE, bf16 accumulation, quantized K/V in
- * backward, a dimension above INT32_MAX).
+ * Status codes follow the rule at sdpa_status_t. SDPA_ERROR_INVALID_ARGUMENT:
+ * outside what sdpa.h defines or inconsistent: a NULL pointer, an
+ * out-of-range enum or boolean, a missing required tensor, a dtype sdpa.h
+ * does not allow in that place (an integer Q, an s32 K, a u8 mask, bf16
+ * accumulation), values that contradict each other or a rule of sdpa.h
+ * (mismatched dims, a mask that does not broadcast, quantization parameters
+ * on a float K). SDPA_ERROR_UNSUPPORTED: a request sdpa.h defines that these
+ * backends cannot serve (a head size above SDPA_MAX_HEAD_SIZE, quantized
+ * K/V in backward, a dimension above INT32_MAX, a tensor or an implied
+ * dense buffer - workspace, dropout index, per-group scales - past
+ * SDPA_MAX_BUFFER_BYTES, see size_math.h).
  */
 #ifndef SDPA_CORE_PROBLEM_H
 #define SDPA_CORE_PROBLEM_H
@@ -71,7 +75,8 @@ sdpa_status_t sdpa_problem_check(const sdpa_problem_desc_t *desc, sdpa_problem_d
 
 /* Checks an execution's arguments against a checked problem: struct_size and
  * struct_version, and every pointer the problem needs is non-NULL (naming the
- * member, e.g. "args->k_scales is NULL but k_quant.scales = PER_GROUP"), a
+ * member, e.g. "args->k_scales is NULL but k_quant.scales = PER_GROUP") and a
+ * multiple of its element size (sdpa.h: no other alignment is required), a
  * host dropout probability in [0, 1), and wait_events non-NULL when
  * num_wait_events > 0. Values behind device pointers are not read. Copies
  * the arguments into *out as a current-version struct. problem must be the
@@ -85,6 +90,14 @@ sdpa_status_t sdpa_exec_args_check(const sdpa_problem_desc_t *problem, const sdp
  * SDPA_ERROR_INVALID_STRUCT with a message. */
 sdpa_status_t sdpa_struct_check(const char *what, uint32_t struct_size, uint32_t struct_version,
                                 uint32_t known_version, size_t v1_size, size_t known_size);
+
+/* problem_copy.c: copies min(in_size, out_size) bytes of in to out and
+ * zeroes the rest of out (a caller's struct of another version). */
+void sdpa_copy_struct(void *out, size_t out_size, const void *in, size_t in_size);
+
+/* *out = *d, every member, with every padding byte zero (so that equal
+ * problems compare equal with memcmp). */
+void sdpa_problem_copy(sdpa_problem_desc_t *out, const sdpa_problem_desc_t *d);
 
 /* Bits per element of dtype (4 for S4/U4), 0 for UNDEF or unknown values. */
 int sdpa_dtype_bits(sdpa_dtype_t dtype);

@@ -1,6 +1,7 @@
 /* tensor_layout.c - alignment, density and extent of strided tensors. */
 #include "tensor_layout.h"
 #include "problem.h"
+#include "size_math.h"
 
 /* The axis whose elements are adjacent in memory (a row), or -1. */
 static int contiguous_axis(const sdpa_tensor_desc_t *t)
@@ -35,10 +36,7 @@ int sdpa_tensor_row_alignment(const sdpa_tensor_desc_t *t)
 
 int64_t sdpa_tensor_elements(const sdpa_tensor_desc_t *t)
 {
-    int64_t n = 1;
-    for (int axis = 0; axis < 4; axis++)
-        n *= t->dims[axis];
-    return n;
+    return sdpa_size_to_int64(sdpa_size_product(t->dims, 4));
 }
 
 int sdpa_tensor_is_dense(const sdpa_tensor_desc_t *t)
@@ -55,11 +53,11 @@ int sdpa_tensor_is_dense(const sdpa_tensor_desc_t *t)
             order[j] = order[j - 1];
             order[j - 1] = swap;
         }
-    int64_t expected = 1;
+    uint64_t expected = 1; /* saturates only past the last axis checked */
     for (int i = 0; i < n; i++) {
-        if (t->strides[order[i]] != expected)
+        if (sdpa_size_of(t->strides[order[i]]) != expected)
             return 0;
-        expected *= t->dims[order[i]];
+        expected = sdpa_size_mul(expected, sdpa_size_of(t->dims[order[i]]));
     }
     return 1;
 }
@@ -69,19 +67,5 @@ uint64_t sdpa_tensor_span_bytes(const sdpa_tensor_desc_t *t)
     int bits = sdpa_dtype_bits(t->dtype);
     if (bits == 0)
         return 0;
-    uint64_t last = 0; /* offset of the last element, in elements */
-    for (int axis = 0; axis < 4; axis++) {
-        if (t->dims[axis] <= 0 || t->strides[axis] < 0)
-            return 0;
-        uint64_t step;
-        if (__builtin_mul_overflow((uint64_t)(t->dims[axis] - 1), (uint64_t)t->strides[axis],
-                                   &step) ||
-            __builtin_add_overflow(last, step, &last))
-            return UINT64_MAX;
-    }
-    uint64_t span_bits;
-    if (last == UINT64_MAX || __builtin_mul_overflow(last + 1, (uint64_t)bits, &span_bits) ||
-        span_bits > UINT64_MAX - 7)
-        return UINT64_MAX;
-    return (span_bits + 7) / 8;
+    return sdpa_size_bytes(sdpa_size_span_elements(t->dims, t->strides), bits);
 }

@@ -24,11 +24,12 @@
  * count. For the usual [B, H, S, D] layout this is oneDNN's
  * alignmentForLD(ld * element size) with ld = strides[2]; unlike oneDNN it
  * also covers the batch and head strides, so a kernel may rely on it for the
- * start of every (batch, head) matrix, not only within one. (The base pointer
- * itself is checked at execution.) */
+ * start of every (batch, head) matrix, not only within one. The base pointer
+ * is only element-aligned (sdpa.h): a kernel adds its own alignment at run
+ * time. */
 int sdpa_tensor_row_alignment(const sdpa_tensor_desc_t *t);
 
-/* Elements of t (the product of its dims). */
+/* Elements of t (the product of its dims), saturated at INT64_MAX. */
 int64_t sdpa_tensor_elements(const sdpa_tensor_desc_t *t);
 
 /* 1 if the elements of t fill offsets 0..elements-1 exactly once: some

@@ -132,6 +132,7 @@ MUTATE(mask_heads_3, d->mask.dims[1] = 3)
 MUTATE(mask_keys, d->mask.dims[3] = 5)
 MUTATE(causal_with_mask_tensor, d->mask_kind = SDPA_MASK_CAUSAL_TOP_LEFT)
 MUTATE(device_scale_undef, d->scale_dtype = SDPA_DTYPE_UNDEF)
+MUTATE(device_scale_s32, d->scale_dtype = SDPA_DTYPE_S32)
 MUTATE(invert_scale_2, d->invert_scale = 2)
 MUTATE(kq_acc_bf16, d->kq_acc_dtype = SDPA_DTYPE_BF16)
 MUTATE(vs_acc_99, d->vs_acc_dtype = (sdpa_dtype_t)99)
@@ -154,6 +155,32 @@ MUTATE(diff_v_missing, d->diff_v.dtype = SDPA_DTYPE_UNDEF)
 MUTATE(ds_dims, d->ds.dims[3] = 5)
 MUTATE(ds_integer, d->ds.dtype = SDPA_DTYPE_S8)
 MUTATE(deterministic_3, d->deterministic = 3)
+
+/* Sizes past what memory can hold: one row per (batch, head) broadcast
+ * over huge dims (strides 0 outside the row), so only the buffers the
+ * problem implies, which are dense, would be huge. */
+static void broadcast(sdpa_tensor_desc_t *t, int64_t d0, int64_t d1, int64_t d2)
+{
+    t->dims[0] = d0;
+    t->dims[1] = d1;
+    t->dims[2] = d2;
+    t->strides[0] = t->strides[1] = t->strides[2] = 0;
+    t->strides[3] = 1;
+}
+#define HUGE_BH ((int64_t)1 << 30)
+MUTATE(workspace_overflow, broadcast(&d->q, HUGE_BH, HUGE_BH, 16);
+       broadcast(&d->dst, HUGE_BH, HUGE_BH, 16); broadcast(&d->k, HUGE_BH, 1, 6);
+       broadcast(&d->v, HUGE_BH, 1, 6))
+MUTATE(keep_mask_overflow, broadcast(&d->q, HUGE_BH >> 2, HUGE_BH >> 2, 8);
+       broadcast(&d->dst, HUGE_BH >> 2, HUGE_BH >> 2, 8); broadcast(&d->k, HUGE_BH >> 2, 1, 1024);
+       broadcast(&d->v, HUGE_BH >> 2, 1, 1024))
+MUTATE(group_scales_overflow, broadcast(&d->q, HUGE_BH, HUGE_BH, 8);
+       broadcast(&d->dst, HUGE_BH, HUGE_BH, 8); broadcast(&d->k, HUGE_BH, HUGE_BH, 1024);
+       broadcast(&d->v, HUGE_BH, HUGE_BH, 1024))
+/* Dense f32 [2^30, 2^24, 1, 512]: its last element is at 2^63 - 2^33 + 511,
+ * an offset int64 holds, but its bytes are not addressable. */
+MUTATE(dense_bytes_overflow, d->q.dtype = SDPA_DTYPE_F32;
+       d->q = dense_tensor(SDPA_DTYPE_F32, HUGE_BH, (int64_t)1 << 24, 1, 512))
 
 /* ------------------------------------------------------------------------- */
 /* Mutations of the arguments                                                */
@@ -186,6 +213,11 @@ MUTATE_ARGS(args_diff_k_null, a->diff_k = NULL)
 MUTATE_ARGS(args_diff_v_null, a->diff_v = NULL)
 MUTATE_ARGS(args_ds_null, a->ds = NULL)
 MUTATE_ARGS(args_wait_events_null, a->num_wait_events = 2; a->wait_events = NULL)
+/* Addresses that cannot hold an element of their type. */
+MUTATE_ARGS(args_q_odd_byte, a->q = (const char *)a->q + 1)
+MUTATE_ARGS(args_workspace_2_bytes, a->workspace = (char *)a->workspace + 2)
+MUTATE_ARGS(args_diff_k_odd_byte, a->diff_k = (char *)a->diff_k + 1)
+MUTATE_ARGS(args_seed_ptr_4_bytes, a->dropout_seed_ptr = (const char *)a->dropout_seed_ptr + 4)
 
 /* ------------------------------------------------------------------------- */
 /* Calls                                                                     */
@@ -306,7 +338,7 @@ static const invalid_case_t table[] = {
         P("vs_acc_dtype enum", fwd, vs_acc_99, IA, "vs_acc_dtype = 99"),
         /* tensors */
         P("q missing", fwd, q_undef, IA, "q.dtype = undef"),
-        P("integer q", fwd, q_integer, UN, "q.dtype = s8"),
+        P("integer q", fwd, q_integer, IA, "q.dtype = s8"),
         P("head size 0", fwd, head_size_zero, IA, "q.dims[3] = 0 (head size)", "1..512"),
         P("head size 513", fwd, head_size_513, UN, "q.dims[3] = 513 (head size)", "1..512"),
         P("batch 0", fwd, batch_zero, IA, "k.dims[0] = 0 (batch)"),
@@ -319,7 +351,16 @@ static const invalid_case_t table[] = {
         P("negative stride", fwd, negative_stride, IA, "q.strides[2] = -16"),
         P("dim above int32", fwd, huge_dim, UN, "q.dims[2] = 3000000000"),
         P("offset overflow", fwd, overflowing_strides, IA, "k.strides[3]", "overflows"),
-        P("k s32", fwd, k_s32, UN, "k.dtype = s32"),
+        P("k s32", fwd, k_s32, IA, "k.dtype = s32"),
+        /* buffers past the address space */
+        P("tensor bytes", bwd, dense_bytes_overflow, UN, "q: dims {1073741824, 16777216, 1, 512}",
+          "span more than"),
+        P("workspace bytes", train, workspace_overflow, UN, "workspace",
+          "1073741824 x 1073741824 x 16"),
+        P("dropout index", dropout_train, keep_mask_overflow, UN, "dropout",
+          "268435456 x 268435456 x 8 x 1024"),
+        P("group scales", quant, group_scales_overflow, UN, "k_quant.group_size",
+          "1073741824 x 1073741824 x 1024 x 2"),
         /* quantization */
         P("int k without scales", fwd, k_int_without_scales, IA, "k_quant.scales = NONE",
           "k.dtype = s8"),
@@ -327,22 +368,23 @@ static const invalid_case_t table[] = {
           "k.dtype = f16"),
         P("group size 3", quant, group_size_3, IA, "k_quant.group_size = 3"),
         P("group size 32 > D", quant, group_size_32, IA, "k_quant.group_size = 32"),
-        P("scales dtype", quant, scales_dtype_s8, UN, "k_quant.scales_dtype = s8"),
-        P("zero point dtype", quant, zero_points_dtype_f32, UN, "v_quant.zero_points_dtype = f32"),
+        P("scales dtype", quant, scales_dtype_s8, IA, "k_quant.scales_dtype = s8"),
+        P("zero point dtype", quant, zero_points_dtype_f32, IA, "v_quant.zero_points_dtype = f32"),
         P("s4 innermost stride", quant, k_s4_stride3, IA, "k.strides[3] = 2"),
         P("s4 odd stride", quant, k_s4_odd_stride, IA, "k.strides[2] = 17"),
         P("quantized backward", bwd, quant_in_backward, UN, "k.dtype = s8", "backward"),
         /* mask */
         P("mask missing", masked, mask_missing, IA, "mask.dtype = undef", "BUFFER"),
-        P("mask integer", masked, mask_integer, UN, "mask.dtype = u8"),
+        P("mask integer", masked, mask_integer, IA, "mask.dtype = u8"),
         P("mask heads", masked, mask_heads_3, IA, "mask.dims[1] = 3", "must be 1 or 4"),
         P("mask keys", masked, mask_keys, IA, "mask.dims[3] = 5", "k.dims[2] = 6"),
         P("causal with tensor", masked, causal_with_mask_tensor, IA, "mask.dtype = f16",
           "CAUSAL_TOP_LEFT"),
         /* scale, accumulation */
         P("device scale dtype", device_scale, device_scale_undef, IA, "scale_dtype = undef"),
+        P("device scale s32", device_scale, device_scale_s32, IA, "scale_dtype = s32"),
         P("invert_scale 2", fwd, invert_scale_2, IA, "invert_scale = 2"),
-        P("bf16 accumulation", fwd, kq_acc_bf16, UN, "kq_acc_dtype = bf16"),
+        P("bf16 accumulation", fwd, kq_acc_bf16, IA, "kq_acc_dtype = bf16"),
         /* dropout */
         P("dropout inference", dropout_train, dropout_in_inference, IA, "dropout.enabled = 1",
           "FORWARD_INFERENCE"),
@@ -361,7 +403,7 @@ static const invalid_case_t table[] = {
           "non-negative"),
         P("diff_v missing", bwd, diff_v_missing, IA, "diff_v.dtype = undef"),
         P("ds dims", bwd_ds, ds_dims, IA, "ds.dims[3] = 5", "k.dims[2] = 6"),
-        P("ds dtype", bwd_ds, ds_integer, UN, "ds.dtype = s8"),
+        P("ds dtype", bwd_ds, ds_integer, IA, "ds.dtype = s8"),
         P("deterministic 3", bwd, deterministic_3, IA, "deterministic = 3"),
         /* execution arguments */
         A("args size", fwd, args_size_small, IS, "args->struct_size = 4"),
@@ -394,6 +436,12 @@ static const invalid_case_t table[] = {
         A("args ds", bwd_ds, args_ds_null, IA, "args->ds is NULL"),
         A("args wait_events", fwd, args_wait_events_null, IA, "args->wait_events is NULL",
           "num_wait_events = 2"),
+        A("args q odd byte", fwd, args_q_odd_byte, IA, "args->q", "not aligned", "f16, 2 bytes"),
+        A("args workspace 2 bytes in", train, args_workspace_2_bytes, IA, "args->workspace",
+          "f32, 4 bytes"),
+        A("args diff_k odd byte", bwd, args_diff_k_odd_byte, IA, "args->diff_k", "not aligned"),
+        A("args seed pointer 4 bytes in", dropout_device, args_seed_ptr_4_bytes, IA,
+          "args->dropout_seed_ptr", "int64, 8 bytes"),
         /* calls */
         C("create NULL desc", fwd, create_null_desc, IA, "desc is NULL"),
         C("create NULL out", fwd, create_null_out, IA, "out is NULL"),

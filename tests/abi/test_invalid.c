@@ -3,6 +3,7 @@
 #include <check.h>
 #include <stdlib.h>
 
+#include "check_main.h"
 #include "invalid_table.h"
 
 int main(void)
@@ -14,9 +15,5 @@ int main(void)
     };
     Suite *s = suite_create("invalid");
     suite_add_tcase(s, invalid_table_tcase("ref", &ref_env));
-    SRunner *runner = srunner_create(s);
-    srunner_run_all(runner, CK_NORMAL);
-    int failed = srunner_ntests_failed(runner);
-    srunner_free(runner);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return test_run_suite(s);
 }

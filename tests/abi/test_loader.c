@@ -10,6 +10,7 @@
 
 extern char **environ;
 
+#include "check_main.h"
 #include "sdpa.h"
 
 #ifndef FAKE_PLUGIN_DIR
@@ -319,9 +320,5 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "--linker-path-child") == 0)
         return linker_path_child();
-    SRunner *runner = srunner_create(loader_suite());
-    srunner_run_all(runner, CK_NORMAL);
-    int failed = srunner_ntests_failed(runner);
-    srunner_free(runner);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return test_run_suite(loader_suite());
 }

@@ -1,9 +1,10 @@
 /* test_philox.c - host Philox4x32-10 against the Random123 known-answer
- * vectors, and the dropout counter layout and keep rule of kernel_abi.h. */
+ * vectors, and the dropout counter layout and keep rule of sdpa.h. */
 #include <check.h>
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "check_main.h"
 #include "philox.h"
 
 /* Random123 kat_vectors, "philox4x32 10" lines: counter[4], key[2] -> out[4]. */
@@ -113,9 +114,5 @@ static Suite *philox_suite(void)
 
 int main(void)
 {
-    SRunner *runner = srunner_create(philox_suite());
-    srunner_run_all(runner, CK_NORMAL);
-    int failed = srunner_ntests_failed(runner);
-    srunner_free(runner);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return test_run_suite(philox_suite());
 }

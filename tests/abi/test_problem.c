@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "abi_util.h"
 #include "error.h"
 #include "problem.h"
@@ -149,9 +150,5 @@ static Suite *problem_suite(void)
 
 int main(void)
 {
-    SRunner *runner = srunner_create(problem_suite());
-    srunner_run_all(runner, CK_NORMAL);
-    int failed = srunner_ntests_failed(runner);
-    srunner_free(runner);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return test_run_suite(problem_suite());
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core_fixtures.h"
+#include "gpu_models.h"
 
 void fixture_cpu_device(sdpa_device_info_t *out)
 {
@@ -27,6 +28,12 @@ void fixture_cpu_device(sdpa_device_info_t *out)
 
 void fixture_gpu_device(sdpa_device_class_t c, sdpa_device_info_t *out)
 {
+    /* The ISA gate's models where it has one (one description of each). */
+    const gpu_model_t *model = gpu_model_of_class(c);
+    if (model) {
+        gpu_model_device_info(model, out);
+        return;
+    }
     memset(out, 0, sizeof(*out));
     out->device_class = c;
     out->vendor_id = 0x8086;

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "check_main.h"
+#include "bwd_plan.h"
 #include "bwd_scratch.h"
 #include "core_fixtures.h"
 #include "error.h"
@@ -216,7 +218,31 @@ START_TEST(refusals)
     shape = (sdpa_shape_t){INT32_MAX, INT32_MAX, 1, INT32_MAX, INT32_MAX, INT32_MAX, 512};
     ck_assert_int_eq(sdpa_bwd_scratch_plan(&p, &shape, SDPA_BWD_MODE_ATOMIC, &s),
                      SDPA_ERROR_UNSUPPORTED);
-    ck_assert_ptr_nonnull(strstr(sdpa_error_message(), "would exceed the address space"));
+    ck_assert_ptr_nonnull(
+            strstr(sdpa_error_message(), "would exceed the largest addressable buffer"));
+}
+END_TEST
+
+START_TEST(scratch_past_max_alloc_is_refused)
+{
+    /* Deterministic GQA: f32 partials [B, Hq, Sk, D] for dK and dV, 2 x 32
+     * GiB here, more than the CPU device's 6 GiB allocations. */
+    sdpa_problem_desc_t p;
+    sdpa_shape_t shape;
+    fixture_problem(SDPA_DTYPE_F16, 1, 64, 1, 64, 1 << 20, 128, &p, &shape);
+    fixture_make_backward(&p, SDPA_DTYPE_F16);
+    p.deterministic = 1;
+    sdpa_device_info_t device;
+    fixture_cpu_device(&device);
+    sdpa_bwd_plan_t plan;
+    ck_assert_int_eq(sdpa_bwd_plan_make(&p, &shape, &device, &plan), SDPA_ERROR_UNSUPPORTED);
+    ck_assert_msg(strstr(sdpa_error_message(), "exceeds the device's largest allocation, "
+                                               "6442450944 bytes (maxMemAllocSize)") != NULL,
+                  "%s", sdpa_error_message());
+    /* A device with larger allocations plans it. */
+    device.max_alloc_bytes = (uint64_t)1 << 40;
+    ck_assert_int_eq(sdpa_bwd_plan_make(&p, &shape, &device, &plan), SDPA_SUCCESS);
+    ck_assert_uint_gt(plan.scratch.total_bytes, (uint64_t)64 << 30);
 }
 END_TEST
 
@@ -231,10 +257,7 @@ int main(void)
     tcase_add_test(tc, deterministic_with_gqa_uses_partials_and_no_fills);
     tcase_add_test(tc, deterministic_without_gqa_needs_only_d_i);
     tcase_add_test(tc, refusals);
+    tcase_add_test(tc, scratch_past_max_alloc_is_refused);
     suite_add_tcase(suite, tc);
-    SRunner *runner = srunner_create(suite);
-    srunner_run_all(runner, CK_NORMAL);
-    int failed = srunner_ntests_failed(runner);
-    srunner_free(runner);
-    return failed ? 1 : 0;
+    return test_run_suite(suite);
 }

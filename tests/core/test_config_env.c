@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "config_env.h"
 #include "core_fixtures.h"
 #include "error.h"
@@ -187,9 +188,5 @@ int main(void)
     tcase_add_test(tc, env_forward_variable_depends_on_quantization);
     tcase_add_test(tc, env_backward);
     suite_add_tcase(suite, tc);
-    SRunner *runner = srunner_create(suite);
-    srunner_run_all(runner, CK_NORMAL);
-    int failed = srunner_ntests_failed(runner);
-    srunner_free(runner);
-    return failed ? 1 : 0;
+    return test_run_suite(suite);
 }

@@ -3,7 +3,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "device.h"
+#include "kernel_abi.h"
+#include "kernel_abi_bwd.h"
+#include "spirv_registry.h"
 
 /* Property structs of a device as zeDeviceGet*Properties would fill them. */
 typedef struct ze_device_structs {
@@ -195,19 +199,24 @@ START_TEST(subgroup_size_by_class)
         sdpa_device_class_t c;
         uint32_t n, sizes[5], expected;
     } cases[] = {
-            /* 16, 8, 32 ... */
+            /* 16, then 8 ... */
             {SDPA_DEVICE_CLASS_CPU, 5, {4, 8, 16, 32, 64}, 16},
-            {SDPA_DEVICE_CLASS_XE_HPC, 2, {16, 32}, 16},
-            {SDPA_DEVICE_CLASS_XE2, 3, {8, 16, 32}, 16},
             {SDPA_DEVICE_CLASS_UNKNOWN_GPU, 2, {8, 32}, 8},
-            {SDPA_DEVICE_CLASS_XE3, 1, {32}, 32},
             {SDPA_DEVICE_CLASS_CPU, 2, {4, 64}, 0},
             {SDPA_DEVICE_CLASS_CPU, 0, {0}, 0},
-            /* ... but 8, 16, 32 on Xe-LP and Xe-HPG. */
+            /* ... never 32, for which no variant is built ... */
+            {SDPA_DEVICE_CLASS_XE3, 1, {32}, 0},
+            {SDPA_DEVICE_CLASS_UNKNOWN_GPU, 2, {32, 64}, 0},
+            /* ... 16 only from Xe-HPC on, which have no SIMD8 ... */
+            {SDPA_DEVICE_CLASS_XE_HPC, 2, {16, 32}, 16},
+            {SDPA_DEVICE_CLASS_XE2, 3, {8, 16, 32}, 16},
+            {SDPA_DEVICE_CLASS_XE_HPC, 2, {8, 32}, 0},
+            {SDPA_DEVICE_CLASS_XE3, 2, {8, 32}, 0},
+            /* ... and 8, then 16 on Xe-LP and Xe-HPG. */
             {SDPA_DEVICE_CLASS_XE_HPG, 3, {8, 16, 32}, 8},
             {SDPA_DEVICE_CLASS_XE_LP, 3, {8, 16, 32}, 8},
             {SDPA_DEVICE_CLASS_XE_HPG, 2, {16, 32}, 16},
-            {SDPA_DEVICE_CLASS_XE_LP, 1, {32}, 32},
+            {SDPA_DEVICE_CLASS_XE_LP, 1, {32}, 0},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         sdpa_device_info_t info;
@@ -218,6 +227,13 @@ START_TEST(subgroup_size_by_class)
         ck_assert_msg(sdpa_device_subgroup_size(&info) == cases[i].expected, "case %zu: %u", i,
                       sdpa_device_subgroup_size(&info));
         ck_assert_int_eq(sdpa_device_supports_subgroup(&info, cases[i].sizes[0]), cases[i].n > 0);
+        /* Whatever is chosen has both kernels' SPIR-V variants. */
+        uint32_t sg = cases[i].expected;
+        if (sg) {
+            ck_assert_ptr_nonnull(sdpa_spirv_find(SDPA_FWD_SOURCE, 128, (int)sg));
+            ck_assert_ptr_nonnull(
+                    sdpa_spirv_find(SDPA_BWD_SOURCE, SDPA_BWD_VARIANT_D_MAX, (int)sg));
+        }
     }
 }
 END_TEST
@@ -249,9 +265,5 @@ int main(void)
     tcase_add_test(tc, subgroup_size_by_class);
     tcase_add_test(tc, class_names);
     suite_add_tcase(suite, tc);
-    SRunner *runner = srunner_create(suite);
-    srunner_run_all(runner, CK_NORMAL);
-    int failed = srunner_ntests_failed(runner);
-    srunner_free(runner);
-    return failed ? 1 : 0;
+    return test_run_suite(suite);
 }

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "core_fixtures.h"
 #include "error.h"
 #include "fwd_plan.h"
@@ -38,8 +39,7 @@ static void plan_ok(const sdpa_problem_desc_t *p, const sdpa_shape_t *s,
 /* Backward-only constants; every other attention constant is forward's. */
 static int is_backward_only(uint32_t id)
 {
-    return id == SDPA_SC_BLOCK_K || id == SDPA_SC_BLOCK_DK || id == SDPA_SC_BLOCK_DV ||
-           (id >= SDPA_SC_UNROLL_M_BCBR && id <= SDPA_SC_WG_N_DBR) ||
+    return (id >= SDPA_SC_UNROLL_M_BCBR && id <= SDPA_SC_WG_N_DBR) ||
            (id >= SDPA_SC_WITH_DS && id <= SDPA_SC_DETERMINISTIC) || id == SDPA_SC_DS_DT;
 }
 
@@ -67,7 +67,6 @@ START_TEST(basic_f16_problem)
     ck_assert_int_eq(plan.head_size, 64);
     ck_assert_int_eq(plan.k_len, 300);
     ck_assert_int_eq(plan.q_len, 100);
-    ck_assert_int_eq(plan.remainder_k, 1); /* 300 % 64 */
 
     /* Strides: K, Q, V, O, then the (absent) mask. */
     static const int64_t expected[SDPA_FWD_STRIDE_ARGS] = {8 * 300 * 64,
@@ -112,11 +111,6 @@ START_TEST(basic_f16_problem)
     ck_assert_int_eq(get_int(&plan, SDPA_SC_KV_GROUP_SIZE), 1);
     ck_assert(!get_bool(&plan, SDPA_SC_TRANSPOSE_K));
     ck_assert(get_bool(&plan, SDPA_SC_D_FULL));
-    ck_assert_int_eq(get_int(&plan, SDPA_SC_Q_ALIGN), 128);
-    ck_assert_int_eq(get_int(&plan, SDPA_SC_K_ALIGN), 128);
-    ck_assert_int_eq(get_int(&plan, SDPA_SC_V_ALIGN), 128);
-    ck_assert_int_eq(get_int(&plan, SDPA_SC_A_ALIGN), 128);
-    ck_assert_uint_eq(plan.q_align, 128);
     ck_assert(!get_bool(&plan, SDPA_SC_Q1_GQA_BATCH));
     ck_assert(get_bool(&plan, SDPA_SC_WITH_ATTN_SCALE));
     ck_assert(get_bool(&plan, SDPA_SC_WITH_HOST_SCALE));
@@ -128,12 +122,10 @@ START_TEST(basic_f16_problem)
     ck_assert(!get_bool(&plan, SDPA_SC_VS_F16_ACC));
     ck_assert(!get_bool(&plan, SDPA_SC_IS_TRAINING));
     ck_assert(get_bool(&plan, SDPA_SC_REMAINDER_Q)); /* 100 % 32 */
-    ck_assert(get_bool(&plan, SDPA_SC_BLOCK_Q));
-    ck_assert(get_bool(&plan, SDPA_SC_BLOCK_A));
     ck_assert_int_eq(get_int(&plan, SDPA_SC_UNROLL_M_KQ), 16);
     ck_assert_int_eq(get_int(&plan, SDPA_SC_WG_M_KQ), 4);
     ck_assert_int_eq(get_int(&plan, SDPA_SC_WG_N_KQ), 2);
-    ck_assert_int_eq(get_int(&plan, SDPA_SC_WG_N_VS), 2);
+    ck_assert_int_eq(get_int(&plan, SDPA_SC_WG_M_VS), 4);
     ck_assert_int_eq(get_int(&plan, SDPA_SC_KEY_SCALES), SDPA_QUANT_NONE);
     ck_assert_int_eq(get_int(&plan, SDPA_SC_KEY_GROUP_SIZE), 1);
     ck_assert(!get_bool(&plan, SDPA_SC_WITH_DROPOUT));
@@ -154,7 +146,6 @@ START_TEST(no_remainders_when_tiles_divide)
     sdpa_fwd_plan_t plan;
     plan_ok(&p, &s, &cpu, &plan);
     ck_assert(!get_bool(&plan, SDPA_SC_REMAINDER_Q));
-    ck_assert_int_eq(plan.remainder_k, 0);
     ck_assert_uint_eq(plan.group_count[0], 4);
     ck_assert_int_eq(get_int(&plan, SDPA_SC_QRY_DT), SDPA_DTYPE_BF16);
 }
@@ -254,7 +245,7 @@ START_TEST(mask_strides_and_broadcast)
 }
 END_TEST
 
-START_TEST(transposed_k_and_alignments)
+START_TEST(transposed_k_and_full_head)
 {
     sdpa_problem_desc_t p;
     sdpa_shape_t s;
@@ -267,27 +258,20 @@ START_TEST(transposed_k_and_alignments)
     sdpa_fwd_plan_t plan;
     plan_ok(&p, &s, &cpu, &plan);
     ck_assert(get_bool(&plan, SDPA_SC_TRANSPOSE_K));
-    ck_assert_int_eq(get_int(&plan, SDPA_SC_K_ALIGN), 8);  /* 600-byte rows */
-    ck_assert_int_eq(get_int(&plan, SDPA_SC_Q_ALIGN), 16); /* 80-byte rows */
     ck_assert_int_eq(plan.strides[SDPA_FWD_ARG_K_S2 - SDPA_FWD_ARG_K_S0], 1);
     ck_assert_int_eq(plan.strides[SDPA_FWD_ARG_K_S3 - SDPA_FWD_ARG_K_S0], 300);
-    /* D = 40 in the 64 bucket: not full, so no block I/O. */
+    /* D = 40 in the 64 bucket: not full. */
     ck_assert_int_eq(plan.d_max, 64);
     ck_assert(!get_bool(&plan, SDPA_SC_D_FULL));
-    ck_assert(!get_bool(&plan, SDPA_SC_BLOCK_Q));
-    ck_assert(!get_bool(&plan, SDPA_SC_BLOCK_A));
 
-    /* Odd D = 33 in f16 misaligns rows; D = 64 with a 2-byte row stride too. */
+    /* D = 64 with a 2-byte row stride: full whatever the rows' alignment. */
     fixture_problem(SDPA_DTYPE_F16, 1, 2, 2, 40, 300, 64, &p, &s);
     p.q.strides[2] = 65;
     p.q.strides[1] = 65 * 40;
     p.q.strides[0] = 2 * 65 * 40;
     plan_ok(&p, &s, &cpu, &plan);
-    ck_assert_int_eq(get_int(&plan, SDPA_SC_Q_ALIGN), 2);
     ck_assert(get_bool(&plan, SDPA_SC_D_FULL));
-    ck_assert(!get_bool(&plan, SDPA_SC_BLOCK_Q)); /* rows not 4-byte aligned */
-    ck_assert(get_bool(&plan, SDPA_SC_BLOCK_A));
-    ck_assert_uint_eq(plan.q_align, 2);
+    ck_assert_int_eq(plan.strides[SDPA_FWD_ARG_Q_S2 - SDPA_FWD_ARG_K_S0], 65);
 }
 END_TEST
 
@@ -359,7 +343,6 @@ START_TEST(quantized_kv)
     ck_assert_int_eq(get_int(&plan, SDPA_SC_VAL_ZP_DT), SDPA_DTYPE_UNDEF);
     ck_assert_int_eq(get_int(&plan, SDPA_SC_KEY_GROUP_SIZE), 32);
     ck_assert_int_eq(get_int(&plan, SDPA_SC_VAL_GROUP_SIZE), 1);
-    ck_assert_int_eq(get_int(&plan, SDPA_SC_K_ALIGN), 64); /* 128 nibbles a row */
     ck_assert_str_eq(plan.config_string,
                      "fwd d128 sg16 cfg=16,16,32,16,4,1,4,1 (table: cpu h128 thin quant fma)");
 
@@ -511,26 +494,30 @@ START_TEST(gpu_plans)
     ck_assert_uint_eq(plan.group_count[0], 32); /* 2048 / 64 */
     ck_assert_uint_le(plan.slm_bytes, bmg.slm_bytes);
 
-    /* Xe-HPC, D = 128: oneDNN's rows need more local memory than the device
-     * has with K and V staged as f32, so the fallback serves. */
+    /* Xe-HPC, D = 128: our row, 16 sub-groups, BQ 32, BK 32 in 93 KiB of
+     * its 128. */
     sdpa_device_info_t pvc;
     fixture_gpu_device(SDPA_DEVICE_CLASS_XE_HPC, &pvc);
     pvc.kernels = SDPA_KERNELS_PORTABLE;
     fixture_problem(SDPA_DTYPE_F16, 1, 16, 16, 2048, 2000, 128, &p, &s);
     plan_ok(&p, &s, &pvc, &plan);
-    ck_assert_str_eq(plan.config_string, "fwd d128 sg16 cfg=4,16,32,16,4,1,4,1 (fallback: h128)");
-    ck_assert_int_gt(plan.source.skipped_rows, 0);
+    ck_assert_str_eq(plan.config_string,
+                     "fwd d128 sg16 cfg=4,16,16,16,8,2,8,2 (table: xe_hpc h128 fma)");
+    ck_assert_int_eq(plan.source.skipped_rows, 0);
+    ck_assert_uint_eq(plan.local_size[1], 16);
     ck_assert_uint_le(plan.slm_bytes, pvc.slm_bytes);
+    /* D = 512 does not fit a GPU. */
+    fixture_problem(SDPA_DTYPE_F16, 1, 16, 16, 64, 64, 512, &p, &s);
+    ck_assert_int_eq(sdpa_fwd_plan_make(&p, &s, &pvc, &plan), SDPA_ERROR_UNSUPPORTED);
+    ck_assert_ptr_nonnull(
+            strstr(sdpa_error_message(), "head size 512: no configuration serves it"));
 
-    /* An integrated Xe-LP has no rows of its own: Xe-HPG's, at sub-group 8.
-     * Its h32 row stages a 128-key tile and needs 87 KiB; the first that
-     * fits 64 KiB is the h128 row, which serves D = 32 too. */
+    /* An integrated Xe-LP has no rows of its own: Xe-HPG's, at sub-group 8. */
     sdpa_device_info_t tgl;
     fixture_gpu_device(SDPA_DEVICE_CLASS_XE_LP, &tgl);
     fixture_problem(SDPA_DTYPE_F32, 1, 16, 16, 100, 100, 32, &p, &s);
     plan_ok(&p, &s, &tgl, &plan);
-    ck_assert_str_eq(plan.config_string,
-                     "fwd d32 sg8 cfg=8,16,32,8,8,2,4,4 (table: xe_hpg h128 fma f32)");
+    ck_assert_str_eq(plan.config_string, "fwd d32 sg8 cfg=8,8,8,8,4,4,4,4 (table: xe_hpg h32 fma)");
     ck_assert_uint_eq(plan.local_size[0], 8);
     ck_assert_uint_eq(plan.local_size[1], 16);
 }
@@ -565,7 +552,7 @@ int main(void)
     tcase_add_test(tc, no_remainders_when_tiles_divide);
     tcase_add_test(tc, q1_gqa_decode_batches_query_heads);
     tcase_add_test(tc, mask_strides_and_broadcast);
-    tcase_add_test(tc, transposed_k_and_alignments);
+    tcase_add_test(tc, transposed_k_and_full_head);
     tcase_add_test(tc, scale_softmax_training_and_accumulation);
     tcase_add_test(tc, quantized_kv);
     tcase_add_test(tc, dropout_flags);
@@ -576,9 +563,5 @@ int main(void)
     tcase_add_test(tc, gpu_plans);
     tcase_add_test(tc, checked_problem_plans);
     suite_add_tcase(suite, tc);
-    SRunner *runner = srunner_create(suite);
-    srunner_run_all(runner, CK_NORMAL);
-    int failed = srunner_ntests_failed(runner);
-    srunner_free(runner);
-    return failed ? 1 : 0;
+    return test_run_suite(suite);
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "spec_values.h"
 
 START_TEST(set_and_read_back)
@@ -33,7 +34,7 @@ START_TEST(ids_sorted_whatever_the_order_set)
 {
     sdpa_spec_values_t v;
     sdpa_spec_values_init(&v);
-    static const sdpa_spec_id_t ids[] = {SDPA_SC_WG_N_VS, SDPA_SC_QRY_DT, SDPA_SC_KV_GROUP_SIZE,
+    static const sdpa_spec_id_t ids[] = {SDPA_SC_WG_N_DBR, SDPA_SC_QRY_DT, SDPA_SC_KV_GROUP_SIZE,
                                          SDPA_SC_VAL_GROUP_SIZE, SDPA_SC_KEY_DT};
     for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++)
         sdpa_spec_values_set_int(&v, ids[i], (int32_t)i);
@@ -42,7 +43,7 @@ START_TEST(ids_sorted_whatever_the_order_set)
         ck_assert_uint_lt(v.ids[i - 1], v.ids[i]);
     ck_assert_uint_eq(v.ids[0], 100);
     ck_assert_uint_eq(v.ids[4], 185);
-    ck_assert_int_eq(sdpa_spec_values_get_int(&v, SDPA_SC_WG_N_VS), 0);
+    ck_assert_int_eq(sdpa_spec_values_get_int(&v, SDPA_SC_WG_N_DBR), 0);
     ck_assert_int_eq(sdpa_spec_values_get_int(&v, SDPA_SC_KEY_DT), 4);
 }
 END_TEST
@@ -52,19 +53,19 @@ START_TEST(module_constants_point_at_values_of_the_right_size)
     sdpa_spec_values_t v;
     sdpa_spec_values_init(&v);
     sdpa_spec_values_set_bool(&v, SDPA_SC_IS_TRAINING, 1);
-    sdpa_spec_values_set_int(&v, SDPA_SC_Q_ALIGN, 0x01020304);
+    sdpa_spec_values_set_int(&v, SDPA_SC_MASK_KIND, 0x01020304);
     sdpa_spec_values_set_bool(&v, SDPA_SC_D_FULL, 0);
     ze_module_constants_t mc = sdpa_spec_values_ze(&v);
     ck_assert_uint_eq(mc.numConstants, 3);
     ck_assert_uint_eq(mc.pConstantIds[0], SDPA_SC_D_FULL);
-    ck_assert_uint_eq(mc.pConstantIds[1], SDPA_SC_Q_ALIGN);
+    ck_assert_uint_eq(mc.pConstantIds[1], SDPA_SC_MASK_KIND);
     ck_assert_uint_eq(mc.pConstantIds[2], SDPA_SC_IS_TRAINING);
     /* bool: one byte holding 0 or 1; int: four bytes. */
     const uint8_t *d_full = mc.pConstantValues[0];
     ck_assert_uint_eq(d_full[0], 0);
-    int32_t q_align;
-    memcpy(&q_align, mc.pConstantValues[1], 4);
-    ck_assert_int_eq(q_align, 0x01020304);
+    int32_t mask_kind;
+    memcpy(&mask_kind, mc.pConstantValues[1], 4);
+    ck_assert_int_eq(mask_kind, 0x01020304);
     const uint8_t *training = mc.pConstantValues[2];
     ck_assert_uint_eq(training[0], 1);
     for (uint32_t i = 0; i < mc.numConstants; i++) {
@@ -90,9 +91,9 @@ START_TEST(equality_and_hash_ignore_set_order)
     ck_assert_uint_eq(sdpa_spec_values_hash(&a), sdpa_spec_values_hash(&b));
 
     sdpa_spec_values_set_int(&a, SDPA_SC_QRY_DT, 2);
-    sdpa_spec_values_set_bool(&a, SDPA_SC_BLOCK_Q, 1);
+    sdpa_spec_values_set_bool(&a, SDPA_SC_TRANSPOSE_K, 1);
     sdpa_spec_values_set_int(&a, SDPA_SC_UNROLL_M_KQ, 16);
-    sdpa_spec_values_set_bool(&b, SDPA_SC_BLOCK_Q, 1);
+    sdpa_spec_values_set_bool(&b, SDPA_SC_TRANSPOSE_K, 1);
     sdpa_spec_values_set_int(&b, SDPA_SC_UNROLL_M_KQ, 32);
     sdpa_spec_values_set_int(&b, SDPA_SC_QRY_DT, 2);
     ck_assert(!sdpa_spec_values_equal(&a, &b));
@@ -103,13 +104,13 @@ START_TEST(equality_and_hash_ignore_set_order)
 
     /* The same value under another id, or one more constant, differs. */
     sdpa_spec_values_t c = a;
-    sdpa_spec_values_set_bool(&c, SDPA_SC_BLOCK_A, 1);
+    sdpa_spec_values_set_bool(&c, SDPA_SC_D_FULL, 1);
     ck_assert(!sdpa_spec_values_equal(&a, &c));
     ck_assert_uint_ne(sdpa_spec_values_hash(&a), sdpa_spec_values_hash(&c));
     sdpa_spec_values_t d;
     sdpa_spec_values_init(&d);
     sdpa_spec_values_set_int(&d, SDPA_SC_QRY_DT, 2);
-    sdpa_spec_values_set_bool(&d, SDPA_SC_BLOCK_A, 1);
+    sdpa_spec_values_set_bool(&d, SDPA_SC_D_FULL, 1);
     sdpa_spec_values_set_int(&d, SDPA_SC_UNROLL_M_KQ, 16);
     ck_assert(!sdpa_spec_values_equal(&a, &d));
     ck_assert_uint_ne(sdpa_spec_values_hash(&a), sdpa_spec_values_hash(&d));
@@ -204,9 +205,5 @@ int main(void)
         tcase_add_test_raise_signal(aborts, reading_unset_constant_is_refused, SIGABRT);
         suite_add_tcase(suite, aborts);
     }
-    SRunner *runner = srunner_create(suite);
-    srunner_run_all(runner, CK_NORMAL);
-    int failed = srunner_ntests_failed(runner);
-    srunner_free(runner);
-    return failed ? 1 : 0;
+    return test_run_suite(suite);
 }

@@ -3,7 +3,9 @@
 #include <stdio.h>
 #include <stdint.h>
 
+#include "check_main.h"
 #include "core_fixtures.h"
+#include "size_math.h"
 #include "tensor_layout.h"
 
 static sdpa_tensor_desc_t strided(sdpa_dtype_t dtype, const int64_t dims[4],
@@ -112,6 +114,32 @@ START_TEST(span)
 }
 END_TEST
 
+START_TEST(sizes_saturate)
+{
+    /* Dense f32 [2^30, 2^24, 1, 512]: 2^63 elements, one more than int64
+     * holds (density and the element count must not overflow on the way). */
+    const int64_t b = (int64_t)1 << 30, h = (int64_t)1 << 24;
+    sdpa_tensor_desc_t t =
+            strided(SDPA_DTYPE_F32, (int64_t[]){b, h, 1, 512}, (int64_t[]){h * 512, 512, 512, 1});
+    ck_assert(sdpa_tensor_is_dense(&t));
+    ck_assert_int_eq(sdpa_tensor_elements(&t), INT64_MAX);
+    ck_assert_uint_eq(sdpa_tensor_span_bytes(&t), SDPA_SIZE_OVERFLOW);
+    /* The same as s4: 2^62 bytes, exact. */
+    t.dtype = SDPA_DTYPE_S4;
+    ck_assert_uint_eq(sdpa_tensor_span_bytes(&t), (uint64_t)1 << 62);
+
+    /* Byte counts whose bit count would not fit in 64 bits. */
+    ck_assert_uint_eq(sdpa_size_bytes((uint64_t)1 << 61, 32), (uint64_t)1 << 63);
+    ck_assert_uint_eq(sdpa_size_bytes(((uint64_t)1 << 62) + 3, 4), ((uint64_t)1 << 61) + 2);
+    ck_assert_uint_eq(sdpa_size_bytes((uint64_t)1 << 62, 32), SDPA_SIZE_OVERFLOW);
+    ck_assert_uint_eq(sdpa_size_bytes(SDPA_SIZE_OVERFLOW, 8), SDPA_SIZE_OVERFLOW);
+    ck_assert_uint_eq(sdpa_size_add(SDPA_SIZE_OVERFLOW, 0), SDPA_SIZE_OVERFLOW);
+    ck_assert_uint_eq(sdpa_size_product((int64_t[]){3, -1}, 2), SDPA_SIZE_OVERFLOW);
+    ck_assert_uint_eq(sdpa_size_span_elements((int64_t[]){2, 3, 4, 5}, (int64_t[]){96, 32, 8, 1}),
+                      96 + 64 + 24 + 4 + 1);
+}
+END_TEST
+
 int main(void)
 {
     Suite *suite = suite_create("tensor_layout");
@@ -121,10 +149,7 @@ int main(void)
     tcase_add_test(tc, alignment_of_transposed_and_strided);
     tcase_add_test(tc, density);
     tcase_add_test(tc, span);
+    tcase_add_test(tc, sizes_saturate);
     suite_add_tcase(suite, tc);
-    SRunner *runner = srunner_create(suite);
-    srunner_run_all(runner, CK_NORMAL);
-    int failed = srunner_ntests_failed(runner);
-    srunner_free(runner);
-    return failed ? 1 : 0;
+    return test_run_suite(suite);
 }

@@ -1,8 +1,9 @@
 /*
  * test_ze_api.c - the ze backend as a framework uses it: the module cache,
  * the features it reports, launches on the caller's command lists with
- * events and fences, concurrent executions, 64-bit offsets, and the table of
- * invalid problems every backend must refuse the same way.
+ * events and fences, concurrent executions, 64-bit offsets, a context
+ * destroyed before its primitives, and the table of invalid problems every
+ * backend must refuse the same way.
  */
 #include <check.h>
 #include <math.h>
@@ -11,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "abi_util.h"
 #include "fwd_case.h"
 #include "invalid_table.h"
 #include "problem.h"
@@ -351,38 +353,52 @@ START_TEST(offsets_beyond_2_pow_31)
 }
 END_TEST
 
-/* --- refusals -------------------------------------------------------------------- */
+/* --- lifetime ------------------------------------------------------------------ */
 
-START_TEST(misaligned_pointer_is_refused)
+/* A framework that destroys the context before its primitives (sdpa.h,
+ * "Lifetime"): context_destroy releases every Level Zero object the
+ * primitives held, so the caller's zeContextDestroy succeeds; the orphans
+ * refuse to execute, still answer queries, and primitive_destroy frees them
+ * without touching Level Zero (whose context is gone by then). */
+START_TEST(context_destroyed_before_its_primitives)
 {
-    launch_fixture_t f;
-    fixture_open(&f, 15);
-    sdpa_exec_args_t a;
-    fixture_args(&f, &a);
-    a.q = (const char *)f.q.data + 2; /* rows are 128-byte multiples; this is not */
-    sdpa_status_t st = suite_env.ze->primitive_execute(f.prim, &a);
-    if (st != SDPA_SUCCESS) {
-        ck_assert_int_eq(st, SDPA_ERROR_INVALID_ARGUMENT);
-        ck_assert_msg(strstr(suite_env.ze->last_error(), "args->q") != NULL, "%s",
-                      suite_env.ze->last_error());
+    ze_context_desc_t zdesc = {.stype = ZE_STRUCTURE_TYPE_CONTEXT_DESC};
+    ze_context_handle_t zctx;
+    ck_assert_int_eq(zeContextCreate(suite_env.driver, &zdesc, &zctx), ZE_RESULT_SUCCESS);
+    sdpa_context_desc_t desc = {.struct_size = sizeof(desc),
+                                .struct_version = SDPA_CONTEXT_DESC_VERSION,
+                                .ze_context = zctx,
+                                .ze_device = suite_env.device};
+    const sdpa_backend_iface_t *ze = suite_env.ze;
+    sdpa_context_t *ctx;
+    ck_assert_int_eq(ze->context_create(&desc, &ctx), SDPA_SUCCESS);
+    /* A forward (a kernel) and a backward (four kernels, host memory). */
+    sdpa_problem_desc_t fwd, bwd;
+    problem_init(&fwd, SDPA_FORWARD_TRAINING, 1, 2, 2, 8, 8, 32, SDPA_DTYPE_F32, SDPA_DTYPE_F32);
+    problem_init(&bwd, SDPA_BACKWARD, 1, 2, 2, 8, 8, 32, SDPA_DTYPE_F32, SDPA_DTYPE_F32);
+    sdpa_primitive_t *prims[2];
+    ck_assert_int_eq(ze->primitive_create(ctx, &fwd, &prims[0]), SDPA_SUCCESS);
+    ck_assert_int_eq(ze->primitive_create(ctx, &bwd, &prims[1]), SDPA_SUCCESS);
+
+    ze->context_destroy(ctx);
+    ck_assert_int_eq(zeContextDestroy(zctx), ZE_RESULT_SUCCESS);
+
+    sdpa_exec_args_t a = {.struct_size = sizeof(a), .struct_version = SDPA_EXEC_ARGS_VERSION};
+    for (int i = 0; i < 2; i++) {
+        ck_assert_int_eq(ze->primitive_execute(prims[i], &a), SDPA_ERROR_INVALID_ARGUMENT);
+        ck_assert_msg(strstr(ze->last_error(), "outlived its context") != NULL, "%s",
+                      ze->last_error());
+        size_t workspace = 0;
+        ck_assert_int_eq(ze->primitive_query(prims[i], SDPA_QUERY_WORKSPACE_BYTES, &workspace,
+                                             sizeof(workspace)),
+                         SDPA_SUCCESS);
+        ck_assert_uint_eq(workspace, 2 * 8 * sizeof(float));
+        ze->primitive_destroy(prims[i]);
     }
-    fixture_close(&f);
 }
 END_TEST
 
-static void *shared_alloc(size_t bytes, void *user)
-{
-    (void)user;
-    return test_alloc(&suite_env, bytes);
-}
-
-static void shared_release(void *pointer, void *user)
-{
-    (void)user;
-    test_free(&suite_env, pointer);
-}
-
-static const test_allocator_t shared_allocator = {shared_alloc, shared_release, NULL};
+static const test_allocator_t shared_allocator = {suite_shared_alloc, suite_shared_release, NULL};
 static invalid_env_t invalid_env;
 
 int main(void)
@@ -398,7 +414,7 @@ int main(void)
     tcase_add_test(t, context_with_the_callers_list);
     tcase_add_test(t, concurrent_executions);
     tcase_add_test(t, offsets_beyond_2_pow_31);
-    tcase_add_test(t, misaligned_pointer_is_refused);
+    tcase_add_test(t, context_destroyed_before_its_primitives);
     suite_add_tcase(s, t);
 
     /* The invalid-problem table, through ze, on this context's device (no

@@ -99,6 +99,18 @@ void test_free(test_env_t *env, void *pointer)
         zeMemFree(env->context, pointer);
 }
 
+void *suite_shared_alloc(size_t bytes, void *user)
+{
+    (void)user;
+    return test_alloc(&suite_env, bytes);
+}
+
+void suite_shared_release(void *pointer, void *user)
+{
+    (void)user;
+    test_free(&suite_env, pointer);
+}
+
 uint64_t test_modules_built(test_env_t *env)
 {
     uint64_t built = 0;

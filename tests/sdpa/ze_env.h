@@ -56,6 +56,11 @@ void test_free(test_env_t *env, void *pointer);
  * memory, so a tensor may span more than 2^31 elements cheaply. */
 void *test_alloc_untouched(test_env_t *env, size_t bytes);
 
+/* test_alloc and test_free on suite_env, shaped as an allocator of
+ * tests/abi/abi_util.h (user is ignored). */
+void *suite_shared_alloc(size_t bytes, void *user);
+void suite_shared_release(void *pointer, void *user);
+
 /* Modules the ze context has built so far (SDPA_QUERY_MODULES_BUILT). */
 uint64_t test_modules_built(test_env_t *env);
 

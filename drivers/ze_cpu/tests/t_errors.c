@@ -1,9 +1,10 @@
 /*
  * t_errors.c - error paths: bad stype, NULL pointers and handles, handles of
  * the wrong kind, unknown kernel names, SPIR-V that fails to build,
- * invalid enumerations, objects destroyed while in use, command lists in
- * the wrong state, bad kernel arguments and memory requests, unsupported
- * features. None may crash; each must return the specified code.
+ * invalid enumerations, command lists in the wrong state, bad kernel
+ * arguments and memory requests, unsupported features. None may crash;
+ * each must return the specified code. Lifetimes and wild handles are in
+ * t_lifetime.c.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -313,78 +314,6 @@ START_TEST(invalid_enumerations)
 }
 END_TEST
 
-/* Parents refuse to die before their children; in-use objects refuse too. */
-START_TEST(lifetimes)
-{
-    const ze_test_env_t *e = ze_test_env();
-    ze_context_desc_t context_desc = {.stype = ZE_STRUCTURE_TYPE_CONTEXT_DESC};
-    ze_context_handle_t context = NULL;
-    ZE_OK(zeContextCreate(e->driver, &context_desc, &context));
-    ze_command_list_desc_t list_desc = {.stype = ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC};
-    ze_command_list_handle_t list = NULL;
-    ZE_OK(zeCommandListCreate(context, e->device, &list_desc, &list));
-    ZE_EXPECT(ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE, zeContextDestroy(context));
-    ZE_OK(zeCommandListDestroy(list));
-    ZE_OK(zeContextDestroy(context));
-
-    /* Module with a live kernel. */
-    size_t size;
-    const uint8_t *code = ze_test_probe_spirv(16, &size);
-    ze_module_desc_t module_desc = {.stype = ZE_STRUCTURE_TYPE_MODULE_DESC,
-                                    .format = ZE_MODULE_FORMAT_IL_SPIRV,
-                                    .inputSize = size,
-                                    .pInputModule = code};
-    ze_module_handle_t module = NULL;
-    ZE_OK(zeModuleCreate(e->context, e->device, &module_desc, &module, NULL));
-    ze_kernel_handle_t kernel = ze_test_kernel(module, "add_one");
-    ZE_EXPECT(ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE, zeModuleDestroy(module));
-
-    /* Pool with a live event; an index taken twice. */
-    ze_event_pool_handle_t pool = ze_test_event_pool(2, 0);
-    ze_event_handle_t gate = ze_test_event(pool, 0);
-    ze_event_desc_t event_desc = {.stype = ZE_STRUCTURE_TYPE_EVENT_DESC, .index = 0};
-    ze_event_handle_t twice = NULL;
-    ZE_EXPECT(ZE_RESULT_ERROR_INVALID_ARGUMENT, zeEventCreate(pool, &event_desc, &twice));
-    event_desc.index = 2;
-    ZE_EXPECT(ZE_RESULT_ERROR_INVALID_ARGUMENT, zeEventCreate(pool, &event_desc, &twice));
-    ZE_EXPECT(ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE, zeEventPoolDestroy(pool));
-
-    /* A list blocked on the host cannot be reset or destroyed; its queue and
-     * fence cannot be destroyed. */
-    int32_t *buf = ze_test_alloc_shared(128 * sizeof *buf);
-    int32_t *dst = buf + 64;
-    ZE_OK(zeKernelSetArgumentValue(kernel, 0, sizeof buf, &buf));
-    ZE_OK(zeKernelSetArgumentValue(kernel, 1, sizeof dst, &dst));
-    ZE_OK(zeKernelSetGroupSize(kernel, 64, 1, 1));
-    list = ze_test_list();
-    ze_group_count_t one = {1, 1, 1};
-    ZE_OK(zeCommandListAppendLaunchKernel(list, kernel, &one, NULL, 1, &gate));
-    ZE_OK(zeCommandListClose(list));
-    ze_command_queue_handle_t queue = ze_test_queue(ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS);
-    ze_fence_desc_t fence_desc = {.stype = ZE_STRUCTURE_TYPE_FENCE_DESC};
-    ze_fence_handle_t fence = NULL;
-    ZE_OK(zeFenceCreate(queue, &fence_desc, &fence));
-    ZE_OK(zeCommandQueueExecuteCommandLists(queue, 1, &list, fence));
-    ZE_EXPECT(ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE, zeCommandListReset(list));
-    ZE_EXPECT(ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE, zeCommandListDestroy(list));
-    ZE_EXPECT(ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE, zeFenceDestroy(fence));
-    ZE_EXPECT(ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE, zeCommandQueueDestroy(queue));
-    /* The kernel handle may die; the recorded launch keeps what it needs. */
-    ZE_OK(zeKernelDestroy(kernel));
-    ZE_EXPECT(ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE, zeModuleDestroy(module));
-    ZE_OK(zeEventHostSignal(gate));
-    ZE_OK(zeFenceHostSynchronize(fence, UINT64_MAX));
-    ZE_OK(zeCommandListReset(list));
-    ZE_OK(zeModuleDestroy(module)); /* the reset dropped the last launch */
-    ZE_OK(zeCommandListDestroy(list));
-    ZE_OK(zeFenceDestroy(fence));
-    ZE_OK(zeCommandQueueDestroy(queue));
-    ZE_OK(zeEventDestroy(gate));
-    ZE_OK(zeEventPoolDestroy(pool));
-    ze_test_free(buf);
-}
-END_TEST
-
 START_TEST(command_list_states)
 {
     const ze_test_env_t *e = ze_test_env();
@@ -526,7 +455,6 @@ Suite *driver_errors_suite(void)
     tcase_add_test(tc, unknown_kernel_name);
     tcase_add_test(tc, spirv_that_fails_to_build);
     tcase_add_test(tc, invalid_enumerations);
-    tcase_add_test(tc, lifetimes);
     tcase_add_test(tc, command_list_states);
     tcase_add_test(tc, kernel_argument_errors);
     tcase_add_test(tc, memory_errors);

@@ -187,8 +187,10 @@ static char *build_log_text(ze_module_build_log_handle_t log)
     return text;
 }
 
-/* -ze-* flags a CPU cannot honour are accepted and noted in the log;
- * -ze-opt-disable maps to -cl-opt-disable; the kernels still work. */
+/* -ze-* flags a CPU cannot honour are accepted; -ze-opt-disable maps to
+ * -cl-opt-disable; the kernels still work. The log of a successful build
+ * is empty, as Intel's driver leaves it (the conformance suite checks it):
+ * the notes on ignored flags go to ZE_CPU_DEBUG. */
 START_TEST(build_flags)
 {
     const ze_test_env_t *e = ze_test_env();
@@ -208,9 +210,7 @@ START_TEST(build_flags)
         ze_module_build_log_handle_t log = NULL;
         ZE_OK(zeModuleCreate(e->context, e->device, &desc, &module, &log));
         char *text = build_log_text(log);
-        if (f == 0)
-            ck_assert_msg(strstr(text, "-ze-opt-large-register-file ignored") != NULL,
-                          "log does not mention the ignored flag:\n%s", text);
+        ck_assert_msg(text[0] == '\0', "log of a successful build is not empty:\n%s", text);
         free(text);
         ZE_OK(zeModuleBuildLogDestroy(log));
 

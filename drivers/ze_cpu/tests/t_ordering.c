@@ -2,7 +2,7 @@
  * t_ordering.c - ordering with events, fences and barriers: regular lists
  * on queues, immediate lists (synchronous and asynchronous), waits on
  * events the host signals after the submission, event reset and reuse,
- * timestamps.
+ * timestamps and their query into memory.
  *
  * Each "gate" test checks that nothing ran while the gate was closed
  * (sleeping a little first, so an ordering bug has time to show), then
@@ -359,6 +359,90 @@ START_TEST(timestamps)
 }
 END_TEST
 
+/* zeCommandListAppendQueryKernelTimestamps writes what
+ * zeEventQueryKernelTimestamp returns, at the offsets given (or packed),
+ * once its wait events are signalled. The conformance suite's pattern:
+ * the query waits on the very event it reads. */
+START_TEST(query_kernel_timestamps)
+{
+    ze_kernel_handle_t kernel = ze_test_kernel(ze_test_probe_module(16, NULL), "add_one");
+    buffers_t bufs = make_buffers();
+    ze_event_pool_handle_t pool = ze_test_event_pool(2, ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP);
+    ze_event_handle_t events[2] = {ze_test_event(pool, 0), ze_test_event(pool, 1)};
+    const size_t stride = sizeof(ze_kernel_timestamp_result_t);
+    /* Reversed, and the second at an offset that is not 8-byte aligned. */
+    const size_t offsets[2] = {stride + 4, 0};
+    /* Room for two layouts: [0, 2 stride + 4) and 2 stride + 4 onwards. */
+    const size_t dst_size = 4 * stride + 4;
+    uint8_t *dst = ze_test_alloc_host(dst_size);
+    memset(dst, 0xab, dst_size);
+    ze_command_queue_handle_t queue = ze_test_queue(ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS);
+    ze_command_list_handle_t list = ze_test_list();
+    append_add_one(list, kernel, bufs.a, bufs.b, events[0], 0, NULL);
+    append_add_one(list, kernel, bufs.b, bufs.c, events[1], 1, &events[0]);
+    ZE_OK(zeCommandListAppendQueryKernelTimestamps(list, 2, events, dst, offsets, NULL, 2, events));
+    ZE_OK(zeCommandListAppendQueryKernelTimestamps(list, 2, events, dst + 2 * stride + 4, NULL,
+                                                   NULL, 1, &events[1]));
+    ZE_OK(zeCommandListClose(list));
+    ZE_OK(zeCommandQueueExecuteCommandLists(queue, 1, &list, NULL));
+    ZE_OK(zeCommandQueueSynchronize(queue, UINT64_MAX));
+    expect_values(bufs.c, 2);
+    for (int i = 0; i < 2; i++) {
+        ze_kernel_timestamp_result_t expected, written, packed;
+        ZE_OK(zeEventQueryKernelTimestamp(events[i], &expected));
+        memcpy(&written, dst + offsets[i], stride);
+        memcpy(&packed, dst + 2 * stride + 4 + (size_t)i * stride, stride);
+        ck_assert_mem_eq(&written, &expected, stride);
+        ck_assert_mem_eq(&packed, &expected, stride);
+        ck_assert_uint_gt(expected.global.kernelStart, 0);
+        ck_assert_uint_le(expected.global.kernelStart, expected.global.kernelEnd);
+    }
+    ze_kernel_timestamp_result_t first, second;
+    memcpy(&first, dst + offsets[0], stride);
+    memcpy(&second, dst + offsets[1], stride);
+    ck_assert_uint_le(first.global.kernelEnd, second.global.kernelStart); /* in order */
+    ck_assert_uint_eq(dst[stride], 0xab); /* the 4 bytes of padding stay */
+
+    /* An event of a pool without kernel timestamps gives the time of its
+     * signal as start and end (ze_peak queries one). */
+    ze_event_pool_handle_t plain_pool = ze_test_event_pool(1, 0);
+    ze_event_handle_t plain = ze_test_event(plain_pool, 0);
+    ZE_OK(zeCommandListReset(list));
+    append_add_one(list, kernel, bufs.a, bufs.b, plain, 0, NULL);
+    ZE_OK(zeCommandListAppendQueryKernelTimestamps(list, 1, &plain, dst, NULL, NULL, 1, &plain));
+    ZE_OK(zeCommandListClose(list));
+    ze_kernel_timestamp_result_t plain_ts;
+    uint64_t host_before, device_before;
+    ZE_OK(zeDeviceGetGlobalTimestamps(ze_test_env()->device, &host_before, &device_before));
+    ZE_OK(zeCommandQueueExecuteCommandLists(queue, 1, &list, NULL));
+    ZE_OK(zeCommandQueueSynchronize(queue, UINT64_MAX));
+    ZE_OK(zeEventQueryKernelTimestamp(plain, &plain_ts));
+    ck_assert_mem_eq(dst, &plain_ts, stride);
+    ck_assert_uint_eq(plain_ts.global.kernelStart, plain_ts.global.kernelEnd);
+    ck_assert_uint_ge(plain_ts.global.kernelStart, device_before);
+    ZE_OK(zeEventDestroy(plain));
+    ZE_OK(zeEventPoolDestroy(plain_pool));
+
+    /* On a synchronous immediate list, after the event it reads. */
+    ze_command_list_handle_t sync = ze_test_env()->sync_list;
+    ZE_OK(zeEventHostReset(events[0]));
+    append_add_one(sync, kernel, bufs.a, bufs.b, events[0], 0, NULL);
+    ZE_OK(zeCommandListAppendQueryKernelTimestamps(sync, 1, events, dst, NULL, NULL, 1, events));
+    ze_kernel_timestamp_result_t expected;
+    ZE_OK(zeEventQueryKernelTimestamp(events[0], &expected));
+    ck_assert_mem_eq(dst, &expected, stride);
+
+    ZE_OK(zeCommandListDestroy(list));
+    ZE_OK(zeCommandQueueDestroy(queue));
+    ze_test_free(dst);
+    ZE_OK(zeEventDestroy(events[0]));
+    ZE_OK(zeEventDestroy(events[1]));
+    ZE_OK(zeEventPoolDestroy(pool));
+    free_buffers(&bufs);
+    ZE_OK(zeKernelDestroy(kernel));
+}
+END_TEST
+
 Suite *driver_ordering_suite(void)
 {
     Suite *s = suite_create("ordering");
@@ -371,6 +455,7 @@ Suite *driver_ordering_suite(void)
     tcase_add_test(tc, sync_immediate_list);
     tcase_add_test(tc, host_synchronize_timeouts);
     tcase_add_test(tc, timestamps);
+    tcase_add_test(tc, query_kernel_timestamps);
     suite_add_tcase(s, tc);
     return s;
 }

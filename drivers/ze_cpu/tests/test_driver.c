@@ -33,6 +33,8 @@ int main(void)
     srunner_add_suite(runner, driver_kernel_suite());
     srunner_add_suite(runner, driver_ordering_suite());
     srunner_add_suite(runner, driver_errors_suite());
+    srunner_add_suite(runner, driver_lifetime_suite());
+    srunner_add_suite(runner, driver_hooks_suite());
     srunner_run_all(runner, CK_NORMAL);
     int failed = srunner_ntests_failed(runner);
     srunner_free(runner);

@@ -8,43 +8,6 @@
 #include "spirv_registry.h"
 #include "ze_test.h"
 
-const char *ze_result_name(ze_result_t result)
-{
-    switch (result) {
-#define NAME(r)                                                                                    \
-    case r:                                                                                        \
-        return #r;
-        NAME(ZE_RESULT_SUCCESS)
-        NAME(ZE_RESULT_NOT_READY)
-        NAME(ZE_RESULT_ERROR_DEVICE_LOST)
-        NAME(ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY)
-        NAME(ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY)
-        NAME(ZE_RESULT_ERROR_MODULE_BUILD_FAILURE)
-        NAME(ZE_RESULT_ERROR_UNINITIALIZED)
-        NAME(ZE_RESULT_ERROR_UNSUPPORTED_VERSION)
-        NAME(ZE_RESULT_ERROR_UNSUPPORTED_FEATURE)
-        NAME(ZE_RESULT_ERROR_INVALID_ARGUMENT)
-        NAME(ZE_RESULT_ERROR_INVALID_NULL_HANDLE)
-        NAME(ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE)
-        NAME(ZE_RESULT_ERROR_INVALID_NULL_POINTER)
-        NAME(ZE_RESULT_ERROR_INVALID_SIZE)
-        NAME(ZE_RESULT_ERROR_UNSUPPORTED_SIZE)
-        NAME(ZE_RESULT_ERROR_UNSUPPORTED_ALIGNMENT)
-        NAME(ZE_RESULT_ERROR_INVALID_ENUMERATION)
-        NAME(ZE_RESULT_ERROR_INVALID_KERNEL_NAME)
-        NAME(ZE_RESULT_ERROR_INVALID_GROUP_SIZE_DIMENSION)
-        NAME(ZE_RESULT_ERROR_INVALID_GLOBAL_WIDTH_DIMENSION)
-        NAME(ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_INDEX)
-        NAME(ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_SIZE)
-        NAME(ZE_RESULT_ERROR_INVALID_COMMAND_LIST_TYPE)
-        NAME(ZE_RESULT_ERROR_OVERLAPPING_REGIONS)
-        NAME(ZE_RESULT_ERROR_UNKNOWN)
-#undef NAME
-    default:
-        return "(another ze_result_t)";
-    }
-}
-
 static ze_test_env_t env;
 static bool env_ready;
 

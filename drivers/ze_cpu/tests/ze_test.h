@@ -19,8 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* "ZE_RESULT_ERROR_INVALID_ARGUMENT", ... */
-const char *ze_result_name(ze_result_t result);
+#include "ze_result_name.h" /* src/zeutil */
 
 /* Fails the test unless call returns ZE_RESULT_SUCCESS. */
 #define ZE_OK(call)                                                                                \
@@ -100,5 +99,7 @@ Suite *driver_module_suite(void);
 Suite *driver_kernel_suite(void);
 Suite *driver_ordering_suite(void);
 Suite *driver_errors_suite(void);
+Suite *driver_hooks_suite(void);
+Suite *driver_lifetime_suite(void);
 
 #endif /* SDPA_TESTS_ZE_TEST_H */

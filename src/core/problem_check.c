@@ -1,17 +1,12 @@
-/* problem.c - checking problem descriptors and execution arguments. */
+/* problem_check.c - checking a problem descriptor and taking the copy every
+ * backend keeps (sdpa_problem_check). */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "error.h"
 #include "problem.h"
-
-/* Returns from the enclosing function if a check failed. */
-#define TRY(expr)                                                                                  \
-    do {                                                                                           \
-        sdpa_status_t try_status_ = (expr);                                                        \
-        if (try_status_ != SDPA_SUCCESS)                                                           \
-            return try_status_;                                                                    \
-    } while (0)
+#include "size_math.h"
 
 /* Dims above this are refused: kernels take sizes as 32-bit ints and launch
  * one work-group row per head and per batch. */
@@ -27,136 +22,6 @@ static const char *const scores_dim_names[4] = {"batch", "query heads", "queries
 static int dim3_is_head_size(const char *const dim_names[4])
 {
     return dim_names != scores_dim_names;
-}
-
-/* ------------------------------------------------------------------------- */
-/* Names                                                                     */
-/* ------------------------------------------------------------------------- */
-
-int sdpa_dtype_bits(sdpa_dtype_t dtype)
-{
-    switch (dtype) {
-    case SDPA_DTYPE_F32:
-        return 32;
-    case SDPA_DTYPE_F16:
-        return 16;
-    case SDPA_DTYPE_BF16:
-        return 16;
-    case SDPA_DTYPE_S8:
-        return 8;
-    case SDPA_DTYPE_U8:
-        return 8;
-    case SDPA_DTYPE_S4:
-        return 4;
-    case SDPA_DTYPE_U4:
-        return 4;
-    case SDPA_DTYPE_S32:
-        return 32;
-    case SDPA_DTYPE_UNDEF:
-        return 0;
-    }
-    return 0;
-}
-
-int sdpa_dtype_is_float(sdpa_dtype_t dtype)
-{
-    return dtype == SDPA_DTYPE_F32 || dtype == SDPA_DTYPE_F16 || dtype == SDPA_DTYPE_BF16;
-}
-
-int sdpa_dtype_is_quantized(sdpa_dtype_t dtype)
-{
-    return dtype == SDPA_DTYPE_S8 || dtype == SDPA_DTYPE_U8 || dtype == SDPA_DTYPE_S4 ||
-           dtype == SDPA_DTYPE_U4;
-}
-
-const char *sdpa_dtype_name(sdpa_dtype_t dtype)
-{
-    switch (dtype) {
-    case SDPA_DTYPE_UNDEF:
-        return "undef";
-    case SDPA_DTYPE_F32:
-        return "f32";
-    case SDPA_DTYPE_F16:
-        return "f16";
-    case SDPA_DTYPE_BF16:
-        return "bf16";
-    case SDPA_DTYPE_S8:
-        return "s8";
-    case SDPA_DTYPE_U8:
-        return "u8";
-    case SDPA_DTYPE_S4:
-        return "s4";
-    case SDPA_DTYPE_U4:
-        return "u4";
-    case SDPA_DTYPE_S32:
-        return "s32";
-    }
-    return "invalid";
-}
-
-const char *sdpa_prop_kind_name(sdpa_prop_kind_t kind)
-{
-    switch (kind) {
-    case SDPA_FORWARD_INFERENCE:
-        return "FORWARD_INFERENCE";
-    case SDPA_FORWARD_TRAINING:
-        return "FORWARD_TRAINING";
-    case SDPA_BACKWARD:
-        return "BACKWARD";
-    }
-    return "invalid";
-}
-
-const char *sdpa_mask_kind_name(sdpa_mask_kind_t kind)
-{
-    switch (kind) {
-    case SDPA_MASK_NONE:
-        return "NONE";
-    case SDPA_MASK_BUFFER:
-        return "BUFFER";
-    case SDPA_MASK_CAUSAL_TOP_LEFT:
-        return "CAUSAL_TOP_LEFT";
-    case SDPA_MASK_CAUSAL_BOTTOM_RIGHT:
-        return "CAUSAL_BOTTOM_RIGHT";
-    }
-    return "invalid";
-}
-
-const char *sdpa_scale_kind_name(sdpa_scale_kind_t kind)
-{
-    switch (kind) {
-    case SDPA_SCALE_NONE:
-        return "NONE";
-    case SDPA_SCALE_HOST:
-        return "HOST";
-    case SDPA_SCALE_DEVICE:
-        return "DEVICE";
-    }
-    return "invalid";
-}
-
-const char *sdpa_softmax_kind_name(sdpa_softmax_kind_t kind)
-{
-    switch (kind) {
-    case SDPA_SOFTMAX_ACCURATE:
-        return "ACCURATE";
-    case SDPA_SOFTMAX_INF_AS_ZERO:
-        return "INF_AS_ZERO";
-    }
-    return "invalid";
-}
-
-const char *sdpa_quant_kind_name(sdpa_quant_kind_t kind)
-{
-    switch (kind) {
-    case SDPA_QUANT_NONE:
-        return "NONE";
-    case SDPA_QUANT_PER_TENSOR:
-        return "PER_TENSOR";
-    case SDPA_QUANT_PER_GROUP:
-        return "PER_GROUP";
-    }
-    return "invalid";
 }
 
 /* ------------------------------------------------------------------------- */
@@ -206,11 +71,11 @@ static sdpa_status_t check_dtype_enum(const char *field, sdpa_dtype_t dtype)
 /* A dtype that must be f32, f16 or bf16 (q, dst, mask, ds, scales, ...). */
 static sdpa_status_t check_float_dtype(const char *field, sdpa_dtype_t dtype, const char *why)
 {
-    TRY(check_dtype_enum(field, dtype));
+    SDPA_TRY(check_dtype_enum(field, dtype));
     if (dtype == SDPA_DTYPE_UNDEF)
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "%s = undef: %s", field, why);
     if (!sdpa_dtype_is_float(dtype))
-        return sdpa_fail(SDPA_ERROR_UNSUPPORTED, "%s = %s: must be f32, f16 or bf16", field,
+        return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "%s = %s: must be f32, f16 or bf16", field,
                          sdpa_dtype_name(dtype));
     return SDPA_SUCCESS;
 }
@@ -259,6 +124,16 @@ static sdpa_status_t check_layout(const char *name, const sdpa_tensor_desc_t *t,
                              "offset overflows 64 bits",
                              name, n, (long long)t->strides[n], name, n, (long long)t->dims[n]);
     }
+    /* ... and its last byte must be addressable. */
+    if (sdpa_size_bytes(sdpa_size_span_elements(t->dims, t->strides), sdpa_dtype_bits(t->dtype)) >
+        SDPA_MAX_BUFFER_BYTES)
+        return sdpa_fail(SDPA_ERROR_UNSUPPORTED,
+                         "%s: dims {%lld, %lld, %lld, %lld} with strides {%lld, %lld, %lld, %lld} "
+                         "of %s span more than %llu bytes, the largest addressable buffer",
+                         name, (long long)t->dims[0], (long long)t->dims[1], (long long)t->dims[2],
+                         (long long)t->dims[3], (long long)t->strides[0], (long long)t->strides[1],
+                         (long long)t->strides[2], (long long)t->strides[3],
+                         sdpa_dtype_name(t->dtype), (unsigned long long)SDPA_MAX_BUFFER_BYTES);
     if (sdpa_dtype_bits(t->dtype) == 4) {
         if (t->strides[3] != 1)
             return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
@@ -296,7 +171,7 @@ static sdpa_status_t check_required(const char *name, const sdpa_tensor_desc_t *
 {
     char field[32];
     snprintf(field, sizeof(field), "%s.dtype", name);
-    TRY(check_dtype_enum(field, t->dtype));
+    SDPA_TRY(check_dtype_enum(field, t->dtype));
     if (t->dtype == SDPA_DTYPE_UNDEF)
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "%s.dtype = undef: %s", name, why);
     return check_layout(name, t, dim_names);
@@ -305,17 +180,17 @@ static sdpa_status_t check_required(const char *name, const sdpa_tensor_desc_t *
 /* q, k, v and dst: dtypes, layouts and the [B, H, S, D] relations. */
 static sdpa_status_t check_qkvo(const sdpa_problem_desc_t *d)
 {
-    TRY(check_required("q", &d->q, q_dim_names, "q is required"));
+    SDPA_TRY(check_required("q", &d->q, q_dim_names, "q is required"));
     if (!sdpa_dtype_is_float(d->q.dtype))
-        return sdpa_fail(SDPA_ERROR_UNSUPPORTED, "q.dtype = %s: must be f32, f16 or bf16",
+        return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "q.dtype = %s: must be f32, f16 or bf16",
                          sdpa_dtype_name(d->q.dtype));
 
     static const char *const names[2] = {"k", "v"};
     const sdpa_tensor_desc_t *kv[2] = {&d->k, &d->v};
     for (int t = 0; t < 2; t++) {
-        TRY(check_required(names[t], kv[t], kv_dim_names, "K and V are required"));
+        SDPA_TRY(check_required(names[t], kv[t], kv_dim_names, "K and V are required"));
         if (!sdpa_dtype_is_float(kv[t]->dtype) && !sdpa_dtype_is_quantized(kv[t]->dtype))
-            return sdpa_fail(SDPA_ERROR_UNSUPPORTED,
+            return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
                              "%s.dtype = %s: must be f32, f16, bf16, s8, u8, s4 or u4", names[t],
                              sdpa_dtype_name(kv[t]->dtype));
     }
@@ -332,9 +207,9 @@ static sdpa_status_t check_qkvo(const sdpa_problem_desc_t *d)
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
                          "k.dims[3] = %lld (head size) differs from q.dims[3] = %lld",
                          (long long)d->k.dims[3], (long long)d->q.dims[3]);
-    TRY(check_same_dims("v", &d->v, "k", &d->k, kv_dim_names));
+    SDPA_TRY(check_same_dims("v", &d->v, "k", &d->k, kv_dim_names));
 
-    TRY(check_required("dst", &d->dst, q_dim_names, "dst is required"));
+    SDPA_TRY(check_required("dst", &d->dst, q_dim_names, "dst is required"));
     if (d->dst.dtype != d->q.dtype)
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
                          "dst.dtype = %s differs from q.dtype = %s: q and dst share one dtype",
@@ -348,10 +223,10 @@ static sdpa_status_t check_qkvo(const sdpa_problem_desc_t *d)
 
 static sdpa_status_t check_mask(const sdpa_problem_desc_t *d)
 {
-    TRY(check_enum("mask_kind", (unsigned)d->mask_kind, SDPA_MASK_CAUSAL_BOTTOM_RIGHT,
-                   "sdpa_mask_kind_t"));
+    SDPA_TRY(check_enum("mask_kind", (unsigned)d->mask_kind, SDPA_MASK_CAUSAL_BOTTOM_RIGHT,
+                        "sdpa_mask_kind_t"));
     if (d->mask_kind != SDPA_MASK_BUFFER) {
-        TRY(check_dtype_enum("mask.dtype", d->mask.dtype));
+        SDPA_TRY(check_dtype_enum("mask.dtype", d->mask.dtype));
         if (d->mask.dtype != SDPA_DTYPE_UNDEF)
             return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
                              "mask.dtype = %s but mask_kind = %s takes no mask tensor (use "
@@ -359,8 +234,9 @@ static sdpa_status_t check_mask(const sdpa_problem_desc_t *d)
                              sdpa_dtype_name(d->mask.dtype), sdpa_mask_kind_name(d->mask_kind));
         return SDPA_SUCCESS;
     }
-    TRY(check_float_dtype("mask.dtype", d->mask.dtype, "mask_kind = BUFFER needs a mask tensor"));
-    TRY(check_layout("mask", &d->mask, scores_dim_names));
+    SDPA_TRY(check_float_dtype("mask.dtype", d->mask.dtype,
+                               "mask_kind = BUFFER needs a mask tensor"));
+    SDPA_TRY(check_layout("mask", &d->mask, scores_dim_names));
     /* [B or 1, Hq or 1, Sq or 1, Sk] */
     const int64_t target[3] = {d->q.dims[0], d->q.dims[1], d->q.dims[2]};
     for (int n = 0; n < 3; n++) {
@@ -381,8 +257,9 @@ static sdpa_status_t check_mask(const sdpa_problem_desc_t *d)
 
 static sdpa_status_t check_scale(const sdpa_problem_desc_t *d)
 {
-    TRY(check_enum("scale_kind", (unsigned)d->scale_kind, SDPA_SCALE_DEVICE, "sdpa_scale_kind_t"));
-    TRY(check_bool("invert_scale", d->invert_scale));
+    SDPA_TRY(check_enum("scale_kind", (unsigned)d->scale_kind, SDPA_SCALE_DEVICE,
+                        "sdpa_scale_kind_t"));
+    SDPA_TRY(check_bool("invert_scale", d->invert_scale));
     if (d->scale_kind == SDPA_SCALE_DEVICE)
         return check_float_dtype("scale_dtype", d->scale_dtype,
                                  "scale_kind = DEVICE needs f32, f16 or bf16");
@@ -391,10 +268,10 @@ static sdpa_status_t check_scale(const sdpa_problem_desc_t *d)
 
 static sdpa_status_t check_acc_dtype(const char *field, sdpa_dtype_t dtype)
 {
-    TRY(check_dtype_enum(field, dtype));
+    SDPA_TRY(check_dtype_enum(field, dtype));
     if (dtype != SDPA_DTYPE_UNDEF && dtype != SDPA_DTYPE_F32 && dtype != SDPA_DTYPE_F16)
-        return sdpa_fail(SDPA_ERROR_UNSUPPORTED, "%s = %s: must be f32 (or undef) or f16", field,
-                         sdpa_dtype_name(dtype));
+        return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "%s = %s: must be f32 (or undef) or f16",
+                         field, sdpa_dtype_name(dtype));
     return SDPA_SUCCESS;
 }
 
@@ -408,9 +285,10 @@ static sdpa_status_t check_quant(const char *name, const sdpa_tensor_desc_t *t,
 {
     char field[40];
     snprintf(field, sizeof(field), "%s_quant.scales", name);
-    TRY(check_enum(field, (unsigned)q->scales, SDPA_QUANT_PER_GROUP, "sdpa_quant_kind_t"));
+    SDPA_TRY(check_enum(field, (unsigned)q->scales, SDPA_QUANT_PER_GROUP, "sdpa_quant_kind_t"));
     snprintf(field, sizeof(field), "%s_quant.zero_points", name);
-    TRY(check_enum(field, (unsigned)q->zero_points, SDPA_QUANT_PER_GROUP, "sdpa_quant_kind_t"));
+    SDPA_TRY(
+            check_enum(field, (unsigned)q->zero_points, SDPA_QUANT_PER_GROUP, "sdpa_quant_kind_t"));
 
     if (!sdpa_dtype_is_quantized(t->dtype)) {
         if (q->scales != SDPA_QUANT_NONE || q->zero_points != SDPA_QUANT_NONE)
@@ -428,16 +306,16 @@ static sdpa_status_t check_quant(const char *name, const sdpa_tensor_desc_t *t,
                          "%s_quant.scales = NONE but %s.dtype = %s: integer K/V need scales", name,
                          name, sdpa_dtype_name(t->dtype));
     snprintf(field, sizeof(field), "%s_quant.scales_dtype", name);
-    TRY(check_float_dtype(field, q->scales_dtype, "scales need f32, f16 or bf16"));
+    SDPA_TRY(check_float_dtype(field, q->scales_dtype, "scales need f32, f16 or bf16"));
     if (q->zero_points != SDPA_QUANT_NONE) {
         sdpa_dtype_t zdt = q->zero_points_dtype;
         snprintf(field, sizeof(field), "%s_quant.zero_points_dtype", name);
-        TRY(check_dtype_enum(field, zdt));
+        SDPA_TRY(check_dtype_enum(field, zdt));
         if (zdt == SDPA_DTYPE_UNDEF)
             return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
                              "%s = undef: zero points need s8, u8, s4, u4 or s32", field);
         if (!sdpa_dtype_is_quantized(zdt) && zdt != SDPA_DTYPE_S32)
-            return sdpa_fail(SDPA_ERROR_UNSUPPORTED, "%s = %s: must be s8, u8, s4, u4 or s32",
+            return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "%s = %s: must be s8, u8, s4, u4 or s32",
                              field, sdpa_dtype_name(zdt));
     }
     if (q->scales == SDPA_QUANT_PER_GROUP || q->zero_points == SDPA_QUANT_PER_GROUP) {
@@ -454,10 +332,10 @@ static sdpa_status_t check_quant(const char *name, const sdpa_tensor_desc_t *t,
 static sdpa_status_t check_dropout(const sdpa_problem_desc_t *d)
 {
     const sdpa_dropout_desc_t *dr = &d->dropout;
-    TRY(check_bool("dropout.enabled", dr->enabled));
-    TRY(check_bool("dropout.host_scalars", dr->host_scalars));
-    TRY(check_bool("dropout.with_offset", dr->with_offset));
-    TRY(check_bool("dropout.with_mask_output", dr->with_mask_output));
+    SDPA_TRY(check_bool("dropout.enabled", dr->enabled));
+    SDPA_TRY(check_bool("dropout.host_scalars", dr->host_scalars));
+    SDPA_TRY(check_bool("dropout.with_offset", dr->with_offset));
+    SDPA_TRY(check_bool("dropout.with_mask_output", dr->with_mask_output));
     if (!dr->enabled) {
         if (dr->with_offset)
             return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
@@ -489,8 +367,8 @@ static sdpa_status_t check_gradient(const char *name, const sdpa_tensor_desc_t *
 {
     char why[64];
     snprintf(why, sizeof(why), "prop_kind = BACKWARD needs %s", name);
-    TRY(check_required(name, t, dim_names, why));
-    TRY(check_same_dims(name, t, like_name, like, dim_names));
+    SDPA_TRY(check_required(name, t, dim_names, why));
+    SDPA_TRY(check_same_dims(name, t, like_name, like, dim_names));
     if (t->dtype != dtype)
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "%s.dtype = %s differs from %s.dtype = %s",
                          name, sdpa_dtype_name(t->dtype), dtype_owner, sdpa_dtype_name(dtype));
@@ -499,17 +377,18 @@ static sdpa_status_t check_gradient(const char *name, const sdpa_tensor_desc_t *
 
 static sdpa_status_t check_backward(const sdpa_problem_desc_t *d)
 {
-    TRY(check_bool("deterministic", d->deterministic));
-    TRY(check_gradient("diff_dst", &d->diff_dst, "dst", &d->dst, q_dim_names, d->dst.dtype, "dst"));
-    TRY(check_gradient("diff_q", &d->diff_q, "q", &d->q, q_dim_names, d->q.dtype, "q"));
-    TRY(check_gradient("diff_k", &d->diff_k, "k", &d->k, kv_dim_names, d->q.dtype, "q"));
-    TRY(check_gradient("diff_v", &d->diff_v, "v", &d->v, kv_dim_names, d->q.dtype, "q"));
+    SDPA_TRY(check_bool("deterministic", d->deterministic));
+    SDPA_TRY(check_gradient("diff_dst", &d->diff_dst, "dst", &d->dst, q_dim_names, d->dst.dtype,
+                            "dst"));
+    SDPA_TRY(check_gradient("diff_q", &d->diff_q, "q", &d->q, q_dim_names, d->q.dtype, "q"));
+    SDPA_TRY(check_gradient("diff_k", &d->diff_k, "k", &d->k, kv_dim_names, d->q.dtype, "q"));
+    SDPA_TRY(check_gradient("diff_v", &d->diff_v, "v", &d->v, kv_dim_names, d->q.dtype, "q"));
 
-    TRY(check_dtype_enum("ds.dtype", d->ds.dtype));
+    SDPA_TRY(check_dtype_enum("ds.dtype", d->ds.dtype));
     if (d->ds.dtype == SDPA_DTYPE_UNDEF)
         return SDPA_SUCCESS; /* not requested */
-    TRY(check_float_dtype("ds.dtype", d->ds.dtype, "unreachable"));
-    TRY(check_layout("ds", &d->ds, scores_dim_names));
+    SDPA_TRY(check_float_dtype("ds.dtype", d->ds.dtype, "unreachable"));
+    SDPA_TRY(check_layout("ds", &d->ds, scores_dim_names));
     const int64_t want[4] = {d->q.dims[0], d->q.dims[1], d->q.dims[2], d->k.dims[2]};
     static const char *const owner[4] = {"q.dims[0]", "q.dims[1]", "q.dims[2]", "k.dims[2]"};
     for (int n = 0; n < 4; n++) {
@@ -522,23 +401,66 @@ static sdpa_status_t check_backward(const sdpa_problem_desc_t *d)
 }
 
 /* ------------------------------------------------------------------------- */
+/* Buffers the problem implies                                               */
+/* ------------------------------------------------------------------------- */
+
+/* A dense buffer of the elements of dims (n of them, named by what) at bits
+ * per element must be addressable. */
+static sdpa_status_t check_dense_buffer(const char *field, const char *what, const int64_t *dims,
+                                        int n, int bits)
+{
+    uint64_t bytes = sdpa_size_bytes(sdpa_size_product(dims, n), bits);
+    if (bytes <= SDPA_MAX_BUFFER_BYTES)
+        return SDPA_SUCCESS;
+    char shape[128];
+    int used = 0;
+    for (int i = 0; i < n && used >= 0 && (size_t)used < sizeof(shape); i++)
+        used += snprintf(shape + used, sizeof(shape) - (size_t)used, "%s%lld", i ? " x " : "",
+                         (long long)dims[i]);
+    return sdpa_fail(SDPA_ERROR_UNSUPPORTED,
+                     "%s (%s = %s) needs more than %llu bytes, the largest addressable buffer",
+                     field, what, shape, (unsigned long long)SDPA_MAX_BUFFER_BYTES);
+}
+
+/* The log-sum-exp workspace, the dropout keep mask (and the Philox element
+ * index, which runs over [B, Hq, Sq, Sk]) and per-group quantization
+ * parameters are dense buffers whose size the caller does not spell out:
+ * refuse problems where they cannot exist, so that no size query wraps. */
+static sdpa_status_t check_implied_buffers(const sdpa_problem_desc_t *d)
+{
+    const int64_t scores[4] = {d->q.dims[0], d->q.dims[1], d->q.dims[2], d->k.dims[2]};
+    if (d->prop_kind != SDPA_FORWARD_INFERENCE)
+        SDPA_TRY(check_dense_buffer("workspace", "f32 B x Hq x Sq", scores, 3, 32));
+    if (d->dropout.enabled)
+        SDPA_TRY(check_dense_buffer("dropout", "Philox element index over B x Hq x Sq x Sk", scores,
+                                    4, 8));
+    static const char *const names[2] = {"k_quant", "v_quant"};
+    const sdpa_quant_desc_t *quants[2] = {&d->k_quant, &d->v_quant};
+    for (int t = 0; t < 2; t++) {
+        const sdpa_quant_desc_t *q = quants[t];
+        if (q->scales != SDPA_QUANT_PER_GROUP && q->zero_points != SDPA_QUANT_PER_GROUP)
+            continue;
+        const int64_t groups[4] = {d->k.dims[0], d->k.dims[1], d->k.dims[2],
+                                   d->q.dims[3] / q->group_size};
+        char field[32];
+        snprintf(field, sizeof(field), "%s.group_size", names[t]);
+        /* s32 zero points or f32 scales: at most 32 bits per group. */
+        SDPA_TRY(check_dense_buffer(field, "scales of B x Hkv x Sk x D / group_size", groups, 4,
+                                    32));
+    }
+    return SDPA_SUCCESS;
+}
+
+/* ------------------------------------------------------------------------- */
 /* The problem                                                               */
 /* ------------------------------------------------------------------------- */
 
-/* Copies the caller's struct_size bytes and zeroes the rest. */
-static void copy_struct(void *out, size_t out_size, const void *in, size_t in_size)
-{
-    size_t n = in_size < out_size ? in_size : out_size;
-    memcpy(out, in, n);
-    memset((char *)out + n, 0, out_size - n);
-}
-
 static sdpa_status_t check_problem(const sdpa_problem_desc_t *d)
 {
-    TRY(check_enum("prop_kind", (unsigned)d->prop_kind, SDPA_BACKWARD, "sdpa_prop_kind_t"));
-    TRY(check_enum("softmax_kind", (unsigned)d->softmax_kind, SDPA_SOFTMAX_INF_AS_ZERO,
-                   "sdpa_softmax_kind_t"));
-    TRY(check_qkvo(d));
+    SDPA_TRY(check_enum("prop_kind", (unsigned)d->prop_kind, SDPA_BACKWARD, "sdpa_prop_kind_t"));
+    SDPA_TRY(check_enum("softmax_kind", (unsigned)d->softmax_kind, SDPA_SOFTMAX_INF_AS_ZERO,
+                        "sdpa_softmax_kind_t"));
+    SDPA_TRY(check_qkvo(d));
     if (d->prop_kind == SDPA_BACKWARD) {
         if (sdpa_dtype_is_quantized(d->k.dtype) || sdpa_dtype_is_quantized(d->v.dtype)) {
             const char *name = sdpa_dtype_is_quantized(d->k.dtype) ? "k" : "v";
@@ -548,16 +470,16 @@ static sdpa_status_t check_problem(const sdpa_problem_desc_t *d)
                              sdpa_dtype_name(t->dtype));
         }
     }
-    TRY(check_quant("k", &d->k, &d->k_quant, d->q.dims[3]));
-    TRY(check_quant("v", &d->v, &d->v_quant, d->q.dims[3]));
-    TRY(check_mask(d));
-    TRY(check_scale(d));
-    TRY(check_acc_dtype("kq_acc_dtype", d->kq_acc_dtype));
-    TRY(check_acc_dtype("vs_acc_dtype", d->vs_acc_dtype));
-    TRY(check_dropout(d));
+    SDPA_TRY(check_quant("k", &d->k, &d->k_quant, d->q.dims[3]));
+    SDPA_TRY(check_quant("v", &d->v, &d->v_quant, d->q.dims[3]));
+    SDPA_TRY(check_mask(d));
+    SDPA_TRY(check_scale(d));
+    SDPA_TRY(check_acc_dtype("kq_acc_dtype", d->kq_acc_dtype));
+    SDPA_TRY(check_acc_dtype("vs_acc_dtype", d->vs_acc_dtype));
+    SDPA_TRY(check_dropout(d));
     if (d->prop_kind == SDPA_BACKWARD)
-        TRY(check_backward(d));
-    return SDPA_SUCCESS;
+        SDPA_TRY(check_backward(d));
+    return check_implied_buffers(d);
 }
 
 /* Zeroes what the problem does not use (see problem.h). */
@@ -601,61 +523,6 @@ static void normalize_problem(sdpa_problem_desc_t *d)
     }
 }
 
-/* Copies t into *out member by member over zeroed memory, so that padding
- * bytes are zero too. */
-static void copy_tensor(sdpa_tensor_desc_t *out, const sdpa_tensor_desc_t *t)
-{
-    memset(out, 0, sizeof(*out));
-    out->dtype = t->dtype;
-    for (int n = 0; n < 4; n++) {
-        out->dims[n] = t->dims[n];
-        out->strides[n] = t->strides[n];
-    }
-}
-
-static void copy_quant(sdpa_quant_desc_t *out, const sdpa_quant_desc_t *q)
-{
-    memset(out, 0, sizeof(*out));
-    out->scales = q->scales;
-    out->scales_dtype = q->scales_dtype;
-    out->zero_points = q->zero_points;
-    out->zero_points_dtype = q->zero_points_dtype;
-    out->group_size = q->group_size;
-}
-
-/* *out = d with every padding byte zero (the caller's padding is garbage). */
-static void copy_members(sdpa_problem_desc_t *out, const sdpa_problem_desc_t *d)
-{
-    memset(out, 0, sizeof(*out));
-    out->struct_size = d->struct_size;
-    out->struct_version = d->struct_version;
-    out->prop_kind = d->prop_kind;
-    copy_tensor(&out->q, &d->q);
-    copy_tensor(&out->k, &d->k);
-    copy_tensor(&out->v, &d->v);
-    copy_tensor(&out->dst, &d->dst);
-    out->mask_kind = d->mask_kind;
-    copy_tensor(&out->mask, &d->mask);
-    out->scale_kind = d->scale_kind;
-    out->scale_dtype = d->scale_dtype;
-    out->invert_scale = d->invert_scale;
-    out->softmax_kind = d->softmax_kind;
-    out->kq_acc_dtype = d->kq_acc_dtype;
-    out->vs_acc_dtype = d->vs_acc_dtype;
-    copy_quant(&out->k_quant, &d->k_quant);
-    copy_quant(&out->v_quant, &d->v_quant);
-    out->dropout.enabled = d->dropout.enabled;
-    out->dropout.host_scalars = d->dropout.host_scalars;
-    out->dropout.with_offset = d->dropout.with_offset;
-    out->dropout.with_mask_output = d->dropout.with_mask_output;
-    copy_tensor(&out->diff_dst, &d->diff_dst);
-    copy_tensor(&out->diff_q, &d->diff_q);
-    copy_tensor(&out->diff_k, &d->diff_k);
-    copy_tensor(&out->diff_v, &d->diff_v);
-    copy_tensor(&out->ds, &d->ds);
-    out->deterministic = d->deterministic;
-}
-
 sdpa_status_t sdpa_problem_check(const sdpa_problem_desc_t *desc, sdpa_problem_desc_t *out,
                                  sdpa_shape_t *shape)
 {
@@ -664,15 +531,15 @@ sdpa_status_t sdpa_problem_check(const sdpa_problem_desc_t *desc, sdpa_problem_d
     if (out == NULL || shape == NULL)
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "%s is NULL (internal)",
                          out == NULL ? "out" : "shape");
-    TRY(sdpa_struct_check("desc", desc->struct_size, desc->struct_version,
-                          SDPA_PROBLEM_DESC_VERSION, sizeof(*desc), sizeof(*desc)));
+    SDPA_TRY(sdpa_struct_check("desc", desc->struct_size, desc->struct_version,
+                               SDPA_PROBLEM_DESC_VERSION, sizeof(*desc), sizeof(*desc)));
 
     sdpa_problem_desc_t d;
-    copy_struct(&d, sizeof(d), desc, desc->struct_size);
-    TRY(check_problem(&d));
+    sdpa_copy_struct(&d, sizeof(d), desc, desc->struct_size);
+    SDPA_TRY(check_problem(&d));
     normalize_problem(&d);
 
-    copy_members(out, &d);
+    sdpa_problem_copy(out, &d);
     shape->batch = d.q.dims[0];
     shape->q_heads = d.q.dims[1];
     shape->kv_heads = d.k.dims[1];
@@ -681,112 +548,4 @@ sdpa_status_t sdpa_problem_check(const sdpa_problem_desc_t *desc, sdpa_problem_d
     shape->k_len = d.k.dims[2];
     shape->head_size = d.q.dims[3];
     return SDPA_SUCCESS;
-}
-
-/* ------------------------------------------------------------------------- */
-/* Execution arguments                                                       */
-/* ------------------------------------------------------------------------- */
-
-/* Fails if a pointer the problem needs is NULL; reason says why it is needed. */
-static sdpa_status_t need(const void *pointer, const char *member, const char *reason)
-{
-    if (pointer == NULL)
-        return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "args->%s is NULL but %s", member, reason);
-    return SDPA_SUCCESS;
-}
-
-static sdpa_status_t check_quant_args(const char *name, const sdpa_quant_desc_t *q,
-                                      const void *scales, const void *zero_points)
-{
-    char member[24], reason[64];
-    if (q->scales != SDPA_QUANT_NONE) {
-        snprintf(member, sizeof(member), "%s_scales", name);
-        snprintf(reason, sizeof(reason), "%s_quant.scales = %s", name,
-                 sdpa_quant_kind_name(q->scales));
-        TRY(need(scales, member, reason));
-    }
-    if (q->zero_points != SDPA_QUANT_NONE) {
-        snprintf(member, sizeof(member), "%s_zero_points", name);
-        snprintf(reason, sizeof(reason), "%s_quant.zero_points = %s", name,
-                 sdpa_quant_kind_name(q->zero_points));
-        TRY(need(zero_points, member, reason));
-    }
-    return SDPA_SUCCESS;
-}
-
-static sdpa_status_t check_args(const sdpa_problem_desc_t *p, const sdpa_exec_args_t *a)
-{
-    TRY(need(a->q, "q", "every problem reads Q"));
-    TRY(need(a->k, "k", "every problem reads K"));
-    TRY(need(a->v, "v", "every problem reads V"));
-    TRY(need(a->dst, "dst",
-             p->prop_kind == SDPA_BACKWARD ? "backward reads O" : "forward writes O"));
-    if (p->mask_kind == SDPA_MASK_BUFFER)
-        TRY(need(a->mask, "mask", "mask_kind = BUFFER"));
-    if (p->prop_kind != SDPA_FORWARD_INFERENCE)
-        TRY(need(a->workspace, "workspace",
-                 p->prop_kind == SDPA_BACKWARD ? "backward reads the log-sum-exp workspace"
-                                               : "FORWARD_TRAINING writes the log-sum-exp "
-                                                 "workspace"));
-    if (p->scale_kind == SDPA_SCALE_DEVICE)
-        TRY(need(a->scale_ptr, "scale_ptr", "scale_kind = DEVICE"));
-    TRY(check_quant_args("k", &p->k_quant, a->k_scales, a->k_zero_points));
-    TRY(check_quant_args("v", &p->v_quant, a->v_scales, a->v_zero_points));
-
-    const sdpa_dropout_desc_t *dr = &p->dropout;
-    if (dr->enabled) {
-        if (dr->host_scalars) {
-            if (!(a->dropout_p >= 0.0f && a->dropout_p < 1.0f))
-                return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
-                                 "args->dropout_p = %g: must be in [0, 1)", (double)a->dropout_p);
-        } else {
-            TRY(need(a->dropout_p_ptr, "dropout_p_ptr", "dropout.host_scalars = 0"));
-            TRY(need(a->dropout_seed_ptr, "dropout_seed_ptr", "dropout.host_scalars = 0"));
-            if (dr->with_offset)
-                TRY(need(a->dropout_offset_ptr, "dropout_offset_ptr",
-                         "dropout.with_offset = 1 and dropout.host_scalars = 0"));
-        }
-        if (dr->with_mask_output)
-            TRY(need(a->dropout_mask, "dropout_mask", "dropout.with_mask_output = 1"));
-    }
-    if (p->prop_kind == SDPA_BACKWARD) {
-        TRY(need(a->diff_dst, "diff_dst", "prop_kind = BACKWARD"));
-        TRY(need(a->diff_q, "diff_q", "prop_kind = BACKWARD"));
-        TRY(need(a->diff_k, "diff_k", "prop_kind = BACKWARD"));
-        TRY(need(a->diff_v, "diff_v", "prop_kind = BACKWARD"));
-        if (p->ds.dtype != SDPA_DTYPE_UNDEF)
-            TRY(need(a->ds, "ds", "ds.dtype is set (dS requested)"));
-    }
-    if (a->num_wait_events > 0 && a->wait_events == NULL)
-        return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
-                         "args->wait_events is NULL but "
-                         "args->num_wait_events = %u",
-                         a->num_wait_events);
-    return SDPA_SUCCESS;
-}
-
-sdpa_status_t sdpa_exec_args_check(const sdpa_problem_desc_t *problem, const sdpa_exec_args_t *args,
-                                   sdpa_exec_args_t *out)
-{
-    if (args == NULL)
-        return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "args is NULL");
-    if (problem == NULL || out == NULL)
-        return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "%s is NULL (internal)",
-                         problem == NULL ? "problem" : "out");
-    TRY(sdpa_struct_check("args", args->struct_size, args->struct_version, SDPA_EXEC_ARGS_VERSION,
-                          sizeof(*args), sizeof(*args)));
-    sdpa_exec_args_t a;
-    copy_struct(&a, sizeof(a), args, args->struct_size);
-    TRY(check_args(problem, &a));
-    a.struct_size = sizeof(a);
-    a.struct_version = SDPA_EXEC_ARGS_VERSION;
-    *out = a;
-    return SDPA_SUCCESS;
-}
-
-size_t sdpa_workspace_bytes(const sdpa_problem_desc_t *problem, const sdpa_shape_t *shape)
-{
-    if (problem->prop_kind != SDPA_FORWARD_TRAINING && problem->prop_kind != SDPA_BACKWARD)
-        return 0;
-    return (size_t)shape->batch * (size_t)shape->q_heads * (size_t)shape->q_len * sizeof(float);
 }

@@ -1,0 +1,77 @@
+"""Element types by name, and their spellings in NumPy, DLPack and sdpa.h."""
+
+import numpy as np
+
+from . import _abi, _dlpack
+
+
+class DType:
+    """name: "float32", "float16", "bfloat16" or "bool"; itemsize in bytes;
+    storage: the NumPy dtype holding the bits (uint16 for bfloat16, which
+    NumPy lacks); dlpack: (code, bits, lanes); sdpa: sdpa_dtype_t or None."""
+
+    def __init__(self, name, itemsize, storage, dlpack, sdpa):
+        self.name, self.itemsize, self.storage = name, itemsize, np.dtype(storage)
+        self.dlpack, self.sdpa = dlpack, sdpa
+
+    @property
+    def numpy(self):
+        """The NumPy dtype of this type, or None (bfloat16)."""
+        return None if self.name == "bfloat16" else self.storage
+
+    def __repr__(self):
+        return self.name
+
+
+FLOAT32 = DType("float32", 4, np.float32, (_dlpack.KDL_FLOAT, 32, 1), _abi.DTYPE_F32)
+FLOAT16 = DType("float16", 2, np.float16, (_dlpack.KDL_FLOAT, 16, 1), _abi.DTYPE_F16)
+BFLOAT16 = DType("bfloat16", 2, np.uint16, (_dlpack.KDL_BFLOAT, 16, 1), _abi.DTYPE_BF16)
+BOOL = DType("bool", 1, np.bool_, (_dlpack.KDL_BOOL, 8, 1), None)
+
+_ALL = (FLOAT32, FLOAT16, BFLOAT16, BOOL)
+_BY_NAME = {t.name: t for t in _ALL}
+_BY_DLPACK = {t.dlpack: t for t in _ALL}
+
+
+def from_name(name):
+    """The DType called name (a string, a NumPy dtype or a DType)."""
+    if isinstance(name, DType):
+        return name
+    key = name if isinstance(name, str) else np.dtype(name).name
+    try:
+        return _BY_NAME[key]
+    except KeyError:
+        raise TypeError("dtype %s is not supported (float32, float16, bfloat16; bool for "
+                        "masks)" % key) from None
+
+
+def from_numpy(dtype):
+    dtype = np.dtype(dtype)
+    if dtype.name in ("float32", "float16", "bool"):
+        return _BY_NAME[dtype.name]
+    raise TypeError("dtype %s is not supported (float32, float16; bfloat16 through DLPack; "
+                    "bool for masks)" % dtype.name)
+
+
+def from_dlpack(code_bits_lanes):
+    try:
+        return _BY_DLPACK[tuple(code_bits_lanes)]
+    except KeyError:
+        code, bits, lanes = code_bits_lanes
+        raise TypeError("DLPack dtype (code %d, bits %d, lanes %d) is not supported "
+                        "(float32, float16, bfloat16; bool for masks)"
+                        % (code, bits, lanes)) from None
+
+
+def bfloat16_from_float32(values):
+    """The bfloat16 bits (uint16) nearest to float32 values (round to nearest
+    even; NaN stays NaN)."""
+    bits = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32)
+    rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
+    nan = np.isnan(np.asarray(values, dtype=np.float32))
+    return np.where(nan, (bits >> 16) | 0x40, rounded).astype(np.uint16)
+
+
+def float32_from_bfloat16(bits):
+    """float32 values of bfloat16 bits (exact)."""
+    return (np.asarray(bits, dtype=np.uint16).astype(np.uint32) << 16).view(np.float32)

@@ -1,0 +1,100 @@
+/*
+ * gpu_models.h - the Intel GPUs the ISA gate compiles for, described as their
+ * Level Zero drivers report them.
+ *
+ * There is no Intel GPU on our machines, so the gate (tools/gpu-isa) and the
+ * configuration tests (tests/core) need the device descriptions the plugin
+ * would see. Each model is the three property structs of zeDeviceGet*Properties
+ * for one product of a family, as Intel's compute runtime reports them; the
+ * core's own sdpa_device_info_from_ze() turns them into the
+ * sdpa_device_info_t everything downstream reads, so the class comes from the
+ * PCI id exactly as on a real device. ocloc_device names the same product for
+ * Intel's offline compiler.
+ *
+ * A header of static data, included by tools/gpu_isa_plan.c and
+ * tests/core/core_fixtures.c: one description, two programs.
+ */
+#ifndef SDPA_TOOLS_GPU_MODELS_H
+#define SDPA_TOOLS_GPU_MODELS_H
+
+#include <stddef.h>
+#include <string.h>
+
+#include <level_zero/ze_api.h>
+
+#include "device.h"
+
+typedef struct gpu_model {
+    const char *ocloc_device; /* ocloc -device */
+    const char *family;       /* marketing family, for the report */
+    int grf_bytes;            /* one general register (32 or 64 bytes); not in Level Zero */
+    ze_device_properties_t props;
+    ze_device_compute_properties_t compute;
+    ze_device_module_properties_t module;
+} gpu_model_t;
+
+/* clang-format off */
+static const gpu_model_t gpu_models[] = {
+    /* Xe-LP: Tiger Lake GT2, 96 EUs of 8 lanes, 7 threads each; 64 KiB of
+     * local memory; integrated; no fp64. */
+    {"tgllp", "Xe-LP: Tiger Lake, Iris Xe", 32,
+     {.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES, .type = ZE_DEVICE_TYPE_GPU,
+      .vendorId = 0x8086, .deviceId = 0x9A49, .flags = ZE_DEVICE_PROPERTY_FLAG_INTEGRATED,
+      .maxMemAllocSize = 4294959104u, .numThreadsPerEU = 7, .physicalEUSimdWidth = 8,
+      .numEUsPerSubslice = 16, .numSubslicesPerSlice = 6, .numSlices = 1,
+      .name = "Intel(R) Iris(R) Xe Graphics"},
+     {.stype = ZE_STRUCTURE_TYPE_DEVICE_COMPUTE_PROPERTIES, .maxTotalGroupSize = 512,
+      .maxGroupSizeX = 512, .maxGroupSizeY = 512, .maxGroupSizeZ = 512,
+      .maxGroupCountX = 0xFFFFFFFFu, .maxGroupCountY = 0xFFFFFFFFu, .maxGroupCountZ = 0xFFFFFFFFu,
+      .maxSharedLocalMemory = 64 * 1024, .numSubGroupSizes = 3, .subGroupSizes = {8, 16, 32}},
+     {.stype = ZE_STRUCTURE_TYPE_DEVICE_MODULE_PROPERTIES, .flags = ZE_DEVICE_MODULE_FLAG_FP16}},
+    /* Xe-HPG: Arc A770 (DG2-512), 512 EUs of 8 lanes, 8 threads each; 64 KiB
+     * of local memory. */
+    {"acm-g10", "Xe-HPG: Arc A770, DG2", 32,
+     {.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES, .type = ZE_DEVICE_TYPE_GPU,
+      .vendorId = 0x8086, .deviceId = 0x56A0, .maxMemAllocSize = 4294959104u,
+      .numThreadsPerEU = 8, .physicalEUSimdWidth = 8, .numEUsPerSubslice = 16,
+      .numSubslicesPerSlice = 4, .numSlices = 8, .name = "Intel(R) Arc(TM) A770 Graphics"},
+     {.stype = ZE_STRUCTURE_TYPE_DEVICE_COMPUTE_PROPERTIES, .maxTotalGroupSize = 1024,
+      .maxGroupSizeX = 1024, .maxGroupSizeY = 1024, .maxGroupSizeZ = 1024,
+      .maxGroupCountX = 0xFFFFFFFFu, .maxGroupCountY = 0xFFFFFFFFu, .maxGroupCountZ = 0xFFFFFFFFu,
+      .maxSharedLocalMemory = 64 * 1024, .numSubGroupSizes = 3, .subGroupSizes = {8, 16, 32}},
+     {.stype = ZE_STRUCTURE_TYPE_DEVICE_MODULE_PROPERTIES, .flags = ZE_DEVICE_MODULE_FLAG_FP16}},
+    /* Xe-HPC: Data Center GPU Max 1550, 1024 EUs of 16 lanes, 8 threads each;
+     * 128 KiB of local memory; no sub-group 8. */
+    {"pvc", "Xe-HPC: Data Center GPU Max 1550", 64,
+     {.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES, .type = ZE_DEVICE_TYPE_GPU,
+      .vendorId = 0x8086, .deviceId = 0x0BD5, .maxMemAllocSize = 65536ull << 20,
+      .numThreadsPerEU = 8, .physicalEUSimdWidth = 16, .numEUsPerSubslice = 8,
+      .numSubslicesPerSlice = 16, .numSlices = 8,
+      .name = "Intel(R) Data Center GPU Max 1550"},
+     {.stype = ZE_STRUCTURE_TYPE_DEVICE_COMPUTE_PROPERTIES, .maxTotalGroupSize = 1024,
+      .maxGroupSizeX = 1024, .maxGroupSizeY = 1024, .maxGroupSizeZ = 1024,
+      .maxGroupCountX = 0xFFFFFFFFu, .maxGroupCountY = 0xFFFFFFFFu, .maxGroupCountZ = 0xFFFFFFFFu,
+      .maxSharedLocalMemory = 128 * 1024, .numSubGroupSizes = 2, .subGroupSizes = {16, 32}},
+     {.stype = ZE_STRUCTURE_TYPE_DEVICE_MODULE_PROPERTIES,
+      .flags = ZE_DEVICE_MODULE_FLAG_FP16 | ZE_DEVICE_MODULE_FLAG_FP64}},
+};
+/* clang-format on */
+
+#define GPU_MODEL_COUNT (sizeof(gpu_models) / sizeof(gpu_models[0]))
+
+/* The model of device class c, or NULL if the gate has none (Xe2 and Xe3:
+ * Debian 12's ocloc predates them). */
+static inline const gpu_model_t *gpu_model_of_class(sdpa_device_class_t c)
+{
+    for (size_t i = 0; i < GPU_MODEL_COUNT; i++)
+        if (sdpa_device_class_of_intel_gpu(gpu_models[i].props.deviceId,
+                                           gpu_models[i].props.name) == c)
+            return &gpu_models[i];
+    return NULL;
+}
+
+/* The sdpa_device_info_t the ze backend derives from model (through the
+ * core's sdpa_device_info_from_ze, as for a real device). */
+static inline void gpu_model_device_info(const gpu_model_t *model, sdpa_device_info_t *out)
+{
+    sdpa_device_info_from_ze(&model->props, &model->compute, &model->module, out);
+}
+
+#endif /* SDPA_TOOLS_GPU_MODELS_H */
