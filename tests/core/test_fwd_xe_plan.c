@@ -105,6 +105,13 @@ START_TEST(devices_and_kernel_sets)
     ck_assert_str_eq(plan.variant, "sdpa_xe_fwd-k16-d32");
     ck_assert_uint_eq(plan.subgroup_size, 8);
     ck_assert_str_eq(plan.build_flags, "");
+    /* Xe-HPG with dropout: the large register file (it spills without). */
+    p.dropout.enabled = 1;
+    plan_ok(&p, &s, &dg2, &plan);
+    ck_assert_str_eq(plan.build_flags, SDPA_ZE_FLAG_LARGE_GRF);
+    cpu.kernels = SDPA_KERNELS_XE_HPG;
+    plan_ok(&p, &s, &cpu, &plan);
+    ck_assert_str_eq(plan.build_flags, "");
 }
 END_TEST
 
