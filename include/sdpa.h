@@ -101,6 +101,23 @@
  *                         builds, cache lookups and stores, scratch
  *                         allocations (below). Unset or 0: nothing, at the
  *                         cost of one load and compare per call.
+ *   SDPA_ZE_KERNELS       ze backend, read when a context is created: which
+ *                         kernels run. "auto" (default, or unset/empty): the
+ *                         fast path (matrix engines, register tiles) on Intel
+ *                         GPUs that have matrix engines (discrete Xe-HPG,
+ *                         Xe-HPC, Xe2) for the problems it serves, the
+ *                         portable kernels elsewhere. "portable": never the
+ *                         fast path. "xe" / "xe_hpg": the fast path wherever
+ *                         it serves the problem; on a device without matrix
+ *                         engines (the CPU) its variants that emulate the
+ *                         matrix products, configured as on Xe-HPC
+ *                         (sub-group 16) / Xe-HPG (sub-group 8). Any other
+ *                         value makes context creation fail with
+ *                         SDPA_ERROR_INVALID_CONFIG. SDPA_CONFIG (and
+ *                         BWD_SDPA_CONFIG) then force a fast-path
+ *                         configuration, or a portable one, whichever the
+ *                         integers describe; SDPA_QUERY_CONFIG_STRING starts
+ *                         with "fwd xe" (or "bwd xe") on the fast path.
  *
  * Persistent module cache (ze). Building a module is most of a primitive's
  * creation (hundreds of milliseconds to seconds). After a build the backend

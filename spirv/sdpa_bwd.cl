@@ -34,6 +34,7 @@
  */
 #include "kernel_abi_bwd.h"
 #include "sdpa_bwd_gemm.h"
+#include "sdpa_bwd_problem.h"
 #include "sdpa_bwd_scores.h"
 #include "sdpa_bwd_tile.h"
 #include "sdpa_common.h"
@@ -59,41 +60,6 @@ static inline int sdpa_bwd_br(void)
 static inline int sdpa_bwd_subgroups(void)
 {
     return SC(WG_M_BCBR) * SC(WG_N_BCBR);
-}
-
-static inline __attribute__((always_inline)) sdpa_bwd_problem
-sdpa_bwd_problem_of(int d, int sk, int sq, const global void *scale_ptr, float scale,
-                    float inv_scale, const global void *msk, long ms0, long ms1, long ms2, long ms3,
-                    long dropout_seed, long dropout_offset, float dropout_p,
-                    const global long *dropout_seed_ptr, const global long *dropout_offset_ptr,
-                    const global float *dropout_p_ptr, int win_left, int win_right, float softcap,
-                    const global float *alibi_slopes)
-{
-    sdpa_bwd_problem x;
-    x.b = get_group_id(2);
-    x.h = get_group_id(1);
-    x.hq = get_num_groups(1);
-    x.hkv = x.h / SC(KV_GROUP_SIZE);
-    x.sq = sq;
-    x.sk = sk;
-    x.d = d;
-    x.ld = SDPA_BWD_LD(d);
-    x.causal_offset = sdpa_causal_offset(sk, sq);
-    x.factor = sdpa_score_factor(1.0f, scale_ptr, scale, inv_scale);
-    x.log2_factor = x.factor * SDPA_LOG2E;
-    x.pos_offset = sk - sq;
-    x.win_left = win_left;
-    x.win_right = win_right;
-    x.cap = sdpa_softcap_of(softcap, x.log2_factor, SDPA_LOG2E);
-    x.slope2 = sdpa_alibi_slope(alibi_slopes, x.b, x.hq, x.h, SDPA_LOG2E);
-    x.msk = msk;
-    x.msk_head = x.b * ms0 + (long)x.h * ms1;
-    x.ms2 = ms2;
-    x.ms3 = ms3;
-    x.drop = sdpa_dropout_args_read(dropout_seed, dropout_offset, dropout_p, dropout_seed_ptr,
-                                    dropout_offset_ptr, dropout_p_ptr);
-    x.drop_head = ((ulong)x.b * (ulong)x.hq + (ulong)x.h) * (ulong)sq * (ulong)sk;
-    return x;
 }
 
 /* The local-memory tiles, in the order SDPA_BWD_SLM_FLOATS and
@@ -155,55 +121,6 @@ sdpa_bwd_stage_keys(const private sdpa_bwd_slm *m, const global void *K, long k_
     sdpa_bwd_stage(m->k, ld, 1, K, k_head + (long)k0 * ks2, ks2, ks3, bc, keys, d_pad, d,
                    SC(KEY_DT), n_sg);
 }
-
-/* One tensor's four strides from the strides buffer. */
-typedef struct sdpa_bwd_strides {
-    long s0, s1, s2, s3;
-} sdpa_bwd_strides;
-
-static inline __attribute__((always_inline)) sdpa_bwd_strides
-sdpa_bwd_strides_at(const global long *strides, int first)
-{
-    sdpa_bwd_strides s;
-    s.s0 = strides[first];
-    s.s1 = strides[first + 1];
-    s.s2 = strides[first + 2];
-    s.s3 = strides[first + 3];
-    return s;
-}
-
-static inline __attribute__((always_inline)) long
-sdpa_bwd_head_offset(const private sdpa_bwd_strides *s, long b, int head)
-{
-    return b * s->s0 + (long)head * s->s1;
-}
-
-/* The strides buffer, tensor by tensor. */
-typedef struct sdpa_bwd_all_strides {
-    sdpa_bwd_strides k, q, v, diff_dst, dq, dk, dv;
-} sdpa_bwd_all_strides;
-
-static inline __attribute__((always_inline)) sdpa_bwd_all_strides
-sdpa_bwd_all_strides_of(const global long *strides)
-{
-    sdpa_bwd_all_strides s;
-    s.k = sdpa_bwd_strides_at(strides, SDPA_BWD_STRIDE_K);
-    s.q = sdpa_bwd_strides_at(strides, SDPA_BWD_STRIDE_Q);
-    s.v = sdpa_bwd_strides_at(strides, SDPA_BWD_STRIDE_V);
-    s.diff_dst = sdpa_bwd_strides_at(strides, SDPA_BWD_STRIDE_DIFF_DST);
-    s.dq = sdpa_bwd_strides_at(strides, SDPA_BWD_STRIDE_DQ);
-    s.dk = sdpa_bwd_strides_at(strides, SDPA_BWD_STRIDE_DK);
-    s.dv = sdpa_bwd_strides_at(strides, SDPA_BWD_STRIDE_DV);
-    return s;
-}
-
-/* sdpa_bwd and sdpa_bwd_dq take the same arguments (sdpa_bwd_args.def), so
- * one expression, in either, makes their problem from their parameters. */
-#define SDPA_BWD_PROBLEM_OF_ARGS()                                                                 \
-    sdpa_bwd_problem_of(D, SK, SQ, SCALE_PTR, SCALE, INV_SCALE, MSK, MSK_S0, MSK_S1, MSK_S2,       \
-                        MSK_S3, DROPOUT_SEED, DROPOUT_OFFSET, DROPOUT_P, DROPOUT_SEED_PTR,         \
-                        DROPOUT_OFFSET_PTR, DROPOUT_P_PTR, WINDOW_LEFT, WINDOW_RIGHT, SOFTCAP,      \
-                        ALIBI_SLOPES)
 
 /* Zeroes n floats of local memory, all sub-groups together. */
 static inline __attribute__((always_inline)) void sdpa_bwd_zero(local float *dst, int n)
@@ -367,22 +284,6 @@ sdpa_bwd_store_acc(global void *dst, long head, long s2, long s3, int j0, local 
                          n_sg);
 }
 
-/* Zeroes dS for queries [q_begin, q_end) and keys [k0, k0 + keys). */
-static inline __attribute__((always_inline)) void sdpa_bwd_zero_ds(global void *ds, long head,
-                                                                   long s2, long s3, int q_begin,
-                                                                   int q_end, int k0, int keys)
-{
-    const int lane = get_sub_group_local_id();
-    for (int q = q_begin + get_sub_group_id(); q < q_end; q += sdpa_bwd_subgroups()) {
-        const long row = head + (long)q * s2;
-        for (int c0 = 0; c0 < keys; c0 += SUBGROUP_SIZE) {
-            const int key = k0 + c0 + lane;
-            if (c0 + lane < keys)
-                sdpa_store(ds, row + (long)key * s3, SC(DS_DT), 0.0f);
-        }
-    }
-}
-
 #if SDPA_BWD_PARTS & SDPA_BWD_PART_PRE
 /* This lane's part of the dot product of two rows of n elements of dtype
  * DST_DT, a + a_off + c * a_s and b + b_off + c * b_s (c < n). */
@@ -471,37 +372,17 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_bwd(
     /* DETERMINISTIC: dQ comes from sdpa_bwd_dq; DQ may not even be f32. */
     const bool dq_owner = !SC(DETERMINISTIC) && sg_id < SC(WG_M_DBR) * SC(WG_N_DBR);
 
-    /* Query blocks that can see these keys: all, or from the causal band
-     * on; with a window, from the first query whose window reaches k0 to the
-     * last whose window starts at or before the block's last key. */
-    int q_first = 0, q_end = SQ;
-    if (sdpa_is_causal())
-        q_first = sdpa_imax(0, k0 - x.causal_offset);
-    if (SC(WITH_WINDOW) && x.win_right >= 0) /* pos + right >= k0 */
-        q_first = sdpa_imax(q_first, k0 - x.pos_offset - x.win_right);
-    if (SC(WITH_WINDOW) && x.win_left >= 0) /* pos - left <= k0 + keys - 1 */
-        q_end = (int)clamp((long)k0 + keys - 1 + x.win_left - x.pos_offset + 1, 0L, (long)SQ);
-    q_first = sdpa_imin(q_first, SQ);
-    const int first_block = q_first / br;
-    const int blocks = sdpa_imax(0, (q_end + br - 1) / br - first_block);
-    const int q_stop = sdpa_imin((first_block + blocks) * br, SQ);
+    int first_block;
+    const int blocks = sdpa_bwd_query_blocks(&x, k0, keys, br, &first_block);
 
     /* dS of the queries that cannot see these keys is 0: written here, as
      * no block of the loop covers them. */
-    if (SC(WITH_DS) && first_block > 0)
-        sdpa_bwd_zero_ds(DS, ds_head, DS_S2, DS_S3, 0, sdpa_imin(first_block * br, SQ), k0, keys);
-    if (SC(WITH_DS) && SC(WITH_WINDOW) && q_stop < SQ)
-        sdpa_bwd_zero_ds(DS, ds_head, DS_S2, DS_S3, sdpa_imax(q_stop, first_block * br), SQ, k0,
-                         keys);
+    if (SC(WITH_DS))
+        sdpa_bwd_zero_ds_unvisited(DS, ds_head, DS_S2, DS_S3, SQ, first_block, blocks, br, k0, keys,
+                                   n_sg);
 
-    /* Work-groups of neighbouring key blocks start at different query
-     * blocks, so that the ones running at the same time add into different
-     * rows of dQ. */
     for (int step = 0; step < blocks; step++) {
-        int block = get_group_id(0) % blocks + step;
-        if (block >= blocks)
-            block -= blocks;
-        const int q0 = (first_block + block) * br;
+        const int q0 = (first_block + sdpa_bwd_query_block_at(step, blocks)) * br;
         const int queries = sdpa_imin(br, SQ - q0);
         barrier(CLK_LOCAL_MEM_FENCE); /* the previous block's readers are done */
         sdpa_bwd_stage_queries(&m, &x, q0, br, Q, &st.q, DIFF_DST, &st.diff_dst, WS, D_I);

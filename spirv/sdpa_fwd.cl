@@ -46,55 +46,8 @@
 #include "sdpa_fwd_tile.h"
 #include "sdpa_uniform.h"
 #include "sdpa_philox.h"
-
-/* The rows of a work-group. Normally row r is query query0 + r of head
- * head0; in the Q1_GQA_BATCH decode path (Sq == 1) row r is query 0 of
- * head head0 + r. */
-typedef struct sdpa_fwd_rows {
-    long b;     /* batch */
-    int head0;  /* query head of row 0 */
-    int query0; /* query index of row 0 */
-    int hq;     /* query heads */
-    int hkv;    /* K/V head of every row */
-    int n_kv;   /* K/V heads */
-    int rows;   /* valid rows: <= BQ, fewer in the last work-group */
-} sdpa_fwd_rows;
-
-static inline int sdpa_fwd_row_head(const private sdpa_fwd_rows *w, int r)
-{
-    return SC(Q1_GQA_BATCH) ? w->head0 + r : w->head0;
-}
-
-static inline int sdpa_fwd_row_query(const private sdpa_fwd_rows *w, int r)
-{
-    return SC(Q1_GQA_BATCH) ? 0 : w->query0 + r;
-}
-
-static inline sdpa_fwd_rows sdpa_fwd_work_group_rows(int bq, int sq)
-{
-    const int group = SC(KV_GROUP_SIZE);
-    const int row0 = (int)get_group_id(0) * bq;
-    sdpa_fwd_rows w;
-    w.b = get_group_id(2);
-    if (SC(Q1_GQA_BATCH)) {
-        w.hkv = get_group_id(1);
-        w.n_kv = get_num_groups(1);
-        w.hq = w.n_kv * group;
-        w.head0 = w.hkv * group + row0;
-        w.query0 = 0;
-        w.rows = sdpa_imin(bq, group - row0);
-    } else {
-        w.head0 = get_group_id(1);
-        w.hq = get_num_groups(1);
-        w.hkv = w.head0 / group;
-        w.n_kv = w.hq / group;
-        w.query0 = row0;
-        w.rows = sdpa_imin(bq, sq - row0);
-    }
-    if (!SC(REMAINDER_Q))
-        w.rows = bq;
-    return w;
-}
+#include "sdpa_fwd_rows.h"
+#include "sdpa_fwd_dropout.h"
 
 /*
  * Scales one column of this sub-group's S tile into log2 units and applies
@@ -144,68 +97,6 @@ sdpa_fwd_mask_scores(local float *s, int s_ld, int rows_s, float log2_scale, int
         mx = fmax(mx, x);
     }
     return mx;
-}
-
-/* Linear index of element (b, head, query, key) of [B, Hq, Sq, Sk] for tile
- * row r: the Philox element number and the keep mask offset. */
-static inline ulong sdpa_fwd_dropout_index(const private sdpa_fwd_rows *w, int r, int sq, int sk,
-                                           int key)
-{
-    const ulong row = ((ulong)w->b * (ulong)w->hq + (ulong)sdpa_fwd_row_head(w, r)) * (ulong)sq +
-                      (ulong)sdpa_fwd_row_query(w, r);
-    return row * (ulong)sk + (ulong)key;
-}
-
-/* Dropout of s[0] (element n, key `key`) given its random word. */
-static inline void sdpa_fwd_dropout_one(local float *s, uint word,
-                                        const private sdpa_dropout_args *dr, ulong n, int key,
-                                        int key_end, bool row_valid, global uchar *keep_mask)
-{
-    const bool keep = sdpa_dropout_keep_word(word, dr->p);
-    *s = keep ? *s : 0.0f;
-    if (SC(DROPOUT_OUTPUT_MASK) && row_valid && key < key_end)
-        keep_mask[n] = keep ? 1 : 0;
-}
-
-/*
- * Dropout of one column of P, in place: s[i * s_ld] is key key0 + i, element
- * n0 + i. Dropped probabilities become 0; kept ones stay unscaled (the
- * caller folds 1 / (1 - p) into 1 / sum). With DROPOUT_OUTPUT_MASK the keep
- * byte of every element of a valid row before key_end is stored, whether the
- * key is masked or not, as the reference does.
- *
- * A Philox block gives the words of four consecutive elements. The column
- * starts at word r0 = n0 % 4 of block n0 / 4 (r0 differs between lanes), so
- * the four elements 4g .. 4g + 3 take words r0 .. r0 + 3 of blocks g and
- * g + 1: rows_s / 4 + 1 blocks for the column instead of rows_s. The last
- * rows_s % 4 elements (none for the usual tiles) draw a block each.
- */
-static inline void sdpa_fwd_dropout_scores(local float *s, int s_ld, int rows_s,
-                                           const private sdpa_dropout_args *dr, ulong n0, int key0,
-                                           int key_end, bool row_valid, global uchar *keep_mask)
-{
-    const ulong c0 = dr->offset + n0 / 4;
-    const uint r0 = (uint)(n0 % 4);
-    const int groups = rows_s / 4;
-    uint4 cur = sdpa_dropout_block(dr->seed, c0);
-    for (int g = 0; g < groups; g++) {
-        const uint4 next = sdpa_dropout_block(dr->seed, c0 + (ulong)g + 1);
-        /* Unrolled: an inner loop's latch may be laid out before its
-         * dominator, which llvm-spirv-15 emits as invalid SPIR-V. */
-#pragma unroll
-        for (int e = 0; e < 4; e++) {
-            /* word r0 + e of the eight in cur, next */
-            const uint j = r0 + (uint)e;
-            const uint word = j & 4 ? sdpa_dropout_pick(next, j) : sdpa_dropout_pick(cur, j);
-            const int i = 4 * g + e;
-            sdpa_fwd_dropout_one(s + i * s_ld, word, dr, n0 + (ulong)i, key0 + i, key_end,
-                                 row_valid, keep_mask);
-        }
-        cur = next;
-    }
-    for (int i = 4 * groups; i < rows_s; i++)
-        sdpa_fwd_dropout_one(s + i * s_ld, sdpa_dropout_word(dr->seed, dr->offset, n0 + (ulong)i),
-                             dr, n0 + (ulong)i, key0 + i, key_end, row_valid, keep_mask);
 }
 
 /*
@@ -319,14 +210,9 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_fwd(
     const sdpa_softcap cap = sdpa_softcap_of(SOFTCAP, log2_scale, SDPA_LOG2E);
     const sdpa_fwd_kv_format k_fmt = SDPA_FWD_KV_FORMAT(KEY, K_SCALES, K_ZP, D);
     const sdpa_fwd_kv_format v_fmt = SDPA_FWD_KV_FORMAT(VAL, V_SCALES, V_ZP, D);
-    /* K/V of the head: from the batch, the sequence's first packed row
-     * (VARLEN), or inside each cache block (PAGED, sdpa_fwd_paged_key). */
-    const long k_seq = SC(PAGED) ? 0 : SC(VARLEN) ? k_row0 * K_S2 : w.b * K_S0;
-    const long v_seq = SC(PAGED) ? 0 : SC(VARLEN) ? k_row0 * V_S2 : w.b * V_S0;
-    const long k_head = k_seq + (long)w.hkv * K_S1;
-    const long v_head = v_seq + (long)w.hkv * V_S1;
-    /* Per-group scales' token index (the host refuses quantized varlen). */
-    const long token0 = SC(PAGED) ? (long)w.hkv << BLOCK_LOG2 : (w.b * w.n_kv + w.hkv) * (long)SK;
+    const sdpa_fwd_kv_head kv = sdpa_fwd_kv_head_of(&w, K_S0, K_S1, K_S2, V_S0, V_S1, V_S2, SK,
+                                                     k_row0, BLOCK_LOG2);
+    const long k_head = kv.k, v_head = kv.v, token0 = kv.token0;
     sdpa_fwd_paged pg;
     pg.table = SC(PAGED) ? BLOCK_TABLE + w.b * BLOCK_TABLE_STRIDE : BLOCK_TABLE;
     pg.block_log2 = BLOCK_LOG2;
@@ -428,28 +314,11 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_fwd(
     }
 
     /* The keep mask of the keys past the causal band of the last row (the
-     * key loop stops there): the mask output covers every element. Spread
-     * over the whole work-group, a Philox block (four elements) per
-     * work-item, consecutive blocks in consecutive lanes. */
-    if (SC(DROPOUT_OUTPUT_MASK) && sdpa_is_causal()) {
-        const int tid = sg_id * SUBGROUP_SIZE + lane;
-        const int threads = SUBGROUP_SIZE * SC(WG_M_KQ) * SC(WG_N_KQ);
-        for (int r = 0; r < w.rows; r++) {
-            /* elements first .. end - 1 of the mask */
-            const ulong first = sdpa_fwd_dropout_index(&w, r, SQ, SK, k_end);
-            const ulong end = first + (ulong)(sk - k_end); /* not the padding past sk */
-            for (ulong blk = first / 4 + (ulong)tid; blk * 4 < end; blk += (ulong)threads) {
-                const uint4 words = sdpa_dropout_block(drop.seed, drop.offset + blk);
-#pragma unroll
-                for (uint q = 0; q < 4; q++) {
-                    const ulong n = blk * 4 + q;
-                    if (n >= first && n < end)
-                        DROPOUT_MASK[n] =
-                                sdpa_dropout_keep_word(sdpa_dropout_pick(words, q), drop.p) ? 1 : 0;
-                }
-            }
-        }
-    }
+     * key loop stops there): the mask output covers every element. */
+    if (SC(DROPOUT_OUTPUT_MASK) && sdpa_is_causal())
+        sdpa_fwd_dropout_mask_tail(&w, SQ, SK, sk, k_end, &drop, DROPOUT_MASK,
+                                   sg_id * SUBGROUP_SIZE + lane,
+                                   SUBGROUP_SIZE * SC(WG_M_KQ) * SC(WG_N_KQ));
 
     /* Finish: the sum over all keys (the KQ sub-groups that split the keys
      * each hold a part), the log-sum-exp, and 1 / sum for the VS layout. */

@@ -484,12 +484,13 @@ static int plan_problem(const char *device_name, const sdpa_device_info_t *devic
             print_unsupported(device_name, p, status);
             return !refusal(p, status);
         }
-        int head = print_plan_head(device_name, p, SDPA_FWD_SOURCE, plan.d_max, plan.subgroup_size,
+        /* The portable sdpa_fwd or the fast path's sdpa_xe_fwd. */
+        int head = print_plan_head(device_name, p, plan.variant, plan.d_max, plan.subgroup_size,
                                    plan.config_string, plan.build_flags, &plan.constants);
         if (head <= 0)
             return head < 0;
         printf(",\"kernels\":[");
-        print_kernel("", SDPA_FWD_KERNEL, plan.local_size, plan.slm_bytes);
+        print_kernel("", plan.kernel_name, plan.local_size, plan.slm_bytes);
         printf("]}\n");
         return 0;
     }
@@ -509,18 +510,36 @@ static int plan_problem(const char *device_name, const sdpa_device_info_t *devic
         free(plan);
         return !refusal(p, status);
     }
+    /* The main (and deterministic dQ) kernels come from the plan's main
+     * variant: the portable module, or the fast path's, which then gets a
+     * plan line of its own (its build flags differ). */
+    const int deterministic = plan->scratch.mode == SDPA_BWD_MODE_DETERMINISTIC;
     int head = print_plan_head(device_name, p, SDPA_BWD_SOURCE, SDPA_BWD_VARIANT_D_MAX,
                                plan->subgroup_size, plan->config_string, plan->build_flags,
                                &plan->constants);
     if (head > 0) {
         printf(",\"kernels\":[");
         print_kernel("", SDPA_BWD_PREPROCESS_KERNEL, plan->pre_local, 0);
-        print_kernel(",", SDPA_BWD_KERNEL, plan->local_size, plan->slm_bytes);
-        if (plan->scratch.mode == SDPA_BWD_MODE_DETERMINISTIC)
-            print_kernel(",", SDPA_BWD_DQ_KERNEL, plan->local_size, plan->dq_slm_bytes);
+        if (!plan->xe) {
+            print_kernel(",", SDPA_BWD_KERNEL, plan->local_size, plan->slm_bytes);
+            if (deterministic)
+                print_kernel(",", SDPA_BWD_DQ_KERNEL, plan->local_size, plan->dq_slm_bytes);
+        }
         if (plan->num_posts)
             print_kernel(",", SDPA_BWD_POSTPROCESS_KERNEL, plan->post_local, 0);
         printf("]}\n");
+    }
+    if (head > 0 && plan->xe) {
+        head = print_plan_head(device_name, p, plan->main_variant, SDPA_BWD_VARIANT_D_MAX,
+                               plan->subgroup_size, plan->config_string, plan->main_build_flags,
+                               &plan->constants);
+        if (head > 0) {
+            printf(",\"kernels\":[");
+            print_kernel("", plan->main_kernel, plan->local_size, plan->slm_bytes);
+            if (deterministic)
+                print_kernel(",", plan->dq_kernel, plan->local_size, plan->dq_slm_bytes);
+            printf("]}\n");
+        }
     }
     free(plan);
     return head < 0;

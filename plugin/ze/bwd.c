@@ -10,15 +10,29 @@
 #include "ze.h"
 #include "ze_result.h"
 
-/* Each kernel from the module of its source (kernel_abi_bwd.h): the module
- * cache passes each module only the constants it declares, so the pre- and
- * postprocessing module is shared by every configuration of a dtype. */
-static sdpa_status_t kernel(sdpa_primitive_t *prim, const char *source, const char *name,
-                            const sdpa_arg_table_t *args, ze_kernel_handle_t *out)
+/* The preprocess or postprocess kernel from the portable pre/post module
+ * (kernel_abi_bwd.h): the module cache passes each module only the constants
+ * it declares, so that module is shared by every configuration of a dtype,
+ * on the fast path too. */
+static sdpa_status_t kernel(sdpa_primitive_t *prim, const char *name, const sdpa_arg_table_t *args,
+                            ze_kernel_handle_t *out)
 {
     const sdpa_bwd_plan_t *plan = &prim->bwd;
-    return ze_kernel_from_cache(prim->ctx, source, SDPA_BWD_VARIANT_D_MAX, plan->subgroup_size,
-                                &plan->constants, plan->build_flags, name, args, out);
+    return ze_kernel_from_cache(prim->ctx, SDPA_BWD_PREPOST_SOURCE, SDPA_BWD_VARIANT_D_MAX,
+                                plan->subgroup_size, &plan->constants, plan->build_flags, name,
+                                args, out);
+}
+
+/* The main or deterministic-dQ kernel `name` from `variant`: the portable
+ * main or dQ module, or the fast path's one module for both, which take the
+ * same arguments (sdpa_bwd_args.def) and differ in their build flags. */
+static sdpa_status_t main_kernel(sdpa_primitive_t *prim, const char *variant, const char *name,
+                                 ze_kernel_handle_t *out)
+{
+    const sdpa_bwd_plan_t *plan = &prim->bwd;
+    return ze_kernel_from_cache(prim->ctx, variant, SDPA_BWD_VARIANT_D_MAX, plan->subgroup_size,
+                                &plan->constants, plan->main_build_flags, name,
+                                &sdpa_bwd_args_table, out);
 }
 
 static sdpa_status_t set_group_size(ze_kernel_handle_t k, const uint32_t size[3])
@@ -35,15 +49,13 @@ sdpa_status_t ze_bwd_prepare(sdpa_primitive_t *prim)
     if (status != SDPA_SUCCESS)
         return status;
     int deterministic = plan->scratch.mode == SDPA_BWD_MODE_DETERMINISTIC;
-    if ((status = kernel(prim, SDPA_BWD_PREPOST_SOURCE, SDPA_BWD_PREPROCESS_KERNEL,
-                         &sdpa_bwd_pre_args_table, &prim->bwd_pre)) ||
-        (status = kernel(prim, SDPA_BWD_MAIN_SOURCE, SDPA_BWD_KERNEL, &sdpa_bwd_args_table,
-                         &prim->bwd_main)) ||
-        (deterministic && (status = kernel(prim, SDPA_BWD_DQ_SOURCE, SDPA_BWD_DQ_KERNEL,
-                                           &sdpa_bwd_args_table, &prim->bwd_dq))) ||
-        (plan->num_posts &&
-         (status = kernel(prim, SDPA_BWD_PREPOST_SOURCE, SDPA_BWD_POSTPROCESS_KERNEL,
-                          &sdpa_bwd_post_args_table, &prim->bwd_post))))
+    if ((status = kernel(prim, SDPA_BWD_PREPROCESS_KERNEL, &sdpa_bwd_pre_args_table,
+                         &prim->bwd_pre)) ||
+        (status = main_kernel(prim, plan->main_variant, plan->main_kernel, &prim->bwd_main)) ||
+        (deterministic &&
+         (status = main_kernel(prim, plan->dq_variant, plan->dq_kernel, &prim->bwd_dq))) ||
+        (plan->num_posts && (status = kernel(prim, SDPA_BWD_POSTPROCESS_KERNEL,
+                                             &sdpa_bwd_post_args_table, &prim->bwd_post))))
         return status;
 
     if ((status = set_group_size(prim->bwd_pre, plan->pre_local)) ||
@@ -239,14 +251,14 @@ sdpa_status_t ze_bwd_execute(sdpa_primitive_t *prim, const sdpa_exec_args_t *a,
     sdpa_bwd_args_t v;
     void *dq_main = plan->dq_target == SDPA_BWD_TARGET_SCRATCH ? b.dq_sum : a->diff_q;
     main_args(prim, a, &b, dq_main, plan->slm_bytes, &v);
-    if ((status = run(list, prim->bwd_main, SDPA_BWD_KERNEL, &sdpa_bwd_args_table, &v,
+    if ((status = run(list, prim->bwd_main, plan->main_kernel, &sdpa_bwd_args_table, &v,
                       plan->main_groups)))
         return status;
 
     if (prim->bwd_dq) {
         /* Reads only inputs and D_i: it may run beside the main kernel. */
         main_args(prim, a, &b, a->diff_q, plan->dq_slm_bytes, &v);
-        if ((status = run(list, prim->bwd_dq, SDPA_BWD_DQ_KERNEL, &sdpa_bwd_args_table, &v,
+        if ((status = run(list, prim->bwd_dq, plan->dq_kernel, &sdpa_bwd_args_table, &v,
                           plan->dq_groups)))
             return status;
     }

@@ -97,6 +97,11 @@ sdpa_status_t ze_context_create(const sdpa_context_desc_t *desc, sdpa_context_t 
     ctx->command_list = desc->command_list;
 
     status = describe_device(ctx->ze_device, &ctx->device);
+    const char *kernels = getenv("SDPA_ZE_KERNELS");
+    if (status == SDPA_SUCCESS && sdpa_kernel_set_parse(kernels, &ctx->device.kernels) != 0)
+        status = sdpa_fail(SDPA_ERROR_INVALID_CONFIG,
+                           "SDPA_ZE_KERNELS = \"%s\": expected auto, portable, xe or xe_hpg",
+                           kernels);
     if (status == SDPA_SUCCESS)
         status = sdpa_module_cache_create(ctx->ze_context, ctx->ze_device, &ctx->modules);
     if (status == SDPA_SUCCESS)

@@ -1,5 +1,6 @@
-/* fwd.c - the forward launch: one sdpa_fwd kernel per execution, its
- * arguments those of sdpa_fwd_args.def. */
+/* fwd.c - the forward launch: one kernel per execution, the portable
+ * sdpa_fwd or the fast path's sdpa_xe_fwd as the plan chose, its arguments
+ * those of sdpa_fwd_args.def (both kernels take them). */
 #include <string.h>
 
 #include "error.h"
@@ -17,8 +18,8 @@ sdpa_status_t ze_fwd_prepare(sdpa_primitive_t *prim)
             sdpa_fwd_plan_make(&prim->problem, &prim->shape, &prim->ctx->device, plan);
     if (status != SDPA_SUCCESS)
         return status;
-    status = ze_kernel_from_cache(prim->ctx, SDPA_FWD_SOURCE, plan->d_max, plan->subgroup_size,
-                                  &plan->constants, plan->build_flags, SDPA_FWD_KERNEL,
+    status = ze_kernel_from_cache(prim->ctx, plan->variant, plan->d_max, plan->subgroup_size,
+                                  &plan->constants, plan->build_flags, plan->kernel_name,
                                   &sdpa_fwd_args_table, &prim->fwd_kernel);
     if (status != SDPA_SUCCESS)
         return status;
@@ -86,7 +87,7 @@ sdpa_status_t ze_fwd_execute(sdpa_primitive_t *prim, const sdpa_exec_args_t *a,
     ze_kernel_handle_t k = prim->fwd_kernel;
     sdpa_fwd_args_t v;
     fwd_args(prim, a, &v);
-    sdpa_status_t status = ze_set_args(k, SDPA_FWD_KERNEL, &sdpa_fwd_args_table, &v);
+    sdpa_status_t status = ze_set_args(k, prim->fwd.kernel_name, &sdpa_fwd_args_table, &v);
     if (status != SDPA_SUCCESS)
         return status;
     ze_group_count_t groups = {prim->fwd.group_count[0], prim->fwd.group_count[1],
@@ -94,6 +95,6 @@ sdpa_status_t ze_fwd_execute(sdpa_primitive_t *prim, const sdpa_exec_args_t *a,
     ze_result_t result = zeCommandListAppendLaunchKernel(list, k, &groups, a->signal_event,
                                                          a->num_wait_events, a->wait_events);
     if (result != ZE_RESULT_SUCCESS)
-        return sdpa_ze_failf(result, "zeCommandListAppendLaunchKernel(%s)", SDPA_FWD_KERNEL);
+        return sdpa_ze_failf(result, "zeCommandListAppendLaunchKernel(%s)", prim->fwd.kernel_name);
     return SDPA_SUCCESS;
 }

@@ -130,6 +130,8 @@ sdpa_status_t ze_merge_create(sdpa_context_t *ctx, const sdpa_merge_desc_t *desc
 sdpa_status_t ze_merge_execute(sdpa_primitive_t *prim, const sdpa_merge_args_t *args);
 
 /* fwd.c */
+/* fwd.c: the forward pass (the plan chooses the kernel, portable or fast
+ * path). */
 sdpa_status_t ze_fwd_prepare(sdpa_primitive_t *prim);
 sdpa_status_t ze_fwd_execute(sdpa_primitive_t *prim, const sdpa_exec_args_t *args,
                              ze_command_list_handle_t list);

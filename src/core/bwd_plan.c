@@ -5,9 +5,12 @@
 #include <string.h>
 
 #include "bwd_plan.h"
+#include "bwd_xe_plan.h"
 #include "error.h"
 #include "fwd_plan.h"
 #include "kernel_abi_bwd.h"
+#include "kernel_abi_xe.h"
+
 #include "size_math.h"
 
 void sdpa_bwd_config_query_for(const sdpa_problem_desc_t *problem, const sdpa_shape_t *shape,
@@ -178,6 +181,16 @@ static sdpa_status_t set_geometry(sdpa_bwd_plan_t *plan, const sdpa_shape_t *sha
     plan->dq_groups[2] = (uint32_t)shape->batch;
     plan->slm_bytes = (uint32_t)SDPA_BWD_SLM_BYTES(shape->head_size, bc, br);
     plan->dq_slm_bytes = (uint32_t)SDPA_BWD_DQ_SLM_BYTES(shape->head_size, bc, br);
+    if (plan->xe) {
+        /* kernel_abi_xe.h: DSPLIT x KGROUPS sub-groups; the dQ pass owns 16
+         * queries per key group. */
+        const int64_t bq = (int64_t)SDPA_XE_BWD_QUERIES * c->wg_m_bcbr;
+        plan->local_size[1] = (uint32_t)(c->wg_m_dbc * c->wg_n_dbc);
+        plan->dq_groups[0] = div_up(shape->q_len, bq);
+        plan->slm_bytes = (uint32_t)SDPA_XE_BWD_SLM_BYTES(shape->head_size, bc);
+        plan->dq_slm_bytes =
+                (uint32_t)SDPA_XE_BWD_DQ_SLM_BYTES(shape->head_size, (int64_t)c->unroll_m_bcbr, bq);
+    }
 
     plan->post_local[0] = sg;
     plan->post_local[1] = SDPA_BWD_POST_SUBGROUPS;
@@ -207,12 +220,32 @@ sdpa_status_t sdpa_bwd_plan_make(const sdpa_problem_desc_t *problem, const sdpa_
     if (status != SDPA_SUCCESS)
         return status;
 
-    sdpa_config_query_t query;
-    sdpa_bwd_config_query_for(problem, shape, device, &query);
-    sdpa_kernel_target_t target = {device, plan.subgroup_size, plan.d_max, shape->head_size};
-    status = sdpa_bwd_config_choose(&query, &target, &plan.config, &plan.source);
-    if (status != SDPA_SUCCESS)
-        return status;
+    /* The fast path first; the portable kernels serve what it does not. */
+    sdpa_xe_target_t xe = {SDPA_DEVICE_CLASS_UNKNOWN_GPU, 0, 0, 0, 0};
+    if (sdpa_bwd_xe_serves(problem, shape, device, &xe, NULL)) {
+        status = sdpa_bwd_xe_config_choose(problem, shape, device, &xe, &plan.config, &plan.source,
+                                           &plan.xe);
+        if (status != SDPA_SUCCESS)
+            return status;
+    }
+    if (plan.xe) {
+        plan.subgroup_size = xe.subgroup_size;
+        sdpa_bwd_xe_variant(&plan.config, &xe, plan.main_variant, sizeof(plan.main_variant));
+        snprintf(plan.dq_variant, sizeof(plan.dq_variant), "%s", plan.main_variant);
+        plan.main_kernel = SDPA_XE_BWD_KERNEL;
+        plan.dq_kernel = SDPA_XE_BWD_DQ_KERNEL;
+    } else {
+        snprintf(plan.main_variant, sizeof(plan.main_variant), "%s", SDPA_BWD_MAIN_SOURCE);
+        snprintf(plan.dq_variant, sizeof(plan.dq_variant), "%s", SDPA_BWD_DQ_SOURCE);
+        plan.main_kernel = SDPA_BWD_KERNEL;
+        plan.dq_kernel = SDPA_BWD_DQ_KERNEL;
+        sdpa_config_query_t query;
+        sdpa_bwd_config_query_for(problem, shape, device, &query);
+        sdpa_kernel_target_t target = {device, plan.subgroup_size, plan.d_max, shape->head_size};
+        status = sdpa_bwd_config_choose(&query, &target, &plan.config, &plan.source);
+        if (status != SDPA_SUCCESS)
+            return status;
+    }
 
     status = sdpa_bwd_scratch_plan(problem, shape, sdpa_bwd_mode_of(problem), &plan.scratch);
     if (status != SDPA_SUCCESS)
@@ -245,12 +278,19 @@ sdpa_status_t sdpa_bwd_plan_make(const sdpa_problem_desc_t *problem, const sdpa_
     set_posts(&plan, problem, shape);
     set_constants(&plan, problem, shape);
     plan.build_flags = "";
+    plan.main_build_flags = plan.xe && xe.large_grf ? SDPA_ZE_FLAG_LARGE_GRF : "";
 
     char cfg[128];
-    snprintf(plan.config_string, sizeof(plan.config_string), "bwd d%d sg%" PRIu32 " %s cfg=%s (%s)",
-             plan.d_max, plan.subgroup_size,
-             s->mode == SDPA_BWD_MODE_DETERMINISTIC ? "deterministic" : "atomic",
-             sdpa_bwd_config_format(&plan.config, cfg, sizeof(cfg)), plan.source.text);
+    const char *mode = s->mode == SDPA_BWD_MODE_DETERMINISTIC ? "deterministic" : "atomic";
+    sdpa_bwd_config_format(&plan.config, cfg, sizeof(cfg));
+    if (plan.xe)
+        snprintf(plan.config_string, sizeof(plan.config_string),
+                 "bwd xe %s sg%" PRIu32 " %s cfg=%s (%s)", plan.main_variant, plan.subgroup_size,
+                 mode, cfg, plan.source.text);
+    else
+        snprintf(plan.config_string, sizeof(plan.config_string),
+                 "bwd d%d sg%" PRIu32 " %s cfg=%s (%s)", plan.d_max, plan.subgroup_size, mode, cfg,
+                 plan.source.text);
     *out = plan;
     return SDPA_SUCCESS;
 }

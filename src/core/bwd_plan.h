@@ -49,6 +49,17 @@ typedef struct sdpa_bwd_post {
 typedef struct sdpa_bwd_plan {
     int d_max;
     uint32_t subgroup_size;
+    /* The main and deterministic-dQ kernels and their variants: the portable
+     * ones (SDPA_BWD_KERNEL from SDPA_BWD_MAIN_SOURCE, SDPA_BWD_DQ_KERNEL
+     * from SDPA_BWD_DQ_SOURCE) or the fast path's, both from its one variant
+     * (xe: bwd_xe_plan.h, "sdpa_xe_bwd-k16-d16", kernel_abi_xe.h), built
+     * with main_build_flags; the preprocess and postprocess always come from
+     * the portable pre/post module (SDPA_BWD_PREPOST_SOURCE,
+     * SDPA_BWD_VARIANT_D_MAX). */
+    int xe;
+    char main_variant[64], dq_variant[64];
+    const char *main_kernel, *dq_kernel;
+    const char *main_build_flags;
     sdpa_bwd_config_t config;
     sdpa_config_source_t source;
     /* Every backward constant; the postprocess reads only QRY_DT. */
@@ -74,7 +85,7 @@ typedef struct sdpa_bwd_plan {
     uint32_t num_posts;
     sdpa_bwd_post_t posts[3];
 
-    char config_string[192];
+    char config_string[320];
 } sdpa_bwd_plan_t;
 
 /* The configuration-table query of a backward problem: oneDNN's (thin when

@@ -207,6 +207,18 @@ static void collect_candidates(const void *rows, size_t row_count, size_t row_si
     }
 }
 
+size_t sdpa_config_candidates_in(const void *rows, size_t row_count, size_t row_size,
+                                 const sdpa_config_query_t *query,
+                                 const sdpa_config_criteria_t **out, size_t max)
+{
+    const sdpa_config_criteria_t *found[SDPA_CONFIG_MAX_CANDIDATES];
+    candidate_list_t list = {found, SDPA_CONFIG_MAX_CANDIDATES, 0};
+    collect_candidates(rows, row_count, row_size, NULL, 0, query, &list);
+    for (size_t i = 0; i < max && i < list.count && i < list.max; i++)
+        out[i] = found[i];
+    return list.count;
+}
+
 size_t sdpa_fwd_config_candidates(const sdpa_config_query_t *query,
                                   const sdpa_fwd_config_row_t **out, size_t max)
 {

@@ -29,6 +29,22 @@ typedef enum sdpa_device_class {
 
 #define SDPA_DEVICE_MAX_SUBGROUP_SIZES 8
 
+/* Which kernels the plans may choose: SDPA_ZE_KERNELS (kernel_set.c). */
+typedef enum sdpa_kernel_set {
+    /* The fast path (kernel_abi_xe.h) where the device has matrix engines
+     * (discrete Xe-HPG, Xe-HPC, Xe2, Xe3), the portable kernels elsewhere
+     * and for the problems the fast path does not serve. The default. */
+    SDPA_KERNELS_AUTO = 0,
+    /* The portable kernels only. */
+    SDPA_KERNELS_PORTABLE,
+    /* The fast path wherever it serves the problem, with Xe-HPC's
+     * configuration rows (sub-group 16) on a device without matrix engines,
+     * whose variants emulate the matrix products (the CPU device). */
+    SDPA_KERNELS_XE,
+    /* The same with Xe-HPG's rows (sub-group 8). */
+    SDPA_KERNELS_XE_HPG,
+} sdpa_kernel_set_t;
+
 typedef struct sdpa_device_info {
     sdpa_device_class_t device_class;
     int integrated; /* 1: shares memory with the host (ZE_DEVICE_PROPERTY_FLAG_INTEGRATED) */
@@ -55,6 +71,10 @@ typedef struct sdpa_device_info {
     int has_f32_atomic_add;
 
     char name[ZE_MAX_DEVICE_NAME];
+
+    /* Not a property of the device: the kernel set the caller asked for
+     * (SDPA_KERNELS_AUTO when zeroed). */
+    sdpa_kernel_set_t kernels;
 } sdpa_device_info_t;
 
 /* Fills *out from the three property structs of one device (none may be
@@ -103,5 +123,12 @@ uint32_t sdpa_device_subgroup_size(const sdpa_device_info_t *device);
  * count along it (max_group_count_xyz; 0 there means no limit below
  * UINT32_MAX), or -1 if a launch of counts work-groups fits. */
 int sdpa_device_group_count_excess(const sdpa_device_info_t *device, const int64_t counts[3]);
+/* Parses text (SDPA_ZE_KERNELS: "auto", "portable", "xe" or "xe_hpg"; NULL
+ * or empty: auto) into *out. Returns 0, or -1 for any other text (*out
+ * untouched). */
+int sdpa_kernel_set_parse(const char *text, sdpa_kernel_set_t *out);
+
+/* The name sdpa_kernel_set_parse accepts for set ("auto", ...). */
+const char *sdpa_kernel_set_name(sdpa_kernel_set_t set);
 
 #endif /* SDPA_CORE_DEVICE_H */

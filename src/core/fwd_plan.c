@@ -5,6 +5,8 @@
 
 #include "error.h"
 #include "fwd_plan.h"
+#include "fwd_xe_plan.h"
+#include "kernel_abi_xe.h"
 #include "size_math.h"
 #include "tensor_layout.h"
 
@@ -178,13 +180,30 @@ sdpa_status_t sdpa_fwd_plan_make(const sdpa_problem_desc_t *problem, const sdpa_
                          "arithmetic",
                          device->name);
 
-    sdpa_config_query_t query;
-    sdpa_fwd_config_query_for(problem, shape, device, &query);
-    sdpa_kernel_target_t target = {device, plan.subgroup_size, plan.d_max, shape->head_size};
-    status = sdpa_fwd_config_choose(&query, is_quantized(problem), &target, &plan.config,
-                                    &plan.source);
-    if (status != SDPA_SUCCESS)
-        return status;
+    /* The fast path first; the portable kernel serves what it does not. */
+    sdpa_xe_target_t xe = {SDPA_DEVICE_CLASS_UNKNOWN_GPU, 0, 0, 0, 0};
+    if (sdpa_fwd_xe_serves(problem, shape, device, &xe, NULL)) {
+        status = sdpa_fwd_xe_config_choose(problem, shape, device, &xe, &plan.config,
+                                           &plan.source, &plan.xe);
+        if (status != SDPA_SUCCESS)
+            return status;
+    }
+    if (plan.xe) {
+        plan.kernel_name = SDPA_XE_FWD_KERNEL;
+        plan.subgroup_size = xe.subgroup_size;
+        plan.d_max = 0;
+        sdpa_fwd_xe_variant(&plan.config, &xe, plan.variant, sizeof(plan.variant));
+    } else {
+        plan.kernel_name = SDPA_FWD_KERNEL;
+        snprintf(plan.variant, sizeof(plan.variant), "%s", SDPA_FWD_SOURCE);
+        sdpa_config_query_t query;
+        sdpa_fwd_config_query_for(problem, shape, device, &query);
+        sdpa_kernel_target_t target = {device, plan.subgroup_size, plan.d_max, shape->head_size};
+        status = sdpa_fwd_config_choose(&query, is_quantized(problem), &target, &plan.config,
+                                        &plan.source);
+        if (status != SDPA_SUCCESS)
+            return status;
+    }
     const sdpa_fwd_config_t *c = &plan.config;
     int64_t bq = (int64_t)c->unroll_n_kq * c->wg_n_kq;
     int64_t bk = (int64_t)c->unroll_m_kq * c->wg_m_kq;
@@ -201,7 +220,10 @@ sdpa_status_t sdpa_fwd_plan_make(const sdpa_problem_desc_t *problem, const sdpa_
         return status;
     for (int i = 0; i < 3; i++)
         plan.group_count[i] = (uint32_t)counts[i];
-    plan.slm_bytes = (uint32_t)SDPA_FWD_SLM_BYTES((int64_t)plan.d_max, bq, bk, (int64_t)c->wg_m_kq);
+    plan.slm_bytes =
+            plan.xe ? (uint32_t)SDPA_XE_FWD_SLM_BYTES(shape->head_size, bq, bk, (int64_t)c->wg_m_kq,
+                                                      (int64_t)plan.subgroup_size, xe.convert_kv)
+                    : (uint32_t)SDPA_FWD_SLM_BYTES((int64_t)plan.d_max, bq, bk, (int64_t)c->wg_m_kq);
 
     /* Scalar arguments (dims are below 2^31: sdpa_problem_check). */
     plan.head_size = (int32_t)shape->head_size;
@@ -210,12 +232,20 @@ sdpa_status_t sdpa_fwd_plan_make(const sdpa_problem_desc_t *problem, const sdpa_
     set_strides(&plan, problem);
 
     set_constants(&plan, problem, shape);
-    plan.build_flags = needs_large_buffers(problem, shape) ? SDPA_ZE_FLAG_LARGE_BUFFERS : "";
+    static const char *const flags[2][2] = {
+            {"", SDPA_ZE_FLAG_LARGE_GRF},
+            {SDPA_ZE_FLAG_LARGE_BUFFERS, SDPA_ZE_FLAG_LARGE_BUFFERS " " SDPA_ZE_FLAG_LARGE_GRF}};
+    plan.build_flags = flags[needs_large_buffers(problem, shape)][plan.xe && xe.large_grf];
 
     char cfg[96];
-    snprintf(plan.config_string, sizeof(plan.config_string), "fwd d%d sg%" PRIu32 " cfg=%s (%s)",
-             plan.d_max, plan.subgroup_size, sdpa_fwd_config_format(c, cfg, sizeof(cfg)),
-             plan.source.text);
+    if (plan.xe)
+        snprintf(plan.config_string, sizeof(plan.config_string),
+                 "fwd xe %s sg%" PRIu32 " cfg=%s (%s)", plan.variant, plan.subgroup_size,
+                 sdpa_fwd_config_format(c, cfg, sizeof(cfg)), plan.source.text);
+    else
+        snprintf(plan.config_string, sizeof(plan.config_string),
+                 "fwd d%d sg%" PRIu32 " cfg=%s (%s)", plan.d_max, plan.subgroup_size,
+                 sdpa_fwd_config_format(c, cfg, sizeof(cfg)), plan.source.text);
     *out = plan;
     return SDPA_SUCCESS;
 }

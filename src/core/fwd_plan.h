@@ -28,9 +28,18 @@
 
 /* Build flag for buffers of 4 GiB or more (stateless addressing). */
 #define SDPA_ZE_FLAG_LARGE_BUFFERS "-ze-opt-greater-than-4GB-buffer-required"
+/* Build flag for the 256-register file (the fast path on Xe-HPC, Xe2). */
+#define SDPA_ZE_FLAG_LARGE_GRF "-ze-opt-large-register-file"
 
 typedef struct sdpa_fwd_plan {
-    /* The SPIR-V variant: sdpa_spirv_find(SDPA_FWD_SOURCE, d_max, subgroup_size). */
+    /* The kernel: the fast path (kernel_abi_xe.h, fwd_xe_plan.h) or the
+     * portable one (kernel_abi.h); both take sdpa_fwd_args.def. */
+    int xe;
+    const char *kernel_name; /* SDPA_FWD_KERNEL or SDPA_XE_FWD_KERNEL */
+    /* The SPIR-V variant: sdpa_spirv_find(variant, d_max, subgroup_size);
+     * variant is SDPA_FWD_SOURCE ("sdpa_fwd", d_max the head-size bucket)
+     * or a fast-path name ("sdpa_xe_fwd-k32-d64", d_max 0). */
+    char variant[64];
     int d_max;
     uint32_t subgroup_size;
     sdpa_fwd_config_t config;
@@ -38,8 +47,8 @@ typedef struct sdpa_fwd_plan {
      * sdpa_spec_values_ze(&plan->constants) for ze_module_constants_t after
      * the plan has reached its final address. */
     sdpa_spec_values_t constants;
-    /* zeModuleCreate build flags: "" or SDPA_ZE_FLAG_LARGE_BUFFERS. Static
-     * storage. */
+    /* zeModuleCreate build flags: "", SDPA_ZE_FLAG_LARGE_BUFFERS and/or
+     * SDPA_ZE_FLAG_LARGE_GRF. Static storage. */
     const char *build_flags;
 
     /* zeKernelSetGroupSize and the ze_group_count_t of the launch. */
@@ -55,7 +64,9 @@ typedef struct sdpa_fwd_plan {
     int64_t strides[SDPA_FWD_STRIDE_ARGS];
 
     /* SDPA_QUERY_CONFIG_STRING, e.g.
-     * "fwd d128 sg16 cfg=16,16,32,16,4,2,4,2 (table: cpu h128 fma f32)". */
+     * "fwd d128 sg16 cfg=16,16,32,16,4,2,4,2 (table: cpu h128 fma f32)", or
+     * for the fast path "fwd xe sdpa_xe_fwd-k32-d64 sg16 cfg=... (xe table:
+     * xe_hpc h128)". */
     char config_string[192];
     sdpa_config_source_t source;
 } sdpa_fwd_plan_t;
@@ -69,7 +80,9 @@ void sdpa_fwd_config_query_for(const sdpa_problem_desc_t *problem, const sdpa_sh
 
 /* Plans the forward pass of problem (the output of sdpa_problem_check, with
  * its shape; prop_kind FORWARD_INFERENCE or FORWARD_TRAINING) on device.
- * Chooses the variant (the smallest head-size bucket >= D and
+ * Chooses the kernel (the fast path when sdpa_fwd_xe_serves the problem and
+ * sdpa_fwd_xe_config_choose finds it a configuration, else the portable
+ * one), the variant (portable: the smallest head-size bucket >= D and
  * sdpa_device_subgroup_size), the configuration (sdpa_fwd_config_choose),
  * derives the constants and launch values. Returns SDPA_SUCCESS,
  * SDPA_ERROR_INVALID_CONFIG (a bad override), SDPA_ERROR_UNSUPPORTED (the

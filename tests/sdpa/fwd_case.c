@@ -2,6 +2,7 @@
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "element.h"
@@ -248,8 +249,7 @@ void fwd_exec_args(const fwd_case_t *c, const fwd_buffers_t *b, int reference, s
     a->v_zero_points = b->v_zp.data;
 }
 
-/* The largest |value| an output can take: outputs are averages of V rows. */
-static double value_bound(const fwd_case_t *c)
+double fwd_case_value_bound(const fwd_case_t *c)
 {
     if (!sdpa_dtype_is_quantized(c->v_dtype))
         return 1.0;
@@ -257,16 +257,40 @@ static double value_bound(const fwd_case_t *c)
     return 0.05 * (sdpa_dtype_bits(c->v_dtype) == 4 ? 16 + 7 : 256 + 20);
 }
 
-void run_on_backend(const sdpa_backend_iface_t *be, sdpa_context_t *ctx,
-                    const sdpa_problem_desc_t *p, const sdpa_exec_args_t *a, const char *name,
-                    const char *what)
+int xe_runs;
+
+int run_on_backend(const sdpa_backend_iface_t *be, sdpa_context_t *ctx,
+                   const sdpa_problem_desc_t *p, const sdpa_exec_args_t *a, const char *name,
+                   const char *what)
 {
     sdpa_primitive_t *prim = NULL;
     sdpa_status_t st = be->primitive_create(ctx, p, &prim);
     ck_assert_msg(st == SDPA_SUCCESS, "%s: %s primitive_create: %s", what, name, be->last_error());
+    char config[256] = "";
+    st = be->primitive_query(prim, SDPA_QUERY_CONFIG_STRING, config, sizeof(config));
+    ck_assert_msg(st == SDPA_SUCCESS, "%s: %s config query: %s", what, name, be->last_error());
+    int xe = strncmp(config, "fwd xe ", 7) == 0 || strncmp(config, "bwd xe ", 7) == 0;
+    xe_runs += xe;
     st = be->primitive_execute(prim, a);
     ck_assert_msg(st == SDPA_SUCCESS, "%s: %s execute: %s", what, name, be->last_error());
     be->primitive_destroy(prim);
+    return xe;
+}
+
+int xe_runs_checked(void)
+{
+    const char *kernels = getenv("SDPA_ZE_KERNELS");
+    if (kernels && strncmp(kernels, "xe", 2) == 0)
+        ck_assert_msg(xe_runs > 0, "SDPA_ZE_KERNELS=%s, but no primitive ran the fast path",
+                      kernels);
+    return xe_runs;
+}
+
+double fwd_xe_tolerance(const fwd_case_t *c, double keep_scale)
+{
+    const double u = 0.5 * sdpa_dtype_epsilon(c->q_dtype);
+    const int rounded = 1 + (c->v_dtype != c->q_dtype) + (c->k_dtype != c->q_dtype);
+    return rounded * u * fwd_case_value_bound(c) * keep_scale;
 }
 
 double fwd_case_compare(const sdpa_problem_desc_t *p, const fwd_buffers_t *b, double dst_tol,
@@ -311,7 +335,7 @@ double fwd_case_run(test_env_t *env, const fwd_case_t *c, uint64_t seed)
 
     sdpa_exec_args_t a;
     fwd_exec_args(c, &b, 0, &a);
-    run_on_backend(env->ze, env->ze_ctx, &p, &a, "ze", what);
+    int xe = run_on_backend(env->ze, env->ze_ctx, &p, &a, "ze", what);
     fwd_exec_args(c, &b, 1, &a);
     run_on_backend(env->ref, env->ref_ctx, &p, &a, "ref", what);
 
@@ -322,7 +346,9 @@ double fwd_case_run(test_env_t *env, const fwd_case_t *c, uint64_t seed)
      * rows of magnitude at most value_bound. */
     double eps_acc = c->f16_accumulation ? 0x1.0p-11 : 0x1.0p-24;
     double terms = sqrt((double)c->k_len) + sqrt((double)c->head_size);
-    double abs_tol = 8 * eps_acc * terms * value_bound(c);
+    double abs_tol = 8 * eps_acc * terms * fwd_case_value_bound(c);
+    if (xe)
+        abs_tol += fwd_xe_tolerance(c, 1.0);
     /* The log-sum-exp is f32 in both; its error is that of the scores
      * (D terms each) plus log/exp rounding, relative to its magnitude. */
     double lse_tol = 8 * eps_acc * terms * 4;

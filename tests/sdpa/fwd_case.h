@@ -61,10 +61,34 @@ void fwd_buffers_free(test_env_t *env, fwd_buffers_t *b);
 void fwd_exec_args(const fwd_case_t *c, const fwd_buffers_t *b, int reference, sdpa_exec_args_t *a);
 
 /* Creates a primitive for p on backend be, executes a, destroys it;
- * asserts success, naming what. */
-void run_on_backend(const sdpa_backend_iface_t *be, sdpa_context_t *ctx,
-                    const sdpa_problem_desc_t *p, const sdpa_exec_args_t *a, const char *name,
-                    const char *what);
+ * asserts success, naming what. Returns 1 if the primitive ran the ze
+ * backend's fast path (its configuration string starts with "fwd xe" or
+ * "bwd xe", see SDPA_ZE_KERNELS), else 0, and counts those runs in
+ * xe_runs. */
+int run_on_backend(const sdpa_backend_iface_t *be, sdpa_context_t *ctx,
+                   const sdpa_problem_desc_t *p, const sdpa_exec_args_t *a, const char *name,
+                   const char *what);
+
+/* Primitives run_on_backend found on the fast path, for the suites' final
+ * counts (SDPA_ZE_KERNELS=xe must actually exercise it). */
+extern int xe_runs;
+
+/* Asserts (Check) that some primitive ran the fast path when
+ * SDPA_ZE_KERNELS asks for it ("xe", "xe_hpg"); returns xe_runs. */
+int xe_runs_checked(void);
+
+/* What the fast path adds to the error of O in case c: it rounds P to Q's
+ * dtype (the matrix engine's operand type) before P V, an error of at most
+ * u, the unit roundoff of that dtype (2^-11 for f16, 2^-8 for bf16),
+ * relative to each probability; O = sum_j p_j v_j / sum_j p_j then moves by
+ * at most u max |v| <= u value_bound (times keep_scale = 1 / (1 - p) with
+ * dropout). K and V in another dtype are rounded to Q's too: V by the same
+ * argument, K through the scores, whose relative change u moves the
+ * weights by as much to first order: another u value_bound each. */
+double fwd_xe_tolerance(const fwd_case_t *c, double keep_scale);
+
+/* The largest |value| O can take in case c: O averages V rows. */
+double fwd_case_value_bound(const fwd_case_t *c);
 
 /* Asserts (Check) that ze's O in b agrees with ref's within dst_tol
  * (absolute, plus one unit of O's dtype) and, with check_lse, that the

@@ -122,7 +122,9 @@ END_TEST
 
 START_TEST(case_count)
 {
-    printf("quantized cases run against ref: %d, modules built: %llu\n", cases_run,
+    printf("quantized cases run against ref: %d (%d primitives on the fast path), modules built: "
+           "%llu\n",
+           cases_run, xe_runs_checked(),
            (unsigned long long)test_modules_built(&suite_env));
     ck_assert_int_ge(cases_run, 1);
 }

@@ -1,0 +1,464 @@
+/*
+ * sdpa_xe_bwd.cl - the backward fast path for Intel GPUs with matrix
+ * engines: the gradients of O = softmax(s) V (s = factor * Q K^T + mask)
+ * from the forward's log-sum-exp and D_i = rowsum(dO o O), every product on
+ * cl_intel_subgroup_matrix_multiply_accumulate (sdpa_xe_intel.h):
+ *
+ *   S^T = K Q^T, P^T = exp(S^T - LSE)     dP^T = V dO^T
+ *   dS^T = P^T o (Z dP^T - D_i)           (Z: the dropout factors)
+ *   dV += (P Z)^T dO    dK += factor dS^T Q    dQ^T += factor K^T dS^T
+ *
+ * Two kernels with the portable ones' contract (kernel_abi_bwd.h, and
+ * kernel_abi_xe.h for the tiles and geometry):
+ *
+ *   sdpa_xe_bwd     a work-group owns Bc keys of one (batch, query head),
+ *                   stages their K and V once, and walks the blocks of 16
+ *                   queries (staging Q, dO, LSE and D_i of each). Sub-group
+ *                   (0, n) computes S^T and dP^T of key group n and the
+ *                   block's queries and publishes P^T Z and dS^T in local
+ *                   memory; every sub-group (m, n) then adds to dV and dK of
+ *                   key group n and head-dim columns m * DSUB .., which it
+ *                   keeps in registers for the whole walk, and in ATOMIC
+ *                   mode adds its columns of dQ to the f32 sums with
+ *                   atomics. At the end dK and dV go out as the strides
+ *                   buffer says (the gradients, f32 atomic sums for GQA, or
+ *                   f32 partial slices in deterministic GQA).
+ *   sdpa_xe_bwd_dq  DETERMINISTIC mode: a work-group owns 16 * KGROUPS
+ *                   queries (sub-groups (m, n) the 16 of block n and dQ's
+ *                   columns m * DSUB ..), stages their Q and dO, walks the
+ *                   keys SDPA_XE_KEYS at a time (sub-group (0, n) computing
+ *                   the scores of block n), and accumulates dQ^T in
+ *                   registers; no atomics.
+ *
+ * The layouts are the forward's: keys on the accumulators' components,
+ * queries on the lanes, so the softmax terms of a query (LSE, D_i, its mask
+ * row, its causal band) are one lane's. P^T Z and dS^T go through local
+ * memory as [keys][queries] tiles of operand bits, where they are the A
+ * operand of dV and dK (keys on the rows, queries along K) and, in the pair
+ * layout, the B operand of dQ^T: one sub-group per key group computes the
+ * scores, the others do not recompute them, and no sub-group holds the
+ * scores and the dK/dV accumulators at once (a 128-register file could
+ * not).
+ *
+ * Built per sub-group size and tile (SDPA_XE_KEYS keys, SDPA_XE_DSUB
+ * head-dim columns per sub-group), natively and emulated (-emu).
+ */
+#include "kernel_abi_bwd.h"
+#include "kernel_abi_xe.h"
+#include "sdpa_bwd_problem.h"
+#include "sdpa_bwd_scores.h"
+#include "sdpa_bwd_tile.h"
+#include "sdpa_common.h"
+#include "sdpa_fwd_dropout.h"
+#include "sdpa_uniform.h"
+#include "sdpa_xe_intel.h"
+#include "sdpa_xe_tile.h"
+
+#if !defined(SDPA_XE_KEYS) || (SDPA_XE_KEYS != 8 && SDPA_XE_KEYS != 16)
+#error "SDPA_XE_KEYS (keys per sub-group) must be 8 or 16: one product's K dimension at most"
+#endif
+#if !defined(SDPA_XE_DSUB) || SDPA_XE_DSUB % SUBGROUP_SIZE != 0
+#error "SDPA_XE_DSUB (head-dim columns per sub-group) must be a multiple of the sub-group size"
+#endif
+
+/* Register-tile loops: unrolled on the GPU, loops in the emulated variant
+ * (see sdpa_xe_fwd.cl). */
+#ifdef SDPA_XE_EMULATE
+#define SDPA_XE_TILE_LOOP
+#else
+#define SDPA_XE_TILE_LOOP _Pragma("unroll")
+#endif
+
+#define XE_QB (SDPA_XE_BWD_QUERIES / SUBGROUP_SIZE) /* lane blocks of a query block */
+#define XE_KB (SDPA_XE_KEYS / 8)                    /* 8-key row blocks of S^T */
+#define XE_EB (SDPA_XE_DSUB / SUBGROUP_SIZE)        /* lane blocks of dK, dV columns */
+#define XE_DB (SDPA_XE_DSUB / 8)                    /* 8-row blocks of dQ^T */
+
+/* The place of a sub-group: key group n (keys kr0 .. of the key tile) and
+ * head-dim columns d0 .. d0 + DSUB of the gradients. */
+typedef struct xe_bwd_place {
+    int m, n, kr0, d0;
+} xe_bwd_place;
+
+static inline xe_bwd_place xe_bwd_place_of(void)
+{
+    /* Uniform, but only the broadcast tells the GPU compiler so. */
+    const int sg_id = sub_group_broadcast((uint)get_local_id(1), 0);
+    const int dsplit = SC(WG_M_DBC);
+    xe_bwd_place pl;
+    pl.n = sg_id / dsplit;
+    pl.m = sg_id - pl.n * dsplit;
+    pl.kr0 = pl.n * SDPA_XE_KEYS;
+    pl.d0 = pl.m * SDPA_XE_DSUB;
+    return pl;
+}
+
+static inline int xe_bwd_subgroups(void)
+{
+    return SC(WG_M_DBC) * SC(WG_N_DBC);
+}
+
+/* The local-memory tiles: K and V [keys][ld], Q and dO [queries][ld] in
+ * operand bits, and Q and dO again in the pair layout (the B operands of
+ * dK and dV, sdpa_xe_b_rows), the staged queries' LSE (log2 units) and
+ * D_i. */
+typedef struct xe_bwd_tiles {
+    local ushort *k, *v, *q, *da, *q2, *da2;
+    /* The scores [keys][queries] (ld: queries): P^T Z and dS^T in rows, dS^T
+     * in pairs (with 8 zero rows after the last key: the K extent of dQ^T
+     * is 16 keys however many a sub-group has). */
+    local ushort *pz, *ds, *ds2;
+    local float *lse2, *di;
+    int ld, queries;
+} xe_bwd_tiles;
+
+static inline xe_bwd_tiles xe_bwd_tiles_of(local uint *slm, int keys, int queries, int d)
+{
+    xe_bwd_tiles t;
+    t.ld = SDPA_XE_KV_LD(d);
+    t.queries = queries;
+    t.k = (local ushort *)slm;
+    t.v = t.k + keys * t.ld;
+    t.q = t.v + keys * t.ld;
+    t.da = t.q + queries * t.ld;
+    t.q2 = t.da + queries * t.ld;
+    t.da2 = t.q2 + queries * t.ld;
+    t.pz = t.da2 + queries * t.ld;
+    t.ds = t.pz + keys * queries;
+    t.ds2 = t.ds + keys * queries;
+    t.lse2 = (local float *)(t.ds2 + (keys + 8) * queries);
+    t.di = t.lse2 + queries;
+    return t;
+}
+
+/* Stages Q, dO, LSE and D_i of queries [q0, q0 + count) (rows past sq are
+ * zero; D_i 0 and LSE -inf there, so that P is 0). */
+static inline __attribute__((always_inline)) void
+xe_bwd_stage_queries(const private xe_bwd_tiles *t, const private sdpa_bwd_problem *x, int q0,
+                     int count, const global void *Q, const private sdpa_bwd_strides *qs,
+                     const global void *dA, const private sdpa_bwd_strides *das,
+                     const global float *ws, const global float *d_i)
+{
+    const int sg_id = get_sub_group_id(), n_sg = xe_bwd_subgroups();
+    const sdpa_fwd_kv_format raw = {SC(QRY_DT)};
+    const int rows = sdpa_imin(count, x->sq - q0);
+    sdpa_xe_stage_tile(t->q, t->q2, t->ld, Q,
+                       sdpa_bwd_head_offset(qs, x->b, x->h) + (long)q0 * qs->s2, qs->s2, qs->s3,
+                       &raw, 0, count, rows, SDPA_XE_D_PAD(x->d), x->d, sg_id, n_sg);
+    sdpa_xe_stage_tile(t->da, t->da2, t->ld, dA,
+                       sdpa_bwd_head_offset(das, x->b, x->h) + (long)q0 * das->s2, das->s2, das->s3,
+                       &raw, 0, count, rows, SDPA_XE_D_PAD(x->d), x->d, sg_id, n_sg);
+    const long row0 = ((long)x->b * x->hq + x->h) * x->sq + q0;
+    for (int r = sg_id * SUBGROUP_SIZE + get_sub_group_local_id(); r < count;
+         r += n_sg * SUBGROUP_SIZE) {
+        t->lse2[r] = r < rows ? ws[row0 + r] * SDPA_LOG2E : -INFINITY;
+        t->di[r] = r < rows ? d_i[row0 + r] : 0.0f;
+    }
+}
+
+/*
+ * The scores of keys key0 .. key0 + KEYS - 1 (key tile rows kr0 ..) by the
+ * 16 queries q0 .. (query tile rows qr0 ..): S^T and dP^T from the tiles,
+ * then P Z and dS per element (P = 0 outside the mask, the causal band,
+ * the keys and the queries), written to the score tiles at rows kr0 ..,
+ * columns qr0 .. . ds_out (WITH_DS in the key-block pass) receives dS.
+ */
+static inline __attribute__((always_inline)) void xe_bwd_scores(const private xe_bwd_tiles *t,
+                                                                int kr0, int qr0, int key0, int q0,
+                                                                const private sdpa_bwd_problem *x,
+                                                                global void *ds_out, long ds_head,
+                                                                long dss2, long dss3)
+{
+    const int lane = get_sub_group_local_id();
+    const int d_steps = SDPA_XE_D_PAD(x->d) / SDPA_XE_D_STEP;
+    /* One lane block of queries at a time, S^T then dP^T. */
+    SDPA_XE_TILE_LOOP
+    for (int qb = 0; qb < XE_QB; qb++) {
+        float8 st[XE_KB], dpt[XE_KB];
+        SDPA_XE_TILE_LOOP
+        for (int kb = 0; kb < XE_KB; kb++)
+            st[kb] = dpt[kb] = 0.0f;
+        for (int c = 0; c < d_steps; c++) {
+            const int c0 = c * SDPA_XE_D_STEP;
+            const int8 bq = sdpa_xe_b_cols(t->q, t->ld, qr0 + qb * SUBGROUP_SIZE, c0);
+            SDPA_XE_TILE_LOOP
+            for (int kb = 0; kb < XE_KB; kb++)
+                st[kb] = sdpa_xe_mad(sdpa_xe_a_rows(t->k, t->ld, kr0 + 8 * kb, c0), bq, st[kb]);
+        }
+        for (int c = 0; c < d_steps; c++) {
+            const int c0 = c * SDPA_XE_D_STEP;
+            const int8 bda = sdpa_xe_b_cols(t->da, t->ld, qr0 + qb * SUBGROUP_SIZE, c0);
+            SDPA_XE_TILE_LOOP
+            for (int kb = 0; kb < XE_KB; kb++)
+                dpt[kb] = sdpa_xe_mad(sdpa_xe_a_rows(t->v, t->ld, kr0 + 8 * kb, c0), bda, dpt[kb]);
+        }
+
+        const int col = qr0 + qb * SUBGROUP_SIZE + lane; /* this lane's query in the tiles */
+        const int q = q0 + qb * SUBGROUP_SIZE + lane;
+        const float lse2 = t->lse2[col], di = t->di[col];
+        const long m_row = x->msk_head + (long)sdpa_imin(q, x->sq - 1) * x->ms2;
+        uint keep = ~0u;
+        if (SC(WITH_DROPOUT))
+            keep = sdpa_fwd_dropout_keep_bits(&x->drop,
+                                              x->drop_head + (ulong)q * (ulong)x->sk + (ulong)key0,
+                                              SDPA_XE_KEYS, key0, 0, false, 0);
+        SDPA_XE_TILE_LOOP
+        for (int kb = 0; kb < XE_KB; kb++)
+            SDPA_XE_TILE_LOOP
+        for (int m = 0; m < 8; m++) {
+            const int key = key0 + 8 * kb + m;
+            bool valid = q < x->sq && key < x->sk;
+            if (sdpa_is_causal())
+                valid = valid && key <= q + x->causal_offset;
+            float score = SDPA_XE_AT(st[kb], float, m) * x->log2_factor;
+            if (SC(MASK_KIND) == SDPA_MASK_KIND_BUFFER)
+                score = fma(sdpa_load(x->msk, m_row + (long)sdpa_imin(key, x->sk - 1) * x->ms3,
+                                      SC(MSK_DT)),
+                            SDPA_LOG2E, score);
+            const float p = valid && lse2 != -INFINITY ? exp2(score - lse2) : 0.0f;
+            const float z = (keep >> (8 * kb + m)) & 1 ? x->drop.keep_scale : 0.0f;
+            const float pz = SC(WITH_DROPOUT) ? p * z : p;
+            const float dp = SDPA_XE_AT(dpt[kb], float, m);
+            const float ds = p == 0.0f ? 0.0f : fma(pz, dp, -p * di);
+            const int row = kr0 + 8 * kb + m;
+            const ushort ds_bits = sdpa_xe_to_operand(ds);
+            t->pz[row * t->queries + col] = sdpa_xe_to_operand(pz);
+            t->ds[row * t->queries + col] = ds_bits;
+            t->ds2[((row >> 1) * t->queries + col) * 2 + (row & 1)] = ds_bits;
+            if (SC(WITH_DS) && ds_out && q < x->sq && key < x->sk)
+                sdpa_store(ds_out, ds_head + (long)q * dss2 + (long)key * dss3, SC(DS_DT),
+                           ds);
+        }
+    }
+}
+
+/* dQ^T rows d0 .. d0 + 7 of the queries at score columns c0 .. (one lane
+ * block) += K^T dS^T over the KEYS keys from key tile row kr0. */
+static inline __attribute__((always_inline)) float8
+xe_bwd_dq_block(const private xe_bwd_tiles *t, int kr0, int c0, int d0, float8 acc)
+{
+    return sdpa_xe_mad(sdpa_xe_a_cols(t->k, t->ld, kr0, SDPA_XE_KEYS, d0),
+                       sdpa_xe_b_rows(t->ds2, t->queries, kr0, c0), acc);
+}
+
+/* Zeroes the 8 rows of dS^T pairs after the last of `keys` key rows, which
+ * dQ^T of the last key group reads (times zeros of K^T). */
+static inline void xe_bwd_zero_ds_pad(const private xe_bwd_tiles *t, int keys)
+{
+    local uint *pad = (local uint *)t->ds2 + (keys / 2) * t->queries;
+    for (int i = get_sub_group_id() * SUBGROUP_SIZE + get_sub_group_local_id(); i < 4 * t->queries;
+         i += xe_bwd_subgroups() * SUBGROUP_SIZE)
+        pad[i] = 0;
+}
+
+/* row[(c0 + i) * s3] += x[i] atomically for the columns c0 + i below d, if
+ * `valid`. Zeros are added too: a test per element costs the GPU a flag
+ * register, an atomic add of 0 only bandwidth. */
+static inline __attribute__((always_inline)) void xe_bwd_add8(global float *row, int c0, long s3,
+                                                              int d, bool valid, float8 x)
+{
+    if (!valid)
+        return;
+    global float *p = row + (long)c0 * s3;
+    if (c0 + 8 <= d) {
+        SDPA_XE_TILE_LOOP
+        for (int i = 0; i < 8; i++)
+            sdpa_bwd_atomic_add(p + i * s3, SDPA_XE_AT(x, float, i));
+    } else {
+        /* Rotating instead of indexing x at a run-time position, which
+         * would put it in private memory. */
+        float8 v = x;
+        for (int i = 0; i < d - c0; i++) {
+            sdpa_bwd_atomic_add(p + i * s3, v.s0);
+            v = v.s12345670;
+        }
+    }
+}
+
+__attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_xe_bwd(
+#include "sdpa_bwd_args.def"
+)
+{
+    const int lane = get_sub_group_local_id();
+    const int bc = SDPA_XE_KEYS * SC(WG_N_DBC);
+    const int k0 = get_group_id(0) * bc;
+    const int keys = sdpa_imin(bc, SK - k0);
+    const xe_bwd_place pl = xe_bwd_place_of();
+    const sdpa_bwd_problem x = SDPA_BWD_PROBLEM_OF_ARGS();
+    const xe_bwd_tiles t = xe_bwd_tiles_of((local uint *)SLM, bc, SDPA_XE_BWD_QUERIES, D);
+    const sdpa_bwd_all_strides ly = sdpa_bwd_all_strides_of(STRIDES);
+    global void *ds_out = SC(WITH_DS) ? DS : 0;
+    const long ds_head = x.b * DS_S0 + (long)x.h * DS_S1;
+    const int sg_id = get_sub_group_id(), n_sg = xe_bwd_subgroups();
+
+    /* K and V of the block, once. */
+    const sdpa_fwd_kv_format raw = {SC(QRY_DT)};
+    sdpa_xe_stage_tile(t.k, 0, t.ld, K,
+                       sdpa_bwd_head_offset(&ly.k, x.b, x.hkv) + (long)k0 * ly.k.s2, ly.k.s2,
+                       ly.k.s3, &raw, 0, bc, keys, SDPA_XE_D_PAD(D), D, sg_id, n_sg);
+    sdpa_xe_stage_tile(t.v, 0, t.ld, V,
+                       sdpa_bwd_head_offset(&ly.v, x.b, x.hkv) + (long)k0 * ly.v.s2, ly.v.s2,
+                       ly.v.s3, &raw, 0, bc, keys, SDPA_XE_D_PAD(D), D, sg_id, n_sg);
+
+    xe_bwd_zero_ds_pad(&t, bc);
+    float8 dk[XE_KB][XE_EB], dv[XE_KB][XE_EB];
+    SDPA_XE_TILE_LOOP
+    for (int kb = 0; kb < XE_KB; kb++)
+        SDPA_XE_TILE_LOOP
+    for (int e = 0; e < XE_EB; e++)
+        dk[kb][e] = dv[kb][e] = 0.0f;
+    const int key0 = k0 + pl.kr0;
+    global float *dq_head = (global float *)DQ + sdpa_bwd_head_offset(&ly.dq, x.b, x.h);
+
+    const int br = SDPA_XE_BWD_QUERIES;
+    int first_block;
+    const int blocks = sdpa_bwd_query_blocks(&x, k0, keys, br, &first_block);
+    if (SC(WITH_DS))
+        sdpa_bwd_zero_ds_unvisited(DS, ds_head, DS_S2, DS_S3, SQ, first_block, blocks, br, k0, keys,
+                                   n_sg);
+
+    for (int step = 0; step < blocks; step++) {
+        const int q0 = (first_block + sdpa_bwd_query_block_at(step, blocks)) * br;
+        barrier(CLK_LOCAL_MEM_FENCE); /* the previous block's readers are done */
+        xe_bwd_stage_queries(&t, &x, q0, br, Q, &ly.q, DIFF_DST, &ly.diff_dst, WS, D_I);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (pl.m == 0)
+            xe_bwd_scores(&t, pl.kr0, 0, key0, q0, &x, ds_out, ds_head, DS_S2, DS_S3);
+        barrier(CLK_LOCAL_MEM_FENCE);
+
+        /* dV += (P Z)^T dO, dK += dS^T Q for the sub-group's columns. */
+        SDPA_XE_TILE_LOOP
+        for (int kb = 0; kb < XE_KB; kb++) {
+            const sdpa_xe_a8 apz = sdpa_xe_a_rows(t.pz, br, pl.kr0 + 8 * kb, 0);
+            const sdpa_xe_a8 ads = sdpa_xe_a_rows(t.ds, br, pl.kr0 + 8 * kb, 0);
+            SDPA_XE_TILE_LOOP
+            for (int e = 0; e < XE_EB; e++) {
+                const int c0 = pl.d0 + e * SUBGROUP_SIZE;
+                if (c0 < D) {
+                    dv[kb][e] = sdpa_xe_mad(apz, sdpa_xe_b_rows(t.da2, t.ld, 0, c0), dv[kb][e]);
+                    dk[kb][e] = sdpa_xe_mad(ads, sdpa_xe_b_rows(t.q2, t.ld, 0, c0), dk[kb][e]);
+                }
+            }
+        }
+
+        /* dQ^T += factor K^T dS^T, added atomically (ATOMIC mode): each lane
+         * adds its query's 8 columns of a block at once. */
+        if (!SC(DETERMINISTIC)) {
+            SDPA_XE_TILE_LOOP
+            for (int qb = 0; qb < XE_QB; qb++) {
+                const int q = q0 + qb * SUBGROUP_SIZE + lane;
+                global float *dq_row = dq_head + (long)sdpa_imin(q, SQ - 1) * ly.dq.s2;
+                SDPA_XE_TILE_LOOP
+                for (int f = 0; f < XE_DB; f++) {
+                    const int d0 = pl.d0 + 8 * f;
+                    if (d0 < D)
+                        xe_bwd_add8(
+                                dq_row, d0, ly.dq.s3, D, q < SQ,
+                                xe_bwd_dq_block(&t, pl.kr0, qb * SUBGROUP_SIZE, d0, (float8)0.0f) *
+                                        x.factor);
+                }
+            }
+        }
+    }
+
+    /* dK and dV of the sub-group's keys and columns: into the gradients (one
+     * query head per K/V head), atomically into f32 sums (DKV_ATOMIC), or
+     * into this query head's f32 partial slice (DETERMINISTIC with GQA).
+     * Every key below Sk is written, zeros included (atomic adds of 0 are
+     * skipped). */
+    const bool partial = SC(DETERMINISTIC) && SC(KV_GROUP_SIZE) > 1;
+    sdpa_bwd_out out;
+    out.atomic = !SC(DETERMINISTIC) && SC(DKV_ATOMIC);
+    out.f32 = partial || out.atomic;
+    const int head = partial ? x.h : x.hkv;
+    const long dk_head = sdpa_bwd_head_offset(&ly.dk, x.b, head);
+    const long dv_head = sdpa_bwd_head_offset(&ly.dv, x.b, head);
+    SDPA_XE_TILE_LOOP
+    for (int kb = 0; kb < XE_KB; kb++)
+        SDPA_XE_TILE_LOOP
+    for (int e = 0; e < XE_EB; e++) {
+        const int col = pl.d0 + e * SUBGROUP_SIZE + lane;
+        SDPA_XE_TILE_LOOP
+        for (int m = 0; m < 8; m++) {
+            const int key = key0 + 8 * kb + m;
+            if (key < SK && col < D) {
+                sdpa_bwd_unstage_one(DK, dk_head + (long)key * ly.dk.s2 + (long)col * ly.dk.s3,
+                                     SDPA_XE_AT(dk[kb][e], float, m) * x.factor, out, SC(QRY_DT));
+                sdpa_bwd_unstage_one(DV, dv_head + (long)key * ly.dv.s2 + (long)col * ly.dv.s3,
+                                     SDPA_XE_AT(dv[kb][e], float, m), out, SC(QRY_DT));
+            }
+        }
+    }
+}
+
+__attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_xe_bwd_dq(
+#include "sdpa_bwd_args.def"
+)
+{
+    const int lane = get_sub_group_local_id();
+    const int bq = SDPA_XE_BWD_QUERIES * SC(WG_N_DBC);
+    const xe_bwd_place pl = xe_bwd_place_of();
+    const int q0 = get_group_id(0) * bq;
+    const int queries = sdpa_imin(bq, SQ - q0);
+    const sdpa_bwd_problem x = SDPA_BWD_PROBLEM_OF_ARGS();
+    const xe_bwd_tiles t = xe_bwd_tiles_of((local uint *)SLM, SDPA_XE_KEYS, bq, D);
+    const sdpa_bwd_all_strides ly = sdpa_bwd_all_strides_of(STRIDES);
+    const int sg_id = get_sub_group_id(), n_sg = xe_bwd_subgroups();
+    const sdpa_fwd_kv_format raw = {SC(QRY_DT)};
+
+    xe_bwd_stage_queries(&t, &x, q0, bq, Q, &ly.q, DIFF_DST, &ly.diff_dst, WS, D_I);
+    xe_bwd_zero_ds_pad(&t, SDPA_XE_KEYS);
+    /* This sub-group's 16 queries: query block n of the work-group. */
+    const int qr0 = pl.n * SDPA_XE_BWD_QUERIES;
+    float8 dq[XE_DB][XE_QB];
+    SDPA_XE_TILE_LOOP
+    for (int f = 0; f < XE_DB; f++)
+        SDPA_XE_TILE_LOOP
+    for (int qb = 0; qb < XE_QB; qb++)
+        dq[f][qb] = 0.0f;
+
+    /* Keys the work-group's queries can see: all, or up to the causal band
+     * of its last query. */
+    int k_end = SK;
+    if (sdpa_is_causal())
+        k_end = sdpa_iclamp(q0 + queries - 1 + x.causal_offset + 1, 0, SK);
+    const long k_head = sdpa_bwd_head_offset(&ly.k, x.b, x.hkv);
+    const long v_head = sdpa_bwd_head_offset(&ly.v, x.b, x.hkv);
+    for (int k0 = 0; k0 < k_end; k0 += SDPA_XE_KEYS) {
+        const int keys = sdpa_imin(SDPA_XE_KEYS, SK - k0);
+        barrier(CLK_LOCAL_MEM_FENCE); /* queries staged; the previous keys' readers done */
+        sdpa_xe_stage_tile(t.k, 0, t.ld, K, k_head + (long)k0 * ly.k.s2, ly.k.s2, ly.k.s3, &raw, 0,
+                           SDPA_XE_KEYS, keys, SDPA_XE_D_PAD(D), D, sg_id, n_sg);
+        sdpa_xe_stage_tile(t.v, 0, t.ld, V, v_head + (long)k0 * ly.v.s2, ly.v.s2, ly.v.s3, &raw, 0,
+                           SDPA_XE_KEYS, keys, SDPA_XE_D_PAD(D), D, sg_id, n_sg);
+        barrier(CLK_LOCAL_MEM_FENCE);
+
+        if (pl.m == 0)
+            xe_bwd_scores(&t, 0, qr0, k0, q0 + qr0, &x, 0, 0, 0, 0);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        SDPA_XE_TILE_LOOP
+        for (int qb = 0; qb < XE_QB; qb++)
+            SDPA_XE_TILE_LOOP
+        for (int f = 0; f < XE_DB; f++)
+            if (pl.d0 + 8 * f < D)
+                dq[f][qb] =
+                        xe_bwd_dq_block(&t, 0, qr0 + qb * SUBGROUP_SIZE, pl.d0 + 8 * f, dq[f][qb]);
+    }
+
+    /* dQ of the sub-group's queries and columns, in Q's dtype. */
+    const long dq_head = sdpa_bwd_head_offset(&ly.dq, x.b, x.h);
+    SDPA_XE_TILE_LOOP
+    for (int qb = 0; qb < XE_QB; qb++) {
+        const int q = q0 + qr0 + qb * SUBGROUP_SIZE + lane;
+        if (q < SQ)
+            SDPA_XE_TILE_LOOP
+        for (int f = 0; f < XE_DB; f++)
+            SDPA_XE_TILE_LOOP
+        for (int i = 0; i < 8; i++) {
+            const int col = pl.d0 + 8 * f + i;
+            if (col < D)
+                sdpa_store(DQ, dq_head + (long)q * ly.dq.s2 + (long)col * ly.dq.s3, SC(QRY_DT),
+                           SDPA_XE_AT(dq[f][qb], float, i) * x.factor);
+        }
+    }
+}

@@ -1,0 +1,498 @@
+/*
+ * sdpa_xe_fwd.cl - the forward fast path for Intel GPUs with matrix engines:
+ * flash attention (O = softmax(scale * Q K^T + mask) V, never forming the
+ * Sq x Sk matrix) with both products on cl_intel_subgroup_matrix_multiply_
+ * accumulate and every tile a sub-group owns in registers. The host
+ * contract (variants, tiles, geometry, local memory, arguments) is in
+ * kernel_abi_xe.h; the argument list that of the portable forward,
+ * sdpa_fwd_args.def.
+ *
+ * Sub-group (m, n) of a work-group owns query block n (SUBGROUP_SIZE
+ * queries, one per lane) and, of each key tile of BK = SDPA_XE_KEYS * DSPLIT
+ * keys, the SDPA_XE_KEYS keys from m * SDPA_XE_KEYS on; of O, the head-dim
+ * rows from m * SDPA_XE_DSUB on. Per key tile:
+ *
+ *   1. S^T = K Q^T for its keys: for each 16-element step of the head
+ *      dimension, Q^T's operand from local memory (staged once), K's rows
+ *      as the A operand (block reads), one product per 8 keys;
+ *   2. scale (log2 units) and mask S in registers, the tile maximum of each
+ *      query over the sub-group's keys (and, with DSPLIT > 1, over the other
+ *      sub-groups of the block through local memory);
+ *   3. online softmax: the running maximum, P = exp2(S - max), the running
+ *      sum, dropout, and O rescaled by alpha = exp2(max_old - max_new): each
+ *      query's softmax is one lane's arithmetic;
+ *   4. O^T += V^T P for its head-dim rows over the whole key tile: P is
+ *      packed from S's registers into the B operand (its layout is S's);
+ *      with DSPLIT > 1 it is published to and read from local memory, and
+ *      so it is with sub-groups of 8, whose 128 registers cannot hold the
+ *      packing next to the products (the detour keeps the GPU compiler from
+ *      interleaving the two). V^T's A operand is per-lane loads of V rows.
+ *
+ * At the end the partial sums of the DSPLIT sub-groups are added, O is
+ * divided by the sum (times 1 / (1 - p) with dropout) and stored; training
+ * also writes the log-sum-exp. The numerics differ from the portable
+ * kernel's in one respect: P is rounded to Q's type (f16 or bf16) before
+ * the second product, as the matrix engine takes it.
+ *
+ * Built per sub-group size and tile (SDPA_XE_KEYS, SDPA_XE_DSUB), natively
+ * for the GPU and with -DSDPA_XE_EMULATE for the CPU device.
+ */
+#ifndef SDPA_XE_EMULATE
+/* A GPU has a native exp2; the CPU device is faster with the polynomial. */
+#define SDPA_FWD_LIBRARY_EXP2
+#endif
+
+#include "kernel_abi_xe.h"
+#include "sdpa_common.h"
+#include "sdpa_fwd_dropout.h"
+#include "sdpa_fwd_quant.h"
+#include "sdpa_fwd_rows.h"
+#include "sdpa_fwd_softmax.h"
+#include "sdpa_scores.h"
+#include "sdpa_philox.h"
+#include "sdpa_uniform.h"
+#include "sdpa_xe_intel.h"
+#include "sdpa_xe_tile.h"
+
+#if !defined(SDPA_XE_KEYS) || SDPA_XE_KEYS % 16 != 0 || SDPA_XE_KEYS > 32
+#error "SDPA_XE_KEYS (keys per sub-group tile) must be 16 or 32 (dropout keeps one bit per key)"
+#endif
+#if !defined(SDPA_XE_DSUB) || SDPA_XE_DSUB % 8 != 0
+#error "SDPA_XE_DSUB (head-dim rows of O per sub-group) must be a multiple of 8"
+#endif
+
+/* The loops over a register tile's blocks: unrolled on the GPU, where every
+ * block must be a register (a block indexed at run time would live in
+ * memory); left loops in the emulated variant, where memory is as good and
+ * the unrolled emulation of every product would take the CPU compiler
+ * minutes to build. */
+#ifdef SDPA_XE_EMULATE
+#define SDPA_XE_TILE_LOOP
+#else
+#define SDPA_XE_TILE_LOOP _Pragma("unroll")
+#endif
+
+#define XE_S_BLOCKS (SDPA_XE_KEYS / 8) /* 8-key row blocks of S^T */
+#define XE_P_CHUNKS (SDPA_XE_KEYS / 16) /* 16-key chunks of P (the products' K) */
+#define XE_O_BLOCKS (SDPA_XE_DSUB / 8) /* 8-row blocks of O^T */
+
+/* The A operand of S^T = K Q^T: keys kb .. kb + 7 (rows, clamped to the last
+ * key: the scores of keys past the end are masked) by head-dim elements
+ * c0 .. c0 + 15 (zero past the head size d). k_block: K's rows may be block
+ * read (4-byte aligned, 16-bit elements in Q's type). */
+static inline __attribute__((always_inline)) sdpa_xe_a8
+sdpa_xe_fwd_k_operand(const global void *K, long k_head, long ks2, long ks3, int kb, int c0, int sk,
+                      int d, const private sdpa_fwd_kv_format *f, long token0, bool k_block)
+{
+    const int lane = get_sub_group_local_id();
+    if (SC(TRANSPOSE_K)) {
+        /* Keys are contiguous: each lane reads 8 keys of its head-dim row(s). */
+        const int e = c0 + (SUBGROUP_SIZE == 16 ? lane : 2 * lane);
+        const ushort8 zero = 0;
+        const ushort8 r0 =
+                e < d ? sdpa_xe_row8(K, k_head + e * ks3, kb, sk, f, token0, false) : zero;
+#if SUBGROUP_SIZE == 16
+        return sdpa_xe_a_from_runs(r0, zero);
+#else
+        const ushort8 r1 =
+                e + 1 < d ? sdpa_xe_row8(K, k_head + (e + 1) * ks3, kb, sk, f, token0, false)
+                          : zero;
+        return sdpa_xe_a_from_runs(r0, r1);
+#endif
+    }
+    const bool block = k_block && c0 + 16 <= d;
+    uint8 comp;
+#pragma unroll
+    for (int m = 0; m < 8; m++) {
+        const int key = sdpa_imin(kb + m, sk - 1);
+        SDPA_XE_AT(comp, uint, m) =
+                sdpa_xe_chunk_element(K, k_head + key * ks2, c0, d, f, token0 + key, block);
+    }
+#if SUBGROUP_SIZE == 16
+    return as_short8(convert_ushort8(comp));
+#else
+    return as_int8(comp);
+#endif
+}
+
+/* The A operand of O^T = V^T P: head-dim rows d0 .. d0 + 7 (zero past d) by
+ * keys kbase .. kbase + 15 along the lanes (clamped to the last key: P is 0
+ * past the end). */
+static inline __attribute__((always_inline)) sdpa_xe_a8
+sdpa_xe_fwd_v_operand(const global void *V, long v_head, long vs2, int kbase, int d0, int sk,
+                      int d, const private sdpa_fwd_kv_format *f, long token0, bool v_aligned)
+{
+    const int lane = get_sub_group_local_id();
+#if SUBGROUP_SIZE == 16
+    const int key = sdpa_imin(kbase + lane, sk - 1);
+    return sdpa_xe_a_from_runs(
+            sdpa_xe_row8(V, v_head + key * vs2, d0, d, f, token0 + key, v_aligned), 0);
+#else
+    const int k0 = sdpa_imin(kbase + 2 * lane, sk - 1), k1 = sdpa_imin(kbase + 2 * lane + 1, sk - 1);
+    return sdpa_xe_a_from_runs(
+            sdpa_xe_row8(V, v_head + k0 * vs2, d0, d, f, token0 + k0, v_aligned),
+            sdpa_xe_row8(V, v_head + k1 * vs2, d0, d, f, token0 + k1, v_aligned));
+#endif
+}
+
+/* O^T (this sub-group's rows from o_d0) += V^T P for keys kbase .. kbase +
+ * 15, P given as the B operand pb. The usual case (V in the operand type,
+ * its rows on 4 bytes, the sub-group's rows all inside the head dimension)
+ * reads each lane's key row from one pointer at constant offsets, 16 bytes
+ * a block and no test per block (a predicate the GPU keeps live costs a
+ * flag register); anything else goes block by block, the blocks past the
+ * head size left alone. */
+static inline __attribute__((always_inline)) void
+sdpa_xe_fwd_pv(private float8 *o, int8 pb, const global void *V, long v_head, long vs2, int kbase,
+               int o_d0, int sk, int d, const private sdpa_fwd_kv_format *f, long token0,
+               bool v_aligned)
+{
+    if (sdpa_xe_kv_raw(f) && v_aligned && o_d0 + SDPA_XE_DSUB <= d) {
+        const int lane = get_sub_group_local_id();
+        const int k_first = SUBGROUP_SIZE == 16 ? kbase + lane : kbase + 2 * lane;
+        const long r0 = v_head + (long)sdpa_imin(k_first, sk - 1) * vs2 + o_d0;
+        const global uint *row0 = (const global uint *)((const global ushort *)V + r0);
+#if SUBGROUP_SIZE == 8
+        const long r1 = v_head + (long)sdpa_imin(k_first + 1, sk - 1) * vs2 + o_d0;
+        const global uint *row1 = (const global uint *)((const global ushort *)V + r1);
+#endif
+        SDPA_XE_TILE_LOOP
+        for (int e = 0; e < XE_O_BLOCKS; e++) {
+            const ushort8 run0 = as_ushort8(vload4(e, row0));
+#if SUBGROUP_SIZE == 8
+            const ushort8 run1 = as_ushort8(vload4(e, row1));
+#else
+            const ushort8 run1 = 0;
+#endif
+            o[e] = sdpa_xe_mad(sdpa_xe_a_from_runs(run0, run1), pb, o[e]);
+            if (SC(VS_F16_ACC))
+                o[e] = sdpa_xe_round_half8(o[e]);
+        }
+        return;
+    }
+SDPA_XE_TILE_LOOP
+    for (int e = 0; e < XE_O_BLOCKS; e++) {
+        const int d0 = o_d0 + 8 * e;
+        if (d0 < d) {
+            const sdpa_xe_a8 va =
+                    sdpa_xe_fwd_v_operand(V, v_head, vs2, kbase, d0, sk, d, f, token0, v_aligned);
+            o[e] = sdpa_xe_mad(va, pb, o[e]);
+            if (SC(VS_F16_ACC))
+                o[e] = sdpa_xe_round_half8(o[e]);
+        }
+    }
+}
+
+#ifdef SDPA_XE_CONVERT_KV
+/*
+ * Variants with SDPA_XE_CONVERT_KV take K and V in another dtype than Q
+ * (quantized, or another float type). Their elements are converted once per
+ * key tile, by the whole work-group, into local memory in Q's type (rows of
+ * SDPA_XE_KV_LD(d) elements, the head size padded with zeros, keys past the
+ * end zero), and both products read their operands from there: the
+ * dequantization (a switch per dtype, scale and zero point until the
+ * specialization constants fold) then exists once, in the staging loop,
+ * instead of at every operand load.
+ */
+/* O^T (rows from o_d0) += V^T P from the converted tile, for the 16 keys
+ * from tile row r0. */
+static inline __attribute__((always_inline)) void
+sdpa_xe_fwd_pv_converted(private float8 *o, int8 pb, const local ushort *tile, int ld, int r0,
+                         int o_d0, int d)
+{
+SDPA_XE_TILE_LOOP
+    for (int e = 0; e < XE_O_BLOCKS; e++) {
+        if (o_d0 + 8 * e < d) {
+            o[e] = sdpa_xe_mad(sdpa_xe_a_cols(tile, ld, r0, 16, o_d0 + 8 * e), pb, o[e]);
+            if (SC(VS_F16_ACC))
+                o[e] = sdpa_xe_round_half8(o[e]);
+        }
+    }
+}
+#endif
+
+/* Stores 8 elements of O's row (x[i] at element c0 + i, those below d) in
+ * DST_DT; the row is contiguous. */
+static inline __attribute__((always_inline)) void sdpa_xe_fwd_store8(global void *A, long row,
+                                                                     int c0, int d, float8 x)
+{
+    const int dt = SC(DST_DT);
+    if (c0 + 8 <= d && dt == SDPA_DT_F16) {
+        vstore8(convert_half8_rte(x), 0, (global half *)A + row + c0);
+        return;
+    }
+#pragma unroll
+    for (int i = 0; i < 8; i++)
+        if (c0 + i < d)
+            sdpa_store(A, row + c0 + i, dt, SDPA_XE_AT(x, float, i));
+}
+
+__attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_xe_fwd(
+#include "sdpa_fwd_args.def"
+)
+{
+    const int lane = get_sub_group_local_id();
+    /* Uniform across the sub-group, but only the broadcast tells the GPU
+     * compiler so: without it every address derived from the sub-group's
+     * place is computed per lane (tens of registers, spills). */
+    const int sg_id = sub_group_broadcast((uint)get_local_id(1), 0);
+    const int dsplit = SC(WG_M_KQ), qblocks = SC(WG_N_KQ);
+    /* (No %: LLVM would pair it with the division through a freeze, which
+     * llvm-spirv-15 cannot translate.) */
+    const int n_sg = sg_id / dsplit, m_sg = sg_id - n_sg * dsplit;
+    const int bq = SUBGROUP_SIZE * qblocks, bk = SDPA_XE_KEYS * dsplit;
+    const int d_steps = SDPA_XE_D_PAD(D) / SDPA_XE_D_STEP;
+    const int p_chunks = bk / 16; /* 16-key chunks of a key tile */
+
+    const sdpa_fwd_rows w = sdpa_fwd_work_group_rows(bq, SQ);
+    const int row = n_sg * SUBGROUP_SIZE + lane; /* this lane's query in the work-group's tile */
+    const bool row_valid = row < w.rows;
+    const int row_read = sdpa_imin(row, w.rows - 1); /* rows past the end read the last one */
+    const int query = sdpa_fwd_row_query(&w, row_read);
+    const int head = sdpa_fwd_row_head(&w, row_read);
+
+    /* Local memory (SDPA_XE_FWD_SLM_BYTES): Q^T as B operands
+     * [qblocks][d_steps][8][sg], P of a key tile [qblocks][p_chunks][8][sg]
+     * (DSPLIT > 1), and [dsplit][bq] floats for maxima and sums. */
+    local uint *q_slm = (local uint *)SLM;
+    local uint *p_slm = q_slm + bq * d_steps * 8;
+    const bool p_in_slm = SDPA_XE_FWD_P_IN_SLM(dsplit, SUBGROUP_SIZE);
+    local float *red_slm = (local float *)(p_slm + (p_in_slm ? bq * p_chunks * 8 : 0));
+#ifdef SDPA_XE_CONVERT_KV
+    /* The converted K and V tiles [bk][SDPA_XE_KV_LD(D)], after the rest. */
+    const int kv_ld = SDPA_XE_KV_LD(D);
+    local ushort *k_tile = (local ushort *)(red_slm + dsplit * bq);
+    local ushort *v_tile = k_tile + bk * kv_ld;
+#endif
+    local uint *q_block = q_slm + n_sg * d_steps * 8 * SUBGROUP_SIZE + lane;
+    local uint *p_block = p_slm + n_sg * p_chunks * 8 * SUBGROUP_SIZE + lane;
+
+    /* 1a. Q^T of the query block as B operands: each lane stores the words
+     *     of its query's row; the block's sub-groups share the steps. */
+    {
+        const long q_row = w.b * Q_S0 + (long)head * Q_S1 + (long)query * Q_S2;
+        const global ushort *q = (const global ushort *)Q + q_row;
+        for (int c = m_sg; c < d_steps; c += dsplit) {
+            const int c0 = c * SDPA_XE_D_STEP;
+            const uint8 words = row_valid ? sdpa_xe_b_from_row(q + c0, D - c0) : (uint8)0;
+            local uint *dst = q_block + c * 8 * SUBGROUP_SIZE;
+#pragma unroll
+            for (int j = 0; j < 8; j++)
+                dst[j * SUBGROUP_SIZE] = SDPA_XE_AT(words, uint, j);
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    /* Keys the work-group sees: all, or up to the causal band of its last
+     * row; `last`: the last key this lane's query sees. */
+    const int causal_offset = sdpa_causal_offset(SK, SQ);
+    int k_end = SK, last = SK - 1;
+    if (sdpa_is_causal()) {
+        k_end = sdpa_iclamp(sdpa_fwd_row_query(&w, w.rows - 1) + causal_offset + 1, 0, SK);
+        last = sdpa_imin(k_end - 1, query + causal_offset);
+    }
+
+    const float log2_scale = sdpa_score_factor(SDPA_LOG2E, SCALE_PTR, SCALE, INV_SCALE);
+    const sdpa_fwd_kv_format k_fmt = SDPA_FWD_KV_FORMAT(KEY, K_SCALES, K_ZP, D);
+    const sdpa_fwd_kv_format v_fmt = SDPA_FWD_KV_FORMAT(VAL, V_SCALES, V_ZP, D);
+    const sdpa_fwd_kv_head kv = sdpa_fwd_kv_head_of(&w, K_S0, K_S1, K_S2, V_S0, V_S1, V_S2, SK, 0,
+                                                     BLOCK_LOG2);
+    const long k_head = kv.k, v_head = kv.v, token0 = kv.token0;
+    /* Block reads of K rows: 16-bit elements in Q's type, every row 4-byte
+     * aligned (the base, the head offset and the row stride even). */
+    const bool k_block = sdpa_xe_kv_raw(&k_fmt) && ((ulong)K & 3) == 0 &&
+                         (((ulong)k_head | (ulong)K_S2) & 1) == 0;
+    /* V rows start on 4 bytes (runs of 8 elements then load as 32-bit
+     * words; o_d0 and the row blocks are multiples of 8). */
+    const bool v_aligned = ((ulong)V & 3) == 0 && (((ulong)v_head | (ulong)V_S2) & 1) == 0;
+    const sdpa_dropout_args drop =
+            sdpa_dropout_args_read(DROPOUT_SEED, DROPOUT_OFFSET, DROPOUT_P, DROPOUT_SEED_PTR,
+                                   DROPOUT_OFFSET_PTR, DROPOUT_P_PTR);
+
+    /* The mask row of this lane's query (uniform when one row serves all
+     * queries); keys after `last` read key `last` (or 0), never past the
+     * mask's end. */
+    long m_off = w.b * MSK_S0 + (long)w.head0 * MSK_S1;
+    if (!(SC(BROADCAST_MASK_Q) && !SC(Q1_GQA_BATCH)))
+        m_off = w.b * MSK_S0 + (long)head * MSK_S1 + (long)query * MSK_S2;
+    const int k_read_max = sdpa_imax(last, 0);
+
+    sdpa_fwd_softmax_state st;
+    sdpa_fwd_softmax_init(&st);
+    float8 o[XE_O_BLOCKS];
+SDPA_XE_TILE_LOOP
+    for (int e = 0; e < XE_O_BLOCKS; e++)
+        o[e] = 0.0f;
+    const int o_d0 = m_sg * SDPA_XE_DSUB;
+
+    for (int k0 = 0; k0 < k_end; k0 += bk) {
+        const int key0 = k0 + m_sg * SDPA_XE_KEYS; /* first key of this sub-group's S rows */
+#ifdef SDPA_XE_CONVERT_KV
+        sdpa_xe_stage_tile(k_tile, 0, kv_ld, K, k_head + k0 * K_S2, K_S2, K_S3, &k_fmt, token0 + k0,
+                           bk, SK - k0, SDPA_XE_D_PAD(D), D, sg_id, dsplit * qblocks);
+        sdpa_xe_stage_tile(v_tile, 0, kv_ld, V, v_head + k0 * V_S2, V_S2, V_S3, &v_fmt, token0 + k0,
+                           bk, SK - k0, SDPA_XE_D_PAD(D), D, sg_id, dsplit * qblocks);
+        barrier(CLK_LOCAL_MEM_FENCE);
+#endif
+
+        /* 1. S^T = K Q^T. */
+        float8 s[XE_S_BLOCKS];
+SDPA_XE_TILE_LOOP
+        for (int b = 0; b < XE_S_BLOCKS; b++)
+            s[b] = 0.0f;
+        for (int c = 0; c < d_steps; c++) {
+            const local uint *qc = q_block + c * 8 * SUBGROUP_SIZE;
+            int8 qb;
+#pragma unroll
+            for (int j = 0; j < 8; j++)
+                SDPA_XE_AT(qb, int, j) = (int)qc[j * SUBGROUP_SIZE];
+SDPA_XE_TILE_LOOP
+            for (int b = 0; b < XE_S_BLOCKS; b++) {
+#ifdef SDPA_XE_CONVERT_KV
+                const sdpa_xe_a8 ka =
+                        sdpa_xe_a_rows(k_tile, kv_ld, key0 - k0 + 8 * b, c * SDPA_XE_D_STEP);
+#else
+                const sdpa_xe_a8 ka = sdpa_xe_fwd_k_operand(K, k_head, K_S2, K_S3, key0 + 8 * b,
+                                                            c * SDPA_XE_D_STEP, SK, D, &k_fmt,
+                                                            token0, k_block);
+#endif
+                s[b] = sdpa_xe_mad(ka, qb, s[b]);
+                if (SC(KQ_F16_ACC))
+                    s[b] = sdpa_xe_round_half8(s[b]);
+            }
+        }
+
+        /* 2. Scale and mask (log2 units); the tile maximum of this lane's
+         *    query, agreed between the sub-groups of the block. */
+        float mx = -INFINITY;
+SDPA_XE_TILE_LOOP
+        for (int b = 0; b < XE_S_BLOCKS; b++)
+SDPA_XE_TILE_LOOP
+            for (int m = 0; m < 8; m++) {
+                const int key = key0 + 8 * b + m;
+                float x = SDPA_XE_AT(s[b], float, m) * log2_scale;
+                if (SC(MASK_KIND) == SDPA_MASK_KIND_BUFFER)
+                    x = fma(sdpa_load(MSK, m_off + (long)sdpa_imin(key, k_read_max) * MSK_S3,
+                                          SC(MSK_DT)),
+                            SDPA_LOG2E, x);
+                x = key > last ? -INFINITY : x;
+                SDPA_XE_AT(s[b], float, m) = x;
+                mx = fmax(mx, x);
+            }
+        if (dsplit > 1) {
+            red_slm[m_sg * bq + row] = mx;
+            barrier(CLK_LOCAL_MEM_FENCE);
+            for (int mm = 0; mm < dsplit; mm++)
+                mx = fmax(mx, red_slm[mm * bq + row]);
+        }
+
+        /* 3. Online softmax; O rescaled. */
+        float shift;
+        const float alpha = sdpa_fwd_update_max(&st, mx, &shift);
+        float sum = 0.0f;
+SDPA_XE_TILE_LOOP
+        for (int b = 0; b < XE_S_BLOCKS; b++)
+SDPA_XE_TILE_LOOP
+            for (int m = 0; m < 8; m++) {
+                const float p = sdpa_fwd_exp2(SDPA_XE_AT(s[b], float, m) - shift);
+                SDPA_XE_AT(s[b], float, m) = p;
+                sum += p;
+            }
+        st.sum = fma(st.sum, alpha, sum);
+        /* Dropout after the sum: the denominator is over the undropped
+         * probabilities (the keep mask of keys from k_end on is written
+         * after the loop). */
+        if (SC(WITH_DROPOUT)) {
+            const uint keep = sdpa_fwd_dropout_keep_bits(
+                    &drop, sdpa_fwd_dropout_index(&w, row_read, SQ, SK, key0), SDPA_XE_KEYS, key0,
+                    k_end, row_valid, DROPOUT_MASK);
+            SDPA_XE_TILE_LOOP
+            for (int b = 0; b < XE_S_BLOCKS; b++)
+                SDPA_XE_TILE_LOOP
+                for (int m = 0; m < 8; m++)
+                    SDPA_XE_AT(s[b], float, m) =
+                            (keep >> (8 * b + m)) & 1 ? SDPA_XE_AT(s[b], float, m) : 0.0f;
+        }
+SDPA_XE_TILE_LOOP
+        for (int e = 0; e < XE_O_BLOCKS; e++) {
+            o[e] *= alpha;
+            if (SC(VS_F16_ACC))
+                o[e] = sdpa_xe_round_half8(o[e]);
+        }
+
+        /* 4. O^T += V^T P over the key tile. */
+        if (!p_in_slm) {
+SDPA_XE_TILE_LOOP
+            for (int kc = 0; kc < XE_P_CHUNKS; kc++)
+#ifdef SDPA_XE_CONVERT_KV
+                sdpa_xe_fwd_pv_converted(o, sdpa_xe_pack_b(s[2 * kc], s[2 * kc + 1]), v_tile,
+                                         kv_ld, key0 - k0 + 16 * kc, o_d0, D);
+#else
+                sdpa_xe_fwd_pv(o, sdpa_xe_pack_b(s[2 * kc], s[2 * kc + 1]), V, v_head, V_S2,
+                               key0 + 16 * kc, o_d0, SK, D, &v_fmt, token0, v_aligned);
+#endif
+        } else {
+SDPA_XE_TILE_LOOP
+            for (int kc = 0; kc < XE_P_CHUNKS; kc++) {
+                const int8 pb = sdpa_xe_pack_b(s[2 * kc], s[2 * kc + 1]);
+                local uint *dst = p_block + (m_sg * XE_P_CHUNKS + kc) * 8 * SUBGROUP_SIZE;
+#pragma unroll
+                for (int j = 0; j < 8; j++)
+                    dst[j * SUBGROUP_SIZE] = (uint)SDPA_XE_AT(pb, int, j);
+            }
+            /* Alone on its query block, the sub-group reads only its own P. */
+            if (dsplit > 1)
+                barrier(CLK_LOCAL_MEM_FENCE);
+            else
+                sub_group_barrier(CLK_LOCAL_MEM_FENCE);
+            /* A loop on the GPU too: unrolled, the compiler interleaves the
+             * chunks' loads and runs out of registers. */
+            __attribute__((opencl_unroll_hint(1))) for (int kc = 0; kc < p_chunks; kc++)
+            {
+                const local uint *src = p_block + kc * 8 * SUBGROUP_SIZE;
+                int8 pb;
+#pragma unroll
+                for (int j = 0; j < 8; j++)
+                    SDPA_XE_AT(pb, int, j) = (int)src[j * SUBGROUP_SIZE];
+#ifdef SDPA_XE_CONVERT_KV
+                sdpa_xe_fwd_pv_converted(o, pb, v_tile, kv_ld, 16 * kc, o_d0, D);
+#else
+                sdpa_xe_fwd_pv(o, pb, V, v_head, V_S2, k0 + 16 * kc, o_d0, SK, D, &v_fmt, token0,
+                               v_aligned);
+#endif
+            }
+        }
+#ifdef SDPA_XE_CONVERT_KV
+        /* Every sub-group is done with the tiles before they are refilled. */
+        barrier(CLK_LOCAL_MEM_FENCE);
+#endif
+    }
+
+    /* The keep mask of the keys past the causal band of the last row. */
+    if (SC(DROPOUT_OUTPUT_MASK) && sdpa_is_causal())
+        sdpa_fwd_dropout_mask_tail(&w, SQ, SK, SK, k_end, &drop, DROPOUT_MASK,
+                                   sg_id * SUBGROUP_SIZE + lane, SUBGROUP_SIZE * dsplit * qblocks);
+
+    /* Finish: the sum over all keys (each sub-group of the block holds the
+     * part of its keys), the log-sum-exp, O / sum. */
+    float l = st.sum;
+    if (dsplit > 1) {
+        red_slm[m_sg * bq + row] = st.sum;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        l = 0.0f;
+        for (int mm = 0; mm < dsplit; mm++)
+            l += red_slm[mm * bq + row];
+    }
+    if (SC(IS_TRAINING) && m_sg == 0 && row_valid)
+        WS[(w.b * w.hq + head) * SQ + query] = sdpa_fwd_lse(st.max, l);
+    if (!row_valid)
+        return;
+    const float inv = sdpa_fwd_inv_sum(l) * drop.keep_scale;
+    const long a_row = w.b * DST_S0 + (long)head * DST_S1 + (long)query * DST_S2;
+SDPA_XE_TILE_LOOP
+    for (int e = 0; e < XE_O_BLOCKS; e++) {
+        const int d0 = o_d0 + 8 * e;
+        if (d0 < D)
+            sdpa_xe_fwd_store8(DST, a_row, d0, D, o[e] * inv);
+    }
+}

@@ -1,0 +1,159 @@
+/*
+ * sdpa_xe_probe.cl - kernels that expose, one call each, the Intel
+ * sub-group built-ins the fast-path kernels use, so that
+ * tests/sdpa/test_xe_emulation.c can check them against the host:
+ *
+ *   xe_mad_<src>_<acc>_m<M>: one matrix multiply-accumulate
+ *     D = A B + C (M x SUBGROUP_SIZE, K = 16) with src f16 or bf16 and the
+ *     accumulator f32 or (sub-group 16) the sources' type. The operands are
+ *     built from row-major matrices with plain loads, in the layout the
+ *     extension specifies (sdpa_xe_intel.h), independently of block reads.
+ *   xe_block_read_<N>: the block reads the kernels use (16-bit elements with
+ *     16 lanes, 32-bit with 8), to check the runtime's layout assumptions.
+ *
+ * Built only as the emulated variant (-DSDPA_XE_EMULATE) for the CPU device,
+ * once per sub-group size: sdpa_xe_probe-emu.0.8 and sdpa_xe_probe-emu.0.16.
+ * One sub-group per work-group: local size {SUBGROUP_SIZE, 1, 1}; work-group
+ * g computes case g, so one launch checks many cases.
+ *
+ * Arguments of every xe_mad kernel (row-major, unpadded, case g at the g-th
+ * matrix of each array):
+ *   a: M x 16 ushort (f16 or bf16 bits)
+ *   b: 16 x SUBGROUP_SIZE ushort
+ *   c: M x SUBGROUP_SIZE accumulator: float, or ushort bits of the
+ *      sources' type (in a float-sized slot)
+ *   d: M x SUBGROUP_SIZE float: the result, widened to f32
+ */
+#include "sdpa_xe_intel.h"
+
+/* Row m of A as this lane's operand component: 16 lanes hold A[m][lane],
+ * 8 lanes hold A[m][2 lane] | A[m][2 lane + 1] << 16. */
+static inline uint probe_a_element(const global ushort *a, int m)
+{
+    const uint lane = get_sub_group_local_id();
+    if (SUBGROUP_SIZE == 16)
+        return a[m * 16 + lane];
+    return (uint)a[m * 16 + 2 * lane] | (uint)a[m * 16 + 2 * lane + 1] << 16;
+}
+
+/* This lane's column n of B: component j = B[2j][n] | B[2j + 1][n] << 16. */
+static inline int8 probe_b_column(const global ushort *b)
+{
+    const uint n = get_sub_group_local_id();
+    int w[8];
+#pragma unroll
+    for (int j = 0; j < 8; j++)
+        w[j] = (int)((uint)b[2 * j * SUBGROUP_SIZE + n] | (uint)b[(2 * j + 1) * SUBGROUP_SIZE + n]
+                                                                    << 16);
+    return (int8)(w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]);
+}
+
+#if SUBGROUP_SIZE == 16
+#define PROBE_A_ELEM short
+#else
+#define PROBE_A_ELEM int
+#endif
+
+/* Widening of an accumulator element for the output. */
+#define PROBE_F32(x) (x)
+#define PROBE_HALF(x) ((float)(x))
+#define PROBE_BF16(x) sdpa_bf16_to_f32((ushort)(x))
+/* Reading one accumulator element from c. */
+#define PROBE_LOAD_F32(c, i) (((const global float *)(c))[i])
+#define PROBE_LOAD_HALF(c, i) as_half(((const global ushort *)(c))[i])
+#define PROBE_LOAD_BF16(c, i) ((short)((const global ushort *)(c))[i])
+
+/* One kernel: builtin with M rows, operand vector types a_t and acc_t. */
+#define PROBE_MAD(kname, builtin, M, a_t, acc_t, acc_elem_t, load, widen)                         \
+    __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void kname(                  \
+            const global ushort *a, const global ushort *b, const global void *c, global float *d) \
+    {                                                                                              \
+        const uint n = get_sub_group_local_id();                                                   \
+        const size_t g = get_group_id(0);                                                          \
+        a += g * (M) * 16;                                                                         \
+        b += g * 16 * SUBGROUP_SIZE;                                                               \
+        c = (const global float *)c + g * (M) * SUBGROUP_SIZE;                                     \
+        d += g * (M) * SUBGROUP_SIZE;                                                              \
+        a_t av;                                                                                    \
+        acc_t cv;                                                                                  \
+        private PROBE_A_ELEM *ap = (private PROBE_A_ELEM *)&av;                                    \
+        private acc_elem_t *cp = (private acc_elem_t *)&cv;                                        \
+        _Pragma("unroll") for (int m = 0; m < (M); m++) {                                          \
+            ap[m] = (PROBE_A_ELEM)probe_a_element(a, m);                                           \
+            cp[m] = load(c, m * SUBGROUP_SIZE + n);                                                \
+        }                                                                                          \
+        acc_t r = builtin(av, probe_b_column(b), cv);                                              \
+        const private acc_elem_t *rp = (const private acc_elem_t *)&r;                             \
+        _Pragma("unroll") for (int m = 0; m < (M); m++)                                            \
+            d[m * SUBGROUP_SIZE + n] = widen(rp[m]);                                               \
+    }
+
+#if SUBGROUP_SIZE == 16
+#define PROBE_A_T(M) short##M
+#define PROBE_A1 short
+#else
+#define PROBE_A_T(M) int##M
+#define PROBE_A1 int
+#endif
+
+/* f32 accumulators: every sub-group size. */
+#define PROBE_F32_ACC(M, a_t, acc_t)                                                               \
+    PROBE_MAD(xe_mad_f16_f32_m##M, intel_sub_group_f16_f16_matrix_mad_k16, M, a_t, acc_t, float,   \
+              PROBE_LOAD_F32, PROBE_F32)                                                           \
+    PROBE_MAD(xe_mad_bf16_f32_m##M, intel_sub_group_bf16_bf16_matrix_mad_k16, M, a_t, acc_t,       \
+              float, PROBE_LOAD_F32, PROBE_F32)
+PROBE_F32_ACC(1, PROBE_A1, float)
+PROBE_F32_ACC(2, PROBE_A_T(2), float2)
+PROBE_F32_ACC(4, PROBE_A_T(4), float4)
+PROBE_F32_ACC(8, PROBE_A_T(8), float8)
+
+#if SUBGROUP_SIZE == 16
+/* Accumulators in the sources' type: sub-group 16 only. */
+#define PROBE_LOW_ACC(M, a_t, half_t, short_t)                                                     \
+    PROBE_MAD(xe_mad_f16_f16_m##M, intel_sub_group_f16_f16_matrix_mad_k16, M, a_t, half_t, half,   \
+              PROBE_LOAD_HALF, PROBE_HALF)                                                         \
+    PROBE_MAD(xe_mad_bf16_bf16_m##M, intel_sub_group_bf16_bf16_matrix_mad_k16, M, a_t, short_t,    \
+              short, PROBE_LOAD_BF16, PROBE_BF16)
+PROBE_LOW_ACC(1, short, half, short)
+PROBE_LOW_ACC(2, short2, half2, short2)
+PROBE_LOW_ACC(4, short4, half4, short4)
+PROBE_LOW_ACC(8, short8, half8, short8)
+#endif
+
+/*
+ * Block reads: dst[j * SUBGROUP_SIZE + lane] = component j of lane `lane`
+ * of the N-component block read of src + offset elements (offset keeps the
+ * 4-byte alignment the extension requires: even for 16-bit elements). The
+ * host checks it equals src[offset + j * SUBGROUP_SIZE + lane].
+ */
+#if SUBGROUP_SIZE == 16
+#define PROBE_BLOCK_T ushort
+#define PROBE_BLOCK_READ(N) intel_sub_group_block_read_us##N
+#define PROBE_BLOCK_READ1 intel_sub_group_block_read_us
+#else
+#define PROBE_BLOCK_T uint
+#define PROBE_BLOCK_READ(N) intel_sub_group_block_read##N
+#define PROBE_BLOCK_READ1 intel_sub_group_block_read
+#endif
+
+#define PROBE_BLOCK(kname, N, vec_t, read)                                                         \
+    __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void kname(                  \
+            const global PROBE_BLOCK_T *src, int offset, global PROBE_BLOCK_T *dst)                \
+    {                                                                                              \
+        vec_t v = read(src + offset);                                                              \
+        const private PROBE_BLOCK_T *vp = (const private PROBE_BLOCK_T *)&v;                       \
+        _Pragma("unroll") for (int j = 0; j < (N); j++)                                            \
+            dst[j * SUBGROUP_SIZE + get_sub_group_local_id()] = vp[j];                             \
+    }
+
+#if SUBGROUP_SIZE == 16
+PROBE_BLOCK(xe_block_read_1, 1, ushort, PROBE_BLOCK_READ1)
+PROBE_BLOCK(xe_block_read_2, 2, ushort2, PROBE_BLOCK_READ(2))
+PROBE_BLOCK(xe_block_read_4, 4, ushort4, PROBE_BLOCK_READ(4))
+PROBE_BLOCK(xe_block_read_8, 8, ushort8, PROBE_BLOCK_READ(8))
+#else
+PROBE_BLOCK(xe_block_read_1, 1, uint, PROBE_BLOCK_READ1)
+PROBE_BLOCK(xe_block_read_2, 2, uint2, PROBE_BLOCK_READ(2))
+PROBE_BLOCK(xe_block_read_4, 4, uint4, PROBE_BLOCK_READ(4))
+PROBE_BLOCK(xe_block_read_8, 8, uint8, PROBE_BLOCK_READ(8))
+#endif

@@ -1,0 +1,64 @@
+/*
+ * bwd_xe_plan.h - the backward fast path (spirv/sdpa_xe_bwd.cl): whether it
+ * serves a problem on a device, its configuration rules, table and choice.
+ * sdpa_bwd_plan_make asks here first and falls back to the portable
+ * kernels; the pipeline (preprocess, postprocess, scratch, strides buffer)
+ * is the same either way, only the main and deterministic-dQ kernels
+ * differ (kernel_abi_xe.h).
+ */
+#ifndef SDPA_CORE_BWD_XE_PLAN_H
+#define SDPA_CORE_BWD_XE_PLAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config_choose.h"
+#include "device.h"
+#include "kernel_config.h"
+#include "problem.h"
+#include "sdpa.h"
+#include "xe_target.h"
+
+/* The backward fast path's rows (config_xe_table.c), matched like the
+ * portable backward table's (props THIN_Q, never FMA). */
+extern const sdpa_bwd_config_row_t sdpa_bwd_xe_config_table[];
+extern const size_t sdpa_bwd_xe_config_table_size;
+
+/* 1 if the backward fast path serves problem (checked, BACKWARD) on device:
+ * the device runs the fast path (xe_target.h; the backward always builds
+ * with the 256-register file), Q, K, V, O and dO are all f16 or all bf16,
+ * the head size is at most 256, and the problem uses none of the ABI 1.1
+ * features the fast path lacks (sdpa_xe_unimplemented_feature). Any layout: every tile is staged
+ * through local memory. Otherwise 0 with *why. */
+int sdpa_bwd_xe_serves(const sdpa_problem_desc_t *problem, const sdpa_shape_t *shape,
+                       const sdpa_device_info_t *device, sdpa_xe_target_t *target,
+                       const char **why);
+
+/* The variant's source name of config on target ("sdpa_xe_bwd-k16-d16"). */
+void sdpa_bwd_xe_variant(const sdpa_bwd_config_t *config, const sdpa_xe_target_t *target, char *buf,
+                         size_t size);
+
+/* Checks config for the backward fast path (SDPA_ERROR_INVALID_CONFIG with
+ * the first rule it breaks, quoting it under source):
+ *   every value in 1..SDPA_CONFIG_VALUE_MAX;
+ *   unroll_n_BcBr == unroll_n_DBr == 16, wg_n_BcBr == wg_n_DBr == 1;
+ *   unroll_m_BcBr == unroll_n_DBc (8 or 16 keys per sub-group);
+ *   unroll_m_DBc == unroll_m_DBr, a multiple of the sub-group size;
+ *   wg_m_BcBr == wg_n_DBc, wg_m_DBc == wg_m_DBr;
+ *   unroll_m_DBc * wg_m_DBc >= head size;
+ *   the variant is built in;
+ *   with a device: the work-group size and the local memory of both
+ *   kernels within its limits. */
+sdpa_status_t sdpa_bwd_xe_config_check(const sdpa_bwd_config_t *config,
+                                       const sdpa_xe_target_t *target,
+                                       const sdpa_device_info_t *device, int64_t head_size,
+                                       const char *source);
+
+/* Chooses as sdpa_fwd_xe_config_choose does, from BWD_SDPA_CONFIG or the
+ * backward xe table. */
+sdpa_status_t sdpa_bwd_xe_config_choose(const sdpa_problem_desc_t *problem,
+                                        const sdpa_shape_t *shape, const sdpa_device_info_t *device,
+                                        const sdpa_xe_target_t *target, sdpa_bwd_config_t *out,
+                                        sdpa_config_source_t *source, int *use);
+
+#endif /* SDPA_CORE_BWD_XE_PLAN_H */

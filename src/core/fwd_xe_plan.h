@@ -1,0 +1,78 @@
+/*
+ * fwd_xe_plan.h - the forward fast path (spirv/sdpa_xe_fwd.cl): whether it
+ * serves a problem on a device, its configuration rules, table and choice.
+ * sdpa_fwd_plan_make asks here first and falls back to the portable kernel.
+ *
+ * The fast path runs where a device has matrix engines (kernel_abi_xe.h):
+ * Xe-HPG (discrete: Arc A-series, Flex; sub-groups of 8), Xe-HPC, Xe2 and
+ * Xe3 (sub-groups of 16). SDPA_ZE_KERNELS (device.h, sdpa_kernel_set_t)
+ * turns it off ("portable") or on for a device without matrix engines
+ * ("xe", "xe_hpg": the CPU device runs the variants that emulate the
+ * products, with the configuration rows of Xe-HPC or Xe-HPG).
+ */
+#ifndef SDPA_CORE_FWD_XE_PLAN_H
+#define SDPA_CORE_FWD_XE_PLAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config_choose.h"
+#include "device.h"
+#include "kernel_config.h"
+#include "problem.h"
+#include "sdpa.h"
+#include "xe_target.h"
+
+
+/* The fast path's rows (config_xe_table.c): same form and matching rules
+ * as the portable tables (kernel_config.h), for the classes with matrix
+ * engines; props are THIN_Q, QUANTIZED and F16_ACC, never FMA. */
+extern const sdpa_fwd_config_row_t sdpa_fwd_xe_config_table[];
+extern const size_t sdpa_fwd_xe_config_table_size;
+
+/* 1 if the fast path serves problem (checked, with its shape) on device:
+ * the kernel set and the device class allow it (*target says how), Q is
+ * f16 or bf16, the head size is at most 256, the innermost stride of Q
+ * and O is 1, and the problem uses none of the ABI 1.1 features the fast
+ * path lacks (sdpa_xe_unimplemented_feature). K and V may have any dtype and layout: unless both are in
+ * Q's dtype with V contiguous along the head dimension and K along it or
+ * along the keys, target->convert_kv selects the variants that convert
+ * them first. Otherwise 0, with *why (static text) naming the first
+ * reason. */
+int sdpa_fwd_xe_serves(const sdpa_problem_desc_t *problem, const sdpa_shape_t *shape,
+                       const sdpa_device_info_t *device, sdpa_xe_target_t *target,
+                       const char **why);
+
+/* The SPIR-V variant's source name of config on target, e.g.
+ * "sdpa_xe_fwd-k32-d64-cvt-emu", into buf (always NUL-terminated). */
+void sdpa_fwd_xe_variant(const sdpa_fwd_config_t *config, const sdpa_xe_target_t *target,
+                         char *buf, size_t size);
+
+/* Checks config for the fast path, quoting it under source in the message
+ * of the first rule it breaks (SDPA_ERROR_INVALID_CONFIG):
+ *   every value in 1..SDPA_CONFIG_VALUE_MAX;
+ *   unroll_n_kq == unroll_n_vs == the target's sub-group size;
+ *   wg_m_kq == wg_m_vs, wg_n_kq == wg_n_vs;
+ *   unroll_m_kq % 16 == 0, unroll_m_vs % 8 == 0;
+ *   unroll_m_vs * wg_m_vs >= head size;
+ *   the variant sdpa_fwd_xe_variant names is built in;
+ *   with a device: local size {sg, wg_m_kq * wg_n_kq, 1} and
+ *   SDPA_XE_FWD_SLM_BYTES within its limits. */
+sdpa_status_t sdpa_fwd_xe_config_check(const sdpa_fwd_config_t *config,
+                                       const sdpa_xe_target_t *target,
+                                       const sdpa_device_info_t *device, int64_t head_size,
+                                       const char *source);
+
+/* Chooses the fast path's configuration for problem on target. An override
+ * (QUANTIZED_SDPA_CONFIG for quantized K/V, else SDPA_CONFIG) that passes
+ * sdpa_fwd_xe_config_check is used as is; one that does not leaves the
+ * choice to the portable kernel (*use = 0), whose checks judge it. Without
+ * an override: the first row of the xe table (best first, as
+ * sdpa_fwd_config_candidates orders them) that passes the check; none:
+ * *use = 0. Returns SDPA_SUCCESS or the override's parse error. */
+sdpa_status_t sdpa_fwd_xe_config_choose(const sdpa_problem_desc_t *problem,
+                                        const sdpa_shape_t *shape, const sdpa_device_info_t *device,
+                                        const sdpa_xe_target_t *target, sdpa_fwd_config_t *out,
+                                        sdpa_config_source_t *source, int *use);
+
+#endif /* SDPA_CORE_FWD_XE_PLAN_H */

@@ -1,0 +1,49 @@
+/*
+ * xe_target.h - whether and how a device runs the fast-path (xe) kernels
+ * (spirv/kernel_abi_xe.h): the device class and the kernel set
+ * (SDPA_ZE_KERNELS, device.h) decide, for the forward (fwd_xe_plan.h) and
+ * the backward (bwd_xe_plan.h) alike.
+ *
+ * The fast path runs where a device has matrix engines: discrete Xe-HPG
+ * (Arc A-series, Flex; sub-groups of 8), Xe-HPC, Xe2 and Xe3 (sub-groups of
+ * 16; Xe3 has no rows in config_xe_table.c yet, so its problems find no
+ * configuration and keep the portable kernels). Integrated Xe-HPG parts (Meteor Lake's Xe-LPG) have
+ * none, and the class cannot tell them from Arrow Lake's, which has: they keep the portable
+ * kernels. "xe" and "xe_hpg" run the fast path on a device without matrix engines through the
+ * variants that emulate the products, with the configuration rows of Xe-HPC or Xe-HPG.
+ */
+#ifndef SDPA_CORE_XE_TARGET_H
+#define SDPA_CORE_XE_TARGET_H
+
+#include <stdint.h>
+
+#include "device.h"
+#include "sdpa.h"
+
+/* How the fast path runs on a device (and, for convert_kv, a problem). */
+typedef struct sdpa_xe_target {
+    sdpa_device_class_t rows_class; /* whose rows of the xe table apply */
+    uint32_t subgroup_size;         /* 16 (Xe-HPC, Xe2, Xe3 rows) or 8 (Xe-HPG) */
+    int emulate;                    /* no matrix engine: the -emu variants */
+    int large_grf;                  /* build with the 256-register file */
+    /* A property of the problem rather than the device: K or V is not in
+     * Q's dtype, or not laid out for direct operand loads, so the -cvt
+     * variants convert them into local memory first. */
+    int convert_kv;
+} sdpa_xe_target_t;
+
+/* 1 and *t if device runs the fast path under its kernel set (t->convert_kv
+ * 0), else 0 and *why (static text: the reason). large_grf is the
+ * forward's choice (Xe-HPC and later; sdpa_fwd_xe_serves adds Xe-HPG with
+ * dropout); the backward sets its own. */
+int sdpa_xe_target_of(const sdpa_device_info_t *device, sdpa_xe_target_t *t, const char **why);
+
+/* Why the fast path cannot serve problem p for lack of an ABI 1.1 feature
+ * its kernels do not implement (sliding window, softcap, ALiBi, varlen,
+ * paged KV cache): static text naming the first such feature p uses, or
+ * NULL if it uses none. The fast-path kernels take the portable kernels'
+ * argument tables, so these features reach their parameter lists; this
+ * refusal routes such problems to the portable kernels instead. */
+const char *sdpa_xe_unimplemented_feature(const sdpa_problem_desc_t *p);
+
+#endif /* SDPA_CORE_XE_TARGET_H */

@@ -1,0 +1,449 @@
+/*
+ * test_xe_emulation.c - the emulated Intel sub-group built-ins of the fast
+ * path (spirv/sdpa_xe_emulation.h) against a host matrix product, on the
+ * device (the CPU device: the emulation is what runs there).
+ *
+ * The probe kernels (spirv/sdpa_xe_probe.cl) build each operand from plain
+ * row-major matrices in the layout cl_intel_subgroup_matrix_multiply_
+ * accumulate specifies, call one built-in, and write D = A B + C back. For
+ * every form the kernels use (f16 and bf16 sources; f32 accumulator with
+ * sub-groups of 8 and 16, and the sources' type as accumulator with 16; M =
+ * 1, 2, 4, 8 rows) the tests check:
+ *   - random operands against a double-precision product, within the f32
+ *     rounding of 16 products and one accumulator (each product is exact);
+ *   - the layout itself: a single 1 at A[m][k] must copy row k of B into
+ *     row m of D and nothing else, and a single 1 at B[k][n] must copy
+ *     column k of A into column n of D (any swapped lane, component or
+ *     16-bit half shows up here, with its position);
+ *   - the accumulator: A = 0 gives D = C.
+ * And the block reads the kernels rely on (native in the CPU runtime)
+ * deliver p[j * sub-group + lane] in component j of lane `lane`.
+ */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "element.h"
+#include "spirv_registry.h"
+#include "test_rng.h"
+#include "ze_env.h"
+
+#define K_DIM 16
+#define MAX_SG 16
+#define MAX_M 8
+
+/* The accumulator forms. */
+typedef enum acc_kind { ACC_F32, ACC_LOW } acc_kind_t;
+
+typedef struct probe {
+    ze_module_handle_t module;
+    ze_command_list_handle_t list; /* synchronous immediate */
+    uint32_t sg;
+} probe_t;
+
+static probe_t probes[2]; /* sub-groups 8 and 16 */
+
+static const char *result_text(ze_result_t r)
+{
+    static char buf[32];
+    snprintf(buf, sizeof(buf), "0x%x", (unsigned)r);
+    return buf;
+}
+
+/* The probe module for sub-group size sg, built once. */
+static probe_t *probe_for(uint32_t sg)
+{
+    probe_t *p = &probes[sg == 16];
+    if (p->module)
+        return p;
+    const sdpa_spirv_module_t *spirv = sdpa_spirv_find("sdpa_xe_probe-emu", 0, (int)sg);
+    ck_assert_msg(spirv != NULL, "no SPIR-V variant sdpa_xe_probe-emu.0.%u", sg);
+    ze_module_desc_t desc = {.stype = ZE_STRUCTURE_TYPE_MODULE_DESC,
+                             .format = ZE_MODULE_FORMAT_IL_SPIRV,
+                             .inputSize = spirv->size,
+                             .pInputModule = spirv->code,
+                             .pBuildFlags = ""};
+    ze_module_build_log_handle_t log = NULL;
+    ze_result_t r = zeModuleCreate(suite_env.context, suite_env.device, &desc, &p->module, &log);
+    if (r != ZE_RESULT_SUCCESS) {
+        size_t size = 0;
+        zeModuleBuildLogGetString(log, &size, NULL);
+        char *text = calloc(1, size + 1);
+        zeModuleBuildLogGetString(log, &size, text);
+        fprintf(stderr, "sdpa_xe_probe-emu.0.%u: %s\n", sg, text);
+        free(text);
+    }
+    if (log)
+        zeModuleBuildLogDestroy(log);
+    ck_assert_msg(r == ZE_RESULT_SUCCESS, "zeModuleCreate(sdpa_xe_probe-emu.0.%u): %s", sg,
+                  result_text(r));
+    ze_command_queue_desc_t qdesc = {.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC,
+                                     .mode = ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS};
+    ck_assert_int_eq(
+            zeCommandListCreateImmediate(suite_env.context, suite_env.device, &qdesc, &p->list),
+            ZE_RESULT_SUCCESS);
+    p->sg = sg;
+    return p;
+}
+
+/* Runs kernel `name` of p on `groups` sub-groups (one per work-group) with
+ * the given arguments: args[i] of sizes[i] bytes. */
+static void launch(probe_t *p, const char *name, uint32_t groups, int n_args,
+                   const void *const *args, const size_t *sizes)
+{
+    ze_kernel_desc_t kdesc = {.stype = ZE_STRUCTURE_TYPE_KERNEL_DESC, .pKernelName = name};
+    ze_kernel_handle_t kernel;
+    ze_result_t r = zeKernelCreate(p->module, &kdesc, &kernel);
+    ck_assert_msg(r == ZE_RESULT_SUCCESS, "zeKernelCreate(%s): %s", name, result_text(r));
+    ck_assert_int_eq(zeKernelSetGroupSize(kernel, p->sg, 1, 1), ZE_RESULT_SUCCESS);
+    for (int i = 0; i < n_args; i++)
+        ck_assert_int_eq(zeKernelSetArgumentValue(kernel, (uint32_t)i, sizes[i], args[i]),
+                         ZE_RESULT_SUCCESS);
+    ze_group_count_t count = {groups, 1, 1};
+    r = zeCommandListAppendLaunchKernel(p->list, kernel, &count, NULL, 0, NULL);
+    ck_assert_msg(r == ZE_RESULT_SUCCESS, "launch %s: %s", name, result_text(r));
+    zeKernelDestroy(kernel);
+}
+
+/* --- matrix multiply-accumulate ---------------------------------------------- */
+
+/* One product's operands and result on the host side, as doubles (already
+ * rounded to the sources' / accumulator's type), and in device memory. */
+typedef struct mad_case {
+    sdpa_dtype_t src; /* F16 or BF16 */
+    acc_kind_t acc;   /* f32, or src's type */
+    int m_rows;       /* M */
+    double a[MAX_M][K_DIM], b[K_DIM][MAX_SG], c[MAX_M][MAX_SG];
+} mad_case_t;
+
+static sdpa_dtype_t acc_dtype(const mad_case_t *mc)
+{
+    return mc->acc == ACC_F32 ? SDPA_DTYPE_F32 : mc->src;
+}
+
+static const char *dtype_text(sdpa_dtype_t dt)
+{
+    return dt == SDPA_DTYPE_F16 ? "f16" : dt == SDPA_DTYPE_BF16 ? "bf16" : "f32";
+}
+
+/* Runs the count cases mc[] (one form, one M) in one launch on sub-group
+ * p->sg; d[i] receives the result of mc[i]. */
+static void mad_run(probe_t *p, const mad_case_t *mc, int count, double (*d)[MAX_M][MAX_SG])
+{
+    const int sg = (int)p->sg, rows = mc[0].m_rows;
+    const size_t a_n = (size_t)rows * K_DIM, b_n = (size_t)K_DIM * sg, c_n = (size_t)rows * sg;
+    uint16_t *a = test_alloc(&suite_env, sizeof(uint16_t) * a_n * (size_t)count);
+    uint16_t *b = test_alloc(&suite_env, sizeof(uint16_t) * b_n * (size_t)count);
+    float *c = test_alloc(&suite_env, sizeof(float) * c_n * (size_t)count);
+    float *out = test_alloc(&suite_env, sizeof(float) * c_n * (size_t)count);
+    for (int g = 0; g < count; g++) {
+        const mad_case_t *x = &mc[g];
+        for (int m = 0; m < rows; m++)
+            for (int k = 0; k < K_DIM; k++)
+                sdpa_element_store(a + g * a_n, m * K_DIM + k, x->src, x->a[m][k]);
+        for (int k = 0; k < K_DIM; k++)
+            for (int n = 0; n < sg; n++)
+                sdpa_element_store(b + g * b_n, k * sg + n, x->src, x->b[k][n]);
+        /* a low-precision accumulator: 16-bit elements in a float-sized slot */
+        for (int m = 0; m < rows; m++)
+            for (int n = 0; n < sg; n++)
+                sdpa_element_store(c + g * c_n, m * sg + n, acc_dtype(x), x->c[m][n]);
+    }
+    char name[64];
+    snprintf(name, sizeof(name), "xe_mad_%s_%s_m%d", dtype_text(mc->src), dtype_text(acc_dtype(mc)),
+             rows);
+    const void *args[4] = {&a, &b, &c, &out};
+    const size_t sizes[4] = {sizeof(a), sizeof(b), sizeof(c), sizeof(out)};
+    launch(p, name, (uint32_t)count, 4, args, sizes);
+    for (int g = 0; g < count; g++)
+        for (int m = 0; m < rows; m++)
+            for (int n = 0; n < sg; n++)
+                d[g][m][n] = out[g * c_n + m * sg + n];
+    test_free(&suite_env, out);
+    test_free(&suite_env, c);
+    test_free(&suite_env, b);
+    test_free(&suite_env, a);
+}
+
+/* The exact D = A B + C in double, and the bound on the emulation's error:
+ * 16 additions rounded to f32 (plus, for a low-precision accumulator, one
+ * rounding of the result to its type: half an ulp, or a whole one where
+ * the f32 sum sits next to a rounding boundary). */
+static void mad_reference(const mad_case_t *mc, int sg, double ref[MAX_M][MAX_SG],
+                          double tol[MAX_M][MAX_SG])
+{
+    for (int m = 0; m < mc->m_rows; m++)
+        for (int n = 0; n < sg; n++) {
+            double sum = mc->c[m][n], magnitude = fabs(mc->c[m][n]);
+            for (int k = 0; k < K_DIM; k++) {
+                sum += mc->a[m][k] * mc->b[k][n];
+                magnitude += fabs(mc->a[m][k] * mc->b[k][n]);
+            }
+            ref[m][n] = sum;
+            tol[m][n] = 17 * 0x1.0p-24 * magnitude + 1e-30;
+            if (mc->acc == ACC_LOW)
+                tol[m][n] += sdpa_dtype_epsilon(mc->src) * fabs(sum);
+        }
+}
+
+/* Asserts that every element of d (the result of mc) is within tolerance of
+ * the exact product; what names the case. */
+static void mad_assert_close(const probe_t *p, const mad_case_t *mc, double d[MAX_M][MAX_SG],
+                             const char *what)
+{
+    double ref[MAX_M][MAX_SG], tol[MAX_M][MAX_SG];
+    mad_reference(mc, (int)p->sg, ref, tol);
+    for (int m = 0; m < mc->m_rows; m++)
+        for (int n = 0; n < (int)p->sg; n++)
+            ck_assert_msg(fabs(d[m][n] - ref[m][n]) <= tol[m][n],
+                          "sg%u %s src %s acc %s M%d: D[%d][%d] = %.9g, expected %.9g (+- %.3g)",
+                          p->sg, what, dtype_text(mc->src), dtype_text(acc_dtype(mc)), mc->m_rows,
+                          m, n, d[m][n], ref[m][n], tol[m][n]);
+}
+
+static void mad_case_init(mad_case_t *mc, sdpa_dtype_t src, acc_kind_t acc, int m_rows)
+{
+    memset(mc, 0, sizeof(*mc));
+    mc->src = src;
+    mc->acc = acc;
+    mc->m_rows = m_rows;
+}
+
+/* Random operands in [-4, 4), rounded to their types. */
+static void mad_case_random(mad_case_t *mc, int sg, test_rng_t *rng)
+{
+    for (int m = 0; m < mc->m_rows; m++)
+        for (int k = 0; k < K_DIM; k++)
+            mc->a[m][k] = sdpa_element_round(mc->src, rng_uniform(rng, -4, 4));
+    for (int k = 0; k < K_DIM; k++)
+        for (int n = 0; n < sg; n++)
+            mc->b[k][n] = sdpa_element_round(mc->src, rng_uniform(rng, -4, 4));
+    for (int m = 0; m < mc->m_rows; m++)
+        for (int n = 0; n < sg; n++)
+            mc->c[m][n] = sdpa_element_round(acc_dtype(mc), rng_uniform(rng, -16, 16));
+}
+
+/* The forms: (source, accumulator) pairs per sub-group size. */
+typedef struct form {
+    uint32_t sg;
+    sdpa_dtype_t src;
+    acc_kind_t acc;
+} form_t;
+
+static const form_t forms[] = {
+        {8, SDPA_DTYPE_F16, ACC_F32},  {8, SDPA_DTYPE_BF16, ACC_F32},
+        {16, SDPA_DTYPE_F16, ACC_F32}, {16, SDPA_DTYPE_BF16, ACC_F32},
+        {16, SDPA_DTYPE_F16, ACC_LOW}, {16, SDPA_DTYPE_BF16, ACC_LOW},
+};
+#define FORM_COUNT ((int)(sizeof(forms) / sizeof(forms[0])))
+static const int row_counts[] = {1, 2, 4, 8};
+
+/* Cases of one launch: at most every (k, n) of the layout test of B. */
+#define MAX_CASES (K_DIM * MAX_SG)
+
+static mad_case_t cases[MAX_CASES];
+static double results[MAX_CASES][MAX_M][MAX_SG];
+
+/* Random operands, every form and M, 16 draws each. */
+START_TEST(mad_random)
+{
+    const form_t *f = &forms[_i];
+    probe_t *p = probe_for(f->sg);
+    test_rng_t rng = {(uint64_t)_i * 977 + 5};
+    for (int r = 0; r < 4; r++) {
+        const int draws = 16;
+        for (int g = 0; g < draws; g++) {
+            mad_case_init(&cases[g], f->src, f->acc, row_counts[r]);
+            mad_case_random(&cases[g], (int)f->sg, &rng);
+        }
+        mad_run(p, cases, draws, results);
+        for (int g = 0; g < draws; g++)
+            mad_assert_close(p, &cases[g], results[g], "random");
+    }
+}
+END_TEST
+
+/* A = a single 1 at (m, k), B with distinct integers (exact in bf16 too),
+ * C = 0: D must be row k of B in row m, zero elsewhere. Every (m, k). */
+START_TEST(mad_layout_of_a)
+{
+    const form_t *f = &forms[_i];
+    probe_t *p = probe_for(f->sg);
+    const int sg = (int)f->sg;
+    for (int g = 0; g < MAX_M * K_DIM; g++) {
+        mad_case_init(&cases[g], f->src, f->acc, MAX_M);
+        cases[g].a[g / K_DIM][g % K_DIM] = 1;
+        for (int k = 0; k < K_DIM; k++)
+            for (int n = 0; n < sg; n++)
+                cases[g].b[k][n] = k * sg + n + 1;
+    }
+    mad_run(p, cases, MAX_M * K_DIM, results);
+    for (int g = 0; g < MAX_M * K_DIM; g++) {
+        const int m = g / K_DIM, k = g % K_DIM;
+        for (int mm = 0; mm < MAX_M; mm++)
+            for (int n = 0; n < sg; n++) {
+                double expected = mm == m ? cases[g].b[k][n] : 0;
+                ck_assert_msg(results[g][mm][n] == expected,
+                              "sg%d %s acc %s: A[%d][%d] = 1 gives D[%d][%d] = %g, expected %g", sg,
+                              dtype_text(f->src), dtype_text(acc_dtype(&cases[g])), m, k, mm, n,
+                              results[g][mm][n], expected);
+            }
+    }
+}
+END_TEST
+
+/* B = a single 1 at (k, n), A with distinct integers: D must be column k
+ * of A in column n, zero elsewhere. Every (k, n). */
+START_TEST(mad_layout_of_b)
+{
+    const form_t *f = &forms[_i];
+    probe_t *p = probe_for(f->sg);
+    const int sg = (int)f->sg, count = K_DIM * sg;
+    for (int g = 0; g < count; g++) {
+        mad_case_init(&cases[g], f->src, f->acc, MAX_M);
+        cases[g].b[g / sg][g % sg] = 1;
+        for (int m = 0; m < MAX_M; m++)
+            for (int k = 0; k < K_DIM; k++)
+                cases[g].a[m][k] = m * K_DIM + k + 1;
+    }
+    mad_run(p, cases, count, results);
+    for (int g = 0; g < count; g++) {
+        const int k = g / sg, n = g % sg;
+        for (int m = 0; m < MAX_M; m++)
+            for (int nn = 0; nn < sg; nn++) {
+                double expected = nn == n ? cases[g].a[m][k] : 0;
+                ck_assert_msg(results[g][m][nn] == expected,
+                              "sg%d %s acc %s: B[%d][%d] = 1 gives D[%d][%d] = %g, expected %g", sg,
+                              dtype_text(f->src), dtype_text(acc_dtype(&cases[g])), k, n, m, nn,
+                              results[g][m][nn], expected);
+            }
+    }
+}
+END_TEST
+
+/* A = 0: D = C exactly, for distinct C in every row and column, every M
+ * (the smaller forms must neither read nor write rows past M). */
+START_TEST(mad_accumulator_passes_through)
+{
+    const form_t *f = &forms[_i];
+    probe_t *p = probe_for(f->sg);
+    const int sg = (int)f->sg;
+    test_rng_t rng = {(uint64_t)_i + 99};
+    for (int r = 0; r < 4; r++) {
+        mad_case_init(&cases[0], f->src, f->acc, row_counts[r]);
+        mad_case_random(&cases[0], sg, &rng);
+        memset(cases[0].a, 0, sizeof(cases[0].a));
+        mad_run(p, cases, 1, results);
+        for (int m = 0; m < cases[0].m_rows; m++)
+            for (int n = 0; n < sg; n++)
+                ck_assert_msg(results[0][m][n] == cases[0].c[m][n],
+                              "sg%d M%d: D[%d][%d] = %g, C = %g", sg, cases[0].m_rows, m, n,
+                              results[0][m][n], cases[0].c[m][n]);
+    }
+}
+END_TEST
+
+/* Products that need every bit of an f16 or bf16 significand, and values
+ * near the top of the f16 range: each product must be exact in f32, so the
+ * result is the exact sum rounded once. */
+START_TEST(mad_exact_products)
+{
+    const form_t *f = &forms[_i];
+    if (f->acc != ACC_F32)
+        return;
+    probe_t *p = probe_for(f->sg);
+    const int sg = (int)f->sg;
+    /* 1 + 2^-10 (f16) or 1 + 2^-7 (bf16): the last significand bit. */
+    const double one_ulp = 1 + sdpa_dtype_epsilon(f->src);
+    const double big = f->src == SDPA_DTYPE_F16 ? 65504 : 0x1.fep+27;
+    mad_case_t *mc = &cases[0];
+    mad_case_init(mc, f->src, f->acc, MAX_M);
+    for (int m = 0; m < MAX_M; m++) {
+        mc->a[m][m] = one_ulp; /* (1 + u)^2 = 1 + 2u + u^2: exact in f32, not in f16 */
+        mc->a[m][8 + m] = m % 2 ? big : -big;
+    }
+    for (int n = 0; n < sg; n++) {
+        for (int k = 0; k < 8; k++)
+            mc->b[k][n] = one_ulp;
+        mc->b[8 + n % 8][n] = 1.0 / 64;
+    }
+    mad_run(p, cases, 1, results);
+    double ref[MAX_M][MAX_SG], tol[MAX_M][MAX_SG];
+    mad_reference(mc, sg, ref, tol);
+    for (int m = 0; m < MAX_M; m++)
+        for (int n = 0; n < sg; n++)
+            ck_assert_msg(results[0][m][n] == (double)(float)ref[m][n],
+                          "sg%d %s: D[%d][%d] = %.12g, exact %.12g", sg, dtype_text(f->src), m, n,
+                          results[0][m][n], ref[m][n]);
+}
+END_TEST
+
+/* --- block reads ----------------------------------------------------------------- */
+
+START_TEST(block_reads)
+{
+    const uint32_t sg = _i ? 16 : 8;
+    probe_t *p = probe_for(sg);
+    /* 16-bit elements with 16 lanes, 32-bit with 8 (sdpa_xe_probe.cl). */
+    const size_t elem = sg == 16 ? 2 : 4;
+    const int total = 8 * (int)sg + 64;
+    for (int n = 1; n <= 8; n *= 2)
+        for (int offset = 0; offset <= 6; offset += 2) {
+            unsigned char *src = test_alloc(&suite_env, elem * (size_t)total);
+            unsigned char *dst = test_alloc(&suite_env, elem * 8 * sg);
+            for (int i = 0; i < total; i++) {
+                uint32_t v = 0x1000u * (uint32_t)n + (uint32_t)i * 7u + 3u;
+                memcpy(src + elem * (size_t)i, &v, elem); /* little-endian: low bytes */
+            }
+            char name[32];
+            snprintf(name, sizeof(name), "xe_block_read_%d", n);
+            const void *args[3] = {&src, &offset, &dst};
+            const size_t sizes[3] = {sizeof(src), sizeof(offset), sizeof(dst)};
+            launch(p, name, 1, 3, args, sizes);
+            for (int j = 0; j < n; j++)
+                for (int lane = 0; lane < (int)sg; lane++) {
+                    const int i = j * (int)sg + lane;
+                    ck_assert_msg(memcmp(dst + elem * (size_t)i, src + elem * (size_t)(offset + i),
+                                         elem) == 0,
+                                  "sg%u block read of %d, offset %d: component %d of lane %d is "
+                                  "not element %d",
+                                  sg, n, offset, j, lane, offset + i);
+                }
+            test_free(&suite_env, dst);
+            test_free(&suite_env, src);
+        }
+}
+END_TEST
+
+static void release_probes(void)
+{
+    for (int i = 0; i < 2; i++) {
+        if (probes[i].list)
+            zeCommandListDestroy(probes[i].list);
+        if (probes[i].module)
+            zeModuleDestroy(probes[i].module);
+        memset(&probes[i], 0, sizeof(probes[i]));
+    }
+}
+
+static Suite *xe_emulation_suite(void)
+{
+    Suite *s = suite_create("xe emulation");
+    TCase *t = tcase_create("matrix and block built-ins");
+    tcase_add_unchecked_fixture(t, test_env_fixture, release_probes);
+    tcase_add_loop_test(t, mad_random, 0, FORM_COUNT);
+    tcase_add_loop_test(t, mad_layout_of_a, 0, FORM_COUNT);
+    tcase_add_loop_test(t, mad_layout_of_b, 0, FORM_COUNT);
+    tcase_add_loop_test(t, mad_accumulator_passes_through, 0, FORM_COUNT);
+    tcase_add_loop_test(t, mad_exact_products, 0, FORM_COUNT);
+    tcase_add_loop_test(t, block_reads, 0, 2);
+    suite_add_tcase(s, t);
+    return s;
+}
+
+int main(void)
+{
+    return test_env_run_suite(xe_emulation_suite());
+}
