@@ -98,6 +98,27 @@ void fixture_make_backward(sdpa_problem_desc_t *p, sdpa_dtype_t grad_dtype)
     p->diff_dst.dtype = p->diff_q.dtype = p->diff_k.dtype = p->diff_v.dtype = grad_dtype;
 }
 
+const char *fixture_xe_unimplemented(sdpa_problem_desc_t *p, int i)
+{
+    switch (i) {
+    case 0:
+        p->window = (sdpa_window_desc_t){1, 16, 0};
+        return "the fast path has no sliding window";
+    case 1:
+        p->softcap = 30.0f;
+        return "the fast path has no softcap";
+    case 2:
+        p->alibi = SDPA_ALIBI_PER_HEAD;
+        return "the fast path has no ALiBi";
+    case 3:
+        p->varlen = (sdpa_varlen_desc_t){1, 1, p->q.dims[2], p->k.dims[2]};
+        return "the fast path has no variable-length batches";
+    default:
+        p->paged_kv = (sdpa_paged_kv_desc_t){1, 4, 0};
+        return "the fast path has no paged KV cache";
+    }
+}
+
 void fixture_setenv(const char *name, const char *value)
 {
     if (value)

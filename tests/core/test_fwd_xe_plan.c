@@ -182,42 +182,19 @@ END_TEST
  * the fast path serves it without them. */
 START_TEST(llm_features_take_the_portable_kernel)
 {
-    static const char *const reasons[] = {
-            "the fast path has no sliding window", "the fast path has no softcap",
-            "the fast path has no ALiBi", "the fast path has no variable-length batches",
-            "the fast path has no paged KV cache"};
-    for (int feature = 0; feature < 5; feature++) {
+    for (int i = 0; i < FIXTURE_XE_UNIMPLEMENTED; i++) {
         sdpa_problem_desc_t p;
         sdpa_shape_t s;
         const char *why = NULL;
         sdpa_xe_target_t t;
         fixture_problem(SDPA_DTYPE_F16, 1, 4, 4, 100, 200, 64, &p, &s);
-        ck_assert(sdpa_fwd_xe_serves(&p, &s, &pvc, &t, &why));
         ck_assert(takes_fast_path(&p, &s, &pvc));
-        switch (feature) {
-        case 0:
-            p.window = (sdpa_window_desc_t){1, 16, 0};
-            break;
-        case 1:
-            p.softcap = 30.0f;
-            break;
-        case 2:
-            p.alibi = SDPA_ALIBI_PER_HEAD;
-            break;
-        case 3:
-            p.varlen = (sdpa_varlen_desc_t){1, 1, 100, 200};
-            break;
-        default:
-            p.paged_kv = (sdpa_paged_kv_desc_t){1, 4, 0};
-            break;
-        }
-        ck_assert_msg(!sdpa_fwd_xe_serves(&p, &s, &pvc, &t, &why), "feature %d", feature);
-        ck_assert_str_eq(why, reasons[feature]);
-        ck_assert_msg(!sdpa_fwd_xe_serves(&p, &s, &dg2, &t, &why), "feature %d", feature);
-        /* The plan itself for the score modifiers, which need no other
-         * member of the problem to be made. */
-        if (feature < 3)
-            ck_assert_msg(!takes_fast_path(&p, &s, &pvc), "feature %d", feature);
+        const char *reason = fixture_xe_unimplemented(&p, i);
+        ck_assert_msg(!sdpa_fwd_xe_serves(&p, &s, &pvc, &t, &why), "%s", reason);
+        ck_assert_str_eq(why, reason);
+        ck_assert_msg(!sdpa_fwd_xe_serves(&p, &s, &dg2, &t, &why), "%s", reason);
+        if (i < FIXTURE_SCORE_FEATURES)
+            ck_assert_msg(!takes_fast_path(&p, &s, &pvc), "%s", reason);
     }
 }
 END_TEST
