@@ -416,8 +416,9 @@ END_TEST
 /* A backward builds only what its problem needs (kernel_abi_bwd.h): the
  * pre- and postprocessing module once per dtype for every configuration,
  * the main kernel's module per configuration, the deterministic dQ pass
- * only for deterministic problems. Counted on a fresh context. */
-static uint64_t built_by(sdpa_context_t *ctx, const bwd_case_t *c)
+ * only for deterministic problems (on the fast path, *xe set, its one
+ * module holds both). Counted on a fresh context. */
+static uint64_t built_by(sdpa_context_t *ctx, const bwd_case_t *c, int *xe)
 {
     sdpa_problem_desc_t p;
     bwd_case_problem(c, &p);
@@ -428,6 +429,11 @@ static uint64_t built_by(sdpa_context_t *ctx, const bwd_case_t *c)
     sdpa_primitive_t *prim = NULL;
     ck_assert_msg(suite_env.ze->primitive_create(ctx, &p, &prim) == SDPA_SUCCESS,
                   "primitive_create: %s", suite_env.ze->last_error());
+    char config[256] = "";
+    ck_assert_int_eq(suite_env.ze->primitive_query(prim, SDPA_QUERY_CONFIG_STRING, config,
+                                                   sizeof(config)),
+                     SDPA_SUCCESS);
+    *xe = strncmp(config, "bwd xe ", 7) == 0;
     suite_env.ze->primitive_destroy(prim);
     ck_assert_int_eq(suite_env.ze->context_query(ctx, SDPA_QUERY_MODULES_BUILT, &after,
                                                  sizeof(after)),
@@ -450,12 +456,16 @@ START_TEST(builds_only_what_the_problem_needs)
     causal.fwd.mask_kind = SDPA_MASK_CAUSAL_TOP_LEFT;
     det.deterministic = 1;
 
-    ck_assert_uint_eq(built_by(ctx, &c), 2);             /* pre/post and main, no dQ pass */
-    ck_assert_uint_eq(built_by(ctx, &causal), 1);        /* its main only */
-    ck_assert_uint_eq(built_by(ctx, &det), 2); /* its main and the dQ pass */
-    ck_assert_uint_eq(built_by(ctx, &c), 0);
-    printf("backward modules: 2 for the first configuration, 1 for another, 2 for a "
-           "deterministic one, 0 again\n");
+    int xe = 0;
+    ck_assert_uint_eq(built_by(ctx, &c, &xe), 2);      /* pre/post and main, no dQ pass */
+    ck_assert_uint_eq(built_by(ctx, &causal, &xe), 1); /* its main only */
+    /* Its main and the dQ pass: two portable modules, one on the fast path. */
+    const uint64_t det_built = built_by(ctx, &det, &xe);
+    ck_assert_uint_eq(det_built, xe ? 1 : 2);
+    ck_assert_uint_eq(built_by(ctx, &c, &xe), 0);
+    printf("backward modules: 2 for the first configuration, 1 for another, %llu for a "
+           "deterministic one, 0 again\n",
+           (unsigned long long)det_built);
     suite_env.ze->context_destroy(ctx);
 }
 END_TEST
