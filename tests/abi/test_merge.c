@@ -12,6 +12,7 @@
 #include "check_main.h"
 #include "merge_case.h"
 #include "merge_checks.h"
+#include "ref_fixture.h"
 #include "sdpa.h"
 
 static sdpa_backend_t *backend;
@@ -20,23 +21,12 @@ static sdpa_context_t *ctx;
 
 static void open_ref(void)
 {
-    if (sdpa_backend_open("ref", &backend) != SDPA_SUCCESS) {
-        fprintf(stderr, "cannot open ref: %s\n", sdpa_loader_last_error());
-        exit(EXIT_FAILURE);
-    }
-    iface = sdpa_backend_get_iface(backend);
-    sdpa_context_desc_t desc = {.struct_size = sizeof(desc),
-                                .struct_version = SDPA_CONTEXT_DESC_VERSION};
-    if (iface->context_create(&desc, &ctx) != SDPA_SUCCESS) {
-        fprintf(stderr, "context_create: %s\n", iface->last_error());
-        exit(EXIT_FAILURE);
-    }
+    ref_fixture_open(&backend, &iface, &ctx);
 }
 
 static void close_ref(void)
 {
-    iface->context_destroy(ctx);
-    sdpa_backend_close(backend);
+    ref_fixture_close(backend, iface, ctx);
 }
 
 #define ck_assert_ok(call)                                                                         \

@@ -7,7 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "cache_dirs.h"
@@ -147,9 +150,36 @@ void cache_dir_share_read_only(const char *dir)
     ck_assert_int_eq(chmod(dir, 0555), 0);
 }
 
+/* Drops, for this process and what it executes, the capabilities that let
+ * root ignore permission bits (CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH,
+ * CAP_FOWNER): from the bounding set, so that execve cannot give them back,
+ * and from the effective, permitted and inheritable sets. Returns 0 or -1. */
+static int drop_permission_overrides(void)
+{
+    static const int caps[] = {CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER};
+    struct __user_cap_header_struct header = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+    struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+    if (syscall(SYS_capget, &header, data) != 0)
+        return -1;
+    for (size_t i = 0; i < sizeof(caps) / sizeof(caps[0]); i++) {
+        if (prctl(PR_CAPBSET_DROP, caps[i], 0, 0, 0) != 0)
+            return -1;
+        const unsigned int bit = 1u << (caps[i] % 32), word = (unsigned int)caps[i] / 32;
+        data[word].effective &= ~bit;
+        data[word].permitted &= ~bit;
+        data[word].inheritable &= ~bit;
+    }
+    return syscall(SYS_capset, &header, data) == 0 ? 0 : -1;
+}
+
 int cache_drop_privileges(void)
 {
     if (geteuid() != 0)
+        return 0;
+    /* Stay root (the build tree may be reachable by root only, e.g. under a
+     * 0700 temporary directory) but without the power to override
+     * permissions; where capabilities cannot be changed, become nobody. */
+    if (drop_permission_overrides() == 0)
         return 0;
     if (setgroups(0, NULL) != 0 || setgid(65534) != 0 || setuid(65534) != 0)
         return -1;

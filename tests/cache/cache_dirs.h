@@ -40,8 +40,9 @@ int cache_text_count(const char *text, const char *what);
 void cache_dir_share_read_only(const char *dir);
 
 /* In a child process about to test a read-only directory: root writes
- * anywhere, so as root become nobody (65534); otherwise do nothing.
- * Returns 0, or -1 if the switch failed. */
+ * anywhere, so as root drop the capabilities that override permission
+ * bits (or, where that is not allowed, become nobody, 65534); otherwise do
+ * nothing. Returns 0, or -1 if neither worked. */
 int cache_drop_privileges(void);
 
 #endif /* SDPA_TEST_CACHE_DIRS_H */
