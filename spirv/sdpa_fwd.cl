@@ -114,6 +114,21 @@ static inline float sdpa_fwd_exp_scores(local float *s, int s_ld, int rows_s, fl
     return sum;
 }
 
+/*
+ * The last key, counted from key `key0`, that row `row` of the work-group's
+ * tile sees under the causal mask (negative: none), or SDPA_FWD_NO_TRIM
+ * without one: the products skip what lies past it (sdpa_fwd_gemm.h). A
+ * sub-group-uniform value computed with plain arithmetic, so that the block
+ * loops it bounds stay unmasked on the CPU (sdpa_uniform.h).
+ */
+static inline int sdpa_fwd_causal_last(const private sdpa_fwd_rows *w, int row, int key0,
+                                       int causal_offset)
+{
+    if (!sdpa_is_causal())
+        return SDPA_FWD_NO_TRIM;
+    return sdpa_fwd_row_query(w, row) + causal_offset - key0;
+}
+
 __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_fwd(
 #include "sdpa_fwd_args.def"
 )
@@ -256,7 +271,8 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_fwd(
         /* 2. S = K^T Q for this sub-group's keys and queries. */
         local float *s_tile = s_slm + kq_key0 * s_ld + kq_col0 + lane;
         sdpa_fwd_kq_tile(s_tile, s_ld, k_slm + kq_key0 * k_key_stride, k_key_stride, k_d_stride,
-                         q_slm + kq_col0 + lane, q_ld, d_end, SC(UNROLL_M_KQ), kq_nvec);
+                         q_slm + kq_col0 + lane, q_ld, d_end, SC(UNROLL_M_KQ), kq_nvec,
+                         sdpa_fwd_causal_last(&w, kq_col0, k0 + kq_key0, causal_offset));
 
         /* 3. Scale and mask S; the maximum of each query over the tile's
          *    keys, agreed between the sub-groups that split the keys. */

@@ -33,6 +33,7 @@
 #define SDPA_SPIRV_FWD_GEMM_H
 
 #include "sdpa_common.h"
+#include "sdpa_uniform.h"
 
 #ifndef SDPA_FWD_RB_ROWS
 #define SDPA_FWD_RB_ROWS 6
@@ -223,22 +224,46 @@ SDPA_FWD_DEFINE_BLOCKS(1)
     } while (0)
 
 /*
+ * Causal trimming. `last0` is the last key, counted from the tile's first
+ * key row, that the tile's first query (query row 0: lane 0 of vector 0 in
+ * S, row 0 of O) sees; query row r sees at most key last0 + r (rows are
+ * consecutive queries; where they are not, as in the GQA decode path, the
+ * bound only overestimates). Without a causal mask last0 is large and
+ * nothing is trimmed. Keys past what a block's last query sees are masked
+ * to -inf (their S is never read: sdpa_fwd_mask_scores selects -inf) and
+ * have P = 0, so the blocks that hold only such keys are not computed.
+ */
+#define SDPA_FWD_NO_TRIM (1 << 29)
+
+/* The key rows of S that query vectors 0..nvec_end-1 need: up to the last
+ * key the last lane of vector nvec_end - 1 sees, at most `rows`. */
+static inline int sdpa_fwd_causal_rows(int last0, int nvec_end, int rows)
+{
+    return sdpa_iclamp(last0 + nvec_end * SUBGROUP_SIZE, 0, rows);
+}
+
+/*
  * The sub-group's tile of S = K^T Q: `rows` keys by `nvec` query vectors,
  * into s[key * s_ld + vector * SUBGROUP_SIZE] (s: this lane's query of
- * vector 0, first key).
+ * vector 0, first key); key blocks that the causal mask hides from a whole
+ * query vector are skipped (last0, above).
  */
 static inline __attribute__((always_inline)) void
 sdpa_fwd_kq_tile(local float *s, int s_ld, local const float *k, int k_key_stride, int k_d_stride,
-                 local const float *q, int q_ld, int d_end, int rows, int nvec)
+                 local const float *q, int q_ld, int d_end, int rows, int nvec, int last0)
 {
     int j0 = 0;
-    for (; j0 + SDPA_FWD_RB_VECS <= nvec; j0 += SDPA_FWD_RB_VECS)
-        SDPA_FWD_FOR_ROW_BLOCKS(kq, SDPA_FWD_RB_VECS, rows, s, s_ld, i0_, j0, k, k_key_stride,
+    for (; j0 + SDPA_FWD_RB_VECS <= nvec; j0 += SDPA_FWD_RB_VECS) {
+        const int rows_j = sdpa_fwd_causal_rows(last0, j0 + SDPA_FWD_RB_VECS, rows);
+        SDPA_FWD_FOR_ROW_BLOCKS(kq, SDPA_FWD_RB_VECS, rows_j, s, s_ld, i0_, j0, k, k_key_stride,
                                 k_d_stride, q, q_ld, d_end);
+    }
 #if SDPA_FWD_RB_VECS != 1
-    for (; j0 < nvec; j0++)
-        SDPA_FWD_FOR_ROW_BLOCKS(kq, 1, rows, s, s_ld, i0_, j0, k, k_key_stride, k_d_stride, q, q_ld,
-                                d_end);
+    for (; j0 < nvec; j0++) {
+        const int rows_j = sdpa_fwd_causal_rows(last0, j0 + 1, rows);
+        SDPA_FWD_FOR_ROW_BLOCKS(kq, 1, rows_j, s, s_ld, i0_, j0, k, k_key_stride, k_d_stride, q,
+                                q_ld, d_end);
+    }
 #endif
 }
 
@@ -246,7 +271,9 @@ sdpa_fwd_kq_tile(local float *s, int s_ld, local const float *k, int k_key_strid
  * The sub-group's tile of O = alpha * O + V P: `rows` queries by head-dim
  * vectors 0..nvec_used-1 in o[query * o_ld + vector * SUBGROUP_SIZE] (o:
  * this lane's element of vector 0, first query); the vectors past
- * nvec_used (beyond the head size) are skipped.
+ * nvec_used (beyond the head size) are skipped. Always over all `keys`: a
+ * reduction whose length depends on the block (causal trimming) made
+ * Intel's CPU vectorizer run it under lane masks, twice as slow.
  */
 static inline __attribute__((always_inline)) void
 sdpa_fwd_vs_tile(local float *o, int o_ld, local const float *v, int v_ld, local const float *p,

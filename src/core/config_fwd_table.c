@@ -103,7 +103,11 @@ const sdpa_fwd_config_row_t sdpa_fwd_config_table[] = {
          * and 128: one sub-group, 64 keys x 64 queries (thin Q: 128 keys),
          * measured in CPU time on a Zen 4 (doc/cpu-performance.md: BERT
          * forward -18%, long-16k -17%, Llama prefill -6%, decode -37%
-         * against the 4 x 2 grid of 64 keys x 32 queries). 32, 256 and 512
+         * against the 4 x 2 grid of 64 keys x 32 queries). Past 256 keys
+         * (issue 15), head size 64 takes 256 queries in 4 sub-groups: K and
+         * V are staged once per 256 queries instead of 64 (long-16k -8%,
+         * BERT -3%); up to 256 keys the 64-query tile keeps a small
+         * problem on more work-groups than cores. 32, 256 and 512
          * keep the unmeasured placeholders: query tiles of 32 (16 for thin
          * Q), K/V tiles that keep the local memory under 256 KiB. */
         R(CPU,  32, ANY, FMA,            16, 16,  16, 16, 2, 2, 2, 2),
@@ -113,9 +117,11 @@ const sdpa_fwd_config_row_t sdpa_fwd_config_table[] = {
         R(CPU,  32, ANY, FMA|QUANT,      16, 16,  16, 16, 2, 2, 2, 2),
         R(CPU,  32, ANY, FMA|QUANT|THIN, 16, 16,  16, 16, 2, 1, 2, 1),
 
-        R(CPU,  64, ANY, FMA,             64, 64,  64, 64, 1, 1, 1, 1),
+        R(CPU,  64, 256, FMA,             64, 64,  64, 64, 1, 1, 1, 1),
+        R(CPU,  64, 256, FMA|F32,         64, 64,  64, 64, 1, 1, 1, 1),
+        R(CPU,  64, ANY, FMA,             64, 64,  64, 64, 1, 4, 1, 4),
         R(CPU,  64, ANY, FMA|THIN,       128, 16,  64, 16, 1, 1, 1, 1),
-        R(CPU,  64, ANY, FMA|F32,         64, 64,  64, 64, 1, 1, 1, 1),
+        R(CPU,  64, ANY, FMA|F32,         64, 64,  64, 64, 1, 4, 1, 4),
         R(CPU,  64, ANY, FMA|F32|THIN,   128, 16,  64, 16, 1, 1, 1, 1),
         R(CPU,  64, ANY, FMA|QUANT,       64, 64,  64, 64, 1, 1, 1, 1),
         R(CPU,  64, ANY, FMA|QUANT|THIN, 128, 16,  64, 16, 1, 1, 1, 1),

@@ -169,6 +169,9 @@ START_TEST(specific_rows_win)
     const sdpa_device_class_t cpu = SDPA_DEVICE_CLASS_CPU;
     ck_assert_str_eq(best_fwd_row(query(cpu, 64, 1000, FMA | F32)), "cpu h64 fma f32");
     ck_assert_str_eq(best_fwd_row(query(cpu, 64, 1000, FMA)), "cpu h64 fma");
+    /* Up to 256 keys the CPU keeps 64-query tiles (more work-groups). */
+    ck_assert_str_eq(best_fwd_row(query(cpu, 64, 256, FMA)), "cpu h64 sk<=256 fma");
+    ck_assert_str_eq(best_fwd_row(query(cpu, 64, 256, FMA | F32)), "cpu h64 sk<=256 fma f32");
 }
 END_TEST
 

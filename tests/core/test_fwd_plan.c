@@ -60,16 +60,16 @@ START_TEST(basic_f16_problem)
     ck_assert_int_eq(plan.d_max, 64);
     ck_assert_uint_eq(plan.subgroup_size, 16);
     ck_assert_str_eq(plan.config_string,
-                     "fwd d64 sg16 cfg=64,64,64,64,1,1,1,1 (table: cpu h64 fma)");
+                     "fwd d64 sg16 cfg=64,64,64,64,1,4,1,4 (table: cpu h64 fma)");
     ck_assert_str_eq(plan.build_flags, "");
-    /* BQ = 64, BK = 64, one sub-group. */
+    /* Sk > 256: BQ = 256 in 4 sub-groups, BK = 64. */
     ck_assert_uint_eq(plan.local_size[0], 16);
-    ck_assert_uint_eq(plan.local_size[1], 1);
+    ck_assert_uint_eq(plan.local_size[1], 4);
     ck_assert_uint_eq(plan.local_size[2], 1);
-    ck_assert_uint_eq(plan.group_count[0], 2); /* ceil(100 / 64) */
+    ck_assert_uint_eq(plan.group_count[0], 1); /* ceil(100 / 256) */
     ck_assert_uint_eq(plan.group_count[1], 8);
     ck_assert_uint_eq(plan.group_count[2], 2);
-    ck_assert_uint_eq(plan.slm_bytes, SDPA_FWD_SLM_BYTES(64, 64, 64, 1));
+    ck_assert_uint_eq(plan.slm_bytes, SDPA_FWD_SLM_BYTES(64, 256, 64, 1));
     ck_assert_int_eq(plan.head_size, 64);
     ck_assert_int_eq(plan.k_len, 300);
     ck_assert_int_eq(plan.q_len, 100);
@@ -127,10 +127,10 @@ START_TEST(basic_f16_problem)
     ck_assert(!get_bool(&plan, SDPA_SC_KQ_F16_ACC));
     ck_assert(!get_bool(&plan, SDPA_SC_VS_F16_ACC));
     ck_assert(!get_bool(&plan, SDPA_SC_IS_TRAINING));
-    ck_assert(get_bool(&plan, SDPA_SC_REMAINDER_Q)); /* 100 % 64 */
+    ck_assert(get_bool(&plan, SDPA_SC_REMAINDER_Q)); /* 100 % 256 */
     ck_assert_int_eq(get_int(&plan, SDPA_SC_UNROLL_M_KQ), 64);
     ck_assert_int_eq(get_int(&plan, SDPA_SC_WG_M_KQ), 1);
-    ck_assert_int_eq(get_int(&plan, SDPA_SC_WG_N_KQ), 1);
+    ck_assert_int_eq(get_int(&plan, SDPA_SC_WG_N_KQ), 4);
     ck_assert_int_eq(get_int(&plan, SDPA_SC_WG_M_VS), 1);
     ck_assert_int_eq(get_int(&plan, SDPA_SC_KEY_SCALES), SDPA_QUANT_NONE);
     ck_assert_int_eq(get_int(&plan, SDPA_SC_KEY_GROUP_SIZE), 1);
