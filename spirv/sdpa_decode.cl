@@ -91,7 +91,7 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_decod
     }
 
     local float *q_slm = SLM;                       /* Q [rows][D] */
-    local float *k_slm = q_slm + rows * D;          /* K^T [D][BK] */
+    local float *k_slm = q_slm + rows * D;          /* K [BK][D] */
     local float *v_slm = k_slm + D * BK;            /* V [BK][D] */
     local float *p_slm = v_slm + BK * D;            /* P [rows][BK] */
     local float *o_slm = p_slm + rows * BK;         /* O [rows][D] */
@@ -108,7 +108,7 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_decod
         max_slm[r * SUBGROUP_SIZE + lane] = -INFINITY;
         sum_slm[r * SUBGROUP_SIZE + lane] = 0.0f;
     }
-    barrier(CLK_LOCAL_MEM_FENCE);
+    sub_group_barrier(CLK_LOCAL_MEM_FENCE);
 
     const float log2_scale = sdpa_score_factor(SDPA_LOG2E, SCALE_PTR, SCALE, INV_SCALE);
     const sdpa_softcap cap = sdpa_softcap_of(SOFTCAP, log2_scale, SDPA_LOG2E);
@@ -122,20 +122,28 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_decod
     pg.block_tokens = (long)w.n_kv << BLOCK_LOG2;
 
     for (int k0 = k_lo; k0 < k_hi; k0 += BK) {
-        /* 1. K^T and V tiles, f32 (keys at or past sk are zero). */
-        sdpa_fwd_stage_kv(k_slm, 1, BK, K, kv.k, K_S2, K_S3, &k_fmt, kv.token0, k0, BK, sk, D, true,
+        /* 1. K and V tiles, f32 (keys at or past sk are zero). */
+        sdpa_fwd_stage_kv(k_slm, D, 1, K, kv.k, K_S2, K_S3, &k_fmt, kv.token0, k0, BK, sk, D, false,
                           &pg, K_S0);
         sdpa_fwd_stage_kv(v_slm, D, 1, V, kv.v, V_S2, V_S3, &v_fmt, kv.token0, k0, BK, sk, D, false,
                           &pg, V_S0);
-        barrier(CLK_LOCAL_MEM_FENCE);
+        sub_group_barrier(CLK_LOCAL_MEM_FENCE);
 
         /* 2. Scores of this lane's key, online softmax per row. */
         const int key = k0 + lane;
         const int key_in = key < k_hi ? key : k_hi - 1; /* the mask row is read there */
         SDPA_DECODE_FOR_ROWS(r, h, i) {
+            /* q.k of key kk with lanes along the head dimension (K rows are
+             * contiguous: no gather), summed across the sub-group; lane kk
+             * keeps its key's. */
             float qk = 0.0f;
-            for (int d = 0; d < D; d++)
-                qk = fma(q_slm[r * D + d], k_slm[d * BK + lane], qk);
+            for (int kk = 0; kk < BK; kk++) {
+                float part = 0.0f;
+                for (int d = lane; d < D; d += SUBGROUP_SIZE)
+                    part = fma(q_slm[r * D + d], k_slm[kk * D + d], part);
+                const float sum_kk = sub_group_reduce_add(part);
+                qk = lane == kk ? sum_kk : qk;
+            }
             const int pos = i + pos_offset;
             int last = k_hi - 1;
             if (sdpa_is_causal())
@@ -158,7 +166,7 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_decod
             alpha_slm[r * SUBGROUP_SIZE + lane] = alpha;
             p_slm[r * BK + lane] = p;
         }
-        barrier(CLK_LOCAL_MEM_FENCE);
+        sub_group_barrier(CLK_LOCAL_MEM_FENCE);
 
         /* 3. O = alpha O + P V, lanes along the head dimension. */
         for (int r = 0; r < rows; r++) {
@@ -170,7 +178,7 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_decod
                 o_slm[r * D + d] = o;
             }
         }
-        barrier(CLK_LOCAL_MEM_FENCE);
+        sub_group_barrier(CLK_LOCAL_MEM_FENCE);
     }
 
     /* Normalize and store: O and the log-sum-exp, or this split's state. */

@@ -8,12 +8,16 @@
 _Static_assert(SDPA_DECODE_MAX_SPLITS <= SDPA_MERGE_MAX_STATES,
                "one merge combines every split's state");
 
-/* SDPA_ZE_DECODE=0 keeps decode problems on the portable forward (for
- * comparisons); anything else, or unset, lets the decode kernel take them. */
-static int decode_enabled(void)
+/* SDPA_ZE_DECODE: 0 never, 1 always (where it serves), -1 auto (unset,
+ * "auto" or anything else). */
+static int decode_mode(void)
 {
     const char *v = getenv("SDPA_ZE_DECODE");
-    return v == NULL || strcmp(v, "0") != 0;
+    if (v != NULL && strcmp(v, "0") == 0)
+        return 0;
+    if (v != NULL && strcmp(v, "1") == 0)
+        return 1;
+    return -1;
 }
 
 int sdpa_decode_serves(const sdpa_problem_desc_t *p, const sdpa_shape_t *shape,
@@ -28,7 +32,16 @@ int sdpa_decode_serves(const sdpa_problem_desc_t *p, const sdpa_shape_t *shape,
         return 0;
     if ((uint64_t)SDPA_DECODE_SLM_BYTES(rows, shape->head_size, (int64_t)sg) > device->slm_bytes)
         return 0;
-    return decode_enabled();
+    return 1;
+}
+
+int sdpa_decode_chosen(const sdpa_problem_desc_t *p, const sdpa_shape_t *shape,
+                       const sdpa_device_info_t *device, uint32_t sg)
+{
+    const int mode = decode_mode();
+    if (mode == 0 || !sdpa_decode_serves(p, shape, device, sg))
+        return 0;
+    return mode == 1 || sdpa_decode_num_splits(p, shape, device, sg) > 1;
 }
 
 uint32_t sdpa_decode_num_splits(const sdpa_problem_desc_t *p, const sdpa_shape_t *shape,

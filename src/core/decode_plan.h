@@ -14,12 +14,18 @@
 #include "problem.h"
 #include "sdpa.h"
 
-/* 1 if the decode kernel serves problem (a checked forward problem) with
- * sub-group size sg on device: rows = Hq / Hkv * Sq <= SDPA_DECODE_MAX_ROWS,
- * Sq <= SDPA_DECODE_MAX_QUERIES, no dropout, no varlen, f32 accumulation,
- * its local memory within the device's, and SDPA_ZE_DECODE not "0". The
- * portable forward serves the rest. */
+/* 1 if the decode kernel can serve problem (a checked forward problem)
+ * with sub-group size sg on device: rows = Hq / Hkv * Sq <=
+ * SDPA_DECODE_MAX_ROWS, Sq <= SDPA_DECODE_MAX_QUERIES, no dropout, no
+ * varlen, f32 accumulation, its local memory within the device's. */
 int sdpa_decode_serves(const sdpa_problem_desc_t *problem, const sdpa_shape_t *shape,
+                       const sdpa_device_info_t *device, uint32_t sg);
+
+/* 1 if the forward takes the decode kernel: it serves the problem and
+ * SDPA_ZE_DECODE is "1" (every such problem), or unset / "auto" and the
+ * problem splits its keys (sdpa_decode_num_splits > 1; unsplit, the
+ * portable forward is faster on the CPU device so far); "0": never. */
+int sdpa_decode_chosen(const sdpa_problem_desc_t *problem, const sdpa_shape_t *shape,
                        const sdpa_device_info_t *device, uint32_t sg);
 
 /* The most queries the decode kernel takes (beyond, the portable forward's

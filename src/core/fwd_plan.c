@@ -244,7 +244,7 @@ sdpa_status_t sdpa_fwd_plan_make(const sdpa_problem_desc_t *problem, const sdpa_
         plan.subgroup_size = xe.subgroup_size;
         plan.d_max = 0;
         sdpa_fwd_xe_variant(&plan.config, &xe, plan.variant, sizeof(plan.variant));
-    } else if (sdpa_decode_serves(problem, shape, device, plan.subgroup_size)) {
+    } else if (sdpa_decode_chosen(problem, shape, device, plan.subgroup_size)) {
         if ((status = decode_plan(&plan, problem, shape, device)) != SDPA_SUCCESS)
             return status;
     } else {

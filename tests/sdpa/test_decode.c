@@ -7,7 +7,8 @@
  * MHA; a few queries per head (speculative decode); f32, f16, bf16 and s8
  * K/V; mask buffer and causal masks, window, softcap, ALiBi; a paged cache
  * with an empty sequence (fully masked rows: LSE -inf, O NaN or 0);
- * training (the log-sum-exp); the scratch query and caller scratch.
+ * training (the log-sum-exp); the scratch query and caller scratch. The
+ * suite runs with SDPA_ZE_DECODE=1, so unsplit problems take the kernel too.
  */
 #include <check.h>
 #include <stdio.h>
@@ -110,7 +111,8 @@ START_TEST(test_forced_splits)
 }
 END_TEST
 
-/* MQA (8 heads on one K/V head), GQA and MHA, one to three queries per head
+/* Head sizes 16, 40, 64, 128; MQA (8 heads on one K/V head), GQA and MHA,
+ * one to three queries per head
  * (rows of several heads and queries in one work-group), f32 and bf16, the
  * masks, the modifiers, s8 K/V; three splits each and automatic splits
  * once. */
@@ -120,6 +122,7 @@ START_TEST(test_features_split)
                           1 + _i % 3, 61, _i % 3 == 1 ? SDPA_DTYPE_BF16 : SDPA_DTYPE_F32);
     s.q_heads = 8;
     s.kv_heads = _i < 2 ? 1 : _i < 4 ? 4 : 8; /* MQA, GQA 2 (6 rows with Sq 3), MHA */
+    s.head_size = _i % 4 == 0 ? 64 : _i % 4 == 1 ? 128 : _i % 4 == 2 ? 40 : 16;
     s.num_splits = _i == 7 ? 0 : 3;
     switch (_i) {
     case 0: s.mask_kind = SDPA_MASK_BUFFER; break;
@@ -193,6 +196,9 @@ END_TEST
 
 int main(void)
 {
+    /* Every problem the decode kernel serves takes it, split or not
+     * (decode_plan.h); unset, unsplit problems keep the portable forward. */
+    setenv("SDPA_ZE_DECODE", "1", 1);
     Suite *s = suite_create("decode on ze");
     TCase *t = tcase_create("decode");
     tcase_add_unchecked_fixture(t, test_env_fixture, NULL);
