@@ -112,31 +112,6 @@ static sdpa_status_t fwd_launch(sdpa_primitive_t *prim, const sdpa_fwd_args_t *v
     return SDPA_SUCCESS;
 }
 
-/* The split scratch: the caller's if given (and large enough), else the
- * list's. */
-static sdpa_status_t split_scratch(const sdpa_primitive_t *prim, const sdpa_exec_args_t *a,
-                                   sdpa_scratch_t *list_scratch, char **out)
-{
-    size_t need = prim->fwd.split_scratch_bytes;
-    if (a->scratch) {
-        if (a->scratch_size < need)
-            return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
-                             "args->scratch_size = %zu: this split-KV forward needs %zu bytes "
-                             "(SDPA_QUERY_SCRATCH_BYTES)",
-                             a->scratch_size, need);
-        if ((uintptr_t)a->scratch % SDPA_SCRATCH_ALIGNMENT != 0)
-            return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
-                             "args->scratch = %p is not aligned to %d bytes", a->scratch,
-                             SDPA_SCRATCH_ALIGNMENT);
-        *out = a->scratch;
-        return SDPA_SUCCESS;
-    }
-    void *scratch = NULL;
-    sdpa_status_t status = sdpa_scratch_reserve(list_scratch, need, &scratch);
-    *out = scratch;
-    return status;
-}
-
 /* Split-KV decode: the decode kernel writes the splits' states to scratch,
  * then the merge kernel combines them into O (and the workspace). The
  * leading barrier orders this execution after the previous user of the
@@ -148,7 +123,8 @@ static sdpa_status_t split_execute(sdpa_primitive_t *prim, const sdpa_exec_args_
 {
     const sdpa_fwd_plan_t *plan = &prim->fwd;
     char *scratch = NULL;
-    sdpa_status_t status = split_scratch(prim, a, list_scratch, &scratch);
+    sdpa_status_t status = sdpa_scratch_for_execution(list_scratch, a, plan->split_scratch_bytes,
+                                                      "this split-KV forward", &scratch);
     if (status != SDPA_SUCCESS)
         return status;
     if (a->num_wait_events || !a->scratch)

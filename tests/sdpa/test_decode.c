@@ -185,7 +185,7 @@ START_TEST(test_feature_and_scratch)
     c.c.args.scratch = scratch;
     c.c.args.scratch_size = bytes - 1;
     sdpa_status_t status = suite_env.ze->primitive_execute(prim, &c.c.args);
-    ck_assert_int_eq(status, SDPA_ERROR_INVALID_ARGUMENT);
+    ck_assert_int_eq(status, SDPA_ERROR_INSUFFICIENT_SCRATCH);
     ck_assert_msg(strstr(suite_env.ze->last_error(), "scratch_size") != NULL, "%s",
                   suite_env.ze->last_error());
     suite_env.ze->primitive_destroy(prim);
