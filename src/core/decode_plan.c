@@ -52,6 +52,11 @@ uint32_t sdpa_decode_num_splits(const sdpa_problem_desc_t *p, const sdpa_shape_t
     int64_t n;
     if (p->num_splits >= 1) {
         n = p->num_splits;
+    } else if (device->device_class == SDPA_DEVICE_CLASS_CPU) {
+        /* The decode kernel costs the CPU device more than the portable
+         * forward (doc/decode.md): splitting to use more cores does not pay
+         * for that yet. */
+        n = 1;
     } else {
         const int64_t groups = shape->batch * shape->kv_heads;
         const int64_t units = device->compute_units ? device->compute_units : 1;

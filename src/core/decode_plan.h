@@ -33,9 +33,10 @@ int sdpa_decode_chosen(const sdpa_problem_desc_t *problem, const sdpa_shape_t *s
 #define SDPA_DECODE_MAX_QUERIES 8
 
 /* The number of key splits for a problem the decode kernel serves:
- * problem->num_splits = 1: 1; n >= 2: n; 0: enough work-groups to give each
- * compute unit one (B * Hkv groups times the splits), with at least
- * SDPA_DECODE_MIN_TILES_PER_SPLIT key tiles per split. Always at most
+ * problem->num_splits = 1: 1; n >= 2: n; 0: on a GPU enough work-groups to
+ * give each compute unit one (B * Hkv groups times the splits), with at
+ * least SDPA_DECODE_MIN_TILES_PER_SPLIT key tiles per split, on the CPU
+ * device 1 (the kernel is slower there than the portable forward). Always at most
  * SDPA_DECODE_MAX_SPLITS and at most the key tiles of Sk. */
 uint32_t sdpa_decode_num_splits(const sdpa_problem_desc_t *problem, const sdpa_shape_t *shape,
                                 const sdpa_device_info_t *device, uint32_t sg);

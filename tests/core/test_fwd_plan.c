@@ -561,6 +561,11 @@ START_TEST(split_kv_decode_plans)
     sdpa_shape_t s;
     sdpa_fwd_plan_t plan;
     fixture_problem(SDPA_DTYPE_F16, 1, 8, 1, 1, 32768, 128, &p, &s);
+    /* The CPU device does not split by itself (decode_plan.h). */
+    plan_ok(&p, &s, &dev, &plan);
+    ck_assert(!plan.decode);
+    /* A GPU with the CPU's limits and 8 compute units does. */
+    dev.device_class = SDPA_DEVICE_CLASS_UNKNOWN_GPU;
     plan_ok(&p, &s, &dev, &plan);
     ck_assert_str_eq(plan.config_string, "fwd decode sg16 keys=16 splits=8");
     ck_assert_uint_eq(plan.group_count[0], 8);
@@ -595,6 +600,7 @@ START_TEST(split_kv_decode_plans)
     }
 
     /* B x Hkv fills the units: no split, the portable forward. */
+    ck_assert_int_eq(dev.device_class, SDPA_DEVICE_CLASS_UNKNOWN_GPU);
     fixture_problem(SDPA_DTYPE_F16, 2, 32, 8, 1, 32768, 128, &p, &s);
     plan_ok(&p, &s, &dev, &plan);
     ck_assert(!plan.decode);
