@@ -241,7 +241,7 @@ static void build_problem_set(problem_set_t *set)
     }
     gate_problem_t *split_paged =
             decode(add(set, "decode", SDPA_FORWARD_TRAINING, SDPA_DTYPE_BF16, 128,
-                       SDPA_MASK_CAUSAL_BOTTOM_RIGHT, " split4 paged window softcap alibi gqa4"));
+                       SDPA_MASK_CAUSAL_BOTTOM_RIGHT, " split4 paged modifiers gqa4"));
     split_paged->paged = split_paged->modifiers = 1;
     split_paged->num_splits = 4;
     gate_problem_t *split_mha = add(set, "decode", SDPA_FORWARD_INFERENCE, SDPA_DTYPE_F16, 256,
