@@ -537,7 +537,8 @@ typedef struct sdpa_problem_desc {
      * it. ze splits at most 16 ways, one tile of sub-group-size keys at
      * least per split, the problems its decode kernel serves (Hq / Hkv * Sq
      * <= 16 rows, Sq <= 8, no dropout, no varlen, f32 accumulation) and
-     * ignores num_splits for the others. A split execution uses scratch
+     * ignores num_splits for the others; with 0 it splits on GPUs, not on
+     * the CPU device (README, doc/decode.md). A split execution uses scratch
      * (SDPA_QUERY_SCRATCH_BYTES). */
     uint32_t num_splits;
 } sdpa_problem_desc_t;
