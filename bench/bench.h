@@ -45,6 +45,8 @@ typedef struct bench_case {
     int deterministic;  /* backward: the deterministic mode (no atomics) */
     int max_reps;       /* at most this many timed runs (small cases: many) */
     int in_default_run; /* 0: only when named with --case */
+    /* Forward: sdpa_problem_desc_t.num_splits (0: the backend decides). */
+    uint32_t num_splits;
 } bench_case_t;
 
 /* Head-dim elements per scale of a quantized K or V. */

@@ -82,6 +82,8 @@ sdpa_problem_desc_t bench_make_problem(const bench_case_t *c, sdpa_prop_kind_t k
                                          .group_size = BENCH_KV_GROUP};
         p.k_quant = p.v_quant = quant;
     }
+    if (kind != SDPA_BACKWARD)
+        p.num_splits = c->num_splits;
     if (kind == SDPA_BACKWARD) {
         p.deterministic = (uint32_t)c->deterministic;
         p.diff_dst = q;

@@ -533,8 +533,12 @@ typedef struct sdpa_problem_desc {
      * units; 1: never split; n >= 2: split into at most n chunks where the
      * backend can (fewer when the keys are fewer tiles). Forward only;
      * results agree with the unsplit pass within f32 rounding; a backend
-     * that does not split (sdpa_features_t.has_split_kv = 0: ref, and ze
-     * so far) ignores it. A split execution uses scratch
+     * that does not split (sdpa_features_t.has_split_kv = 0: ref) ignores
+     * it. ze splits at most 16 ways, one tile of sub-group-size keys at
+     * least per split, the problems its decode kernel serves (Hq / Hkv * Sq
+     * <= 16 rows, Sq <= 8, no dropout, no varlen, f32 accumulation) and
+     * ignores num_splits for the others; with 0 it splits on GPUs, not on
+     * the CPU device (README, doc/decode.md). A split execution uses scratch
      * (SDPA_QUERY_SCRATCH_BYTES). */
     uint32_t num_splits;
 } sdpa_problem_desc_t;
@@ -719,7 +723,7 @@ typedef struct sdpa_features {
     /* ABI 1.1, struct_version 2: 1 if the backend serves the feature on
      * this device (forward, and backward where the feature has one). */
     uint32_t has_varlen, has_paged_kv, has_window, has_softcap, has_alibi;
-    uint32_t has_split_kv; /* num_splits is honoured (0: ignored) */
+    uint32_t has_split_kv; /* num_splits is honoured (0: ignored; ze: 1) */
     uint32_t has_merge;    /* merge_create / merge_execute */
 } sdpa_features_t;
 

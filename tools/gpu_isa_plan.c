@@ -55,6 +55,9 @@ typedef struct gate_problem {
      * ALiBi (modifiers); K/V a paged cache of 64-token blocks (paged); Q/K/V
      * packed as 4 sequences (varlen). */
     int modifiers, paged, varlen;
+    /* ABI 1.1 num_splits: >= 2 forces split-KV decode (the thin-Q decode
+     * kernel, spirv/sdpa_decode.cl). */
+    uint32_t num_splits;
     /* Plan with this configuration override (SDPA_CONFIG or
      * BWD_SDPA_CONFIG, by kind) instead of the tables: a fallback row. */
     char config[64];
@@ -221,6 +224,32 @@ static void build_problem_set(problem_set_t *set)
         " varlen")
             ->varlen = 1;
 
+    /* Split-KV decode (the thin-Q decode kernel): f16, s8 and s4 K/V, a
+     * paged cache with every modifier, MHA at head size 256. */
+    decode(add(set, "decode", SDPA_FORWARD_INFERENCE, SDPA_DTYPE_F16, 128, SDPA_MASK_NONE,
+               " split4 gqa4"))
+            ->num_splits = 4;
+    static const sdpa_dtype_t split_kv[2] = {SDPA_DTYPE_S8, SDPA_DTYPE_S4};
+    for (size_t i = 0; i < COUNT(split_kv); i++) {
+        char suffix[32];
+        snprintf(suffix, sizeof(suffix), " split4 kv-%s gqa4", sdpa_dtype_name(split_kv[i]));
+        gate_problem_t *q = decode(
+                add(set, "decode", SDPA_FORWARD_INFERENCE, SDPA_DTYPE_F16, 128, SDPA_MASK_NONE,
+                    suffix));
+        q->kv_dtype = split_kv[i];
+        q->num_splits = 4;
+    }
+    gate_problem_t *split_paged =
+            decode(add(set, "decode", SDPA_FORWARD_TRAINING, SDPA_DTYPE_BF16, 128,
+                       SDPA_MASK_CAUSAL_BOTTOM_RIGHT, " split4 paged modifiers gqa4"));
+    split_paged->paged = split_paged->modifiers = 1;
+    split_paged->num_splits = 4;
+    gate_problem_t *split_mha = add(set, "decode", SDPA_FORWARD_INFERENCE, SDPA_DTYPE_F16, 256,
+                                    SDPA_MASK_NONE, " split8 mha");
+    split_mha->q_len = 1;
+    split_mha->k_len = 4096;
+    split_mha->num_splits = 8;
+
     /* The fallback rows (what Xe2, Xe3 and unknown GPUs fall back to), on
      * each model where they fit. */
     for (size_t i = 0; i < sdpa_fwd_config_fallbacks_size; i++) {
@@ -289,6 +318,7 @@ static void describe(const gate_problem_t *p, sdpa_problem_desc_t *desc)
         desc->v = desc->k;
         desc->paged_kv = (sdpa_paged_kv_desc_t){1, per_seq, 0};
     }
+    desc->num_splits = p->num_splits;
     if (p->varlen) { /* 4 sequences of at most Sq / 4 queries and Sk / 4 keys */
         desc->varlen = (sdpa_varlen_desc_t){1, 4, p->q_len / 4, p->k_len / 4};
     }

@@ -179,24 +179,10 @@ static sdpa_status_t barrier(ze_command_list_handle_t list)
 static sdpa_status_t find_scratch(sdpa_primitive_t *prim, const sdpa_exec_args_t *a,
                                   sdpa_scratch_t *list_scratch, char **out)
 {
-    size_t need = prim->bwd.scratch.total_bytes;
-    if (a->scratch) {
-        if (a->scratch_size < need)
-            return sdpa_fail(SDPA_ERROR_INSUFFICIENT_SCRATCH,
-                             "args->scratch_size = %zu: this backward needs %zu bytes "
-                             "(SDPA_QUERY_SCRATCH_BYTES)",
-                             a->scratch_size, need);
-        if ((uintptr_t)a->scratch % SDPA_BWD_SCRATCH_ALIGNMENT != 0)
-            return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
-                             "args->scratch = %p is not aligned to %d bytes", a->scratch,
-                             SDPA_BWD_SCRATCH_ALIGNMENT);
-        *out = a->scratch;
-        return SDPA_SUCCESS;
-    }
-    void *scratch = NULL;
-    sdpa_status_t status = sdpa_scratch_reserve(list_scratch, need, &scratch);
-    *out = scratch;
-    return status;
+    _Static_assert(SDPA_BWD_SCRATCH_ALIGNMENT == SDPA_SCRATCH_ALIGNMENT,
+                   "the backward's regions are aligned as caller scratch is");
+    return sdpa_scratch_for_execution(list_scratch, a, prim->bwd.scratch.total_bytes,
+                                      "this backward", out);
 }
 
 sdpa_status_t ze_bwd_execute(sdpa_primitive_t *prim, const sdpa_exec_args_t *a,

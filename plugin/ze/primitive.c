@@ -141,7 +141,8 @@ sdpa_status_t ze_primitive_query(sdpa_primitive_t *prim, sdpa_query_t what, void
     size_t workspace = sdpa_workspace_bytes(&prim->problem, &prim->shape);
     int backward = prim->problem.prop_kind == SDPA_BACKWARD;
     return sdpa_primitive_query_answer(prim, what, out, out_size, workspace,
-                                       backward ? prim->bwd.scratch.total_bytes : 0,
+                                       backward ? prim->bwd.scratch.total_bytes
+                                                : prim->fwd.split_scratch_bytes,
                                        config_string(prim));
 }
 
@@ -168,7 +169,7 @@ sdpa_status_t ze_primitive_execute(sdpa_primitive_t *prim, const sdpa_exec_args_
         return status;
     pthread_mutex_lock(&prim->launch_lock);
     status = backward ? ze_bwd_execute(prim, &checked, list, sdpa_list_scratch(entry))
-                      : ze_fwd_execute(prim, &checked, list);
+                      : ze_fwd_execute(prim, &checked, list, sdpa_list_scratch(entry));
     pthread_mutex_unlock(&prim->launch_lock);
     sdpa_list_unlock(entry);
     /* The time to append; on the list the context made, which is

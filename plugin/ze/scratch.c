@@ -105,3 +105,25 @@ uint64_t sdpa_scratch_allocations(sdpa_scratch_t *scratch)
     pthread_mutex_unlock(&scratch->lock);
     return n;
 }
+
+sdpa_status_t sdpa_scratch_for_execution(sdpa_scratch_t *list_scratch, const sdpa_exec_args_t *a,
+                                         size_t need, const char *what, char **out)
+{
+    if (a->scratch) {
+        if (a->scratch_size < need)
+            return sdpa_fail(SDPA_ERROR_INSUFFICIENT_SCRATCH,
+                             "args->scratch_size = %zu: %s needs %zu bytes "
+                             "(SDPA_QUERY_SCRATCH_BYTES)",
+                             a->scratch_size, what, need);
+        if ((uintptr_t)a->scratch % SDPA_SCRATCH_ALIGNMENT != 0)
+            return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
+                             "args->scratch = %p is not aligned to %d bytes", a->scratch,
+                             SDPA_SCRATCH_ALIGNMENT);
+        *out = a->scratch;
+        return SDPA_SUCCESS;
+    }
+    void *scratch = NULL;
+    sdpa_status_t status = sdpa_scratch_reserve(list_scratch, need, &scratch);
+    *out = scratch;
+    return status;
+}

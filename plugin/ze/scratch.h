@@ -31,6 +31,14 @@ void sdpa_scratch_destroy(sdpa_scratch_t *scratch);
  * context is destroyed. */
 sdpa_status_t sdpa_scratch_reserve(sdpa_scratch_t *scratch, size_t bytes, void **out);
 
+/* The scratch of one execution that needs `need` bytes: the caller's
+ * (a->scratch, if set: SDPA_ERROR_INSUFFICIENT_SCRATCH if smaller than
+ * need, SDPA_ERROR_INVALID_ARGUMENT if not aligned to
+ * SDPA_SCRATCH_ALIGNMENT; messages name `what`, e.g. "this backward"),
+ * else list_scratch's buffer, grown to need. */
+sdpa_status_t sdpa_scratch_for_execution(sdpa_scratch_t *list_scratch, const sdpa_exec_args_t *a,
+                                         size_t need, const char *what, char **out);
+
 /* How many device allocations the scratch has made so far. */
 uint64_t sdpa_scratch_allocations(sdpa_scratch_t *scratch);
 

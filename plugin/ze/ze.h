@@ -79,7 +79,8 @@ struct sdpa_primitive {
     int64_t *bwd_strides_host;
 
     /* Merge primitives (merge_create): is_merge, and then merge instead of
-     * problem and shape. */
+     * problem and shape. A split-KV forward (fwd.num_splits > 1) uses
+     * merge_kernel too, planned by fwd.merge. */
     int is_merge;
     sdpa_merge_desc_t merge; /* checked and normalized */
     sdpa_merge_plan_t merge_plan;
@@ -133,7 +134,10 @@ sdpa_status_t ze_merge_execute(sdpa_primitive_t *prim, const sdpa_merge_args_t *
 /* fwd.c: the forward pass (the plan chooses the kernel, portable or fast
  * path). */
 sdpa_status_t ze_fwd_prepare(sdpa_primitive_t *prim);
+/* Appends one forward execution to list, whose lock the caller holds;
+ * list_scratch is that list's scratch, which a split-KV decode uses unless
+ * args->scratch is set. */
 sdpa_status_t ze_fwd_execute(sdpa_primitive_t *prim, const sdpa_exec_args_t *args,
-                             ze_command_list_handle_t list);
+                             ze_command_list_handle_t list, sdpa_scratch_t *list_scratch);
 
 #endif /* SDPA_ZE_H */

@@ -87,6 +87,7 @@ void sdpa_device_info_from_ze(const ze_device_properties_t *props,
     out->device_id = props->deviceId;
     out->integrated = (props->flags & ZE_DEVICE_PROPERTY_FLAG_INTEGRATED) != 0;
     out->max_alloc_bytes = props->maxMemAllocSize;
+    out->compute_units = props->numSlices * props->numSubslicesPerSlice * props->numEUsPerSubslice;
 
     if (props->type == ZE_DEVICE_TYPE_CPU)
         out->device_class = SDPA_DEVICE_CLASS_CPU;

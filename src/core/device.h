@@ -70,6 +70,11 @@ typedef struct sdpa_device_info {
      * fall back to a compare-and-swap loop). */
     int has_f32_atomic_add;
 
+    /* Compute units: numSlices * numSubslicesPerSlice * numEUsPerSubslice
+     * (EUs of a GPU; the CPU driver reports its cores). Work-groups that can
+     * run at once, about; split-KV decode splits until it fills them. */
+    uint32_t compute_units;
+
     char name[ZE_MAX_DEVICE_NAME];
 
     /* Not a property of the device: the kernel set the caller asked for

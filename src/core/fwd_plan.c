@@ -3,10 +3,13 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "decode_plan.h"
 #include "error.h"
 #include "fwd_plan.h"
 #include "fwd_xe_plan.h"
+#include "kernel_abi_decode.h"
 #include "kernel_abi_xe.h"
+#include "merge_check.h"
 #include "size_math.h"
 #include "tensor_layout.h"
 
@@ -125,6 +128,54 @@ static void set_constants(sdpa_fwd_plan_t *plan, const sdpa_problem_desc_t *p,
     /* The dropout keep mask. */
     sdpa_spec_values_set_bool(v, SDPA_SC_DROPOUT_OUTPUT_MASK,
                               p->dropout.enabled && p->dropout.with_mask_output);
+
+    /* Split-KV decode: the launch writes f32 partial states. */
+    const int split = plan->decode && plan->num_splits > 1;
+    sdpa_spec_values_set_bool(v, SDPA_SC_DECODE_SPLIT, split);
+    if (split)
+        sdpa_spec_values_set_int(v, SDPA_SC_DST_DT, SDPA_DTYPE_F32);
+}
+
+/* The decode kernel's launch and, with splits, the merge's (plan->config,
+ * constants and strides follow in sdpa_fwd_plan_make). */
+static sdpa_status_t decode_plan(sdpa_fwd_plan_t *plan, const sdpa_problem_desc_t *p,
+                                 const sdpa_shape_t *shape, const sdpa_device_info_t *device)
+{
+    const uint32_t sg = plan->subgroup_size;
+    plan->decode = 1;
+    plan->kernel_name = SDPA_DECODE_KERNEL;
+    plan->d_max = 0;
+    snprintf(plan->variant, sizeof(plan->variant), "%s", SDPA_DECODE_SOURCE);
+    /* The kernel's tile (keys per tile, one sub-group): what the constants
+     * the shared tile copies read (WG_M_KQ, WG_N_KQ) must say. */
+    plan->config = (sdpa_fwd_config_t){SDPA_DECODE_KEYS((int)sg), 1, 1, 1, 1, 1, 1, 1};
+    plan->num_splits = sdpa_decode_num_splits(p, shape, device, sg);
+    snprintf(plan->source.text, sizeof(plan->source.text), "decode");
+    const int64_t rows = shape->kv_group_size * shape->q_len;
+    int64_t counts[3] = {plan->num_splits, shape->kv_heads, shape->batch};
+    sdpa_status_t status = sdpa_plan_check_group_count(counts, device, "decode");
+    if (status != SDPA_SUCCESS)
+        return status;
+    for (int i = 0; i < 3; i++)
+        plan->group_count[i] = (uint32_t)counts[i];
+    plan->local_size[0] = sg;
+    plan->local_size[1] = plan->local_size[2] = 1;
+    plan->slm_bytes = (uint32_t)SDPA_DECODE_SLM_BYTES(rows, shape->head_size, (int64_t)sg);
+    plan->split_scratch_bytes =
+            sdpa_decode_scratch_bytes(shape, plan->num_splits, &plan->split_lse_offset);
+    if (plan->num_splits <= 1)
+        return SDPA_SUCCESS;
+    sdpa_merge_desc_t desc, merge;
+    sdpa_decode_merge_desc(p, shape, plan->num_splits, &desc);
+    if ((status = sdpa_merge_check(&desc, &merge)) != SDPA_SUCCESS)
+        return status;
+    return sdpa_merge_plan_make(&merge, device, &plan->merge);
+}
+
+/* The config string's note on where the split count came from. */
+static const char *num_splits_note(const sdpa_problem_desc_t *p)
+{
+    return p->num_splits ? " (num_splits)" : "";
 }
 
 /* K, Q, V, O and mask strides in argument order. */
@@ -193,6 +244,9 @@ sdpa_status_t sdpa_fwd_plan_make(const sdpa_problem_desc_t *problem, const sdpa_
         plan.subgroup_size = xe.subgroup_size;
         plan.d_max = 0;
         sdpa_fwd_xe_variant(&plan.config, &xe, plan.variant, sizeof(plan.variant));
+    } else if (sdpa_decode_chosen(problem, shape, device, plan.subgroup_size)) {
+        if ((status = decode_plan(&plan, problem, shape, device)) != SDPA_SUCCESS)
+            return status;
     } else {
         plan.kernel_name = SDPA_FWD_KERNEL;
         snprintf(plan.variant, sizeof(plan.variant), "%s", SDPA_FWD_SOURCE);
@@ -208,22 +262,26 @@ sdpa_status_t sdpa_fwd_plan_make(const sdpa_problem_desc_t *problem, const sdpa_
     int64_t bq = (int64_t)c->unroll_n_kq * c->wg_n_kq;
     int64_t bk = (int64_t)c->unroll_m_kq * c->wg_m_kq;
 
-    /* Geometry (kernel_abi.h). */
-    int q1 = q1_gqa_batch(shape);
-    int64_t rows = q1 ? shape->kv_group_size : shape->q_len;
-    int64_t counts[3] = {(rows + bq - 1) / bq, q1 ? shape->kv_heads : shape->q_heads, shape->batch};
-    plan.local_size[0] = plan.subgroup_size;
-    plan.local_size[1] = (uint32_t)(c->wg_m_kq * c->wg_n_kq);
-    plan.local_size[2] = 1;
-    status = sdpa_plan_check_group_count(counts, device, "forward");
-    if (status != SDPA_SUCCESS)
-        return status;
-    for (int i = 0; i < 3; i++)
-        plan.group_count[i] = (uint32_t)counts[i];
-    plan.slm_bytes =
-            plan.xe ? (uint32_t)SDPA_XE_FWD_SLM_BYTES(shape->head_size, bq, bk, (int64_t)c->wg_m_kq,
-                                                      (int64_t)plan.subgroup_size, xe.convert_kv)
-                    : (uint32_t)SDPA_FWD_SLM_BYTES((int64_t)plan.d_max, bq, bk, (int64_t)c->wg_m_kq);
+    /* Geometry (kernel_abi.h; the decode kernel's is set). */
+    if (!plan.decode) {
+        int q1 = q1_gqa_batch(shape);
+        int64_t rows = q1 ? shape->kv_group_size : shape->q_len;
+        int64_t counts[3] = {(rows + bq - 1) / bq, q1 ? shape->kv_heads : shape->q_heads,
+                             shape->batch};
+        plan.local_size[0] = plan.subgroup_size;
+        plan.local_size[1] = (uint32_t)(c->wg_m_kq * c->wg_n_kq);
+        plan.local_size[2] = 1;
+        status = sdpa_plan_check_group_count(counts, device, "forward");
+        if (status != SDPA_SUCCESS)
+            return status;
+        for (int i = 0; i < 3; i++)
+            plan.group_count[i] = (uint32_t)counts[i];
+        plan.slm_bytes = plan.xe ? (uint32_t)SDPA_XE_FWD_SLM_BYTES(
+                                           shape->head_size, bq, bk, (int64_t)c->wg_m_kq,
+                                           (int64_t)plan.subgroup_size, xe.convert_kv)
+                                 : (uint32_t)SDPA_FWD_SLM_BYTES((int64_t)plan.d_max, bq, bk,
+                                                                (int64_t)c->wg_m_kq);
+    }
 
     /* Scalar arguments (dims are below 2^31: sdpa_problem_check). */
     plan.head_size = (int32_t)shape->head_size;
@@ -238,7 +296,11 @@ sdpa_status_t sdpa_fwd_plan_make(const sdpa_problem_desc_t *problem, const sdpa_
     plan.build_flags = flags[needs_large_buffers(problem, shape)][plan.xe && xe.large_grf];
 
     char cfg[96];
-    if (plan.xe)
+    if (plan.decode)
+        snprintf(plan.config_string, sizeof(plan.config_string),
+                 "fwd decode sg%" PRIu32 " keys=%d splits=%" PRIu32 "%s", plan.subgroup_size,
+                 c->unroll_m_kq, plan.num_splits, num_splits_note(problem));
+    else if (plan.xe)
         snprintf(plan.config_string, sizeof(plan.config_string),
                  "fwd xe %s sg%" PRIu32 " cfg=%s (%s)", plan.variant, plan.subgroup_size,
                  sdpa_fwd_config_format(c, cfg, sizeof(cfg)), plan.source.text);

@@ -18,6 +18,7 @@
 #include "config_choose.h"
 #include "device.h"
 #include "kernel_abi.h"
+#include "merge_plan.h"
 #include "plan_common.h"
 #include "problem.h"
 #include "sdpa.h"
@@ -69,6 +70,16 @@ typedef struct sdpa_fwd_plan {
      * xe_hpc h128)". */
     char config_string[192];
     sdpa_config_source_t source;
+
+    /* The thin-Q decode kernel (kernel_abi_decode.h, decode_plan.h) instead
+     * of the portable one: kernel_name SDPA_DECODE_KERNEL. With num_splits
+     * > 1 it writes num_splits partial states to scratch (split_scratch_bytes,
+     * the log-sum-exps from split_lse_offset) and a second launch, the merge
+     * kernel with plan merge, combines them into O (and the workspace). */
+    int decode;
+    uint32_t num_splits;
+    size_t split_scratch_bytes, split_lse_offset;
+    sdpa_merge_plan_t merge;
 } sdpa_fwd_plan_t;
 
 /* The table query for a forward problem on device: head size, Sk, and the

@@ -549,6 +549,92 @@ START_TEST(checked_problem_plans)
 }
 END_TEST
 
+/* Split-KV decode (decode_plan.h): automatic splits from the compute units,
+ * forced ones capped at 16 and at the key tiles, scratch for the states,
+ * the merge planned; the portable forward where the decode kernel does not
+ * serve or SDPA_ZE_DECODE says so. */
+START_TEST(split_kv_decode_plans)
+{
+    sdpa_device_info_t dev = cpu;
+    dev.compute_units = 8;
+    sdpa_problem_desc_t p;
+    sdpa_shape_t s;
+    sdpa_fwd_plan_t plan;
+    fixture_problem(SDPA_DTYPE_F16, 1, 8, 1, 1, 32768, 128, &p, &s);
+    /* The CPU device does not split by itself (decode_plan.h). */
+    plan_ok(&p, &s, &dev, &plan);
+    ck_assert(!plan.decode);
+    /* A GPU with the CPU's limits and 8 compute units does. */
+    dev.device_class = SDPA_DEVICE_CLASS_UNKNOWN_GPU;
+    plan_ok(&p, &s, &dev, &plan);
+    ck_assert_str_eq(plan.config_string, "fwd decode sg16 keys=16 splits=8");
+    ck_assert_uint_eq(plan.group_count[0], 8);
+    ck_assert_uint_eq(plan.group_count[1], 1);
+    ck_assert_uint_eq(plan.local_size[0], 16);
+    ck_assert(get_bool(&plan, SDPA_SC_DECODE_SPLIT));
+    ck_assert_int_eq(get_int(&plan, SDPA_SC_DST_DT), SDPA_DTYPE_F32);
+    ck_assert_uint_eq(plan.split_lse_offset, 8 * 8 * 128 * 4);
+    ck_assert_uint_eq(plan.split_scratch_bytes, 8 * 8 * 128 * 4 + 256);
+    ck_assert_uint_eq(plan.merge.group_count[1], 8);
+    ck_assert_str_eq(plan.merge.config_string, "merge n8 f32->f16 d128 wg64");
+
+    const struct {
+        uint32_t asked;
+        int64_t keys;
+        uint32_t splits;
+    } forced[4] = {{100, 32768, 16}, {3, 40, 3}, {5, 20, 2}, {2, 16, 1}};
+    for (int i = 0; i < 4; i++) {
+        fixture_problem(SDPA_DTYPE_F16, 4, 8, 2, 1, forced[i].keys, 64, &p, &s);
+        p.num_splits = forced[i].asked;
+        p.prop_kind = SDPA_FORWARD_TRAINING;
+        plan_ok(&p, &s, &dev, &plan);
+        if (forced[i].splits == 1) { /* one tile: nothing to split */
+            ck_assert(!plan.decode);
+            ck_assert_uint_eq(plan.split_scratch_bytes, 0);
+            continue;
+        }
+        ck_assert_uint_eq(plan.num_splits, forced[i].splits);
+        ck_assert_uint_eq(plan.group_count[0], forced[i].splits);
+        ck_assert_uint_eq(plan.merge.local_size[0], 64);
+        ck_assert(strstr(plan.merge.config_string, " lse") != NULL); /* training */
+    }
+
+    /* B x Hkv fills the units: no split, the portable forward. */
+    ck_assert_int_eq(dev.device_class, SDPA_DEVICE_CLASS_UNKNOWN_GPU);
+    fixture_problem(SDPA_DTYPE_F16, 2, 32, 8, 1, 32768, 128, &p, &s);
+    plan_ok(&p, &s, &dev, &plan);
+    ck_assert(!plan.decode);
+    ck_assert_uint_eq(plan.split_scratch_bytes, 0);
+    /* Dropout, or more than 16 rows per K/V head: num_splits is ignored. */
+    fixture_problem(SDPA_DTYPE_F16, 1, 8, 1, 1, 32768, 128, &p, &s);
+    p.num_splits = 4;
+    p.prop_kind = SDPA_FORWARD_TRAINING;
+    p.dropout.enabled = 1;
+    p.dropout.host_scalars = 1;
+    plan_ok(&p, &s, &dev, &plan);
+    ck_assert(!plan.decode);
+    fixture_problem(SDPA_DTYPE_F16, 1, 32, 1, 1, 32768, 128, &p, &s);
+    p.num_splits = 4;
+    plan_ok(&p, &s, &dev, &plan);
+    ck_assert(!plan.decode);
+
+    /* SDPA_ZE_DECODE: 0 never, 1 also unsplit. */
+    fixture_problem(SDPA_DTYPE_F16, 1, 8, 1, 1, 32768, 128, &p, &s);
+    p.num_splits = 4;
+    fixture_setenv("SDPA_ZE_DECODE", "0");
+    plan_ok(&p, &s, &dev, &plan);
+    ck_assert(!plan.decode);
+    p.num_splits = 1;
+    fixture_setenv("SDPA_ZE_DECODE", "1");
+    plan_ok(&p, &s, &dev, &plan);
+    ck_assert_str_eq(plan.config_string, "fwd decode sg16 keys=16 splits=1 (num_splits)");
+    ck_assert(!get_bool(&plan, SDPA_SC_DECODE_SPLIT));
+    ck_assert_int_eq(get_int(&plan, SDPA_SC_DST_DT), SDPA_DTYPE_F16);
+    ck_assert_uint_eq(plan.split_scratch_bytes, 0);
+    fixture_setenv("SDPA_ZE_DECODE", NULL);
+}
+END_TEST
+
 int main(void)
 {
     Suite *suite = suite_create("fwd_plan");
@@ -568,6 +654,7 @@ int main(void)
     tcase_add_test(tc, same_problem_same_constants);
     tcase_add_test(tc, gpu_plans);
     tcase_add_test(tc, checked_problem_plans);
+    tcase_add_test(tc, split_kv_decode_plans);
     suite_add_tcase(suite, tc);
     return test_run_suite(suite);
 }

@@ -267,7 +267,7 @@ START_TEST(test_refusals_and_features)
     ck_assert_uint_eq(f.has_alibi, 1);
     ck_assert_uint_eq(f.has_varlen, 0); /* forward only so far */
     ck_assert_uint_eq(f.has_paged_kv, 1);
-    ck_assert_uint_eq(f.has_split_kv, 0);
+    ck_assert_uint_eq(f.has_split_kv, 1); /* test_decode.c */
 
     static const int64_t len[2] = {3, 5};
     llm_spec_t v = padded(SDPA_BACKWARD, 2, 3, 5, SDPA_DTYPE_F32);

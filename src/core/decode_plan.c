@@ -1,0 +1,114 @@
+/* decode_plan.c - the thin-Q decode kernel's problems and its key splits. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "decode_plan.h"
+#include "kernel_abi_decode.h"
+
+_Static_assert(SDPA_DECODE_MAX_SPLITS <= SDPA_MERGE_MAX_STATES,
+               "one merge combines every split's state");
+
+/* SDPA_ZE_DECODE: 0 never, 1 always (where it serves), -1 auto (unset,
+ * "auto" or anything else). */
+static int decode_mode(void)
+{
+    const char *v = getenv("SDPA_ZE_DECODE");
+    if (v != NULL && strcmp(v, "0") == 0)
+        return 0;
+    if (v != NULL && strcmp(v, "1") == 0)
+        return 1;
+    return -1;
+}
+
+int sdpa_decode_serves(const sdpa_problem_desc_t *p, const sdpa_shape_t *shape,
+                       const sdpa_device_info_t *device, uint32_t sg)
+{
+    const int64_t rows = shape->kv_group_size * shape->q_len;
+    if (rows > SDPA_DECODE_MAX_ROWS || shape->q_len > SDPA_DECODE_MAX_QUERIES)
+        return 0;
+    if (p->dropout.enabled || p->varlen.enabled)
+        return 0;
+    if (p->kq_acc_dtype == SDPA_DTYPE_F16 || p->vs_acc_dtype == SDPA_DTYPE_F16)
+        return 0;
+    if ((uint64_t)SDPA_DECODE_SLM_BYTES(rows, shape->head_size, (int64_t)sg) > device->slm_bytes)
+        return 0;
+    return 1;
+}
+
+int sdpa_decode_chosen(const sdpa_problem_desc_t *p, const sdpa_shape_t *shape,
+                       const sdpa_device_info_t *device, uint32_t sg)
+{
+    const int mode = decode_mode();
+    if (mode == 0 || !sdpa_decode_serves(p, shape, device, sg))
+        return 0;
+    return mode == 1 || sdpa_decode_num_splits(p, shape, device, sg) > 1;
+}
+
+uint32_t sdpa_decode_num_splits(const sdpa_problem_desc_t *p, const sdpa_shape_t *shape,
+                                const sdpa_device_info_t *device, uint32_t sg)
+{
+    const int64_t keys = SDPA_DECODE_KEYS((int64_t)sg);
+    const int64_t tiles = (shape->k_len + keys - 1) / keys;
+    int64_t n;
+    if (p->num_splits >= 1) {
+        n = p->num_splits;
+    } else if (device->device_class == SDPA_DEVICE_CLASS_CPU) {
+        /* The decode kernel costs the CPU device more than the portable
+         * forward (doc/decode.md): splitting to use more cores does not pay
+         * for that yet. */
+        n = 1;
+    } else {
+        const int64_t groups = shape->batch * shape->kv_heads;
+        const int64_t units = device->compute_units ? device->compute_units : 1;
+        n = groups >= units ? 1 : (units + groups - 1) / groups;
+        if (n > tiles / SDPA_DECODE_MIN_TILES_PER_SPLIT)
+            n = tiles / SDPA_DECODE_MIN_TILES_PER_SPLIT;
+    }
+    if (n > SDPA_DECODE_MAX_SPLITS)
+        n = SDPA_DECODE_MAX_SPLITS;
+    if (n > tiles)
+        n = tiles;
+    return n < 1 ? 1 : (uint32_t)n;
+}
+
+/* n rounded up to the scratch alignment. */
+static size_t align_up(size_t n)
+{
+    return (n + SDPA_SCRATCH_ALIGNMENT - 1) / SDPA_SCRATCH_ALIGNMENT * SDPA_SCRATCH_ALIGNMENT;
+}
+
+size_t sdpa_decode_scratch_bytes(const sdpa_shape_t *s, uint32_t n, size_t *lse_offset)
+{
+    *lse_offset = 0;
+    if (n <= 1)
+        return 0;
+    /* Dims are below 2^31 and the O tensor exists (sdpa_problem_check), so
+     * n (<= 16) times its f32 size fits in size_t. */
+    const size_t rows = (size_t)s->batch * (size_t)s->q_heads * (size_t)s->q_len;
+    *lse_offset = align_up(n * rows * (size_t)s->head_size * sizeof(float));
+    return *lse_offset + align_up(n * rows * sizeof(float));
+}
+
+/* A dense f32 [B, Hq, Sq, d] tensor. */
+static sdpa_tensor_desc_t dense_f32(const sdpa_shape_t *s, int64_t d)
+{
+    sdpa_tensor_desc_t t = {SDPA_DTYPE_F32,
+                            {s->batch, s->q_heads, s->q_len, d},
+                            {s->q_heads * s->q_len * d, s->q_len * d, d, 1}};
+    return t;
+}
+
+void sdpa_decode_merge_desc(const sdpa_problem_desc_t *p, const sdpa_shape_t *s, uint32_t n,
+                            sdpa_merge_desc_t *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->struct_size = sizeof(*out);
+    out->struct_version = SDPA_MERGE_DESC_VERSION;
+    out->num_states = n;
+    out->softmax_kind = p->softmax_kind;
+    out->states = dense_f32(s, s->head_size);
+    out->states_lse = dense_f32(s, 1);
+    out->dst = p->dst;
+    if (p->prop_kind == SDPA_FORWARD_TRAINING)
+        out->dst_lse = dense_f32(s, 1);
+}
