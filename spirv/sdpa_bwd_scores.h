@@ -19,6 +19,7 @@
 #include "kernel_abi_bwd.h"
 #include "sdpa_bwd_gemm.h"
 #include "sdpa_common.h"
+#include "sdpa_fwd_softmax.h"
 #include "sdpa_philox.h"
 #include "sdpa_scores.h"
 
@@ -120,21 +121,26 @@ static inline __attribute__((always_inline)) void sdpa_bwd_p_apply(const private
         valid = valid && key < x->sk && (!sdpa_is_causal() || key <= q + x->causal_offset) &&
                 key >= sdpa_window_first(pos, x->win_left) &&
                 key <= sdpa_window_last(pos, x->win_right, key);
-    float p = 0.0f, th = 0.0f;
-    if (valid) {
-        float score = sdpa_softcap_score(s, x->log2_factor, &x->cap, &th);
-        if (SC(ALIBI_KIND) != SDPA_ALIBI_KIND_NONE)
-            score = fma(-x->slope2, (float)abs(pos - key), score);
-        if (SC(MASK_KIND) == SDPA_MASK_KIND_BUFFER) {
-            const long row = x->msk_head + (long)q * x->ms2;
-            const float add = x->ms3 == 1 ? sdpa_load(x->msk, row + key, SC(MSK_DT))
-                                          : sdpa_load(x->msk, row + (long)key * x->ms3, SC(MSK_DT));
-            score = fma(add, SDPA_LOG2E, score);
-        }
-        /* A -inf log-sum-exp (sdpa.h: a fully masked row) is P = 0. */
-        const float lse2 = t->lse2[t->qt0 + i];
-        p = lse2 == -INFINITY ? 0.0f : exp2(score - lse2);
+    /* P is computed on every lane and kept where valid: without a branch
+     * around it the CPU device's vectorizer needs no masked operations (a
+     * third of this epilogue's instructions before). Only the mask's load
+     * stays behind the test. */
+    float th;
+    float score = sdpa_softcap_score(s, x->log2_factor, &x->cap, &th);
+    if (SC(ALIBI_KIND) != SDPA_ALIBI_KIND_NONE)
+        score = fma(-x->slope2, (float)abs(pos - key), score);
+    if (SC(MASK_KIND) == SDPA_MASK_KIND_BUFFER && valid) {
+        const long row = x->msk_head + (long)q * x->ms2;
+        const float add = x->ms3 == 1 ? sdpa_load(x->msk, row + key, SC(MSK_DT))
+                                      : sdpa_load(x->msk, row + (long)key * x->ms3, SC(MSK_DT));
+        score = fma(add, SDPA_LOG2E, score);
     }
+    /* A -inf log-sum-exp (sdpa.h: a fully masked row) is P = 0. The
+     * forward's polynomial exp2 (the library's is a call per vector on the
+     * CPU device); the clamp keeps it finite whatever LSE the caller gave. */
+    const float lse2 = t->lse2[t->qt0 + i];
+    const float e = sdpa_fwd_exp2(fmin(score - lse2, 127.0f));
+    const float p = valid && lse2 != -INFINITY ? e : 0.0f;
     const int idx = (t->qt0 + i) * t->bc + t->kt0 + j * SUBGROUP_SIZE + lane;
     const float z = SC(WITH_DROPOUT) ? t->p[idx] : 1.0f; /* from sdpa_bwd_dropout_tile */
     t->p[idx] = p * z;
