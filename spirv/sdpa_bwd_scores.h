@@ -67,7 +67,9 @@ sdpa_bwd_dropout_factors3(const private sdpa_dropout_args *d, ulong n0, local fl
 typedef struct sdpa_bwd_problem {
     long b;            /* batch */
     int h, hq, hkv;    /* query head, query heads, K/V head */
-    int sq, sk, d;     /* queries, keys, head size */
+    int sq, sk, d;     /* queries, keys (of the sequence, with VARLEN), head size */
+    long q_row0, k_row0; /* VARLEN: the sequence's first packed query and key rows */
+    long stat_row0;    /* LSE and D_i index of (b, h, query 0) */
     int ld;            /* floats per head-dim row in local memory: SDPA_BWD_LD(d) */
     int causal_offset; /* query i sees key j <= i + causal_offset */
     int pos_offset;    /* query i sits at key position i + pos_offset (Sk - Sq) */
@@ -80,6 +82,7 @@ typedef struct sdpa_bwd_problem {
     long msk_head, ms2, ms3; /* mask offset of (b, h); query and key strides */
     sdpa_dropout_args drop;
     ulong drop_head; /* dropout index of (b, h, query 0, key 0) */
+    int drop_sk;     /* dropout row length: Sk (VARLEN: max_seqlen_k, the padded layout) */
 } sdpa_bwd_problem;
 
 /*
@@ -184,7 +187,8 @@ sdpa_bwd_dropout_tile(const private sdpa_bwd_scores *t, int rows, int nvec)
 {
     const private sdpa_bwd_problem *x = t->x;
     for (int i = 0; i < rows; i++) {
-        const ulong n_row = x->drop_head + (ulong)(t->query0 + i) * (ulong)x->sk + (ulong)t->key0;
+        const ulong n_row = x->drop_head + (ulong)(t->query0 + i) * (ulong)x->drop_sk +
+                            (ulong)t->key0;
         local float *row = t->p + (t->qt0 + i) * t->bc + t->kt0 + get_sub_group_local_id();
         for (int j = 0; j < nvec; j += 3)
             sdpa_bwd_dropout_factors3(&x->drop, n_row + (ulong)j * SUBGROUP_SIZE,

@@ -28,15 +28,10 @@ static void trace(const sdpa_primitive_t *prim, const char *what, const char *st
 
 /* The ABI 1.1 features the ze kernels run (context_get_features advertises
  * those they run in both directions): the sliding window, the softcap and
- * ALiBi, forward and backward; variable-length batches forward; a paged KV
+ * ALiBi, variable-length batches, forward and backward; a paged KV
  * cache (forward only by definition). */
 static sdpa_status_t ze_llm_supported(const sdpa_problem_desc_t *p, const sdpa_shape_t *shape)
 {
-    if (p->varlen.enabled && p->prop_kind == SDPA_BACKWARD)
-        return sdpa_fail(SDPA_ERROR_UNSUPPORTED,
-                         "varlen.enabled = 1 with prop_kind = BACKWARD: the ze backend runs "
-                         "variable-length batches forward only so far (context_get_features: "
-                         "has_varlen = 0; the ref backend runs both)");
     if (p->varlen.enabled && (sdpa_dtype_is_quantized(p->k.dtype) ||
                               sdpa_dtype_is_quantized(p->v.dtype)))
         return sdpa_fail(SDPA_ERROR_UNSUPPORTED,
