@@ -140,7 +140,10 @@ static inline __attribute__((always_inline)) void sdpa_bwd_p_apply(const private
     }
     const int idx = (t->qt0 + i) * t->bc + t->kt0 + j * SUBGROUP_SIZE + lane;
     const float z = SC(WITH_DROPOUT) ? t->p[idx] : 1.0f; /* from sdpa_bwd_dropout_tile */
-    t->p[idx] = p * z;
+    /* The dS output with the softcap needs P where dropout dropped it: -P
+     * marks those until sdpa_bwd_ds_apply restores P Z = 0. */
+    const bool mark = SC(WITH_SOFTCAP) && SC(WITH_DS) && SC(WITH_DROPOUT) && t->ds_out;
+    t->p[idx] = mark && z == 0.0f ? -p : p * z;
     /* With the softcap, P times its derivative 1 - th^2 (sdpa_bwd_ds_apply). */
     t->ds[idx] = SC(WITH_SOFTCAP) ? p * (1.0f - th * th) : p;
 }
@@ -155,15 +158,25 @@ sdpa_bwd_ds_apply(const private sdpa_bwd_scores *t, int i, int j, float dp)
     const int lane = get_sub_group_local_id();
     const int idx = (t->qt0 + i) * t->bc + t->kt0 + j * SUBGROUP_SIZE + lane;
     const float pz = t->p[idx], p = t->ds[idx];
-    float ds;
+    float ds, ds_value;
     if (SC(WITH_SOFTCAP)) {
         /* p is P g (g the softcap's derivative): dS g = P g (Z dP - D_i),
-         * with Z = keep_scale or 0 read off P Z (P Z != 0 iff kept, when
-         * P != 0). The dS output is refused with a softcap (the host). */
-        const float z = SC(WITH_DROPOUT) ? (pz != 0.0f ? t->x->drop.keep_scale : 0.0f) : 1.0f;
-        ds = p == 0.0f ? 0.0f : p * fma(z, dp, -t->di[t->qt0 + i]);
+         * with Z = keep_scale or 0 read off P Z (P Z > 0 iff kept, when
+         * P != 0). The dS output (sdpa.h: the gradient with respect to the
+         * capped score) is P (Z dP - D_i), P from P Z or from the -P mark. */
+        const float z = SC(WITH_DROPOUT) ? (pz > 0.0f ? t->x->drop.keep_scale : 0.0f) : 1.0f;
+        const float f = fma(z, dp, -t->di[t->qt0 + i]);
+        ds = p == 0.0f ? 0.0f : p * f;
+        ds_value = ds;
+        if (SC(WITH_DS) && t->ds_out) {
+            const float p_plain = !SC(WITH_DROPOUT) ? pz : pz > 0.0f ? pz / z : -pz;
+            ds_value = p_plain == 0.0f ? 0.0f : p_plain * f;
+            if (SC(WITH_DROPOUT))
+                t->p[idx] = fmax(pz, 0.0f); /* P Z again, for dV */
+        }
     } else {
         ds = p == 0.0f ? 0.0f : fma(pz, dp, -p * t->di[t->qt0 + i]);
+        ds_value = ds;
     }
     t->ds[idx] = ds;
     if (SC(WITH_DS) && t->ds_out) {
@@ -171,9 +184,9 @@ sdpa_bwd_ds_apply(const private sdpa_bwd_scores *t, int i, int j, float dp)
         if (key < t->x->sk) {
             const long row = t->ds_head + (long)(t->query0 + i) * t->dss2;
             if (t->dss3 == 1)
-                sdpa_store(t->ds_out, row + key, SC(DS_DT), ds);
+                sdpa_store(t->ds_out, row + key, SC(DS_DT), ds_value);
             else
-                sdpa_store(t->ds_out, row + (long)key * t->dss3, SC(DS_DT), ds);
+                sdpa_store(t->ds_out, row + (long)key * t->dss3, SC(DS_DT), ds_value);
         }
     }
 }

@@ -38,11 +38,6 @@ static sdpa_status_t ze_llm_supported(const sdpa_problem_desc_t *p, const sdpa_s
                          "varlen.enabled = 1 with k.dtype = %s, v.dtype = %s: the ze backend "
                          "runs variable-length batches with f32, f16 or bf16 K and V",
                          sdpa_dtype_name(p->k.dtype), sdpa_dtype_name(p->v.dtype));
-    if (p->softcap > 0.0f && p->ds.dtype != SDPA_DTYPE_UNDEF)
-        return sdpa_fail(SDPA_ERROR_UNSUPPORTED,
-                         "softcap = %g with ds.dtype = %s: the ze backward does not write dS "
-                         "with a softcap",
-                         (double)p->softcap, sdpa_dtype_name(p->ds.dtype));
     return sdpa_plan_window_check(p, shape->q_len, shape->k_len);
 }
 

@@ -7,9 +7,8 @@
  * narrow enough that whole key tiles are skipped, everything together with
  * dropout, in f32, f16 and bf16; variable-length batches forward; a paged
  * KV cache (decode and chunked prefill, f16 and s8); variable-length
- * batches backward; and what ze refuses (quantized varlen, dS with a
- * softcap) with the features
- * query saying the same.
+ * batches backward; and what ze refuses (quantized varlen) with the
+ * features query saying the same.
  */
 #include <check.h>
 #include <stdio.h>
@@ -137,13 +136,16 @@ END_TEST
 
 /* Softcap: scores up to about +-12 under a cap of 3 (deep in tanh's bend),
  * and a cap far above the scores; forward and backward through the cap (dQ,
- * dK), with dropout once. */
+ * dK), with dropout once; the dS output (the gradient with respect to the
+ * capped score) with and without dropout (dropped elements have dS = -P
+ * D_i). */
 START_TEST(test_softcap)
 {
     llm_spec_t s = padded(_i < 3 ? SDPA_FORWARD_TRAINING : SDPA_BACKWARD, 2, 5, 9, dtypes[_i % 3]);
     s.softcap = _i == 2 ? 1000.0f : 3.0f;
     s.mask_kind = _i == 4 ? SDPA_MASK_CAUSAL_BOTTOM_RIGHT : SDPA_MASK_NONE;
-    s.dropout = _i == 5;
+    s.dropout = _i == 5 || _i == 6;
+    s.ds_dtype = _i == 6 ? SDPA_DTYPE_F32 : _i == 7 ? SDPA_DTYPE_F16 : SDPA_DTYPE_UNDEF;
     check_spec(&s, 500 + (uint64_t)_i);
 }
 END_TEST
@@ -261,6 +263,7 @@ START_TEST(test_varlen_backward_long)
         s.alibi = SDPA_ALIBI_PER_BATCH_HEAD;
         s.mask_kind = SDPA_MASK_CAUSAL_BOTTOM_RIGHT;
         s.dropout = 1;
+        s.ds_dtype = SDPA_DTYPE_F32;
     }
     s.softmax = SDPA_SOFTMAX_INF_AS_ZERO;
     s.deterministic = _i >= 2;
@@ -319,23 +322,16 @@ START_TEST(test_refusals_and_features)
     p.kvdt = SDPA_DTYPE_S8;
     for (int b = 0; b < 2; b++)
         p.len_k[b] = len[b];
-    llm_spec_t d = padded(SDPA_BACKWARD, 1, 3, 5, SDPA_DTYPE_F32);
-    d.softcap = 2.0f;
-    d.ds_dtype = SDPA_DTYPE_F32;
-    const llm_spec_t *specs[2] = {&p, &d};
-    const char *words[2] = {"varlen.enabled = 1 with k.dtype = s8", "softcap = 2"};
-    for (int i = 0; i < 2; i++) {
-        llm_case_t c;
-        llm_desc_init(&c, specs[i]);
-        sdpa_primitive_t *prim = NULL;
-        sdpa_status_t status = suite_env.ze->primitive_create(suite_env.ze_ctx, &c.c.desc, &prim);
-        const char *message = suite_env.ze->last_error();
-        ck_assert_msg(status == SDPA_ERROR_UNSUPPORTED, "%s: %s (%s)", words[i],
-                      sdpa_status_name(status), message);
-        ck_assert_ptr_null(prim);
-        ck_assert_msg(strstr(message, words[i]) != NULL, "message \"%s\" lacks \"%s\"", message,
-                      words[i]);
-    }
+    const char *words = "varlen.enabled = 1 with k.dtype = s8";
+    llm_case_t c;
+    llm_desc_init(&c, &p);
+    sdpa_primitive_t *prim = NULL;
+    sdpa_status_t status = suite_env.ze->primitive_create(suite_env.ze_ctx, &c.c.desc, &prim);
+    const char *message = suite_env.ze->last_error();
+    ck_assert_msg(status == SDPA_ERROR_UNSUPPORTED, "%s: %s (%s)", words, sdpa_status_name(status),
+                  message);
+    ck_assert_ptr_null(prim);
+    ck_assert_msg(strstr(message, words) != NULL, "message \"%s\" lacks \"%s\"", message, words);
 }
 END_TEST
 
@@ -347,7 +343,7 @@ int main(void)
     tcase_set_timeout(t, 600);
     tcase_add_loop_test(t, test_window, 0, 12);
     tcase_add_loop_test(t, test_window_skips_tiles, 0, 4);
-    tcase_add_loop_test(t, test_softcap, 0, 6);
+    tcase_add_loop_test(t, test_softcap, 0, 8);
     tcase_add_loop_test(t, test_alibi, 0, 6);
     tcase_add_loop_test(t, test_combined, 0, 3);
     tcase_add_loop_test(t, test_varlen_forward, 0, 8);
