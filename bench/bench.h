@@ -47,6 +47,14 @@ typedef struct bench_case {
     int in_default_run; /* 0: only when named with --case */
     /* Forward: sdpa_problem_desc_t.num_splits (0: the backend decides). */
     uint32_t num_splits;
+    /* > 0: a sliding window (ABI 1.1), query i sees keys j >= pos_i -
+     * window_left (pos_i = i + Sk - Sq); with the causal mask, right 0. */
+    int64_t window_left;
+    /* > 0: a varlen batch (ABI 1.1) of this many packed sequences,
+     * varlen_lens[i] queries and keys each; batch is then 1 and q_len =
+     * k_len their total (the packed tensors). Naive and torch: n/a. */
+    int varlen_count;
+    const int64_t *varlen_lens;
 } bench_case_t;
 
 /* Head-dim elements per scale of a quantized K or V. */

@@ -107,6 +107,7 @@ typedef struct softmax_job {
     int64_t cols;         /* Sk */
     int64_t causal_shift; /* bottom-right: row i sees keys j <= i + shift */
     int causal;
+    int64_t window_left; /* > 0: row i sees keys j >= i + shift - window_left */
 } softmax_job_t;
 
 static void softmax_range(void *context, int64_t begin, int64_t end)
@@ -119,16 +120,23 @@ static void softmax_range(void *context, int64_t begin, int64_t end)
             int64_t last = i + job->causal_shift;
             seen = last < 0 ? 0 : last + 1 < job->cols ? last + 1 : job->cols;
         }
+        int64_t first = 0;
+        if (job->window_left > 0) {
+            first = i + job->causal_shift - job->window_left;
+            first = first < 0 ? 0 : first > seen ? seen : first;
+        }
+        for (int64_t j = 0; j < first; j++)
+            row[j] = 0.0f;
         float max = -INFINITY;
-        for (int64_t j = 0; j < seen; j++)
+        for (int64_t j = first; j < seen; j++)
             max = row[j] > max ? row[j] : max;
         float sum = 0.0f;
-        for (int64_t j = 0; j < seen; j++) {
+        for (int64_t j = first; j < seen; j++) {
             row[j] = expf(row[j] - max);
             sum += row[j];
         }
-        float inverse = seen > 0 ? 1.0f / sum : 0.0f;
-        for (int64_t j = 0; j < seen; j++)
+        float inverse = seen > first ? 1.0f / sum : 0.0f;
+        for (int64_t j = first; j < seen; j++)
             row[j] *= inverse;
         for (int64_t j = seen; j < job->cols; j++)
             row[j] = 0.0f;
@@ -177,7 +185,7 @@ static void head_probabilities(const naive_run_t *n, const float *q, const float
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, sq, sk, d, n->h->scale, q, d, k, d, 0.0f,
                 n->probs, sk);
     softmax_job_t job = {n->probs, c->k_len, c->k_len - c->q_len,
-                         c->mask == SDPA_MASK_CAUSAL_BOTTOM_RIGHT};
+                         c->mask == SDPA_MASK_CAUSAL_BOTTOM_RIGHT, c->window_left};
     for_rows(c->q_len, c->k_len, softmax_range, &job);
 }
 
@@ -242,6 +250,8 @@ int bench_run_naive(const bench_case_t *c, const bench_host_t *h, const bench_po
                     bench_outputs_t *out, bench_naive_t *result)
 {
     *result = (bench_naive_t){0};
+    if (c->varlen_count > 0)
+        return -1; /* one square per sequence: not the dense baseline's shape */
     int backward = c->pass == BENCH_BACKWARD;
     size_t head_scores = (size_t)c->q_len * (size_t)c->k_len * sizeof(float);
     size_t q_bytes = (size_t)bench_q_elements(c) * sizeof(float);

@@ -84,6 +84,14 @@ sdpa_problem_desc_t bench_make_problem(const bench_case_t *c, sdpa_prop_kind_t k
     }
     if (kind != SDPA_BACKWARD)
         p.num_splits = c->num_splits;
+    if (c->window_left > 0)
+        p.window = (sdpa_window_desc_t){1, c->window_left, 0};
+    if (c->varlen_count > 0) {
+        int64_t longest = 0;
+        for (int i = 0; i < c->varlen_count; i++)
+            longest = c->varlen_lens[i] > longest ? c->varlen_lens[i] : longest;
+        p.varlen = (sdpa_varlen_desc_t){1, c->varlen_count, longest, longest};
+    }
     if (kind == SDPA_BACKWARD) {
         p.deterministic = (uint32_t)c->deterministic;
         p.diff_dst = q;
@@ -99,6 +107,8 @@ typedef struct case_memory {
     void *q, *k, *v, *dst, *workspace, *fwd_scratch;
     void *kv_scales; /* quantized K/V: one f16 scale per group, shared by K and V */
     void *diff_dst, *diff_q, *diff_k, *diff_v, *bwd_scratch;
+    void *cu_seqlens; /* varlen: int32 [count + 1], for queries and keys */
+    size_t cu_count;
     size_t q_bytes, kv_bytes, kv_scales_bytes, workspace_bytes, fwd_scratch_bytes,
             bwd_scratch_bytes;
 } case_memory_t;
@@ -106,6 +116,7 @@ typedef struct case_memory {
 static void case_memory_free(bench_device_t *d, case_memory_t *m)
 {
     bench_free(d, m->bwd_scratch, m->bwd_scratch_bytes);
+    bench_free(d, m->cu_seqlens, m->cu_count * sizeof(int32_t));
     bench_free(d, m->diff_v, m->kv_bytes);
     bench_free(d, m->diff_k, m->kv_bytes);
     bench_free(d, m->diff_q, m->q_bytes);
@@ -211,6 +222,20 @@ int bench_run_ours(bench_device_t *d, const bench_backend_t *b, const bench_case
                bench_upload(d, m.v, h->v, kv_count, c->dtype)) {
         goto cleanup;
     }
+    if (c->varlen_count > 0) {
+        m.cu_count = (size_t)c->varlen_count + 1;
+        int32_t *cu = malloc(m.cu_count * sizeof(int32_t));
+        if (cu == NULL)
+            goto cleanup;
+        cu[0] = 0;
+        for (int i = 0; i < c->varlen_count; i++)
+            cu[i + 1] = cu[i] + (int32_t)c->varlen_lens[i];
+        int failed = alloc_if_needed(d, &m.cu_seqlens, m.cu_count * sizeof(int32_t)) ||
+                     bench_copy(d, m.cu_seqlens, cu, m.cu_count * sizeof(int32_t));
+        free(cu);
+        if (failed)
+            goto cleanup;
+    }
 
     /* Forward: inference, or training (it writes the log-sum-exp backward reads). */
     sdpa_problem_desc_t fwd_problem = bench_make_problem(
@@ -239,6 +264,8 @@ int bench_run_ours(bench_device_t *d, const bench_backend_t *b, const bench_case
                                    .scale = h->scale,
                                    .k_scales = m.kv_scales,
                                    .v_scales = m.kv_scales,
+                                   .cu_seqlens_q = m.cu_seqlens,
+                                   .cu_seqlens_k = m.cu_seqlens,
                                    .scratch = m.fwd_scratch,
                                    .scratch_size = m.fwd_scratch_bytes,
                                    .signal_event = d->done};

@@ -96,6 +96,11 @@ int bench_torch_run(const bench_case_t *c, const bench_policy_t *policy, bench_t
         snprintf(result->why, sizeof(result->why), "n/a (no quantized K/V)");
         return -1;
     }
+    if (c->window_left > 0 || c->varlen_count > 0) {
+        snprintf(result->why, sizeof(result->why), "n/a (no %s in SDPA)",
+                 c->varlen_count > 0 ? "packed varlen batch" : "sliding window");
+        return -1;
+    }
     char shape[6][24], count[16], reps[16], budget[32], min_reps[16], max_reps[16];
     const int64_t dims[6] = {c->batch, c->q_heads, c->kv_heads, c->q_len, c->k_len, c->head_size};
     for (int i = 0; i < 6; i++)

@@ -412,7 +412,10 @@ typedef struct sdpa_dropout_desc {
  * the additive mask buffer; keys outside the causal band or the window are
  * -inf. softmax, dropout and the log-sum-exp then act on s as before, and
  * a query whose keys are all -inf is a fully masked row (sdpa.h,
- * sdpa_softmax_kind_t). dS (backward) is the gradient with respect to s. */
+ * sdpa_softmax_kind_t). dS (backward) is the gradient with respect to s,
+ * the softmax input: with a softcap, that of the capped score, P o (dP -
+ * D_i) as without one; the gradient with respect to scale * q_i.k_j is dS
+ * times the cap's derivative 1 - tanh^2(scale * q_i.k_j / c). */
 
 /* Variable-length batches (flash_attn_varlen_func): B sequences packed
  * along the sequence dim. q and dst are [1, Hq, total_q, D], k and v

@@ -145,14 +145,13 @@ sdpa_bwd_stage_queries(const private sdpa_bwd_slm *m, const private sdpa_bwd_pro
 {
     const int n_sg = sdpa_bwd_subgroups();
     const int rows = sdpa_imin(br, x->sq - q0);
-    const long q_off = sdpa_bwd_head_offset(qs, x->b, x->h) + (long)q0 * qs->s2;
-    const long diff_dst_off =
-            sdpa_bwd_head_offset(diff_dst_s, x->b, x->h) + (long)q0 * diff_dst_s->s2;
+    const long q_off = sdpa_bwd_q_rows(x, qs, x->h) + (long)q0 * qs->s2;
+    const long diff_dst_off = sdpa_bwd_q_rows(x, diff_dst_s, x->h) + (long)q0 * diff_dst_s->s2;
     sdpa_bwd_stage(m->q, x->ld, 1, Q, q_off, qs->s2, qs->s3, br, rows, x->d, x->d, SC(QRY_DT),
                    n_sg);
     sdpa_bwd_stage(m->diff_dst, x->ld, 1, diff_dst, diff_dst_off, diff_dst_s->s2, diff_dst_s->s3,
                    br, rows, x->d, x->d, SC(DST_DT), n_sg);
-    const long row0 = ((long)x->b * x->hq + x->h) * x->sq + q0;
+    const long row0 = x->stat_row0 + q0;
     for (int r = get_sub_group_id() * SUBGROUP_SIZE + get_sub_group_local_id(); r < br;
          r += n_sg * SUBGROUP_SIZE) {
         m->lse2[r] = r < rows ? ws[row0 + r] * SDPA_LOG2E : 0.0f;
@@ -313,13 +312,20 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_bwd_p
     const sdpa_bwd_strides dst_s = sdpa_bwd_strides_at(STRIDES, SDPA_BWD_STRIDE_DST);
     const sdpa_bwd_strides diff_dst_s = sdpa_bwd_strides_at(STRIDES, SDPA_BWD_STRIDE_DIFF_DST);
     const int row0 = get_group_id(0) * SDPA_BWD_PRE_ROWS;
+    /* Packed sequences (CU_SEQLENS_Q set): sequence b's rows from packed row
+     * `first`, D_i [Hq, TOTAL_Q] like the log-sum-exp. */
+    const long first = CU_SEQLENS_Q ? CU_SEQLENS_Q[b] : 0;
+    const int sq = CU_SEQLENS_Q ? CU_SEQLENS_Q[b + 1] - (int)first : SQ;
+    const long seq_b = CU_SEQLENS_Q ? 0 : b;
+    const long d_i_row0 = CU_SEQLENS_Q ? h * (long)TOTAL_Q + first : (b * hq + h) * SQ;
 
     for (int r = get_sub_group_id(); r < SDPA_BWD_PRE_ROWS; r += SDPA_BWD_PRE_SUBGROUPS) {
         const int i = row0 + r;
-        if (i >= SQ)
+        if (i >= sq)
             break;
-        const long dst_off = sdpa_bwd_head_offset(&dst_s, b, h) + (long)i * dst_s.s2;
-        const long diff_dst_off = sdpa_bwd_head_offset(&diff_dst_s, b, h) + (long)i * diff_dst_s.s2;
+        const long dst_off = sdpa_bwd_head_offset(&dst_s, seq_b, h) + (first + i) * dst_s.s2;
+        const long diff_dst_off =
+                sdpa_bwd_head_offset(&diff_dst_s, seq_b, h) + (first + i) * diff_dst_s.s2;
         /* Rows along the head dimension are usually contiguous: the literal
          * stride makes the lanes' loads one vector load on the CPU device
          * instead of a gather (4% of the backward's time). */
@@ -330,7 +336,7 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_bwd_p
             sum = sdpa_bwd_row_dot(DST, dst_off, dst_s.s3, DIFF_DST, diff_dst_off, diff_dst_s.s3, D);
         sum = sub_group_reduce_add(sum);
         if (lane == 0)
-            D_I[(b * hq + h) * SQ + i] = sum;
+            D_I[d_i_row0 + i] = sum;
     }
 }
 #endif
@@ -343,17 +349,20 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_bwd(
     const int bc = sdpa_bwd_bc(), br = sdpa_bwd_br(), n_sg = sdpa_bwd_subgroups();
     const int sg_id = get_sub_group_id(), lane = get_sub_group_local_id();
     const int k0 = get_group_id(0) * bc;
-    const int keys = sdpa_imin(bc, SK - k0);
     const sdpa_bwd_problem x = SDPA_BWD_PROBLEM_OF_ARGS();
+    const int keys = sdpa_imin(bc, x.sk - k0);
+    /* VARLEN: a work-group past its sequence's keys has nothing to write
+     * (all of it returns: no barrier is left waiting). */
+    if (SC(VARLEN) && keys <= 0)
+        return;
     const sdpa_bwd_slm m = sdpa_bwd_slm_of(SLM, br, x.ld);
     const sdpa_bwd_all_strides st = sdpa_bwd_all_strides_of(STRIDES);
     global void *ds_out = SC(WITH_DS) ? DS : 0;
     const long ds_head = x.b * DS_S0 + (long)x.h * DS_S1;
 
     /* K^T, V^T and K of the block, once; dK^T and dV^T start at zero. */
-    sdpa_bwd_stage_keys(&m, K, sdpa_bwd_head_offset(&st.k, x.b, x.hkv), st.k.s2, st.k.s3, V,
-                        sdpa_bwd_head_offset(&st.v, x.b, x.hkv), st.v.s2, st.v.s3, k0, keys, D,
-                        x.ld);
+    sdpa_bwd_stage_keys(&m, K, sdpa_bwd_k_rows(&x, &st.k, x.hkv), st.k.s2, st.k.s3, V,
+                        sdpa_bwd_k_rows(&x, &st.v, x.hkv), st.v.s2, st.v.s3, k0, keys, D, x.ld);
     sdpa_bwd_zero(m.acc0, D * bc);
     sdpa_bwd_zero(m.acc1, D * bc);
 
@@ -378,12 +387,12 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_bwd(
     /* dS of the queries that cannot see these keys is 0: written here, as
      * no block of the loop covers them. */
     if (SC(WITH_DS))
-        sdpa_bwd_zero_ds_unvisited(DS, ds_head, DS_S2, DS_S3, SQ, first_block, blocks, br, k0, keys,
-                                   n_sg);
+        sdpa_bwd_zero_ds_unvisited(DS, ds_head, DS_S2, DS_S3, x.sq, first_block, blocks, br, k0,
+                                   keys, n_sg);
 
     for (int step = 0; step < blocks; step++) {
         const int q0 = (first_block + sdpa_bwd_query_block_at(step, blocks)) * br;
-        const int queries = sdpa_imin(br, SQ - q0);
+        const int queries = sdpa_imin(br, x.sq - q0);
         barrier(CLK_LOCAL_MEM_FENCE); /* the previous block's readers are done */
         sdpa_bwd_stage_queries(&m, &x, q0, br, Q, &st.q, DIFF_DST, &st.diff_dst, WS, D_I);
         barrier(CLK_LOCAL_MEM_FENCE);
@@ -403,7 +412,7 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_bwd(
         if (dq_owner) {
             const sdpa_bwd_dq_place t = sdpa_bwd_dq_place_of(D, queries);
             sdpa_bwd_dq_out out;
-            out.head = (global float *)DQ + sdpa_bwd_head_offset(&st.dq, x.b, x.h);
+            out.head = (global float *)DQ + sdpa_bwd_q_rows(&x, &st.dq, x.h);
             out.s2 = st.dq.s2;
             out.s3 = st.dq.s3;
             out.q0 = q0 + t.qr0;
@@ -426,10 +435,10 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_bwd(
     out.atomic = !SC(DETERMINISTIC) && SC(DKV_ATOMIC);
     out.f32 = partial || out.atomic;
     const int head = partial ? x.h : x.hkv;
-    sdpa_bwd_store_acc(DK, sdpa_bwd_head_offset(&st.dk, x.b, head), st.dk.s2, st.dk.s3, k0, m.acc0,
-                       1, bc, keys, D, x.factor, out);
-    sdpa_bwd_store_acc(DV, sdpa_bwd_head_offset(&st.dv, x.b, head), st.dv.s2, st.dv.s3, k0, m.acc1,
-                       1, bc, keys, D, 1.0f, out);
+    sdpa_bwd_store_acc(DK, sdpa_bwd_k_rows(&x, &st.dk, head), st.dk.s2, st.dk.s3, k0, m.acc0, 1,
+                       bc, keys, D, x.factor, out);
+    sdpa_bwd_store_acc(DV, sdpa_bwd_k_rows(&x, &st.dv, head), st.dv.s2, st.dv.s3, k0, m.acc1, 1,
+                       bc, keys, D, 1.0f, out);
 }
 #endif
 
@@ -445,8 +454,11 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_bwd_d
     const int bq = sdpa_imax(1, bc / br) * br;
     const int lane = get_sub_group_local_id();
     const int q0 = get_group_id(0) * bq;
-    const int queries = sdpa_imin(bq, SQ - q0);
     const sdpa_bwd_problem x = SDPA_BWD_PROBLEM_OF_ARGS();
+    const int queries = sdpa_imin(bq, x.sq - q0);
+    /* VARLEN: past the sequence's queries, nothing to write. */
+    if (SC(VARLEN) && queries <= 0)
+        return;
     const sdpa_bwd_slm m = sdpa_bwd_slm_of(SLM, bq, x.ld);
     const sdpa_bwd_all_strides st = sdpa_bwd_all_strides_of(STRIDES);
 
@@ -456,19 +468,19 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_bwd_d
     /* Keys the work-group's queries can see: all, or up to the causal band
      * or window of its last query, from the window of its first (rounded
      * down to a block). */
-    const int k_end = sdpa_bwd_visible_keys(&x, 0, SK, q0 + queries - 1);
+    const int k_end = sdpa_bwd_visible_keys(&x, 0, x.sk, q0 + queries - 1);
     const int k_begin = sdpa_imin(
-            sdpa_imax(0, sdpa_window_first(q0 + x.pos_offset, x.win_left) / bc) * bc, SK);
+            sdpa_imax(0, sdpa_window_first(q0 + x.pos_offset, x.win_left) / bc) * bc, x.sk);
     const int sub_blocks = (queries + br - 1) / br;
     const bool dq_owner = get_sub_group_id() < SC(WG_M_DBR) * SC(WG_N_DBR);
 
     /* Each block of keys, staged once, serves the work-group's sub-blocks of
      * br queries in turn: the staging is paid once per bq queries. */
     for (int k0 = k_begin; k0 < k_end; k0 += bc) {
-        const int keys = sdpa_imin(bc, SK - k0);
+        const int keys = sdpa_imin(bc, x.sk - k0);
         barrier(CLK_LOCAL_MEM_FENCE); /* the previous block's readers are done */
-        sdpa_bwd_stage_keys(&m, K, sdpa_bwd_head_offset(&st.k, x.b, x.hkv), st.k.s2, st.k.s3, V,
-                            sdpa_bwd_head_offset(&st.v, x.b, x.hkv), st.v.s2, st.v.s3, k0, keys, D,
+        sdpa_bwd_stage_keys(&m, K, sdpa_bwd_k_rows(&x, &st.k, x.hkv), st.k.s2, st.k.s3, V,
+                            sdpa_bwd_k_rows(&x, &st.v, x.hkv), st.v.s2, st.v.s3, k0, keys, D,
                             x.ld);
         for (int sb = 0; sb < sub_blocks; sb++) {
             const int r0 = sb * br, rows = sdpa_imin(br, queries - r0);
@@ -493,8 +505,8 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_bwd_d
     sdpa_bwd_out out;
     out.f32 = false;
     out.atomic = false;
-    sdpa_bwd_store_acc(DQ, sdpa_bwd_head_offset(&st.dq, x.b, x.h), st.dq.s2, st.dq.s3, q0, m.acc0,
-                       x.ld, 1, queries, D, x.factor, out);
+    sdpa_bwd_store_acc(DQ, sdpa_bwd_q_rows(&x, &st.dq, x.h), st.dq.s2, st.dq.s3, q0, m.acc0, x.ld,
+                       1, queries, D, x.factor, out);
 }
 #endif
 
@@ -504,15 +516,20 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_bwd_p
 )
 {
     const int lane = get_sub_group_local_id();
-    const long b = get_group_id(2), h = get_group_id(1);
+    const long h = get_group_id(1);
     const int row0 = get_group_id(0) * SDPA_BWD_POST_ROWS;
+    /* Packed sequences (CU_SEQLENS set): sequence group z's rows only, from
+     * packed row `first`; rows outside every sequence are not written. */
+    const long b = CU_SEQLENS ? 0 : get_group_id(2);
+    const long first = CU_SEQLENS ? CU_SEQLENS[get_group_id(2)] : 0;
+    const int s = CU_SEQLENS ? CU_SEQLENS[get_group_id(2) + 1] - (int)first : S;
 
     for (int r = get_sub_group_id(); r < SDPA_BWD_POST_ROWS; r += SDPA_BWD_POST_SUBGROUPS) {
         const int row = row0 + r;
-        if (row >= S)
+        if (row >= s)
             break;
-        const long src_off = b * SRC_S0 + h * SRC_S1 + (long)row * SRC_S2;
-        const long dst_off = b * DST_S0 + h * DST_S1 + (long)row * DST_S2;
+        const long src_off = b * SRC_S0 + h * SRC_S1 + (first + row) * SRC_S2;
+        const long dst_off = b * DST_S0 + h * DST_S1 + (first + row) * DST_S2;
         for (int c0 = 0; c0 < D; c0 += SUBGROUP_SIZE) {
             const int c = c0 + lane;
             if (c >= D)

@@ -22,13 +22,30 @@ sdpa_bwd_problem_of(int d, int sk, int sq, const global void *scale_ptr, float s
                     long dropout_seed, long dropout_offset, float dropout_p,
                     const global long *dropout_seed_ptr, const global long *dropout_offset_ptr,
                     const global float *dropout_p_ptr, int win_left, int win_right, float softcap,
-                    const global float *alibi_slopes)
+                    const global float *alibi_slopes, const global int *cu_seqlens_q,
+                    const global int *cu_seqlens_k, int total_q)
 {
     sdpa_bwd_problem x;
     x.b = get_group_id(2);
     x.h = get_group_id(1);
     x.hq = get_num_groups(1);
     x.hkv = x.h / SC(KV_GROUP_SIZE);
+    /* Dropout numbers follow the padded layout [B, Hq, Sq, Sk] (sq and sk
+     * are the maxima with VARLEN), as the mask buffer and dS do. */
+    x.drop_head = ((ulong)x.b * (ulong)x.hq + (ulong)x.h) * (ulong)sq * (ulong)sk;
+    x.drop_sk = sk;
+    /* VARLEN: sequence b of the packed batch, its own lengths from packed
+     * rows q_row0 and k_row0; LSE and D_i are [Hq, total_q]. */
+    x.q_row0 = 0;
+    x.k_row0 = 0;
+    x.stat_row0 = ((long)x.b * x.hq + x.h) * sq;
+    if (SC(VARLEN)) {
+        x.q_row0 = cu_seqlens_q[x.b];
+        x.k_row0 = cu_seqlens_k[x.b];
+        sq = cu_seqlens_q[x.b + 1] - (int)x.q_row0;
+        sk = cu_seqlens_k[x.b + 1] - (int)x.k_row0;
+        x.stat_row0 = (long)x.h * total_q + x.q_row0;
+    }
     x.sq = sq;
     x.sk = sk;
     x.d = d;
@@ -47,7 +64,6 @@ sdpa_bwd_problem_of(int d, int sk, int sq, const global void *scale_ptr, float s
     x.ms3 = ms3;
     x.drop = sdpa_dropout_args_read(dropout_seed, dropout_offset, dropout_p, dropout_seed_ptr,
                                     dropout_offset_ptr, dropout_p_ptr);
-    x.drop_head = ((ulong)x.b * (ulong)x.hq + (ulong)x.h) * (ulong)sq * (ulong)sk;
     return x;
 }
 
@@ -71,6 +87,22 @@ static inline __attribute__((always_inline)) long
 sdpa_bwd_head_offset(const private sdpa_bwd_strides *s, long b, int head)
 {
     return b * s->s0 + (long)head * s->s1;
+}
+
+/* Offset of the first query row (query 0) of `head` in a tensor indexed by
+ * query, [B, H, Sq, D] or with VARLEN packed [1, H, total_q, D]: Q, dO, dQ
+ * and its f32 sums. */
+static inline __attribute__((always_inline)) long
+sdpa_bwd_q_rows(const private sdpa_bwd_problem *x, const private sdpa_bwd_strides *s, int head)
+{
+    return SC(VARLEN) ? x->q_row0 * s->s2 + (long)head * s->s1 : sdpa_bwd_head_offset(s, x->b, head);
+}
+
+/* The same for a tensor indexed by key: K, V, dK, dV and their f32 sums. */
+static inline __attribute__((always_inline)) long
+sdpa_bwd_k_rows(const private sdpa_bwd_problem *x, const private sdpa_bwd_strides *s, int head)
+{
+    return SC(VARLEN) ? x->k_row0 * s->s2 + (long)head * s->s1 : sdpa_bwd_head_offset(s, x->b, head);
 }
 
 /* The strides buffer, tensor by tensor. */
@@ -99,7 +131,7 @@ sdpa_bwd_all_strides_of(const global long *strides)
     sdpa_bwd_problem_of(D, SK, SQ, SCALE_PTR, SCALE, INV_SCALE, MSK, MSK_S0, MSK_S1, MSK_S2,       \
                         MSK_S3, DROPOUT_SEED, DROPOUT_OFFSET, DROPOUT_P, DROPOUT_SEED_PTR,         \
                         DROPOUT_OFFSET_PTR, DROPOUT_P_PTR, WINDOW_LEFT, WINDOW_RIGHT, SOFTCAP,     \
-                        ALIBI_SLOPES)
+                        ALIBI_SLOPES, CU_SEQLENS_Q, CU_SEQLENS_K, TOTAL_Q)
 
 /* Zeroes dS for queries [q_begin, q_end) and keys [k0, k0 + keys), the
  * work-group's n_sg sub-groups taking the queries in turn. */

@@ -68,7 +68,9 @@ sdpa_bwd_dropout_factors3(const private sdpa_dropout_args *d, ulong n0, local fl
 typedef struct sdpa_bwd_problem {
     long b;            /* batch */
     int h, hq, hkv;    /* query head, query heads, K/V head */
-    int sq, sk, d;     /* queries, keys, head size */
+    int sq, sk, d;     /* queries, keys (of the sequence, with VARLEN), head size */
+    long q_row0, k_row0; /* VARLEN: the sequence's first packed query and key rows */
+    long stat_row0;    /* LSE and D_i index of (b, h, query 0) */
     int ld;            /* floats per head-dim row in local memory: SDPA_BWD_LD(d) */
     int causal_offset; /* query i sees key j <= i + causal_offset */
     int pos_offset;    /* query i sits at key position i + pos_offset (Sk - Sq) */
@@ -81,6 +83,7 @@ typedef struct sdpa_bwd_problem {
     long msk_head, ms2, ms3; /* mask offset of (b, h); query and key strides */
     sdpa_dropout_args drop;
     ulong drop_head; /* dropout index of (b, h, query 0, key 0) */
+    int drop_sk;     /* dropout row length: Sk (VARLEN: max_seqlen_k, the padded layout) */
 } sdpa_bwd_problem;
 
 /*
@@ -143,7 +146,10 @@ static inline __attribute__((always_inline)) void sdpa_bwd_p_apply(const private
     const float p = valid && lse2 != -INFINITY ? e : 0.0f;
     const int idx = (t->qt0 + i) * t->bc + t->kt0 + j * SUBGROUP_SIZE + lane;
     const float z = SC(WITH_DROPOUT) ? t->p[idx] : 1.0f; /* from sdpa_bwd_dropout_tile */
-    t->p[idx] = p * z;
+    /* The dS output with the softcap needs P where dropout dropped it: -P
+     * marks those until sdpa_bwd_ds_apply restores P Z = 0. */
+    const bool mark = SC(WITH_SOFTCAP) && SC(WITH_DS) && SC(WITH_DROPOUT) && t->ds_out;
+    t->p[idx] = mark && z == 0.0f ? -p : p * z;
     /* With the softcap, P times its derivative 1 - th^2 (sdpa_bwd_ds_apply). */
     t->ds[idx] = SC(WITH_SOFTCAP) ? p * (1.0f - th * th) : p;
 }
@@ -158,15 +164,25 @@ sdpa_bwd_ds_apply(const private sdpa_bwd_scores *t, int i, int j, float dp)
     const int lane = get_sub_group_local_id();
     const int idx = (t->qt0 + i) * t->bc + t->kt0 + j * SUBGROUP_SIZE + lane;
     const float pz = t->p[idx], p = t->ds[idx];
-    float ds;
+    float ds, ds_value;
     if (SC(WITH_SOFTCAP)) {
         /* p is P g (g the softcap's derivative): dS g = P g (Z dP - D_i),
-         * with Z = keep_scale or 0 read off P Z (P Z != 0 iff kept, when
-         * P != 0). The dS output is refused with a softcap (the host). */
-        const float z = SC(WITH_DROPOUT) ? (pz != 0.0f ? t->x->drop.keep_scale : 0.0f) : 1.0f;
-        ds = p == 0.0f ? 0.0f : p * fma(z, dp, -t->di[t->qt0 + i]);
+         * with Z = keep_scale or 0 read off P Z (P Z > 0 iff kept, when
+         * P != 0). The dS output (sdpa.h: the gradient with respect to the
+         * capped score) is P (Z dP - D_i), P from P Z or from the -P mark. */
+        const float z = SC(WITH_DROPOUT) ? (pz > 0.0f ? t->x->drop.keep_scale : 0.0f) : 1.0f;
+        const float f = fma(z, dp, -t->di[t->qt0 + i]);
+        ds = p == 0.0f ? 0.0f : p * f;
+        ds_value = ds;
+        if (SC(WITH_DS) && t->ds_out) {
+            const float p_plain = !SC(WITH_DROPOUT) ? pz : pz > 0.0f ? pz / z : -pz;
+            ds_value = p_plain == 0.0f ? 0.0f : p_plain * f;
+            if (SC(WITH_DROPOUT))
+                t->p[idx] = fmax(pz, 0.0f); /* P Z again, for dV */
+        }
     } else {
         ds = p == 0.0f ? 0.0f : fma(pz, dp, -p * t->di[t->qt0 + i]);
+        ds_value = ds;
     }
     t->ds[idx] = ds;
     if (SC(WITH_DS) && t->ds_out) {
@@ -174,9 +190,9 @@ sdpa_bwd_ds_apply(const private sdpa_bwd_scores *t, int i, int j, float dp)
         if (key < t->x->sk) {
             const long row = t->ds_head + (long)(t->query0 + i) * t->dss2;
             if (t->dss3 == 1)
-                sdpa_store(t->ds_out, row + key, SC(DS_DT), ds);
+                sdpa_store(t->ds_out, row + key, SC(DS_DT), ds_value);
             else
-                sdpa_store(t->ds_out, row + (long)key * t->dss3, SC(DS_DT), ds);
+                sdpa_store(t->ds_out, row + (long)key * t->dss3, SC(DS_DT), ds_value);
         }
     }
 }
@@ -190,7 +206,8 @@ sdpa_bwd_dropout_tile(const private sdpa_bwd_scores *t, int rows, int nvec)
 {
     const private sdpa_bwd_problem *x = t->x;
     for (int i = 0; i < rows; i++) {
-        const ulong n_row = x->drop_head + (ulong)(t->query0 + i) * (ulong)x->sk + (ulong)t->key0;
+        const ulong n_row = x->drop_head + (ulong)(t->query0 + i) * (ulong)x->drop_sk +
+                            (ulong)t->key0;
         local float *row = t->p + (t->qt0 + i) * t->bc + t->kt0 + get_sub_group_local_id();
         for (int j = 0; j < nvec; j += 3)
             sdpa_bwd_dropout_factors3(&x->drop, n_row + (ulong)j * SUBGROUP_SIZE,

@@ -206,7 +206,8 @@ static void build_problem_set(problem_set_t *set)
     }
 
     /* ABI 1.1 (issue 16): the score modifiers forward and backward, a paged
-     * decode with f16 and s8 caches, a varlen prefill; all in CI's set. */
+     * decode with f16 and s8 caches, a varlen prefill and its backward
+     * (atomic and deterministic); all in CI's set. */
     add(set, "fwd", SDPA_FORWARD_INFERENCE, SDPA_DTYPE_F16, 128, SDPA_MASK_CAUSAL_BOTTOM_RIGHT,
         " window softcap alibi")
             ->modifiers = 1;
@@ -223,6 +224,13 @@ static void build_problem_set(problem_set_t *set)
     add(set, "fwd", SDPA_FORWARD_TRAINING, SDPA_DTYPE_F16, 128, SDPA_MASK_CAUSAL_BOTTOM_RIGHT,
         " varlen")
             ->varlen = 1;
+    add(set, "bwd", SDPA_BACKWARD, SDPA_DTYPE_F16, 128, SDPA_MASK_CAUSAL_BOTTOM_RIGHT,
+        " varlen atomic")
+            ->varlen = 1;
+    gate_problem_t *varlen_det = add(set, "bwd", SDPA_BACKWARD, SDPA_DTYPE_F16, 128,
+                                     SDPA_MASK_CAUSAL_BOTTOM_RIGHT, " varlen deterministic");
+    varlen_det->varlen = 1;
+    varlen_det->deterministic = 1;
 
     /* Split-KV decode (the thin-Q decode kernel): f16, s8 and s4 K/V, a
      * paged cache with every modifier, MHA at head size 256. */

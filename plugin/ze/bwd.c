@@ -146,6 +146,9 @@ static void main_args(const sdpa_primitive_t *prim, const sdpa_exec_args_t *a,
             .DS_S1 = plan->ds_strides[1],
             .DS_S2 = plan->ds_strides[2],
             .DS_S3 = plan->ds_strides[3],
+            .CU_SEQLENS_Q = p->varlen.enabled ? a->cu_seqlens_q : NULL,
+            .CU_SEQLENS_K = p->varlen.enabled ? a->cu_seqlens_k : NULL,
+            .TOTAL_Q = (int32_t)p->q.dims[2],
             .SLM = slm_bytes,
     };
     ze_exec_scalars_t s;
@@ -190,6 +193,7 @@ sdpa_status_t ze_bwd_execute(sdpa_primitive_t *prim, const sdpa_exec_args_t *a,
 {
     const sdpa_bwd_plan_t *plan = &prim->bwd;
     const sdpa_bwd_scratch_t *s = &plan->scratch;
+    const int varlen = prim->problem.varlen.enabled != 0;
     bwd_buffers_t b;
     memset(&b, 0, sizeof(b));
     sdpa_status_t status = find_scratch(prim, a, list_scratch, &b.scratch);
@@ -228,7 +232,9 @@ sdpa_status_t ze_bwd_execute(sdpa_primitive_t *prim, const sdpa_exec_args_t *a,
                                      .DIFF_DST = a->diff_dst,
                                      .D = plan->head_size,
                                      .SQ = plan->q_len,
-                                     .STRIDES = b.strides};
+                                     .STRIDES = b.strides,
+                                     .CU_SEQLENS_Q = varlen ? a->cu_seqlens_q : NULL,
+                                     .TOTAL_Q = (int32_t)prim->problem.q.dims[2]};
     if ((status = run(list, prim->bwd_pre, SDPA_BWD_PREPROCESS_KERNEL, &sdpa_bwd_pre_args_table,
                       &pre, plan->pre_groups)) ||
         (status = barrier(list)))
@@ -256,6 +262,9 @@ sdpa_status_t ze_bwd_execute(sdpa_primitive_t *prim, const sdpa_exec_args_t *a,
         sdpa_bwd_post_args_t post_args = post->args;
         post_args.DST = gradient(a, post->dst);
         post_args.SRC = region(b.scratch, post->src);
+        if (varlen)
+            post_args.CU_SEQLENS =
+                    post->dst == SDPA_BWD_BUFFER_DIFF_Q ? a->cu_seqlens_q : a->cu_seqlens_k;
         if ((status = run(list, prim->bwd_post, SDPA_BWD_POSTPROCESS_KERNEL,
                           &sdpa_bwd_post_args_table, &post_args, post->group_count)))
             return status;

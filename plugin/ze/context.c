@@ -163,6 +163,7 @@ sdpa_status_t ze_context_get_features(sdpa_context_t *ctx, sdpa_features_t *out)
     f.has_softcap = 1;
     f.has_alibi = 1;
     f.has_paged_kv = 1;
+    f.has_varlen = 1;
     sdpa_features_store(&f, out);
     return SDPA_SUCCESS;
 }

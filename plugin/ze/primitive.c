@@ -28,26 +28,16 @@ static void trace(const sdpa_primitive_t *prim, const char *what, const char *st
 
 /* The ABI 1.1 features the ze kernels run (context_get_features advertises
  * those they run in both directions): the sliding window, the softcap and
- * ALiBi, forward and backward; variable-length batches forward; a paged KV
+ * ALiBi, variable-length batches, forward and backward; a paged KV
  * cache (forward only by definition). */
 static sdpa_status_t ze_llm_supported(const sdpa_problem_desc_t *p, const sdpa_shape_t *shape)
 {
-    if (p->varlen.enabled && p->prop_kind == SDPA_BACKWARD)
-        return sdpa_fail(SDPA_ERROR_UNSUPPORTED,
-                         "varlen.enabled = 1 with prop_kind = BACKWARD: the ze backend runs "
-                         "variable-length batches forward only so far (context_get_features: "
-                         "has_varlen = 0; the ref backend runs both)");
     if (p->varlen.enabled && (sdpa_dtype_is_quantized(p->k.dtype) ||
                               sdpa_dtype_is_quantized(p->v.dtype)))
         return sdpa_fail(SDPA_ERROR_UNSUPPORTED,
                          "varlen.enabled = 1 with k.dtype = %s, v.dtype = %s: the ze backend "
                          "runs variable-length batches with f32, f16 or bf16 K and V",
                          sdpa_dtype_name(p->k.dtype), sdpa_dtype_name(p->v.dtype));
-    if (p->softcap > 0.0f && p->ds.dtype != SDPA_DTYPE_UNDEF)
-        return sdpa_fail(SDPA_ERROR_UNSUPPORTED,
-                         "softcap = %g with ds.dtype = %s: the ze backward does not write dS "
-                         "with a softcap",
-                         (double)p->softcap, sdpa_dtype_name(p->ds.dtype));
     return sdpa_plan_window_check(p, shape->q_len, shape->k_len);
 }
 

@@ -48,6 +48,7 @@ static void set_constants(sdpa_bwd_plan_t *plan, const sdpa_problem_desc_t *p,
     sdpa_spec_values_set_bool(v, SDPA_SC_DKV_ATOMIC, plan->scratch.dkv_atomic);
     sdpa_spec_values_set_bool(v, SDPA_SC_DETERMINISTIC,
                               plan->scratch.mode == SDPA_BWD_MODE_DETERMINISTIC);
+    sdpa_spec_values_set_bool(v, SDPA_SC_VARLEN, p->varlen.enabled != 0);
 }
 
 static void copy4(int64_t *out, const int64_t in[4])
@@ -68,8 +69,10 @@ static void dense4(int64_t *out, int64_t heads, int64_t seq, int64_t d)
 
 /* The strides buffer: the inputs' strides, then where dQ, dK and dV go. */
 static void set_strides(sdpa_bwd_plan_t *plan, const sdpa_problem_desc_t *p,
-                        const sdpa_shape_t *shape)
+                        const sdpa_shape_t *grid_shape)
 {
+    const sdpa_shape_t packed = sdpa_bwd_storage_shape(p, grid_shape);
+    const sdpa_shape_t *shape = &packed;
     int64_t *s = plan->strides;
     int64_t d = shape->head_size;
     copy4(s + SDPA_BWD_STRIDE_K, p->k.strides);
@@ -139,6 +142,14 @@ static void add_post(sdpa_bwd_plan_t *plan, sdpa_bwd_buffer_t dst, sdpa_scratch_
     post->group_count[2] = (uint32_t)gradient->dims[0];
 }
 
+/* With varlen, a postprocess runs one group row per sequence over its
+ * longest length (the kernel reads the rows from CU_SEQLENS, bwd.c). */
+static void set_post_varlen(sdpa_bwd_post_t *post, int64_t batch, int64_t max_len)
+{
+    post->group_count[0] = div_up(max_len, SDPA_BWD_POST_ROWS);
+    post->group_count[2] = (uint32_t)batch;
+}
+
 static void set_posts(sdpa_bwd_plan_t *plan, const sdpa_problem_desc_t *p,
                       const sdpa_shape_t *shape)
 {
@@ -153,6 +164,11 @@ static void set_posts(sdpa_bwd_plan_t *plan, const sdpa_problem_desc_t *p,
         add_post(plan, SDPA_BWD_BUFFER_DIFF_K, s->dk, &p->diff_k, shape->kv_heads, 1);
         add_post(plan, SDPA_BWD_BUFFER_DIFF_V, s->dv, &p->diff_v, shape->kv_heads, 1);
     }
+    if (p->varlen.enabled)
+        for (uint32_t i = 0; i < plan->num_posts; i++)
+            set_post_varlen(&plan->posts[i], shape->batch,
+                            plan->posts[i].dst == SDPA_BWD_BUFFER_DIFF_Q ? shape->q_len
+                                                                         : shape->k_len);
 }
 
 static sdpa_status_t set_geometry(sdpa_bwd_plan_t *plan, const sdpa_shape_t *shape,

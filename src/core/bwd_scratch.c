@@ -39,6 +39,17 @@ static int f32_dense(const sdpa_tensor_desc_t *t)
     return t->dtype == SDPA_DTYPE_F32 && sdpa_tensor_is_dense(t);
 }
 
+sdpa_shape_t sdpa_bwd_storage_shape(const sdpa_problem_desc_t *problem, const sdpa_shape_t *shape)
+{
+    sdpa_shape_t s = *shape;
+    if (problem->varlen.enabled) {
+        s.batch = 1;
+        s.q_len = problem->q.dims[2];
+        s.k_len = problem->k.dims[2];
+    }
+    return s;
+}
+
 static void add_fill(sdpa_bwd_scratch_t *s, sdpa_bwd_buffer_t buffer, size_t offset, size_t bytes)
 {
     s->fills[s->num_fills++] = (sdpa_zero_fill_t){buffer, offset, bytes};
@@ -55,6 +66,12 @@ sdpa_status_t sdpa_bwd_scratch_plan(const sdpa_problem_desc_t *problem, const sd
     sdpa_bwd_scratch_t s;
     memset(&s, 0, sizeof(s));
     s.mode = mode;
+    /* Packed sequences: the sums go through the scratch and a postprocess
+     * that writes the sequences' rows only (no fill of the caller's rows
+     * outside every sequence). */
+    const int varlen = problem->varlen.enabled != 0;
+    const sdpa_shape_t packed = sdpa_bwd_storage_shape(problem, shape);
+    shape = &packed;
 
     const int64_t q_dims[4] = {shape->batch, shape->q_heads, shape->q_len, shape->head_size};
     const int64_t kv_dims[4] = {shape->batch, shape->kv_heads, shape->k_len, shape->head_size};
@@ -68,9 +85,10 @@ sdpa_status_t sdpa_bwd_scratch_plan(const sdpa_problem_desc_t *problem, const sd
     int ok = 1;
 
     if (mode == SDPA_BWD_MODE_ATOMIC) {
-        s.dq_f32_scratch = !f32_dense(&problem->diff_q);
+        s.dq_f32_scratch = varlen || !f32_dense(&problem->diff_q);
         s.dkv_atomic = gqa;
-        s.dkv_f32_scratch = gqa && !(f32_dense(&problem->diff_k) && f32_dense(&problem->diff_v));
+        s.dkv_f32_scratch =
+                gqa && (varlen || !(f32_dense(&problem->diff_k) && f32_dense(&problem->diff_v)));
         if (s.dq_f32_scratch)
             ok &= append_region(&end, &s.dq, q_elems, sizeof(float));
         if (s.dkv_f32_scratch) {

@@ -97,6 +97,11 @@ sdpa_bwd_mode_t sdpa_bwd_mode_of(const sdpa_problem_desc_t *problem);
  * sdpa_problem_check, prop_kind BACKWARD, with its shape) in mode. Returns
  * SDPA_SUCCESS, SDPA_ERROR_INVALID_ARGUMENT for a forward problem, or
  * SDPA_ERROR_UNSUPPORTED if the sizes overflow size_t. */
+/* The shape of the buffers indexed by position (Q, K, V, gradients, the f32
+ * sums and partials, D_i): shape itself, or with varlen the packed
+ * [1, H, total, D] tensors (q.dims[2] query rows, k.dims[2] key rows). */
+sdpa_shape_t sdpa_bwd_storage_shape(const sdpa_problem_desc_t *problem, const sdpa_shape_t *shape);
+
 sdpa_status_t sdpa_bwd_scratch_plan(const sdpa_problem_desc_t *problem, const sdpa_shape_t *shape,
                                     sdpa_bwd_mode_t mode, sdpa_bwd_scratch_t *out);
 

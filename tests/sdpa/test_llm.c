@@ -6,9 +6,9 @@
  * unbounded, wider than Sk; slopes of 0; Sq < Sk and Sq > Sk), windows
  * narrow enough that whole key tiles are skipped, everything together with
  * dropout, in f32, f16 and bf16; variable-length batches forward; a paged
- * KV cache (decode and chunked prefill, f16 and s8); and what ze refuses
- * (varlen backward, quantized varlen, dS with a softcap) with the features
- * query saying the same.
+ * KV cache (decode and chunked prefill, f16 and s8); variable-length
+ * batches backward; and what ze refuses (quantized varlen) with the
+ * features query saying the same.
  */
 #include <check.h>
 #include <stdio.h>
@@ -136,13 +136,16 @@ END_TEST
 
 /* Softcap: scores up to about +-12 under a cap of 3 (deep in tanh's bend),
  * and a cap far above the scores; forward and backward through the cap (dQ,
- * dK), with dropout once. */
+ * dK), with dropout once; the dS output (the gradient with respect to the
+ * capped score) with and without dropout (dropped elements have dS = -P
+ * D_i). */
 START_TEST(test_softcap)
 {
     llm_spec_t s = padded(_i < 3 ? SDPA_FORWARD_TRAINING : SDPA_BACKWARD, 2, 5, 9, dtypes[_i % 3]);
     s.softcap = _i == 2 ? 1000.0f : 3.0f;
     s.mask_kind = _i == 4 ? SDPA_MASK_CAUSAL_BOTTOM_RIGHT : SDPA_MASK_NONE;
-    s.dropout = _i == 5;
+    s.dropout = _i == 5 || _i == 6;
+    s.ds_dtype = _i == 6 ? SDPA_DTYPE_F32 : _i == 7 ? SDPA_DTYPE_F16 : SDPA_DTYPE_UNDEF;
     check_spec(&s, 500 + (uint64_t)_i);
 }
 END_TEST
@@ -224,6 +227,50 @@ START_TEST(test_varlen_long_and_decode)
 }
 END_TEST
 
+/* Varlen backward over the forward's sequences (an empty query sequence,
+ * one without keys, one-token sequences): every dtype and mask kind, both
+ * softmax modes, atomic and deterministic dQ, GQA 4/2 (dK, dV summed over
+ * query heads: f32 sums or per-head partials) and Hq = Hkv (written
+ * directly), the dS output in the padded layout, dropout numbers of the
+ * padded equivalent. Rows outside every sequence stay untouched. */
+START_TEST(test_varlen_backward)
+{
+    const sdpa_mask_kind_t masks[4] = {SDPA_MASK_NONE, SDPA_MASK_CAUSAL_TOP_LEFT,
+                                       SDPA_MASK_CAUSAL_BOTTOM_RIGHT, SDPA_MASK_BUFFER};
+    llm_spec_t s = varlen(SDPA_BACKWARD, 5, varlen_q, varlen_k, dtypes[_i % 3]);
+    s.mask_kind = masks[_i % 4];
+    s.softmax = _i % 2 ? SDPA_SOFTMAX_INF_AS_ZERO : SDPA_SOFTMAX_ACCURATE;
+    s.deterministic = _i >= 4;
+    s.ds_dtype = _i % 3 == 1 ? SDPA_DTYPE_F32 : SDPA_DTYPE_UNDEF;
+    s.dropout = _i == 2 || _i == 7;
+    if (_i == 0 || _i == 5)
+        s.kv_heads = s.q_heads;
+    check_spec(&s, 170 + (uint64_t)_i);
+}
+END_TEST
+
+/* Varlen backward over several query blocks and key blocks (up to 70
+ * queries and 130 keys), plain and with every modifier (window, softcap,
+ * ALiBi per sequence, causal, dropout), atomic and deterministic. */
+START_TEST(test_varlen_backward_long)
+{
+    static const int64_t long_q[3] = {40, 0, 70}, long_k[3] = {90, 5, 130};
+    llm_spec_t s = varlen(SDPA_BACKWARD, 3, long_q, long_k,
+                          _i % 2 ? SDPA_DTYPE_BF16 : SDPA_DTYPE_F16);
+    if (_i % 2) {
+        s.window = (sdpa_window_desc_t){1, 30, 0};
+        s.softcap = 5.0f;
+        s.alibi = SDPA_ALIBI_PER_BATCH_HEAD;
+        s.mask_kind = SDPA_MASK_CAUSAL_BOTTOM_RIGHT;
+        s.dropout = 1;
+        s.ds_dtype = SDPA_DTYPE_F32;
+    }
+    s.softmax = SDPA_SOFTMAX_INF_AS_ZERO;
+    s.deterministic = _i >= 2;
+    check_spec(&s, 180 + (uint64_t)_i);
+}
+END_TEST
+
 /* Paged decode and chunked prefill: cache lengths of one token, a last
  * page partly filled, pages exactly full, an empty cache; blocks shuffled
  * through the cache with spare ones; f16 and s8 caches with f16, bf16 and
@@ -265,36 +312,26 @@ START_TEST(test_refusals_and_features)
     ck_assert_uint_eq(f.has_window, 1);
     ck_assert_uint_eq(f.has_softcap, 1);
     ck_assert_uint_eq(f.has_alibi, 1);
-    ck_assert_uint_eq(f.has_varlen, 0); /* forward only so far */
+    ck_assert_uint_eq(f.has_varlen, 1);
     ck_assert_uint_eq(f.has_paged_kv, 1);
     ck_assert_uint_eq(f.has_split_kv, 1); /* test_decode.c */
 
     static const int64_t len[2] = {3, 5};
-    llm_spec_t v = padded(SDPA_BACKWARD, 2, 3, 5, SDPA_DTYPE_F32);
-    v.layout = LLM_VARLEN;
     llm_spec_t p = padded(SDPA_FORWARD_INFERENCE, 2, 1, 5, SDPA_DTYPE_F16);
     p.layout = LLM_VARLEN;
     p.kvdt = SDPA_DTYPE_S8;
     for (int b = 0; b < 2; b++)
         p.len_k[b] = len[b];
-    llm_spec_t d = padded(SDPA_BACKWARD, 1, 3, 5, SDPA_DTYPE_F32);
-    d.softcap = 2.0f;
-    d.ds_dtype = SDPA_DTYPE_F32;
-    const llm_spec_t *specs[3] = {&v, &p, &d};
-    const char *words[3] = {"varlen.enabled = 1 with prop_kind = BACKWARD",
-                            "varlen.enabled = 1 with k.dtype = s8", "softcap = 2"};
-    for (int i = 0; i < 3; i++) {
-        llm_case_t c;
-        llm_desc_init(&c, specs[i]);
-        sdpa_primitive_t *prim = NULL;
-        sdpa_status_t status = suite_env.ze->primitive_create(suite_env.ze_ctx, &c.c.desc, &prim);
-        const char *message = suite_env.ze->last_error();
-        ck_assert_msg(status == SDPA_ERROR_UNSUPPORTED, "%s: %s (%s)", words[i],
-                      sdpa_status_name(status), message);
-        ck_assert_ptr_null(prim);
-        ck_assert_msg(strstr(message, words[i]) != NULL, "message \"%s\" lacks \"%s\"", message,
-                      words[i]);
-    }
+    const char *words = "varlen.enabled = 1 with k.dtype = s8";
+    llm_case_t c;
+    llm_desc_init(&c, &p);
+    sdpa_primitive_t *prim = NULL;
+    sdpa_status_t status = suite_env.ze->primitive_create(suite_env.ze_ctx, &c.c.desc, &prim);
+    const char *message = suite_env.ze->last_error();
+    ck_assert_msg(status == SDPA_ERROR_UNSUPPORTED, "%s: %s (%s)", words, sdpa_status_name(status),
+                  message);
+    ck_assert_ptr_null(prim);
+    ck_assert_msg(strstr(message, words) != NULL, "message \"%s\" lacks \"%s\"", message, words);
 }
 END_TEST
 
@@ -306,11 +343,13 @@ int main(void)
     tcase_set_timeout(t, 600);
     tcase_add_loop_test(t, test_window, 0, 12);
     tcase_add_loop_test(t, test_window_skips_tiles, 0, 4);
-    tcase_add_loop_test(t, test_softcap, 0, 6);
+    tcase_add_loop_test(t, test_softcap, 0, 8);
     tcase_add_loop_test(t, test_alibi, 0, 6);
     tcase_add_loop_test(t, test_combined, 0, 3);
     tcase_add_loop_test(t, test_varlen_forward, 0, 8);
     tcase_add_loop_test(t, test_varlen_long_and_decode, 0, 5);
+    tcase_add_loop_test(t, test_varlen_backward, 0, 8);
+    tcase_add_loop_test(t, test_varlen_backward_long, 0, 4);
     tcase_add_loop_test(t, test_paged, 0, 10);
     tcase_add_test(t, test_refusals_and_features);
     suite_add_tcase(s, t);
