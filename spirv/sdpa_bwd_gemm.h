@@ -25,7 +25,7 @@
  *
  * Per reduction step a block does RN vector loads, RM broadcasts and
  * RM * RN FMAs with the accumulators in registers. A tile is covered by
- * blocks of SDPA_BWD_RB_ROWS rows plus tails of 4, 2 and 1, and by
+ * blocks of SDPA_BWD_RB_ROWS rows plus a tail of single rows, and by
  * SDPA_BWD_RB_VECS vectors plus a tail of one; block sizes are literals
  * (macro-generated, always_inline) so that the accumulators become
  * registers. The variant's sub-group size says which devices run it
@@ -97,41 +97,28 @@
 #define SDPA_BWD_BLOCK(NAME, RM, RN)                                                               \
     SDPA_BWD_CAT(SDPA_BWD_CAT(SDPA_BWD_CAT(sdpa_bwd_##NAME##_block_, RM), x), RN)
 
-/* Rows 0..rows-1 in blocks of RB_ROWS, then tails of 4 (when RB_ROWS > 4),
- * 2 and 1 (RB_ROWS < 8), each block RN vectors wide starting at vector j0. */
-#if SDPA_BWD_RB_ROWS > 4
-#define SDPA_BWD_TAIL4_(NAME, RN, rest, ctx, i0, j0, a, a_i, a_r, b, b_r, len)                     \
-    if (rest & 4) {                                                                                \
-        SDPA_BWD_BLOCK(NAME, 4, RN)(ctx, i0, j0, a, a_i, a_r, b, b_r, len);                        \
-        i0 += 4;                                                                                   \
-    }
-#define SDPA_BWD_DEFINE_BLOCK4_(NAME, CTX, INIT, APPLY, RN)                                        \
-    SDPA_BWD_DEFINE_BLOCK(NAME, CTX, INIT, APPLY, 4, RN)
-#else
-#define SDPA_BWD_TAIL4_(NAME, RN, rest, ctx, i0, j0, a, a_i, a_r, b, b_r, len)
-#define SDPA_BWD_DEFINE_BLOCK4_(NAME, CTX, INIT, APPLY, RN)
-#endif
+/* Rows 0..rows-1 in blocks of RB_ROWS, then the rest one row at a time,
+ * each block RN vectors wide starting at vector j0. One tail shape, not
+ * unrolled tails of 4, 2 and 1: every block shape is unrolled code in each
+ * of the kernel's five products, and the build time grows with their count
+ * (issue 14), while tiles are mostly whole blocks (Br and the head size
+ * are multiples of 4 and 8). The tail is a guarded do-while for the reason
+ * SDPA_BWD_DEFINE_BLOCK_ gives. */
 #define SDPA_BWD_FOR_ROW_BLOCKS(NAME, RN, rows, ctx, j0, a, a_i, a_r, b, b_r, len)                 \
     do {                                                                                           \
         const int rows_ = (rows);                                                                  \
         int i0_ = 0;                                                                               \
         for (; i0_ + SDPA_BWD_RB_ROWS <= rows_; i0_ += SDPA_BWD_RB_ROWS)                           \
             SDPA_BWD_BLOCK(NAME, SDPA_BWD_RB_ROWS, RN)(ctx, i0_, j0, a, a_i, a_r, b, b_r, len);    \
-        const int rest_ = rows_ - i0_;                                                             \
-        SDPA_BWD_TAIL4_(NAME, RN, rest_, ctx, i0_, j0, a, a_i, a_r, b, b_r, len)                   \
-        if (rest_ & 2) {                                                                           \
-            SDPA_BWD_BLOCK(NAME, 2, RN)(ctx, i0_, j0, a, a_i, a_r, b, b_r, len);                   \
-            i0_ += 2;                                                                              \
-        }                                                                                          \
-        if (rest_ & 1)                                                                             \
-            SDPA_BWD_BLOCK(NAME, 1, RN)(ctx, i0_, j0, a, a_i, a_r, b, b_r, len);                   \
+        if (i0_ < rows_)                                                                           \
+            do                                                                                     \
+                SDPA_BWD_BLOCK(NAME, 1, RN)(ctx, i0_, j0, a, a_i, a_r, b, b_r, len);               \
+            while (++i0_ < rows_);                                                                 \
     } while (0)
 
 #if SDPA_BWD_RB_VECS != 1
 #define SDPA_BWD_DEFINE_TAIL_BLOCKS_(NAME, CTX, INIT, APPLY)                                       \
     SDPA_BWD_DEFINE_BLOCK(NAME, CTX, INIT, APPLY, SDPA_BWD_RB_ROWS, 1)                             \
-    SDPA_BWD_DEFINE_BLOCK4_(NAME, CTX, INIT, APPLY, 1)                                             \
-    SDPA_BWD_DEFINE_BLOCK(NAME, CTX, INIT, APPLY, 2, 1)                                            \
     SDPA_BWD_DEFINE_BLOCK(NAME, CTX, INIT, APPLY, 1, 1)
 #define SDPA_BWD_TAIL_VECTORS_(NAME, rows, ctx, j0, a, a_i, a_r, b, b_r, len, nvec)                \
     for (; j0 < (nvec); j0++)                                                                      \
@@ -149,8 +136,6 @@
  */
 #define SDPA_BWD_DEFINE_TILE(NAME, CTX, INIT, APPLY)                                               \
     SDPA_BWD_DEFINE_BLOCK(NAME, CTX, INIT, APPLY, SDPA_BWD_RB_ROWS, SDPA_BWD_RB_VECS)              \
-    SDPA_BWD_DEFINE_BLOCK4_(NAME, CTX, INIT, APPLY, SDPA_BWD_RB_VECS)                              \
-    SDPA_BWD_DEFINE_BLOCK(NAME, CTX, INIT, APPLY, 2, SDPA_BWD_RB_VECS)                             \
     SDPA_BWD_DEFINE_BLOCK(NAME, CTX, INIT, APPLY, 1, SDPA_BWD_RB_VECS)                             \
     SDPA_BWD_DEFINE_TAIL_BLOCKS_(NAME, CTX, INIT, APPLY)                                           \
     static inline __attribute__((always_inline)) void sdpa_bwd_##NAME##_tile(                      \

@@ -87,7 +87,7 @@ typedef struct sdpa_bwd_out {
     bool atomic; /* add atomically (implies f32) */
 } sdpa_bwd_out;
 
-static inline void sdpa_bwd_atomic_add(global float *p, float value);
+static __attribute__((noinline)) void sdpa_bwd_atomic_add(global float *p, float value);
 
 /* One element of sdpa_bwd_unstage. */
 static inline __attribute__((always_inline)) void
@@ -141,8 +141,13 @@ sdpa_bwd_unstage(global void *dst, long off, long dst_r, long dst_c, local const
 
 /* *p += value, atomically. With SDPA_BWD_FLOAT_ATOMICS (needs the SPIR-V
  * extension SPV_EXT_shader_atomic_float_add) a native float add, else a
- * compare-and-swap loop on the bits, which every OpenCL 2.0 device runs. */
-static inline void sdpa_bwd_atomic_add(global float *p, float value)
+ * compare-and-swap loop on the bits, which every OpenCL 2.0 device runs.
+ * Never inlined: the dQ epilogue calls it once per element of every
+ * unrolled block, and Intel's CPU compiler scalarizes an inlined loop per
+ * lane, so inlining it made the main backward module's build about twice
+ * as long (build time, issue 14); the call costs little beside the
+ * compare-and-swap itself. */
+static __attribute__((noinline)) void sdpa_bwd_atomic_add(global float *p, float value)
 {
 #ifdef SDPA_BWD_FLOAT_ATOMICS
     atomic_fetch_add_explicit((volatile global atomic_float *)p, value, memory_order_relaxed,
