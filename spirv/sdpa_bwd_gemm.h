@@ -28,13 +28,13 @@
  * blocks of SDPA_BWD_RB_ROWS rows plus a tail of single rows, and by
  * SDPA_BWD_RB_VECS vectors plus a tail of one; block sizes are literals
  * (macro-generated, always_inline) so that the accumulators become
- * registers. The variant's sub-group size says which devices run it
- * (sdpa_device_subgroup_size): 16 the CPU (AVX2: 16 vector registers, two
- * per 16-lane vector), Xe-HPC and later GPUs, with 6 x 1 blocks; 8 only
- * Xe-LP and Xe-HPG, with 4 x 1 blocks: with 6 x 2 (and 6 x 1) Intel's GPU
- * compiler spilled on Xe-LP, whose tile addresses take a register each
- * (doc/gpu-isa.md). Keyed on the sub-group size that already names the
- * variant, the choice adds no SPIR-V variant. -DSDPA_BWD_RB_ROWS=... and
+ * registers. 4 x 1 blocks for every variant: with sub-group size 8 (Xe-LP
+ * and Xe-HPG) 6 x 2 and 6 x 1 made Intel's GPU compiler spill on Xe-LP,
+ * whose tile addresses take a register each (doc/gpu-isa.md); with 16
+ * (the CPU, Xe-HPC and later) 4 x 1 ran faster on the CPU than 6 x 1
+ * (BENCH_CLOCK=cpu: llama3 prefill bwd 1475 -> 1416 ms, bert-base bwd
+ * 236 -> 219 ms), builds about 8% faster, and divides Br and the head
+ * sizes, so the single-row tail is rare. -DSDPA_BWD_RB_ROWS=... and
  * -DSDPA_BWD_RB_VECS=... override them.
  */
 #ifndef SDPA_SPIRV_BWD_GEMM_H
@@ -43,11 +43,7 @@
 #include "sdpa_common.h"
 
 #ifndef SDPA_BWD_RB_ROWS
-#if SUBGROUP_SIZE <= 8
 #define SDPA_BWD_RB_ROWS 4
-#else
-#define SDPA_BWD_RB_ROWS 6
-#endif
 #endif
 #ifndef SDPA_BWD_RB_VECS
 #define SDPA_BWD_RB_VECS 1
@@ -101,8 +97,8 @@
  * each block RN vectors wide starting at vector j0. One tail shape, not
  * unrolled tails of 4, 2 and 1: every block shape is unrolled code in each
  * of the kernel's five products, and the build time grows with their count
- * (issue 14), while tiles are mostly whole blocks (Br and the head size
- * are multiples of 4 and 8). The tail is a guarded do-while for the reason
+ * (issue 14), while tiles are mostly whole blocks (Br and the head sizes
+ * are multiples of SDPA_BWD_RB_ROWS). The tail is a guarded do-while for the reason
  * SDPA_BWD_DEFINE_BLOCK_ gives. */
 #define SDPA_BWD_FOR_ROW_BLOCKS(NAME, RN, rows, ctx, j0, a, a_i, a_r, b, b_r, len)                 \
     do {                                                                                           \
