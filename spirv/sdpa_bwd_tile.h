@@ -39,6 +39,17 @@ static inline __attribute__((always_inline)) void sdpa_bwd_copy_row(local float 
     }
 }
 
+/* sdpa_bwd_copy_row for a strided source (no vector loads to gain), out
+ * of line: the copies in uncommon layouts then cost the build one body,
+ * not one inlined copy per call site (build time, issue 14). */
+static __attribute__((noinline)) void sdpa_bwd_copy_row_strided(local float *dst, int dst_c,
+                                                                const global void *src, long off,
+                                                                long stride, int cols,
+                                                                int cols_valid, int dt)
+{
+    sdpa_bwd_copy_row(dst, dst_c, src, off, stride, cols, cols_valid, dt);
+}
+
 /*
  * Stages a rows x cols tile as f32: tile element (r, c) is loaded from
  * src + off + r * src_r + c * src_c (dtype dt) and stored at
@@ -56,8 +67,20 @@ sdpa_bwd_stage(local float *dst, int dst_r, int dst_c, const global void *src, l
         if (src_c == 1)
             sdpa_bwd_copy_row(row, dst_c, src, row_off, 1, cols, valid, dt);
         else
-            sdpa_bwd_copy_row(row, dst_c, src, row_off, src_c, cols, valid, dt);
+            sdpa_bwd_copy_row_strided(row, dst_c, src, row_off, src_c, cols, valid, dt);
     }
+}
+
+/* sdpa_bwd_stage out of line, for the layouts that are not the usual
+ * one (the reason of sdpa_bwd_copy_row_strided). */
+static __attribute__((noinline)) void sdpa_bwd_stage_other(local float *dst, int dst_r, int dst_c,
+                                                           const global void *src, long off,
+                                                           long src_r, long src_c, int rows,
+                                                           int rows_valid, int cols,
+                                                           int cols_valid, int dt, int n_sg)
+{
+    sdpa_bwd_stage(dst, dst_r, dst_c, src, off, src_r, src_c, rows, rows_valid, cols, cols_valid,
+                   dt, n_sg);
 }
 
 /*
@@ -72,8 +95,8 @@ sdpa_bwd_stage_transposed(local float *dst, int bc, const global void *src, long
                           long s_d, int k0, int keys, int d_rows, int dt, int n_sg)
 {
     const long off = head + (long)k0 * s_key;
-    if (s_key == 1 && s_d != 1)
-        sdpa_bwd_stage(dst, bc, 1, src, off, s_d, s_key, d_rows, d_rows, bc, keys, dt, n_sg);
+    if (s_key == 1 && s_d != 1) /* transposed K: uncommon */
+        sdpa_bwd_stage_other(dst, bc, 1, src, off, s_d, s_key, d_rows, d_rows, bc, keys, dt, n_sg);
     else
         sdpa_bwd_stage(dst, 1, bc, src, off, s_key, s_d, bc, keys, d_rows, d_rows, dt, n_sg);
 }
@@ -118,6 +141,19 @@ sdpa_bwd_unstage_row(global void *dst, long off, long stride, local const float 
                              src[(c0 + lane) * src_c] * factor, out, dt);
 }
 
+/* sdpa_bwd_unstage_row to a strided destination, out of line (the reason
+ * of sdpa_bwd_copy_row_strided). `out` by its fields: llvm-spirv-15 emits
+ * a structure passed by value as invalid SPIR-V. */
+static __attribute__((noinline)) void
+sdpa_bwd_unstage_row_strided(global void *dst, long off, long stride, local const float *src,
+                             int src_c, int cols, float factor, bool f32, bool atomic, int dt)
+{
+    sdpa_bwd_out out;
+    out.f32 = f32;
+    out.atomic = atomic;
+    sdpa_bwd_unstage_row(dst, off, stride, src, src_c, cols, factor, out, dt);
+}
+
 /*
  * Writes a rows x cols f32 tile of local memory, element (r, c) at
  * src[r * src_r + c * src_c], times factor, to element
@@ -134,9 +170,22 @@ sdpa_bwd_unstage(global void *dst, long off, long dst_r, long dst_c, local const
         if (dst_c == 1)
             sdpa_bwd_unstage_row(dst, row_off, 1, src + r * src_r, src_c, cols, factor, out, dt);
         else
-            sdpa_bwd_unstage_row(dst, row_off, dst_c, src + r * src_r, src_c, cols, factor, out,
-                                 dt);
+            sdpa_bwd_unstage_row_strided(dst, row_off, dst_c, src + r * src_r, src_c, cols,
+                                         factor, out.f32, out.atomic, dt);
     }
+}
+
+/* sdpa_bwd_unstage out of line, for the layouts that are not the usual one
+ * (the reasons of sdpa_bwd_copy_row_strided and sdpa_bwd_unstage_row_strided). */
+static __attribute__((noinline)) void
+sdpa_bwd_unstage_other(global void *dst, long off, long dst_r, long dst_c, local const float *src,
+                       int src_r, int src_c, int rows, int cols, float factor, bool f32,
+                       bool atomic, int dt, int n_sg)
+{
+    sdpa_bwd_out out;
+    out.f32 = f32;
+    out.atomic = atomic;
+    sdpa_bwd_unstage(dst, off, dst_r, dst_c, src, src_r, src_c, rows, cols, factor, out, dt, n_sg);
 }
 
 /* *p += value, atomically. With SDPA_BWD_FLOAT_ATOMICS (needs the SPIR-V
