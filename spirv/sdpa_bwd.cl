@@ -275,9 +275,9 @@ sdpa_bwd_store_acc(global void *dst, long head, long s2, long s3, int j0, local 
 {
     const long off = head + (long)j0 * s2;
     const int n_sg = sdpa_bwd_subgroups();
-    if (s2 == 1 && s3 != 1) /* rows are head-dim elements, lanes run along j */
-        sdpa_bwd_unstage(dst, off, s3, s2, acc, acc_d, acc_j, d, count, factor, out, SC(QRY_DT),
-                         n_sg);
+    if (s2 == 1 && s3 != 1) /* rows are head-dim elements, lanes run along j: uncommon */
+        sdpa_bwd_unstage_other(dst, off, s3, s2, acc, acc_d, acc_j, d, count, factor, out.f32,
+                               out.atomic, SC(QRY_DT), n_sg);
     else
         sdpa_bwd_unstage(dst, off, s2, s3, acc, acc_j, acc_d, count, d, factor, out, SC(QRY_DT),
                          n_sg);

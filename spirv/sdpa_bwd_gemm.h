@@ -25,16 +25,16 @@
  *
  * Per reduction step a block does RN vector loads, RM broadcasts and
  * RM * RN FMAs with the accumulators in registers. A tile is covered by
- * blocks of SDPA_BWD_RB_ROWS rows plus tails of 4, 2 and 1, and by
+ * blocks of SDPA_BWD_RB_ROWS rows plus a tail of single rows, and by
  * SDPA_BWD_RB_VECS vectors plus a tail of one; block sizes are literals
  * (macro-generated, always_inline) so that the accumulators become
- * registers. The variant's sub-group size says which devices run it
- * (sdpa_device_subgroup_size): 16 the CPU (AVX2: 16 vector registers, two
- * per 16-lane vector), Xe-HPC and later GPUs, with 6 x 1 blocks; 8 only
- * Xe-LP and Xe-HPG, with 4 x 1 blocks: with 6 x 2 (and 6 x 1) Intel's GPU
- * compiler spilled on Xe-LP, whose tile addresses take a register each
- * (doc/gpu-isa.md). Keyed on the sub-group size that already names the
- * variant, the choice adds no SPIR-V variant. -DSDPA_BWD_RB_ROWS=... and
+ * registers. 4 x 1 blocks for every variant: with sub-group size 8 (Xe-LP
+ * and Xe-HPG) 6 x 2 and 6 x 1 made Intel's GPU compiler spill on Xe-LP,
+ * whose tile addresses take a register each (doc/gpu-isa.md); with 16
+ * (the CPU, Xe-HPC and later) 4 x 1 ran faster on the CPU than 6 x 1
+ * (BENCH_CLOCK=cpu: llama3 prefill bwd 1475 -> 1416 ms, bert-base bwd
+ * 236 -> 219 ms), builds about 8% faster, and divides Br and the head
+ * sizes, so the single-row tail is rare. -DSDPA_BWD_RB_ROWS=... and
  * -DSDPA_BWD_RB_VECS=... override them.
  */
 #ifndef SDPA_SPIRV_BWD_GEMM_H
@@ -43,11 +43,7 @@
 #include "sdpa_common.h"
 
 #ifndef SDPA_BWD_RB_ROWS
-#if SUBGROUP_SIZE <= 8
 #define SDPA_BWD_RB_ROWS 4
-#else
-#define SDPA_BWD_RB_ROWS 6
-#endif
 #endif
 #ifndef SDPA_BWD_RB_VECS
 #define SDPA_BWD_RB_VECS 1
@@ -97,41 +93,28 @@
 #define SDPA_BWD_BLOCK(NAME, RM, RN)                                                               \
     SDPA_BWD_CAT(SDPA_BWD_CAT(SDPA_BWD_CAT(sdpa_bwd_##NAME##_block_, RM), x), RN)
 
-/* Rows 0..rows-1 in blocks of RB_ROWS, then tails of 4 (when RB_ROWS > 4),
- * 2 and 1 (RB_ROWS < 8), each block RN vectors wide starting at vector j0. */
-#if SDPA_BWD_RB_ROWS > 4
-#define SDPA_BWD_TAIL4_(NAME, RN, rest, ctx, i0, j0, a, a_i, a_r, b, b_r, len)                     \
-    if (rest & 4) {                                                                                \
-        SDPA_BWD_BLOCK(NAME, 4, RN)(ctx, i0, j0, a, a_i, a_r, b, b_r, len);                        \
-        i0 += 4;                                                                                   \
-    }
-#define SDPA_BWD_DEFINE_BLOCK4_(NAME, CTX, INIT, APPLY, RN)                                        \
-    SDPA_BWD_DEFINE_BLOCK(NAME, CTX, INIT, APPLY, 4, RN)
-#else
-#define SDPA_BWD_TAIL4_(NAME, RN, rest, ctx, i0, j0, a, a_i, a_r, b, b_r, len)
-#define SDPA_BWD_DEFINE_BLOCK4_(NAME, CTX, INIT, APPLY, RN)
-#endif
+/* Rows 0..rows-1 in blocks of RB_ROWS, then the rest one row at a time,
+ * each block RN vectors wide starting at vector j0. One tail shape, not
+ * unrolled tails of 4, 2 and 1: every block shape is unrolled code in each
+ * of the kernel's five products, and the build time grows with their count
+ * (issue 14), while tiles are mostly whole blocks (Br and the head sizes
+ * are multiples of SDPA_BWD_RB_ROWS). The tail is a guarded do-while for the reason
+ * SDPA_BWD_DEFINE_BLOCK_ gives. */
 #define SDPA_BWD_FOR_ROW_BLOCKS(NAME, RN, rows, ctx, j0, a, a_i, a_r, b, b_r, len)                 \
     do {                                                                                           \
         const int rows_ = (rows);                                                                  \
         int i0_ = 0;                                                                               \
         for (; i0_ + SDPA_BWD_RB_ROWS <= rows_; i0_ += SDPA_BWD_RB_ROWS)                           \
             SDPA_BWD_BLOCK(NAME, SDPA_BWD_RB_ROWS, RN)(ctx, i0_, j0, a, a_i, a_r, b, b_r, len);    \
-        const int rest_ = rows_ - i0_;                                                             \
-        SDPA_BWD_TAIL4_(NAME, RN, rest_, ctx, i0_, j0, a, a_i, a_r, b, b_r, len)                   \
-        if (rest_ & 2) {                                                                           \
-            SDPA_BWD_BLOCK(NAME, 2, RN)(ctx, i0_, j0, a, a_i, a_r, b, b_r, len);                   \
-            i0_ += 2;                                                                              \
-        }                                                                                          \
-        if (rest_ & 1)                                                                             \
-            SDPA_BWD_BLOCK(NAME, 1, RN)(ctx, i0_, j0, a, a_i, a_r, b, b_r, len);                   \
+        if (i0_ < rows_)                                                                           \
+            do                                                                                     \
+                SDPA_BWD_BLOCK(NAME, 1, RN)(ctx, i0_, j0, a, a_i, a_r, b, b_r, len);               \
+            while (++i0_ < rows_);                                                                 \
     } while (0)
 
 #if SDPA_BWD_RB_VECS != 1
 #define SDPA_BWD_DEFINE_TAIL_BLOCKS_(NAME, CTX, INIT, APPLY)                                       \
     SDPA_BWD_DEFINE_BLOCK(NAME, CTX, INIT, APPLY, SDPA_BWD_RB_ROWS, 1)                             \
-    SDPA_BWD_DEFINE_BLOCK4_(NAME, CTX, INIT, APPLY, 1)                                             \
-    SDPA_BWD_DEFINE_BLOCK(NAME, CTX, INIT, APPLY, 2, 1)                                            \
     SDPA_BWD_DEFINE_BLOCK(NAME, CTX, INIT, APPLY, 1, 1)
 #define SDPA_BWD_TAIL_VECTORS_(NAME, rows, ctx, j0, a, a_i, a_r, b, b_r, len, nvec)                \
     for (; j0 < (nvec); j0++)                                                                      \
@@ -149,8 +132,6 @@
  */
 #define SDPA_BWD_DEFINE_TILE(NAME, CTX, INIT, APPLY)                                               \
     SDPA_BWD_DEFINE_BLOCK(NAME, CTX, INIT, APPLY, SDPA_BWD_RB_ROWS, SDPA_BWD_RB_VECS)              \
-    SDPA_BWD_DEFINE_BLOCK4_(NAME, CTX, INIT, APPLY, SDPA_BWD_RB_VECS)                              \
-    SDPA_BWD_DEFINE_BLOCK(NAME, CTX, INIT, APPLY, 2, SDPA_BWD_RB_VECS)                             \
     SDPA_BWD_DEFINE_BLOCK(NAME, CTX, INIT, APPLY, 1, SDPA_BWD_RB_VECS)                             \
     SDPA_BWD_DEFINE_TAIL_BLOCKS_(NAME, CTX, INIT, APPLY)                                           \
     static inline __attribute__((always_inline)) void sdpa_bwd_##NAME##_tile(                      \

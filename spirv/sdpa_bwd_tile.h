@@ -39,6 +39,17 @@ static inline __attribute__((always_inline)) void sdpa_bwd_copy_row(local float 
     }
 }
 
+/* sdpa_bwd_copy_row for a strided source (no vector loads to gain), out
+ * of line: the copies in uncommon layouts then cost the build one body,
+ * not one inlined copy per call site (build time, issue 14). */
+static __attribute__((noinline)) void sdpa_bwd_copy_row_strided(local float *dst, int dst_c,
+                                                                const global void *src, long off,
+                                                                long stride, int cols,
+                                                                int cols_valid, int dt)
+{
+    sdpa_bwd_copy_row(dst, dst_c, src, off, stride, cols, cols_valid, dt);
+}
+
 /*
  * Stages a rows x cols tile as f32: tile element (r, c) is loaded from
  * src + off + r * src_r + c * src_c (dtype dt) and stored at
@@ -56,8 +67,20 @@ sdpa_bwd_stage(local float *dst, int dst_r, int dst_c, const global void *src, l
         if (src_c == 1)
             sdpa_bwd_copy_row(row, dst_c, src, row_off, 1, cols, valid, dt);
         else
-            sdpa_bwd_copy_row(row, dst_c, src, row_off, src_c, cols, valid, dt);
+            sdpa_bwd_copy_row_strided(row, dst_c, src, row_off, src_c, cols, valid, dt);
     }
+}
+
+/* sdpa_bwd_stage out of line, for the layouts that are not the usual
+ * one (the reason of sdpa_bwd_copy_row_strided). */
+static __attribute__((noinline)) void sdpa_bwd_stage_other(local float *dst, int dst_r, int dst_c,
+                                                           const global void *src, long off,
+                                                           long src_r, long src_c, int rows,
+                                                           int rows_valid, int cols,
+                                                           int cols_valid, int dt, int n_sg)
+{
+    sdpa_bwd_stage(dst, dst_r, dst_c, src, off, src_r, src_c, rows, rows_valid, cols, cols_valid,
+                   dt, n_sg);
 }
 
 /*
@@ -72,8 +95,8 @@ sdpa_bwd_stage_transposed(local float *dst, int bc, const global void *src, long
                           long s_d, int k0, int keys, int d_rows, int dt, int n_sg)
 {
     const long off = head + (long)k0 * s_key;
-    if (s_key == 1 && s_d != 1)
-        sdpa_bwd_stage(dst, bc, 1, src, off, s_d, s_key, d_rows, d_rows, bc, keys, dt, n_sg);
+    if (s_key == 1 && s_d != 1) /* transposed K: uncommon */
+        sdpa_bwd_stage_other(dst, bc, 1, src, off, s_d, s_key, d_rows, d_rows, bc, keys, dt, n_sg);
     else
         sdpa_bwd_stage(dst, 1, bc, src, off, s_key, s_d, bc, keys, d_rows, d_rows, dt, n_sg);
 }
@@ -87,7 +110,7 @@ typedef struct sdpa_bwd_out {
     bool atomic; /* add atomically (implies f32) */
 } sdpa_bwd_out;
 
-static inline void sdpa_bwd_atomic_add(global float *p, float value);
+static __attribute__((noinline)) void sdpa_bwd_atomic_add(global float *p, float value);
 
 /* One element of sdpa_bwd_unstage. */
 static inline __attribute__((always_inline)) void
@@ -118,6 +141,19 @@ sdpa_bwd_unstage_row(global void *dst, long off, long stride, local const float 
                              src[(c0 + lane) * src_c] * factor, out, dt);
 }
 
+/* sdpa_bwd_unstage_row to a strided destination, out of line (the reason
+ * of sdpa_bwd_copy_row_strided). `out` by its fields: llvm-spirv-15 emits
+ * a structure passed by value as invalid SPIR-V. */
+static __attribute__((noinline)) void
+sdpa_bwd_unstage_row_strided(global void *dst, long off, long stride, local const float *src,
+                             int src_c, int cols, float factor, bool f32, bool atomic, int dt)
+{
+    sdpa_bwd_out out;
+    out.f32 = f32;
+    out.atomic = atomic;
+    sdpa_bwd_unstage_row(dst, off, stride, src, src_c, cols, factor, out, dt);
+}
+
 /*
  * Writes a rows x cols f32 tile of local memory, element (r, c) at
  * src[r * src_r + c * src_c], times factor, to element
@@ -134,15 +170,33 @@ sdpa_bwd_unstage(global void *dst, long off, long dst_r, long dst_c, local const
         if (dst_c == 1)
             sdpa_bwd_unstage_row(dst, row_off, 1, src + r * src_r, src_c, cols, factor, out, dt);
         else
-            sdpa_bwd_unstage_row(dst, row_off, dst_c, src + r * src_r, src_c, cols, factor, out,
-                                 dt);
+            sdpa_bwd_unstage_row_strided(dst, row_off, dst_c, src + r * src_r, src_c, cols,
+                                         factor, out.f32, out.atomic, dt);
     }
+}
+
+/* sdpa_bwd_unstage out of line, for the layouts that are not the usual one
+ * (the reasons of sdpa_bwd_copy_row_strided and sdpa_bwd_unstage_row_strided). */
+static __attribute__((noinline)) void
+sdpa_bwd_unstage_other(global void *dst, long off, long dst_r, long dst_c, local const float *src,
+                       int src_r, int src_c, int rows, int cols, float factor, bool f32,
+                       bool atomic, int dt, int n_sg)
+{
+    sdpa_bwd_out out;
+    out.f32 = f32;
+    out.atomic = atomic;
+    sdpa_bwd_unstage(dst, off, dst_r, dst_c, src, src_r, src_c, rows, cols, factor, out, dt, n_sg);
 }
 
 /* *p += value, atomically. With SDPA_BWD_FLOAT_ATOMICS (needs the SPIR-V
  * extension SPV_EXT_shader_atomic_float_add) a native float add, else a
- * compare-and-swap loop on the bits, which every OpenCL 2.0 device runs. */
-static inline void sdpa_bwd_atomic_add(global float *p, float value)
+ * compare-and-swap loop on the bits, which every OpenCL 2.0 device runs.
+ * Never inlined: the dQ epilogue calls it once per element of every
+ * unrolled block, and Intel's CPU compiler scalarizes an inlined loop per
+ * lane, so inlining it made the main backward module's build about twice
+ * as long (build time, issue 14); the call costs little beside the
+ * compare-and-swap itself. */
+static __attribute__((noinline)) void sdpa_bwd_atomic_add(global float *p, float value)
 {
 #ifdef SDPA_BWD_FLOAT_ATOMICS
     atomic_fetch_add_explicit((volatile global atomic_float *)p, value, memory_order_relaxed,
