@@ -108,13 +108,15 @@ static const bench_case_t cases[] = {
          .in_default_run = 1,
          .num_splits = 1},
         {.name = "decode-long-split",
-         .about = "long-context decode, split-KV: B1 Hq8 Hkv1 Sq1 Sk32768 D128 f16, num_splits 0",
+         .about = "long-context decode, split-KV: B1 Hq8 Hkv1 Sq1 Sk32768 D128 f16, num_splits 2 "
+                  "(forced: on the CPU device num_splits 0 does not split)",
          .pass = BENCH_FORWARD,
          SHAPE(1, 8, 1, 1, 32768, 128),
          .dtype = SDPA_DTYPE_F16,
          .mask = SDPA_MASK_NONE,
          .max_reps = 50,
-         .in_default_run = 1},
+         .in_default_run = 1,
+         .num_splits = 2},
         /* Small shapes for trying the tool (and the ref backend) quickly. */
         {.name = "tiny",
          .about = "tiny: B1 Hq4 Hkv2 S256 D64 causal f16",
