@@ -55,6 +55,12 @@ typedef struct bench_case {
      * k_len their total (the packed tensors). Naive and torch: n/a. */
     int varlen_count;
     const int64_t *varlen_lens;
+    /* > 0: K and V live in a paged cache (ABI 1.1 paged_kv) of blocks of this
+     * many keys, [B * Sk / size, Hkv, size, D], each sequence's blocks
+     * interleaved with the others' through the block table (k_len a
+     * multiple of the size). The same keys as the dense case: naive and
+     * torch run on the dense layout. */
+    int64_t paged_block_size;
 } bench_case_t;
 
 /* Head-dim elements per scale of a quantized K or V. */

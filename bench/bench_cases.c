@@ -182,6 +182,24 @@ static const bench_case_t cases[] = {
          .dtype = SDPA_DTYPE_F16,
          .mask = SDPA_MASK_CAUSAL_BOTTOM_RIGHT,
          .max_reps = 5},
+        {.name = "paged-decode",
+         .about = "paged KV decode, 32 sequences x 4096 keys in blocks of 16: Hq32 Hkv8 D128 f16",
+         .pass = BENCH_FORWARD,
+         SHAPE(32, 32, 8, 1, 4096, 128),
+         .dtype = SDPA_DTYPE_F16,
+         .mask = SDPA_MASK_NONE,
+         .paged_block_size = 16,
+         .max_reps = 20},
+        {.name = "paged-decode-int8",
+         .about = "paged KV decode, K/V s8 + f16 scales per 32, 32 x 4096 keys in blocks of 16: "
+                  "Hq32 Hkv8 D128",
+         .pass = BENCH_FORWARD,
+         SHAPE(32, 32, 8, 1, 4096, 128),
+         .dtype = SDPA_DTYPE_F16,
+         .kv_dtype = SDPA_DTYPE_S8,
+         .mask = SDPA_MASK_NONE,
+         .paged_block_size = 16,
+         .max_reps = 20},
 };
 
 const bench_case_t *bench_cases(size_t *count)

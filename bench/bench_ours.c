@@ -92,6 +92,12 @@ sdpa_problem_desc_t bench_make_problem(const bench_case_t *c, sdpa_prop_kind_t k
             longest = c->varlen_lens[i] > longest ? c->varlen_lens[i] : longest;
         p.varlen = (sdpa_varlen_desc_t){1, c->varlen_count, longest, longest};
     }
+    if (c->paged_block_size > 0) {
+        const int64_t blocks = c->batch * (c->k_len / c->paged_block_size);
+        p.k = p.v = dense(bench_kv_dtype(c), blocks, c->kv_heads, c->paged_block_size,
+                          c->head_size);
+        p.paged_kv = (sdpa_paged_kv_desc_t){1, c->k_len / c->paged_block_size, 0};
+    }
     if (kind == SDPA_BACKWARD) {
         p.deterministic = (uint32_t)c->deterministic;
         p.diff_dst = q;
@@ -109,6 +115,8 @@ typedef struct case_memory {
     void *diff_dst, *diff_q, *diff_k, *diff_v, *bwd_scratch;
     void *cu_seqlens; /* varlen: int32 [count + 1], for queries and keys */
     size_t cu_count;
+    void *block_table, *cache_seqlens; /* paged KV: int32 [B, blocks per sequence], [B] */
+    size_t table_count, seq_count;
     size_t q_bytes, kv_bytes, kv_scales_bytes, workspace_bytes, fwd_scratch_bytes,
             bwd_scratch_bytes;
 } case_memory_t;
@@ -117,6 +125,8 @@ static void case_memory_free(bench_device_t *d, case_memory_t *m)
 {
     bench_free(d, m->bwd_scratch, m->bwd_scratch_bytes);
     bench_free(d, m->cu_seqlens, m->cu_count * sizeof(int32_t));
+    bench_free(d, m->block_table, m->table_count * sizeof(int32_t));
+    bench_free(d, m->cache_seqlens, m->seq_count * sizeof(int32_t));
     bench_free(d, m->diff_v, m->kv_bytes);
     bench_free(d, m->diff_k, m->kv_bytes);
     bench_free(d, m->diff_q, m->q_bytes);
@@ -183,6 +193,55 @@ static int create_primitive(bench_device_t *d, const bench_backend_t *b,
     return alloc_if_needed(d, scratch, *scratch_bytes);
 }
 
+/* Paged KV: the block of sequence b's t-th keys. The sequences' blocks
+ * interleave (block t of every sequence, then t + 1), as a cache filled a
+ * token at a time by all of them would have it. */
+static int64_t paged_block_of(const bench_case_t *c, int64_t b, int64_t t)
+{
+    return t * c->batch + b;
+}
+
+/* The dense host K or V [B, Hkv, Sk, D] laid out as the paged cache
+ * [blocks, Hkv, block size, D]; NULL when out of memory. */
+static float *paged_copy(const bench_case_t *c, const float *dense_kv)
+{
+    const int64_t bs = c->paged_block_size, d = c->head_size, per_seq = c->k_len / bs;
+    float *paged = malloc((size_t)bench_kv_elements(c) * sizeof(float));
+    if (paged == NULL)
+        return NULL;
+    for (int64_t b = 0; b < c->batch; b++)
+        for (int64_t h = 0; h < c->kv_heads; h++)
+            for (int64_t t = 0; t < per_seq; t++) {
+                const float *from = dense_kv + ((b * c->kv_heads + h) * c->k_len + t * bs) * d;
+                float *to = paged + ((paged_block_of(c, b, t) * c->kv_heads + h) * bs) * d;
+                memcpy(to, from, (size_t)(bs * d) * sizeof(float));
+            }
+    return paged;
+}
+
+/* The block table and cache lengths of a paged case, on the device. */
+static int upload_paged_tables(bench_device_t *d, const bench_case_t *c, case_memory_t *m)
+{
+    const int64_t per_seq = c->k_len / c->paged_block_size;
+    m->table_count = (size_t)(c->batch * per_seq);
+    m->seq_count = (size_t)c->batch;
+    int32_t *table = malloc(m->table_count * sizeof(int32_t));
+    int32_t *lens = malloc(m->seq_count * sizeof(int32_t));
+    int failed = table == NULL || lens == NULL;
+    for (int64_t b = 0; !failed && b < c->batch; b++) {
+        lens[b] = (int32_t)c->k_len;
+        for (int64_t t = 0; t < per_seq; t++)
+            table[b * per_seq + t] = (int32_t)paged_block_of(c, b, t);
+    }
+    failed = failed || alloc_if_needed(d, &m->block_table, m->table_count * sizeof(int32_t)) ||
+             alloc_if_needed(d, &m->cache_seqlens, m->seq_count * sizeof(int32_t)) ||
+             bench_copy(d, m->block_table, table, m->table_count * sizeof(int32_t)) ||
+             bench_copy(d, m->cache_seqlens, lens, m->seq_count * sizeof(int32_t));
+    free(lens);
+    free(table);
+    return failed ? -1 : 0;
+}
+
 int bench_run_ours(bench_device_t *d, const bench_backend_t *b, const bench_case_t *c,
                    const bench_host_t *h, const bench_policy_t *policy, bench_outputs_t *out,
                    bench_ours_t *result)
@@ -199,6 +258,17 @@ int bench_run_ours(bench_device_t *d, const bench_backend_t *b, const bench_case
     int quantized = c->kv_dtype != SDPA_DTYPE_UNDEF;
     m.q_bytes = (size_t)q_count * elem;
     m.kv_bytes = (size_t)(kv_count * sdpa_dtype_bits(bench_kv_dtype(c)) + 7) / 8;
+    /* Paged: the same keys, in the cache's layout. */
+    float *paged_k = NULL, *paged_v = NULL;
+    const float *host_k = h->k, *host_v = h->v;
+    if (c->paged_block_size > 0) {
+        paged_k = paged_copy(c, h->k);
+        paged_v = paged_copy(c, h->v);
+        if (paged_k == NULL || paged_v == NULL || upload_paged_tables(d, c, &m) != 0)
+            goto cleanup;
+        host_k = paged_k;
+        host_v = paged_v;
+    }
     if (alloc_if_needed(d, &m.q, m.q_bytes) || alloc_if_needed(d, &m.k, m.kv_bytes) ||
         alloc_if_needed(d, &m.v, m.kv_bytes) || alloc_if_needed(d, &m.dst, m.q_bytes) ||
         bench_upload(d, m.q, h->q, q_count, c->dtype))
@@ -213,13 +283,13 @@ int bench_run_ours(bench_device_t *d, const bench_backend_t *b, const bench_case
         m.kv_scales_bytes = (size_t)groups * 2;
         int failed = alloc_if_needed(d, &m.kv_scales, m.kv_scales_bytes) ||
                      bench_upload(d, m.kv_scales, scales, groups, SDPA_DTYPE_F16) ||
-                     bench_upload_int(d, m.k, h->k, kv_count, c->kv_dtype, h->kv_scale) ||
-                     bench_upload_int(d, m.v, h->v, kv_count, c->kv_dtype, h->kv_scale);
+                     bench_upload_int(d, m.k, host_k, kv_count, c->kv_dtype, h->kv_scale) ||
+                     bench_upload_int(d, m.v, host_v, kv_count, c->kv_dtype, h->kv_scale);
         free(scales);
         if (failed)
             goto cleanup;
-    } else if (bench_upload(d, m.k, h->k, kv_count, c->dtype) ||
-               bench_upload(d, m.v, h->v, kv_count, c->dtype)) {
+    } else if (bench_upload(d, m.k, host_k, kv_count, c->dtype) ||
+               bench_upload(d, m.v, host_v, kv_count, c->dtype)) {
         goto cleanup;
     }
     if (c->varlen_count > 0) {
@@ -266,6 +336,8 @@ int bench_run_ours(bench_device_t *d, const bench_backend_t *b, const bench_case
                                    .v_scales = m.kv_scales,
                                    .cu_seqlens_q = m.cu_seqlens,
                                    .cu_seqlens_k = m.cu_seqlens,
+                                   .block_table = m.block_table,
+                                   .cache_seqlens = m.cache_seqlens,
                                    .scratch = m.fwd_scratch,
                                    .scratch_size = m.fwd_scratch_bytes,
                                    .signal_event = d->done};
@@ -310,6 +382,8 @@ int bench_run_ours(bench_device_t *d, const bench_backend_t *b, const bench_case
     rc = 0;
 
 cleanup:
+    free(paged_v);
+    free(paged_k);
     iface->primitive_destroy(bwd);
     iface->primitive_destroy(fwd);
     case_memory_free(d, &m);
