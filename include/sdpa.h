@@ -118,6 +118,11 @@
  *                         configuration, or a portable one, whichever the
  *                         integers describe; SDPA_QUERY_CONFIG_STRING starts
  *                         with "fwd xe" (or "bwd xe") on the fast path.
+ *   SDPA_ZE_DECODE        ze backend, read when a forward primitive is
+ *                         created: the thin-Q decode kernel (split-KV, see
+ *                         num_splits). "0": never; "1": for every problem it
+ *                         serves, split or not; unset or anything else
+ *                         ("auto"): only for problems whose keys are split.
  *
  * Persistent module cache (ze). Building a module is most of a primitive's
  * creation (hundreds of milliseconds to seconds). After a build the backend
