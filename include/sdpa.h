@@ -121,8 +121,10 @@
  *   SDPA_ZE_DECODE        ze backend, read when a forward primitive is
  *                         created: the thin-Q decode kernel (split-KV, see
  *                         num_splits). "0": never; "1": for every problem it
- *                         serves, split or not; unset or anything else
- *                         ("auto"): only for problems whose keys are split.
+ *                         serves, split or not; "auto" (default, or
+ *                         unset/empty): only for problems whose keys are
+ *                         split. Any other value makes forward primitive
+ *                         creation fail with SDPA_ERROR_INVALID_CONFIG.
  *
  * Persistent module cache (ze). Building a module is most of a primitive's
  * creation (hundreds of milliseconds to seconds). After a build the backend

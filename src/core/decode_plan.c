@@ -3,21 +3,29 @@
 #include <string.h>
 
 #include "decode_plan.h"
+#include "error.h"
 #include "kernel_abi_decode.h"
 
 _Static_assert(SDPA_DECODE_MAX_SPLITS <= SDPA_MERGE_MAX_STATES,
                "one merge combines every split's state");
 
-/* SDPA_ZE_DECODE: 0 never, 1 always (where it serves), -1 auto (unset,
- * "auto" or anything else). */
-static int decode_mode(void)
+/* SDPA_ZE_DECODE into *mode: 0 never, 1 always (where it serves), -1 auto
+ * (unset, empty or "auto"). Any other value: SDPA_ERROR_INVALID_CONFIG
+ * naming it, as SDPA_ZE_KERNELS is refused (a mistyped value would
+ * otherwise measure the kernel it meant to avoid). */
+static sdpa_status_t decode_mode(int *mode)
 {
     const char *v = getenv("SDPA_ZE_DECODE");
-    if (v != NULL && strcmp(v, "0") == 0)
-        return 0;
-    if (v != NULL && strcmp(v, "1") == 0)
-        return 1;
-    return -1;
+    if (v == NULL || v[0] == '\0' || strcmp(v, "auto") == 0)
+        *mode = -1;
+    else if (strcmp(v, "0") == 0)
+        *mode = 0;
+    else if (strcmp(v, "1") == 0)
+        *mode = 1;
+    else
+        return sdpa_fail(SDPA_ERROR_INVALID_CONFIG,
+                         "SDPA_ZE_DECODE = \"%s\": expected auto, 0 or 1", v);
+    return SDPA_SUCCESS;
 }
 
 int sdpa_decode_serves(const sdpa_problem_desc_t *p, const sdpa_shape_t *shape,
@@ -35,13 +43,16 @@ int sdpa_decode_serves(const sdpa_problem_desc_t *p, const sdpa_shape_t *shape,
     return 1;
 }
 
-int sdpa_decode_chosen(const sdpa_problem_desc_t *p, const sdpa_shape_t *shape,
-                       const sdpa_device_info_t *device, uint32_t sg)
+sdpa_status_t sdpa_decode_chosen(const sdpa_problem_desc_t *p, const sdpa_shape_t *shape,
+                                 const sdpa_device_info_t *device, uint32_t sg, int *chosen)
 {
-    const int mode = decode_mode();
-    if (mode == 0 || !sdpa_decode_serves(p, shape, device, sg))
-        return 0;
-    return mode == 1 || sdpa_decode_num_splits(p, shape, device, sg) > 1;
+    int mode = -1;
+    *chosen = 0;
+    sdpa_status_t status = decode_mode(&mode);
+    if (status != SDPA_SUCCESS || mode == 0 || !sdpa_decode_serves(p, shape, device, sg))
+        return status;
+    *chosen = mode == 1 || sdpa_decode_num_splits(p, shape, device, sg) > 1;
+    return SDPA_SUCCESS;
 }
 
 uint32_t sdpa_decode_num_splits(const sdpa_problem_desc_t *p, const sdpa_shape_t *shape,

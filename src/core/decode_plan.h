@@ -21,12 +21,14 @@
 int sdpa_decode_serves(const sdpa_problem_desc_t *problem, const sdpa_shape_t *shape,
                        const sdpa_device_info_t *device, uint32_t sg);
 
-/* 1 if the forward takes the decode kernel: it serves the problem and
- * SDPA_ZE_DECODE is "1" (every such problem), or unset / "auto" and the
- * problem splits its keys (sdpa_decode_num_splits > 1; unsplit, the
- * portable forward is faster on the CPU device so far); "0": never. */
-int sdpa_decode_chosen(const sdpa_problem_desc_t *problem, const sdpa_shape_t *shape,
-                       const sdpa_device_info_t *device, uint32_t sg);
+/* Sets *chosen to 1 if the forward takes the decode kernel: it serves the
+ * problem and SDPA_ZE_DECODE is "1" (every such problem), or unset, empty
+ * or "auto" and the problem splits its keys (sdpa_decode_num_splits > 1;
+ * unsplit, the portable forward is faster on the CPU device so far); "0":
+ * never. Returns SDPA_SUCCESS, or SDPA_ERROR_INVALID_CONFIG (*chosen 0)
+ * for any other value of SDPA_ZE_DECODE, quoted in the message. */
+sdpa_status_t sdpa_decode_chosen(const sdpa_problem_desc_t *problem, const sdpa_shape_t *shape,
+                                 const sdpa_device_info_t *device, uint32_t sg, int *chosen);
 
 /* The most queries the decode kernel takes (beyond, the portable forward's
  * lanes along queries are busy anyway). */

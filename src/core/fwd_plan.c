@@ -231,6 +231,13 @@ sdpa_status_t sdpa_fwd_plan_make(const sdpa_problem_desc_t *problem, const sdpa_
                          "arithmetic",
                          device->name);
 
+    /* SDPA_ZE_DECODE is checked for every forward problem, as
+     * SDPA_ZE_KERNELS is for every context. */
+    int decode;
+    status = sdpa_decode_chosen(problem, shape, device, plan.subgroup_size, &decode);
+    if (status != SDPA_SUCCESS)
+        return status;
+
     /* The fast path first; the portable kernel serves what it does not. */
     sdpa_xe_target_t xe = {SDPA_DEVICE_CLASS_UNKNOWN_GPU, 0, 0, 0, 0};
     if (sdpa_fwd_xe_serves(problem, shape, device, &xe, NULL)) {
@@ -244,7 +251,7 @@ sdpa_status_t sdpa_fwd_plan_make(const sdpa_problem_desc_t *problem, const sdpa_
         plan.subgroup_size = xe.subgroup_size;
         plan.d_max = 0;
         sdpa_fwd_xe_variant(&plan.config, &xe, plan.variant, sizeof(plan.variant));
-    } else if (sdpa_decode_chosen(problem, shape, device, plan.subgroup_size)) {
+    } else if (decode) {
         if ((status = decode_plan(&plan, problem, shape, device)) != SDPA_SUCCESS)
             return status;
     } else {
