@@ -45,10 +45,13 @@ uint32_t sdpa_decode_num_splits(const sdpa_problem_desc_t *problem, const sdpa_s
 
 #define SDPA_DECODE_MIN_TILES_PER_SPLIT 8
 
-/* Bytes of split scratch for n splits: n states of f32 O [B, Hq, Sq, D],
- * then (at *lse_offset, 256-byte aligned) n f32 log-sum-exps [B, Hq, Sq];
- * 0 for n = 1. */
-size_t sdpa_decode_scratch_bytes(const sdpa_shape_t *shape, uint32_t n, size_t *lse_offset);
+/* Lays out the split scratch for n splits (sdpa_scratch_append): n states
+ * of f32 O [B, Hq, Sq, D], then (at *lse_offset) n f32 log-sum-exps
+ * [B, Hq, Sq]; *bytes in all, 0 for n = 1. Returns SDPA_SUCCESS, or
+ * SDPA_ERROR_UNSUPPORTED if it would exceed the largest addressable
+ * buffer. */
+sdpa_status_t sdpa_decode_scratch_plan(const sdpa_shape_t *shape, uint32_t n, size_t *bytes,
+                                       size_t *lse_offset);
 
 /* The merge of n split states into problem's O (and its log-sum-exp
  * workspace when training), as a merge primitive would take it. */

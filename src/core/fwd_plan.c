@@ -161,10 +161,10 @@ static sdpa_status_t decode_plan(sdpa_fwd_plan_t *plan, const sdpa_problem_desc_
     plan->local_size[0] = sg;
     plan->local_size[1] = plan->local_size[2] = 1;
     plan->slm_bytes = (uint32_t)SDPA_DECODE_SLM_BYTES(rows, shape->head_size, (int64_t)sg);
-    plan->split_scratch_bytes =
-            sdpa_decode_scratch_bytes(shape, plan->num_splits, &plan->split_lse_offset);
-    if (plan->num_splits <= 1)
-        return SDPA_SUCCESS;
+    status = sdpa_decode_scratch_plan(shape, plan->num_splits, &plan->split_scratch_bytes,
+                                      &plan->split_lse_offset);
+    if (status != SDPA_SUCCESS || plan->num_splits <= 1)
+        return status;
     sdpa_merge_desc_t desc, merge;
     sdpa_decode_merge_desc(p, shape, plan->num_splits, &desc);
     if ((status = sdpa_merge_check(&desc, &merge)) != SDPA_SUCCESS)
