@@ -141,8 +141,9 @@ START_TEST(problems_it_does_not_serve)
     sdpa_bwd_config_t config;
     sdpa_config_source_t source;
     int use = 1;
-    ck_assert_int_eq(sdpa_bwd_xe_config_choose(&p, &s, &dg2, &t, &config, &source, &use),
-                     SDPA_SUCCESS);
+    ck_assert_int_eq(
+            sdpa_xe_config_choose(&sdpa_bwd_xe_direction, &p, &s, &dg2, &t, &config, &source, &use),
+            SDPA_SUCCESS);
     ck_assert_int_eq(use, 0);
 
     /* Any layout: transposed K, strided V. */
