@@ -6,6 +6,7 @@
 
 #include "bwd_plan.h"
 #include "bwd_xe_plan.h"
+#include "check_main.h"
 #include "core_fixtures.h"
 #include "error.h"
 #include "fwd_plan.h"
@@ -146,15 +147,6 @@ START_TEST(problems_it_does_not_serve)
 }
 END_TEST
 
-/* The ABI 1.1 features the backward fast path does not implement (window,
- * softcap, ALiBi, varlen, paged KV) send the problem to the portable
- * kernels, though the fast path serves it without them. */
-START_TEST(llm_features_take_the_portable_kernels)
-{
-    xe_assert_unimplemented_features(&backward, &dev);
-}
-END_TEST
-
 /* Geometry and local memory of a fast-path plan, both modes. */
 START_TEST(plan_geometry)
 {
@@ -255,14 +247,6 @@ START_TEST(config_rules)
 }
 END_TEST
 
-/* Every row passes the rules on its class's devices (native and emulated)
- * and is the first choice of some problem, in both modes. */
-START_TEST(every_row_is_selectable)
-{
-    xe_assert_every_row_selectable(&backward);
-}
-END_TEST
-
 int main(void)
 {
     Suite *s = suite_create("bwd_xe_plan");
@@ -270,15 +254,10 @@ int main(void)
     tcase_add_checked_fixture(t, setup, NULL);
     tcase_add_test(t, devices_and_kernel_sets);
     tcase_add_test(t, problems_it_does_not_serve);
-    tcase_add_test(t, llm_features_take_the_portable_kernels);
     tcase_add_test(t, plan_geometry);
     tcase_add_test(t, override_chooses_the_kernel);
     tcase_add_test(t, config_rules);
-    tcase_add_test(t, every_row_is_selectable);
+    xe_add_direction_tests(t, &backward, &dev);
     suite_add_tcase(s, t);
-    SRunner *r = srunner_create(s);
-    srunner_run_all(r, CK_NORMAL);
-    int failed = srunner_ntests_failed(r);
-    srunner_free(r);
-    return failed ? 1 : 0;
+    return test_run_suite(s);
 }

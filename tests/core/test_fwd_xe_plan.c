@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "core_fixtures.h"
 #include "error.h"
 #include "fwd_plan.h"
@@ -167,15 +168,6 @@ START_TEST(problems_it_does_not_serve)
 }
 END_TEST
 
-/* The ABI 1.1 features the fast path does not implement (window, softcap,
- * ALiBi, varlen, paged KV) send the problem to the portable kernel, though
- * the fast path serves it without them. */
-START_TEST(llm_features_take_the_portable_kernel)
-{
-    xe_assert_unimplemented_features(&forward, &dev);
-}
-END_TEST
-
 /* Geometry and local memory of a fast-path plan. */
 START_TEST(plan_geometry)
 {
@@ -262,15 +254,6 @@ START_TEST(config_rules)
 }
 END_TEST
 
-/* Every row of the table passes the rules on its class's devices, names a
- * built variant (native and emulated), and is the first choice of some
- * problem: no row is dead. */
-START_TEST(every_row_is_selectable)
-{
-    xe_assert_every_row_selectable(&forward);
-}
-END_TEST
-
 int main(void)
 {
     Suite *s = suite_create("fwd_xe_plan");
@@ -279,15 +262,10 @@ int main(void)
     tcase_add_test(t, kernel_set_names);
     tcase_add_test(t, devices_and_kernel_sets);
     tcase_add_test(t, problems_it_does_not_serve);
-    tcase_add_test(t, llm_features_take_the_portable_kernel);
     tcase_add_test(t, plan_geometry);
     tcase_add_test(t, override_chooses_the_kernel);
     tcase_add_test(t, config_rules);
-    tcase_add_test(t, every_row_is_selectable);
+    xe_add_direction_tests(t, &forward, &dev);
     suite_add_tcase(s, t);
-    SRunner *r = srunner_create(s);
-    srunner_run_all(r, CK_NORMAL);
-    int failed = srunner_ntests_failed(r);
-    srunner_free(r);
-    return failed ? 1 : 0;
+    return test_run_suite(s);
 }

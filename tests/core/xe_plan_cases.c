@@ -26,7 +26,8 @@ int xe_takes_fast_path(const xe_suite_direction_t *d, const sdpa_problem_desc_t 
     return d->plan(p, s, device, cfg, sizeof(cfg));
 }
 
-void xe_assert_unimplemented_features(const xe_suite_direction_t *d, const xe_devices_t *devices)
+static void assert_unimplemented_features(const xe_suite_direction_t *d,
+                                          const xe_devices_t *devices)
 {
     for (int i = 0; i < FIXTURE_XE_UNIMPLEMENTED; i++) {
         sdpa_problem_desc_t p;
@@ -68,7 +69,7 @@ void xe_assert_rules(const xe_suite_direction_t *d, const xe_rule_case_t *cases,
     }
 }
 
-void xe_assert_every_row_selectable(const xe_suite_direction_t *d)
+static void assert_every_row_selectable(const xe_suite_direction_t *d)
 {
     for (size_t i = 0; i < *d->xe->count; i++) {
         const char *row = (const char *)d->xe->rows + i * d->xe->row_size;
@@ -104,4 +105,28 @@ void xe_assert_every_row_selectable(const xe_suite_direction_t *d)
             ck_assert_msg(strstr(cfg, expected), "%s is not chosen: %s", what, cfg);
         }
     }
+}
+
+/* The suite's direction and devices, for the tests below. */
+static const xe_suite_direction_t *suite_direction;
+static const xe_devices_t *suite_devices;
+
+START_TEST(llm_features_take_the_portable_kernels)
+{
+    assert_unimplemented_features(suite_direction, suite_devices);
+}
+END_TEST
+
+START_TEST(every_row_is_selectable)
+{
+    assert_every_row_selectable(suite_direction);
+}
+END_TEST
+
+void xe_add_direction_tests(TCase *t, const xe_suite_direction_t *d, const xe_devices_t *devices)
+{
+    suite_direction = d;
+    suite_devices = devices;
+    tcase_add_test(t, llm_features_take_the_portable_kernels);
+    tcase_add_test(t, every_row_is_selectable);
 }

@@ -10,6 +10,7 @@
 #ifndef SDPA_TESTS_XE_PLAN_CASES_H
 #define SDPA_TESTS_XE_PLAN_CASES_H
 
+#include <check.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -81,11 +82,6 @@ typedef struct xe_suite_direction {
 int xe_takes_fast_path(const xe_suite_direction_t *d, const sdpa_problem_desc_t *p,
                        const sdpa_shape_t *s, const sdpa_device_info_t *device);
 
-/* Each ABI 1.1 feature the fast path lacks (fixture_xe_unimplemented)
- * refuses a problem the fast path otherwise serves, on Xe-HPC and Xe-HPG,
- * with its reason, and the plan takes the portable kernels. */
-void xe_assert_unimplemented_features(const xe_suite_direction_t *d, const xe_devices_t *devices);
-
 /* A configuration of up to 12 values for target at head size d, and the
  * text of the rule it breaks (NULL: it passes). */
 typedef struct xe_rule_case {
@@ -99,9 +95,17 @@ typedef struct xe_rule_case {
 void xe_assert_rules(const xe_suite_direction_t *d, const xe_rule_case_t *cases, size_t n,
                      const sdpa_device_info_t *device);
 
-/* Every row of d's table passes the rules on its class's devices, native
- * and emulated, and is the first choice of a problem of its head size,
- * thin or not, quantized or not: no row is dead. */
-void xe_assert_every_row_selectable(const xe_suite_direction_t *d);
+/* Adds to t the tests of d that need nothing else of the suite, over
+ * devices (the suite's, set up by its fixture):
+ *   llm_features_take_the_portable_kernels: each ABI 1.1 feature the fast
+ *     path lacks (fixture_xe_unimplemented) refuses a problem the fast path
+ *     otherwise serves, on Xe-HPC and Xe-HPG, with its reason, and the plan
+ *     takes the portable kernels;
+ *   every_row_is_selectable: every row of d's table passes the rules on
+ *     its class's devices, native and emulated, and is the first choice of
+ *     a problem of its head size, thin or not, quantized or not (in each of
+ *     d->modes): no row is dead.
+ * One direction per program: d and devices must outlive the run. */
+void xe_add_direction_tests(TCase *t, const xe_suite_direction_t *d, const xe_devices_t *devices);
 
 #endif /* SDPA_TESTS_XE_PLAN_CASES_H */
