@@ -99,7 +99,12 @@ static sdpa_status_t from_env(const sdpa_problem_desc_t *problem, void *config, 
 }
 
 const sdpa_xe_direction_t sdpa_bwd_xe_direction = {
-        sdpa_bwd_xe_config_table,      &sdpa_bwd_xe_config_table_size,
-        sizeof(sdpa_bwd_config_row_t), offsetof(sdpa_bwd_config_row_t, config),
-        sizeof(sdpa_bwd_config_t),     from_env,
-        sdpa_bwd_config_query_for,     check};
+        .rows = sdpa_bwd_xe_config_table,
+        .count = &sdpa_bwd_xe_config_table_size,
+        .row_size = sizeof(sdpa_bwd_config_row_t),
+        .config_offset = offsetof(sdpa_bwd_config_row_t, config),
+        .config_size = sizeof(sdpa_bwd_config_t),
+        .from_env = from_env,
+        .query_for = sdpa_bwd_config_query_for,
+        .check = check,
+};
