@@ -355,6 +355,8 @@ typedef enum sdpa_quant_kind {
  * dense [B, Hkv, Sk, G] with G = D / group_size groups per token, whatever
  * the strides of K and V: element (b, h, j, d) of K uses entry
  *     ((b * Hkv + h) * Sk + j) * G + d / group_size.
+ * With varlen, K and V are [1, Hkv, total_k, D]: the entries are
+ * [Hkv, total_k, G], j the packed key row (cu_seqlens_k[b] + position).
  * 4-bit zero points (s4, u4) are packed like 4-bit tensors, entry 2i in the
  * low nibble of byte i and entry 2i + 1 in its high nibble, straight across
  * tokens: with an odd G (D = 96, group_size = 32: G = 3) the zero points of
