@@ -86,8 +86,8 @@ END_TEST
 START_TEST(test_varlen_quantized)
 {
     static const int64_t groups[3] = {0, 4, 8};
-    llm_spec_t s = llm_spec_of(_i == 2 ? SDPA_FORWARD_TRAINING : SDPA_FORWARD_INFERENCE,
-                               LLM_VARLEN, 5, varlen_q, varlen_k, SDPA_DTYPE_F16);
+    const sdpa_prop_kind_t prop = _i == 2 ? SDPA_FORWARD_TRAINING : SDPA_FORWARD_INFERENCE;
+    llm_spec_t s = llm_spec_of(prop, LLM_VARLEN, 5, varlen_q, varlen_k, SDPA_DTYPE_F16);
     s.kvdt = SDPA_DTYPE_S8;
     s.quant_group = groups[_i];
     s.mask_kind = _i == 1 ? SDPA_MASK_CAUSAL_BOTTOM_RIGHT : SDPA_MASK_NONE;
