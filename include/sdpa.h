@@ -121,8 +121,10 @@
  *   SDPA_ZE_DECODE        ze backend, read when a forward primitive is
  *                         created: the thin-Q decode kernel (split-KV, see
  *                         num_splits). "0": never; "1": for every problem it
- *                         serves, split or not; unset or anything else
- *                         ("auto"): only for problems whose keys are split.
+ *                         serves, split or not; "auto" (default, or
+ *                         unset/empty): only for problems whose keys are
+ *                         split. Any other value makes forward primitive
+ *                         creation fail with SDPA_ERROR_INVALID_CONFIG.
  *
  * Persistent module cache (ze). Building a module is most of a primitive's
  * creation (hundreds of milliseconds to seconds). After a build the backend
@@ -353,6 +355,8 @@ typedef enum sdpa_quant_kind {
  * dense [B, Hkv, Sk, G] with G = D / group_size groups per token, whatever
  * the strides of K and V: element (b, h, j, d) of K uses entry
  *     ((b * Hkv + h) * Sk + j) * G + d / group_size.
+ * With varlen, K and V are [1, Hkv, total_k, D]: the entries are
+ * [Hkv, total_k, G], j the packed key row (cu_seqlens_k[b] + position).
  * 4-bit zero points (s4, u4) are packed like 4-bit tensors, entry 2i in the
  * low nibble of byte i and entry 2i + 1 in its high nibble, straight across
  * tokens: with an odd G (D = 96, group_size = 32: G = 3) the zero points of

@@ -64,23 +64,25 @@ static inline sdpa_fwd_rows sdpa_fwd_work_group_rows(int bq, int sq)
  * V, and the token index of its key 0 which per-group scales and zero
  * points are indexed by. K/V come from the batch (dense: token0 is
  * (b * Hkv + h) * Sk), from the sequence's first packed row k_row0
- * (VARLEN; the host refuses quantized varlen), or from inside each cache
- * block (PAGED: offsets 0, sdpa_fwd_paged_key adds the block's; token0 is
- * h << block_log2). */
+ * (VARLEN: the scales are [1, Hkv, total_k, D / group], token0 is
+ * h * total_k + k_row0), or from inside each cache block (PAGED: offsets
+ * 0, sdpa_fwd_paged_key adds the block's; token0 is h << block_log2). */
 typedef struct sdpa_fwd_kv_head {
     long k, v, token0;
 } sdpa_fwd_kv_head;
 
 static inline sdpa_fwd_kv_head sdpa_fwd_kv_head_of(const private sdpa_fwd_rows *w, long ks0,
-                                                   long ks1, long ks2, long vs0, long vs1,
-                                                   long vs2, int sk, long k_row0, int block_log2)
+                                                   long ks1, long ks2, long vs0, long vs1, long vs2,
+                                                   int sk, int total_k, long k_row0, int block_log2)
 {
     sdpa_fwd_kv_head h;
     const long k_seq = SC(PAGED) ? 0 : SC(VARLEN) ? k_row0 * ks2 : w->b * ks0;
     const long v_seq = SC(PAGED) ? 0 : SC(VARLEN) ? k_row0 * vs2 : w->b * vs0;
     h.k = k_seq + (long)w->hkv * ks1;
     h.v = v_seq + (long)w->hkv * vs1;
-    h.token0 = SC(PAGED) ? (long)w->hkv << block_log2 : (w->b * w->n_kv + w->hkv) * (long)sk;
+    h.token0 = SC(PAGED)    ? (long)w->hkv << block_log2
+               : SC(VARLEN) ? (long)w->hkv * total_k + k_row0
+                            : (w->b * w->n_kv + w->hkv) * (long)sk;
     return h;
 }
 

@@ -80,6 +80,7 @@ static void fwd_args(const sdpa_primitive_t *prim, const sdpa_exec_args_t *a, sd
             .CACHE_SEQLENS = p->paged_kv.enabled ? a->cache_seqlens : NULL,
             .BLOCK_TABLE_STRIDE = (int32_t)p->paged_kv.block_table_stride,
             .BLOCK_LOG2 = p->paged_kv.enabled ? block_log2(p->k.dims[2]) : 0,
+            .TOTAL_K = (int32_t)p->k.dims[2],
             .SLM = plan->slm_bytes,
     };
     memcpy(&v->K_S0, plan->strides, sizeof(plan->strides));

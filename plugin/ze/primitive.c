@@ -32,12 +32,6 @@ static void trace(const sdpa_primitive_t *prim, const char *what, const char *st
  * cache (forward only by definition). */
 static sdpa_status_t ze_llm_supported(const sdpa_problem_desc_t *p, const sdpa_shape_t *shape)
 {
-    if (p->varlen.enabled && (sdpa_dtype_is_quantized(p->k.dtype) ||
-                              sdpa_dtype_is_quantized(p->v.dtype)))
-        return sdpa_fail(SDPA_ERROR_UNSUPPORTED,
-                         "varlen.enabled = 1 with k.dtype = %s, v.dtype = %s: the ze backend "
-                         "runs variable-length batches with f32, f16 or bf16 K and V",
-                         sdpa_dtype_name(p->k.dtype), sdpa_dtype_name(p->v.dtype));
     return sdpa_plan_window_check(p, shape->q_len, shape->k_len);
 }
 

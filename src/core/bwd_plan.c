@@ -239,8 +239,8 @@ sdpa_status_t sdpa_bwd_plan_make(const sdpa_problem_desc_t *problem, const sdpa_
     /* The fast path first; the portable kernels serve what it does not. */
     sdpa_xe_target_t xe = {SDPA_DEVICE_CLASS_UNKNOWN_GPU, 0, 0, 0, 0};
     if (sdpa_bwd_xe_serves(problem, shape, device, &xe, NULL)) {
-        status = sdpa_bwd_xe_config_choose(problem, shape, device, &xe, &plan.config, &plan.source,
-                                           &plan.xe);
+        status = sdpa_xe_config_choose(&sdpa_bwd_xe_direction, problem, shape, device, &xe,
+                                       &plan.config, &plan.source, &plan.xe);
         if (status != SDPA_SUCCESS)
             return status;
     }

@@ -4,6 +4,7 @@
 #include "bwd_scratch.h"
 #include "error.h"
 #include "kernel_abi_bwd.h"
+#include "scratch_layout.h"
 #include "size_math.h"
 #include "tensor_layout.h"
 
@@ -13,23 +14,6 @@ _Static_assert(SDPA_BWD_STRIDES_COUNT == SDPA_BWD_STRIDE_COUNT,
 sdpa_bwd_mode_t sdpa_bwd_mode_of(const sdpa_problem_desc_t *problem)
 {
     return problem->deterministic ? SDPA_BWD_MODE_DETERMINISTIC : SDPA_BWD_MODE_ATOMIC;
-}
-
-/* Appends a region of count elements of element_size bytes at the next
- * aligned offset; returns 0 if the scratch would exceed
- * SDPA_MAX_BUFFER_BYTES. */
-static int append_region(size_t *end, sdpa_scratch_region_t *region, uint64_t count,
-                         size_t element_size)
-{
-    uint64_t bytes = sdpa_size_mul(count, element_size);
-    uint64_t offset = sdpa_size_add(*end, SDPA_BWD_SCRATCH_ALIGNMENT - 1);
-    offset -= offset % SDPA_BWD_SCRATCH_ALIGNMENT;
-    uint64_t new_end = sdpa_size_add(offset, bytes);
-    if (new_end > SDPA_MAX_BUFFER_BYTES)
-        return 0;
-    *region = (sdpa_scratch_region_t){(size_t)offset, (size_t)bytes};
-    *end = (size_t)new_end;
-    return 1;
 }
 
 /* An f32 output the kernel may add into directly: no conversion, and a
@@ -90,21 +74,21 @@ sdpa_status_t sdpa_bwd_scratch_plan(const sdpa_problem_desc_t *problem, const sd
         s.dkv_f32_scratch =
                 gqa && (varlen || !(f32_dense(&problem->diff_k) && f32_dense(&problem->diff_v)));
         if (s.dq_f32_scratch)
-            ok &= append_region(&end, &s.dq, q_elems, sizeof(float));
+            ok &= sdpa_scratch_append(&end, &s.dq, q_elems, sizeof(float));
         if (s.dkv_f32_scratch) {
-            ok &= append_region(&end, &s.dk, kv_elems, sizeof(float));
-            ok &= append_region(&end, &s.dv, kv_elems, sizeof(float));
+            ok &= sdpa_scratch_append(&end, &s.dk, kv_elems, sizeof(float));
+            ok &= sdpa_scratch_append(&end, &s.dv, kv_elems, sizeof(float));
         }
     } else {
         s.dkv_partials = gqa;
         s.dkv_f32_scratch = gqa;
         if (gqa) {
-            ok &= append_region(&end, &s.dk, partial_elems, sizeof(float));
-            ok &= append_region(&end, &s.dv, partial_elems, sizeof(float));
+            ok &= sdpa_scratch_append(&end, &s.dk, partial_elems, sizeof(float));
+            ok &= sdpa_scratch_append(&end, &s.dv, partial_elems, sizeof(float));
         }
     }
-    ok &= append_region(&end, &s.d_i, q_rows, sizeof(float));
-    ok &= append_region(&end, &s.strides, SDPA_BWD_STRIDES_COUNT, sizeof(int64_t));
+    ok &= sdpa_scratch_append(&end, &s.d_i, q_rows, sizeof(float));
+    ok &= sdpa_scratch_append(&end, &s.strides, SDPA_BWD_STRIDES_COUNT, sizeof(int64_t));
     /* Fills of the caller's buffers cover their elements as f32. */
     ok &= sdpa_size_bytes(q_elems, 32) <= SDPA_MAX_BUFFER_BYTES &&
           sdpa_size_bytes(kv_elems, 32) <= SDPA_MAX_BUFFER_BYTES;

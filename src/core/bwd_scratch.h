@@ -39,6 +39,7 @@
 #include <stdint.h>
 
 #include "problem.h"
+#include "scratch_layout.h"
 #include "sdpa.h"
 
 /* The alignment sdpa.h promises callers' scratch needs. */
@@ -49,11 +50,6 @@ typedef enum sdpa_bwd_mode {
     SDPA_BWD_MODE_ATOMIC = 0,
     SDPA_BWD_MODE_DETERMINISTIC = 1,
 } sdpa_bwd_mode_t;
-
-/* A byte range of the scratch; bytes == 0 means absent. */
-typedef struct sdpa_scratch_region {
-    size_t offset, bytes;
-} sdpa_scratch_region_t;
 
 /* What a zero fill targets. */
 typedef enum sdpa_bwd_buffer {

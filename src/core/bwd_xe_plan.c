@@ -9,32 +9,18 @@
 #include "config_env.h"
 #include "error.h"
 #include "kernel_abi_xe.h"
-#include "spirv_registry.h"
 #include "xe_config_choose.h"
-
-/* The largest head size the backward fast path serves. */
-#define XE_BWD_MAX_HEAD_SIZE 256
+#include "xe_config_rules.h"
 
 int sdpa_bwd_xe_serves(const sdpa_problem_desc_t *p, const sdpa_shape_t *shape,
                        const sdpa_device_info_t *device, sdpa_xe_target_t *target, const char **why)
 {
-    const char *reason = NULL;
     sdpa_xe_target_t t;
+    const char *reason = sdpa_xe_refusal(p, shape, device, &t);
     const sdpa_dtype_t dt = p->q.dtype;
-    if (!sdpa_xe_target_of(device, &t, &reason))
-        ;
-    else if (!sdpa_device_supports_subgroup(device, t.subgroup_size))
-        reason = "the device lacks the fast path's sub-group size";
-    else if (dt != SDPA_DTYPE_F16 && dt != SDPA_DTYPE_BF16)
-        reason = "Q is neither f16 nor bf16";
-    else if (p->k.dtype != dt || p->v.dtype != dt || p->dst.dtype != dt || p->diff_dst.dtype != dt)
+    if (!reason &&
+        (p->k.dtype != dt || p->v.dtype != dt || p->dst.dtype != dt || p->diff_dst.dtype != dt))
         reason = "K, V, O or dO is not in Q's dtype";
-    else if (dt == SDPA_DTYPE_F16 && !device->has_fp16)
-        reason = "the device has no fp16";
-    else if (shape->head_size > XE_BWD_MAX_HEAD_SIZE)
-        reason = "the head size is above 256";
-    else if (sdpa_xe_unimplemented_feature(p))
-        reason = sdpa_xe_unimplemented_feature(p);
     if (why)
         *why = reason;
     if (reason)
@@ -52,10 +38,8 @@ void sdpa_bwd_xe_variant(const sdpa_bwd_config_t *c, const sdpa_xe_target_t *t, 
              t->emulate ? "-emu" : "");
 }
 
-/* Fails with "<source> <config> breaks the rule <rule>: <details>". */
-#define BREAKS(rule, details_format, ...)                                                          \
-    sdpa_fail(SDPA_ERROR_INVALID_CONFIG, "%s %s breaks the fast path's rule %s: " details_format,  \
-              source, sdpa_bwd_config_format(c, text, sizeof(text)), rule, __VA_ARGS__)
+/* Fails with "<source> <config> breaks the fast path's rule <rule>: ...". */
+#define BREAKS(rule, ...) sdpa_xe_config_breaks(source, text, rule, __VA_ARGS__)
 
 sdpa_status_t sdpa_bwd_xe_config_check(const sdpa_bwd_config_t *c, const sdpa_xe_target_t *t,
                                        const sdpa_device_info_t *device, int64_t head_size,
@@ -63,10 +47,11 @@ sdpa_status_t sdpa_bwd_xe_config_check(const sdpa_bwd_config_t *c, const sdpa_xe
 {
     char text[128];
     int values[SDPA_BWD_CONFIG_INTS];
+    sdpa_bwd_config_format(c, text, sizeof(text));
     sdpa_bwd_config_to_ints(c, values);
-    for (int i = 0; i < SDPA_BWD_CONFIG_INTS; i++)
-        if (values[i] < 1 || values[i] > SDPA_CONFIG_VALUE_MAX)
-            return BREAKS("every value is in 1..1024", "value %d is %d", i + 1, values[i]);
+    sdpa_status_t status = sdpa_xe_check_values(values, SDPA_BWD_CONFIG_INTS, source, text);
+    if (status != SDPA_SUCCESS)
+        return status;
     const int sg = (int)t->subgroup_size, q = SDPA_XE_BWD_QUERIES;
     if (c->unroll_n_bcbr != q || c->unroll_n_dbr != q || c->wg_n_bcbr != 1 || c->wg_n_dbr != 1)
         return BREAKS("unroll_n_BcBr == unroll_n_DBr == 16 and wg_n_BcBr == wg_n_DBr == 1 "
@@ -88,59 +73,38 @@ sdpa_status_t sdpa_bwd_xe_config_check(const sdpa_bwd_config_t *c, const sdpa_xe
                       c->unroll_m_dbc, c->wg_m_dbc, bd, head_size);
     char variant[64];
     sdpa_bwd_xe_variant(c, t, variant, sizeof(variant));
-    if (!sdpa_spirv_find(variant, 0, sg))
-        return BREAKS("the tile is a built variant", "no SPIR-V variant %s.0.%d", variant, sg);
-    if (!device)
-        return SDPA_SUCCESS;
-    const int64_t n_sg = (int64_t)c->wg_m_dbc * c->wg_n_dbc;
-    if (sg * n_sg > device->max_group_size || n_sg > device->max_group_size_xyz[1])
-        return BREAKS("sub-group * wg_m_DBc * wg_n_DBc <= work-group limit",
-                      "%d * %" PRId64 " work-items on %s (at most %" PRIu32 ")", sg, n_sg,
-                      device->name, device->max_group_size);
+    /* The main kernel's or the dQ pass's local memory, the larger. */
     const int64_t bc = (int64_t)c->unroll_m_bcbr * c->wg_m_bcbr;
-    int64_t slm = SDPA_XE_BWD_SLM_BYTES(head_size, bc);
+    const int64_t slm_main = SDPA_XE_BWD_SLM_BYTES(head_size, bc);
     const int64_t slm_dq = SDPA_XE_BWD_DQ_SLM_BYTES(head_size, (int64_t)c->unroll_m_bcbr,
                                                     (int64_t)q * c->wg_m_bcbr);
-    if (slm_dq > slm)
-        slm = slm_dq;
-    if (slm > (int64_t)device->slm_bytes)
-        return BREAKS("local memory <= the device's",
-                      "the backward fast path needs %" PRId64 " > %" PRIu64 " bytes on %s", slm,
-                      device->slm_bytes, device->name);
-    return SDPA_SUCCESS;
+    return sdpa_xe_check_launch(variant, t->subgroup_size, (int64_t)c->wg_m_dbc * c->wg_n_dbc,
+                                "wg_m_DBc * wg_n_DBc", slm_dq > slm_main ? slm_dq : slm_main,
+                                device, source, text);
 }
 
-/* What sdpa_bwd_xe_config_check needs besides the configuration. */
-typedef struct bwd_check_ctx {
-    const sdpa_xe_target_t *target;
-    const sdpa_device_info_t *device;
-    int64_t head_size;
-} bwd_check_ctx_t;
-
-static sdpa_status_t check_bwd(const void *config, const void *ctx, const char *source)
+static sdpa_status_t check(const void *config, const sdpa_xe_target_t *target,
+                           const sdpa_device_info_t *device, int64_t head_size, const char *source)
 {
-    const bwd_check_ctx_t *c = ctx;
-    return sdpa_bwd_xe_config_check(config, c->target, c->device, c->head_size, source);
+    return sdpa_bwd_xe_config_check(config, target, device, head_size, source);
 }
 
-sdpa_status_t sdpa_bwd_xe_config_choose(const sdpa_problem_desc_t *problem,
-                                        const sdpa_shape_t *shape, const sdpa_device_info_t *device,
-                                        const sdpa_xe_target_t *target, sdpa_bwd_config_t *out,
-                                        sdpa_config_source_t *source, int *use)
+/* BWD_SDPA_CONFIG, whatever the problem. */
+static sdpa_status_t from_env(const sdpa_problem_desc_t *problem, void *config, int *found,
+                              const char **var)
 {
-    *use = 0;
-    sdpa_bwd_config_t env;
-    int found;
-    sdpa_status_t status = sdpa_bwd_config_from_env(&env, &found);
-    if (status != SDPA_SUCCESS)
-        return status;
-    sdpa_config_query_t query;
-    sdpa_bwd_config_query_for(problem, shape, device, &query);
-    const sdpa_xe_config_table_t table = {
-            sdpa_bwd_xe_config_table, sdpa_bwd_xe_config_table_size, sizeof(sdpa_bwd_config_row_t),
-            offsetof(sdpa_bwd_config_row_t, config), sizeof(sdpa_bwd_config_t)};
-    const bwd_check_ctx_t ctx = {target, device, shape->head_size};
-    sdpa_xe_config_pick(&env, found, "BWD_SDPA_CONFIG", &table, &query, target, check_bwd, &ctx,
-                        out, source, use);
-    return SDPA_SUCCESS;
+    (void)problem;
+    *var = "BWD_SDPA_CONFIG";
+    return sdpa_bwd_config_from_env(config, found);
 }
+
+const sdpa_xe_direction_t sdpa_bwd_xe_direction = {
+        .rows = sdpa_bwd_xe_config_table,
+        .count = &sdpa_bwd_xe_config_table_size,
+        .row_size = sizeof(sdpa_bwd_config_row_t),
+        .config_offset = offsetof(sdpa_bwd_config_row_t, config),
+        .config_size = sizeof(sdpa_bwd_config_t),
+        .from_env = from_env,
+        .query_for = sdpa_bwd_config_query_for,
+        .check = check,
+};

@@ -17,6 +17,7 @@
 #include "kernel_config.h"
 #include "problem.h"
 #include "sdpa.h"
+#include "xe_config_choose.h"
 #include "xe_target.h"
 
 /* The backward fast path's rows (config_xe_table.c), matched like the
@@ -26,10 +27,11 @@ extern const size_t sdpa_bwd_xe_config_table_size;
 
 /* 1 if the backward fast path serves problem (checked, BACKWARD) on device:
  * the device runs the fast path (xe_target.h; the backward always builds
- * with the 256-register file), Q, K, V, O and dO are all f16 or all bf16,
- * the head size is at most 256, and the problem uses none of the ABI 1.1
- * features the fast path lacks (sdpa_xe_unimplemented_feature). Any layout: every tile is staged
- * through local memory. Otherwise 0 with *why. */
+ * with the 256-register file), Q is f16 or bf16, the head size is at most
+ * 256, the problem uses none of the ABI 1.1 features the fast path lacks
+ * (all of these: sdpa_xe_refusal), and K, V, O and dO are in Q's dtype.
+ * Any layout: every tile is staged through local memory. Otherwise 0 with
+ * *why. */
 int sdpa_bwd_xe_serves(const sdpa_problem_desc_t *problem, const sdpa_shape_t *shape,
                        const sdpa_device_info_t *device, sdpa_xe_target_t *target,
                        const char **why);
@@ -54,11 +56,8 @@ sdpa_status_t sdpa_bwd_xe_config_check(const sdpa_bwd_config_t *config,
                                        const sdpa_device_info_t *device, int64_t head_size,
                                        const char *source);
 
-/* Chooses as sdpa_fwd_xe_config_choose does, from BWD_SDPA_CONFIG or the
- * backward xe table. */
-sdpa_status_t sdpa_bwd_xe_config_choose(const sdpa_problem_desc_t *problem,
-                                        const sdpa_shape_t *shape, const sdpa_device_info_t *device,
-                                        const sdpa_xe_target_t *target, sdpa_bwd_config_t *out,
-                                        sdpa_config_source_t *source, int *use);
+/* The backward for sdpa_xe_config_choose: this table, BWD_SDPA_CONFIG,
+ * sdpa_bwd_xe_config_check. */
+extern const sdpa_xe_direction_t sdpa_bwd_xe_direction;
 
 #endif /* SDPA_CORE_BWD_XE_PLAN_H */

@@ -3,21 +3,31 @@
 #include <string.h>
 
 #include "decode_plan.h"
+#include "error.h"
 #include "kernel_abi_decode.h"
+#include "scratch_layout.h"
+#include "size_math.h"
 
 _Static_assert(SDPA_DECODE_MAX_SPLITS <= SDPA_MERGE_MAX_STATES,
                "one merge combines every split's state");
 
-/* SDPA_ZE_DECODE: 0 never, 1 always (where it serves), -1 auto (unset,
- * "auto" or anything else). */
-static int decode_mode(void)
+/* SDPA_ZE_DECODE into *mode: 0 never, 1 always (where it serves), -1 auto
+ * (unset, empty or "auto"). Any other value: SDPA_ERROR_INVALID_CONFIG
+ * naming it, as SDPA_ZE_KERNELS is refused (a mistyped value would
+ * otherwise measure the kernel it meant to avoid). */
+static sdpa_status_t decode_mode(int *mode)
 {
     const char *v = getenv("SDPA_ZE_DECODE");
-    if (v != NULL && strcmp(v, "0") == 0)
-        return 0;
-    if (v != NULL && strcmp(v, "1") == 0)
-        return 1;
-    return -1;
+    if (v == NULL || v[0] == '\0' || strcmp(v, "auto") == 0)
+        *mode = -1;
+    else if (strcmp(v, "0") == 0)
+        *mode = 0;
+    else if (strcmp(v, "1") == 0)
+        *mode = 1;
+    else
+        return sdpa_fail(SDPA_ERROR_INVALID_CONFIG,
+                         "SDPA_ZE_DECODE = \"%s\": expected auto, 0 or 1", v);
+    return SDPA_SUCCESS;
 }
 
 int sdpa_decode_serves(const sdpa_problem_desc_t *p, const sdpa_shape_t *shape,
@@ -35,13 +45,16 @@ int sdpa_decode_serves(const sdpa_problem_desc_t *p, const sdpa_shape_t *shape,
     return 1;
 }
 
-int sdpa_decode_chosen(const sdpa_problem_desc_t *p, const sdpa_shape_t *shape,
-                       const sdpa_device_info_t *device, uint32_t sg)
+sdpa_status_t sdpa_decode_chosen(const sdpa_problem_desc_t *p, const sdpa_shape_t *shape,
+                                 const sdpa_device_info_t *device, uint32_t sg, int *chosen)
 {
-    const int mode = decode_mode();
-    if (mode == 0 || !sdpa_decode_serves(p, shape, device, sg))
-        return 0;
-    return mode == 1 || sdpa_decode_num_splits(p, shape, device, sg) > 1;
+    int mode = -1;
+    *chosen = 0;
+    sdpa_status_t status = decode_mode(&mode);
+    if (status != SDPA_SUCCESS || mode == 0 || !sdpa_decode_serves(p, shape, device, sg))
+        return status;
+    *chosen = mode == 1 || sdpa_decode_num_splits(p, shape, device, sg) > 1;
+    return SDPA_SUCCESS;
 }
 
 uint32_t sdpa_decode_num_splits(const sdpa_problem_desc_t *p, const sdpa_shape_t *shape,
@@ -71,22 +84,26 @@ uint32_t sdpa_decode_num_splits(const sdpa_problem_desc_t *p, const sdpa_shape_t
     return n < 1 ? 1 : (uint32_t)n;
 }
 
-/* n rounded up to the scratch alignment. */
-static size_t align_up(size_t n)
+sdpa_status_t sdpa_decode_scratch_plan(const sdpa_shape_t *s, uint32_t n, size_t *bytes,
+                                       size_t *lse_offset)
 {
-    return (n + SDPA_SCRATCH_ALIGNMENT - 1) / SDPA_SCRATCH_ALIGNMENT * SDPA_SCRATCH_ALIGNMENT;
-}
-
-size_t sdpa_decode_scratch_bytes(const sdpa_shape_t *s, uint32_t n, size_t *lse_offset)
-{
-    *lse_offset = 0;
+    *bytes = *lse_offset = 0;
     if (n <= 1)
-        return 0;
-    /* Dims are below 2^31 and the O tensor exists (sdpa_problem_check), so
-     * n (<= 16) times its f32 size fits in size_t. */
-    const size_t rows = (size_t)s->batch * (size_t)s->q_heads * (size_t)s->q_len;
-    *lse_offset = align_up(n * rows * (size_t)s->head_size * sizeof(float));
-    return *lse_offset + align_up(n * rows * sizeof(float));
+        return SDPA_SUCCESS;
+    const int64_t rows[4] = {(int64_t)n, s->batch, s->q_heads, s->q_len};
+    const uint64_t states = sdpa_size_mul(sdpa_size_product(rows, 4), sdpa_size_of(s->head_size));
+    size_t end = 0;
+    sdpa_scratch_region_t o, lse;
+    if (!sdpa_scratch_append(&end, &o, states, sizeof(float)) ||
+        !sdpa_scratch_append(&end, &lse, sdpa_size_product(rows, 4), sizeof(float)))
+        return sdpa_fail(SDPA_ERROR_UNSUPPORTED,
+                         "num_splits = %u: the split states of B = %lld, Hq = %lld, Sq = %lld, "
+                         "D = %lld would exceed the largest addressable buffer",
+                         (unsigned)n, (long long)s->batch, (long long)s->q_heads,
+                         (long long)s->q_len, (long long)s->head_size);
+    *lse_offset = lse.offset;
+    *bytes = end;
+    return SDPA_SUCCESS;
 }
 
 /* A dense f32 [B, Hq, Sq, d] tensor. */

@@ -21,12 +21,14 @@
 int sdpa_decode_serves(const sdpa_problem_desc_t *problem, const sdpa_shape_t *shape,
                        const sdpa_device_info_t *device, uint32_t sg);
 
-/* 1 if the forward takes the decode kernel: it serves the problem and
- * SDPA_ZE_DECODE is "1" (every such problem), or unset / "auto" and the
- * problem splits its keys (sdpa_decode_num_splits > 1; unsplit, the
- * portable forward is faster on the CPU device so far); "0": never. */
-int sdpa_decode_chosen(const sdpa_problem_desc_t *problem, const sdpa_shape_t *shape,
-                       const sdpa_device_info_t *device, uint32_t sg);
+/* Sets *chosen to 1 if the forward takes the decode kernel: it serves the
+ * problem and SDPA_ZE_DECODE is "1" (every such problem), or unset, empty
+ * or "auto" and the problem splits its keys (sdpa_decode_num_splits > 1;
+ * unsplit, the portable forward is faster on the CPU device so far); "0":
+ * never. Returns SDPA_SUCCESS, or SDPA_ERROR_INVALID_CONFIG (*chosen 0)
+ * for any other value of SDPA_ZE_DECODE, quoted in the message. */
+sdpa_status_t sdpa_decode_chosen(const sdpa_problem_desc_t *problem, const sdpa_shape_t *shape,
+                                 const sdpa_device_info_t *device, uint32_t sg, int *chosen);
 
 /* The most queries the decode kernel takes (beyond, the portable forward's
  * lanes along queries are busy anyway). */
@@ -43,10 +45,13 @@ uint32_t sdpa_decode_num_splits(const sdpa_problem_desc_t *problem, const sdpa_s
 
 #define SDPA_DECODE_MIN_TILES_PER_SPLIT 8
 
-/* Bytes of split scratch for n splits: n states of f32 O [B, Hq, Sq, D],
- * then (at *lse_offset, 256-byte aligned) n f32 log-sum-exps [B, Hq, Sq];
- * 0 for n = 1. */
-size_t sdpa_decode_scratch_bytes(const sdpa_shape_t *shape, uint32_t n, size_t *lse_offset);
+/* Lays out the split scratch for n splits (sdpa_scratch_append): n states
+ * of f32 O [B, Hq, Sq, D], then (at *lse_offset) n f32 log-sum-exps
+ * [B, Hq, Sq]; *bytes in all, 0 for n = 1. Returns SDPA_SUCCESS, or
+ * SDPA_ERROR_UNSUPPORTED if it would exceed the largest addressable
+ * buffer. */
+sdpa_status_t sdpa_decode_scratch_plan(const sdpa_shape_t *shape, uint32_t n, size_t *bytes,
+                                       size_t *lse_offset);
 
 /* The merge of n split states into problem's O (and its log-sum-exp
  * workspace when training), as a merge primitive would take it. */

@@ -161,10 +161,10 @@ static sdpa_status_t decode_plan(sdpa_fwd_plan_t *plan, const sdpa_problem_desc_
     plan->local_size[0] = sg;
     plan->local_size[1] = plan->local_size[2] = 1;
     plan->slm_bytes = (uint32_t)SDPA_DECODE_SLM_BYTES(rows, shape->head_size, (int64_t)sg);
-    plan->split_scratch_bytes =
-            sdpa_decode_scratch_bytes(shape, plan->num_splits, &plan->split_lse_offset);
-    if (plan->num_splits <= 1)
-        return SDPA_SUCCESS;
+    status = sdpa_decode_scratch_plan(shape, plan->num_splits, &plan->split_scratch_bytes,
+                                      &plan->split_lse_offset);
+    if (status != SDPA_SUCCESS || plan->num_splits <= 1)
+        return status;
     sdpa_merge_desc_t desc, merge;
     sdpa_decode_merge_desc(p, shape, plan->num_splits, &desc);
     if ((status = sdpa_merge_check(&desc, &merge)) != SDPA_SUCCESS)
@@ -231,11 +231,18 @@ sdpa_status_t sdpa_fwd_plan_make(const sdpa_problem_desc_t *problem, const sdpa_
                          "arithmetic",
                          device->name);
 
+    /* SDPA_ZE_DECODE is checked for every forward problem, as
+     * SDPA_ZE_KERNELS is for every context. */
+    int decode;
+    status = sdpa_decode_chosen(problem, shape, device, plan.subgroup_size, &decode);
+    if (status != SDPA_SUCCESS)
+        return status;
+
     /* The fast path first; the portable kernel serves what it does not. */
     sdpa_xe_target_t xe = {SDPA_DEVICE_CLASS_UNKNOWN_GPU, 0, 0, 0, 0};
     if (sdpa_fwd_xe_serves(problem, shape, device, &xe, NULL)) {
-        status = sdpa_fwd_xe_config_choose(problem, shape, device, &xe, &plan.config,
-                                           &plan.source, &plan.xe);
+        status = sdpa_xe_config_choose(&sdpa_fwd_xe_direction, problem, shape, device, &xe,
+                                       &plan.config, &plan.source, &plan.xe);
         if (status != SDPA_SUCCESS)
             return status;
     }
@@ -244,7 +251,7 @@ sdpa_status_t sdpa_fwd_plan_make(const sdpa_problem_desc_t *problem, const sdpa_
         plan.subgroup_size = xe.subgroup_size;
         plan.d_max = 0;
         sdpa_fwd_xe_variant(&plan.config, &xe, plan.variant, sizeof(plan.variant));
-    } else if (sdpa_decode_chosen(problem, shape, device, plan.subgroup_size)) {
+    } else if (decode) {
         if ((status = decode_plan(&plan, problem, shape, device)) != SDPA_SUCCESS)
             return status;
     } else {

@@ -92,7 +92,7 @@ void sdpa_fwd_config_query_for(const sdpa_problem_desc_t *problem, const sdpa_sh
 /* Plans the forward pass of problem (the output of sdpa_problem_check, with
  * its shape; prop_kind FORWARD_INFERENCE or FORWARD_TRAINING) on device.
  * Chooses the kernel (the fast path when sdpa_fwd_xe_serves the problem and
- * sdpa_fwd_xe_config_choose finds it a configuration, else the portable
+ * sdpa_xe_config_choose finds it a configuration, else the portable
  * one), the variant (portable: the smallest head-size bucket >= D and
  * sdpa_device_subgroup_size), the configuration (sdpa_fwd_config_choose),
  * derives the constants and launch values. Returns SDPA_SUCCESS,

@@ -21,8 +21,8 @@
 #include "kernel_config.h"
 #include "problem.h"
 #include "sdpa.h"
+#include "xe_config_choose.h"
 #include "xe_target.h"
-
 
 /* The fast path's rows (config_xe_table.c): same form and matching rules
  * as the portable tables (kernel_config.h), for the classes with matrix
@@ -32,13 +32,13 @@ extern const size_t sdpa_fwd_xe_config_table_size;
 
 /* 1 if the fast path serves problem (checked, with its shape) on device:
  * the kernel set and the device class allow it (*target says how), Q is
- * f16 or bf16, the head size is at most 256, the innermost stride of Q
- * and O is 1, and the problem uses none of the ABI 1.1 features the fast
- * path lacks (sdpa_xe_unimplemented_feature). K and V may have any dtype and layout: unless both are in
- * Q's dtype with V contiguous along the head dimension and K along it or
- * along the keys, target->convert_kv selects the variants that convert
- * them first. Otherwise 0, with *why (static text) naming the first
- * reason. */
+ * f16 or bf16, the head size is at most 256, the problem uses none of the
+ * ABI 1.1 features the fast path lacks (all of these: sdpa_xe_refusal),
+ * and the innermost stride of Q and O is 1. K and V may have any dtype
+ * and layout: unless both are in Q's dtype with V contiguous along the
+ * head dimension and K along it or along the keys, target->convert_kv
+ * selects the variants that convert them first. Otherwise 0, with *why
+ * (static text) naming the first reason. */
 int sdpa_fwd_xe_serves(const sdpa_problem_desc_t *problem, const sdpa_shape_t *shape,
                        const sdpa_device_info_t *device, sdpa_xe_target_t *target,
                        const char **why);
@@ -63,16 +63,8 @@ sdpa_status_t sdpa_fwd_xe_config_check(const sdpa_fwd_config_t *config,
                                        const sdpa_device_info_t *device, int64_t head_size,
                                        const char *source);
 
-/* Chooses the fast path's configuration for problem on target. An override
- * (QUANTIZED_SDPA_CONFIG for quantized K/V, else SDPA_CONFIG) that passes
- * sdpa_fwd_xe_config_check is used as is; one that does not leaves the
- * choice to the portable kernel (*use = 0), whose checks judge it. Without
- * an override: the first row of the xe table (best first, as
- * sdpa_fwd_config_candidates orders them) that passes the check; none:
- * *use = 0. Returns SDPA_SUCCESS or the override's parse error. */
-sdpa_status_t sdpa_fwd_xe_config_choose(const sdpa_problem_desc_t *problem,
-                                        const sdpa_shape_t *shape, const sdpa_device_info_t *device,
-                                        const sdpa_xe_target_t *target, sdpa_fwd_config_t *out,
-                                        sdpa_config_source_t *source, int *use);
+/* The forward for sdpa_xe_config_choose: this table, QUANTIZED_SDPA_CONFIG
+ * for quantized K/V else SDPA_CONFIG, sdpa_fwd_xe_config_check. */
+extern const sdpa_xe_direction_t sdpa_fwd_xe_direction;
 
 #endif /* SDPA_CORE_FWD_XE_PLAN_H */

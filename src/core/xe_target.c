@@ -1,6 +1,9 @@
 /* xe_target.c - whether and how a device runs the fast-path kernels. */
 #include "xe_target.h"
 
+#define STRING_OF(macro) STRING_OF_TOKENS(macro)
+#define STRING_OF_TOKENS(tokens) #tokens
+
 /* The native target of a device class, or 0 if the class has no matrix
  * engine (or may not have one: Xe-HPG's integrated parts, Meteor Lake's
  * Xe-LPG, have none, so integrated Xe-HPG devices keep the portable path). */
@@ -62,4 +65,21 @@ const char *sdpa_xe_unimplemented_feature(const sdpa_problem_desc_t *p)
     if (p->paged_kv.enabled)
         return "the fast path has no paged KV cache";
     return NULL;
+}
+
+const char *sdpa_xe_refusal(const sdpa_problem_desc_t *p, const sdpa_shape_t *shape,
+                            const sdpa_device_info_t *device, sdpa_xe_target_t *t)
+{
+    const char *reason = NULL;
+    if (!sdpa_xe_target_of(device, t, &reason))
+        return reason;
+    if (!sdpa_device_supports_subgroup(device, t->subgroup_size))
+        return "the device lacks the fast path's sub-group size";
+    if (p->q.dtype != SDPA_DTYPE_F16 && p->q.dtype != SDPA_DTYPE_BF16)
+        return "Q is neither f16 nor bf16";
+    if (p->q.dtype == SDPA_DTYPE_F16 && !device->has_fp16)
+        return "the device has no fp16";
+    if (shape->head_size > SDPA_XE_MAX_HEAD_SIZE)
+        return "the head size is above " STRING_OF(SDPA_XE_MAX_HEAD_SIZE);
+    return sdpa_xe_unimplemented_feature(p);
 }

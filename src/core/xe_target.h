@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "device.h"
+#include "problem.h"
 #include "sdpa.h"
 
 /* How the fast path runs on a device (and, for convert_kv, a problem). */
@@ -37,6 +38,22 @@ typedef struct sdpa_xe_target {
  * forward's choice (Xe-HPC and later; sdpa_fwd_xe_serves adds Xe-HPG with
  * dropout); the backward sets its own. */
 int sdpa_xe_target_of(const sdpa_device_info_t *device, sdpa_xe_target_t *t, const char **why);
+
+/* The largest head size the fast path serves, both directions: Q^T's
+ * operands (forward) and the K, V, Q and dO tiles (backward) in local
+ * memory grow with it, and the xe tables have rows up to it. */
+#define SDPA_XE_MAX_HEAD_SIZE 256
+
+/* Why the fast path, in either direction, cannot serve problem p (checked,
+ * with its shape) on device: static text naming the first of these
+ * reasons: the device does not run it (sdpa_xe_target_of's), lacks its
+ * sub-group size, Q is neither f16 nor bf16, Q is f16 and the device has
+ * no fp16, the head size is above SDPA_XE_MAX_HEAD_SIZE, p uses a feature
+ * it lacks (sdpa_xe_unimplemented_feature). NULL if none, with *t set
+ * (sdpa_xe_target_of's). The forward and the backward add their own
+ * rules (sdpa_fwd_xe_serves, sdpa_bwd_xe_serves). */
+const char *sdpa_xe_refusal(const sdpa_problem_desc_t *p, const sdpa_shape_t *shape,
+                            const sdpa_device_info_t *device, sdpa_xe_target_t *t);
 
 /* Why the fast path cannot serve problem p for lack of an ABI 1.1 feature
  * its kernels do not implement (sliding window, softcap, ALiBi, varlen,

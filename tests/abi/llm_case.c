@@ -106,8 +106,10 @@ void llm_desc_init(llm_case_t *c, const llm_spec_t *spec)
     }
     }
     if (sdpa_dtype_is_quantized(s->kvdt))
-        d->k_quant = d->v_quant = (sdpa_quant_desc_t){.scales = SDPA_QUANT_PER_TENSOR,
-                                                      .scales_dtype = SDPA_DTYPE_F32};
+        d->k_quant = d->v_quant = (sdpa_quant_desc_t){
+                .scales = s->quant_group > 0 ? SDPA_QUANT_PER_GROUP : SDPA_QUANT_PER_TENSOR,
+                .scales_dtype = SDPA_DTYPE_F32,
+                .group_size = s->quant_group};
     d->mask_kind = s->mask_kind;
     if (s->mask_kind == SDPA_MASK_BUFFER)
         d->mask = dense_tensor(SDPA_DTYPE_F32, B, 1, max_q, mask_sk);
@@ -289,9 +291,17 @@ static double kv_elem(const llm_case_t *c, int which, int64_t b, int64_t h, int6
     int64_t i0, i2;
     key_at(c, b, j, &i0, &i2);
     double value = tensor_get(t, which == 'k' ? c->c.args.k : c->c.args.v, i0, h, i2, d);
-    if (sdpa_dtype_is_quantized(t->dtype))
-        value *= *(const float *)(which == 'k' ? c->c.args.k_scales : c->c.args.v_scales);
-    return value;
+    if (!sdpa_dtype_is_quantized(t->dtype))
+        return value;
+    /* PER_GROUP scales are dense over K's logical dims (sdpa.h): varlen's
+     * [1, Hkv, total_k], the cache's [blocks, Hkv, block_size]. */
+    const sdpa_quant_desc_t *q = which == 'k' ? &p->k_quant : &p->v_quant;
+    int64_t entry = 0;
+    if (q->scales == SDPA_QUANT_PER_GROUP)
+        entry = ((i0 * t->dims[1] + h) * t->dims[2] + i2) * (t->dims[3] / q->group_size) +
+                d / q->group_size;
+    return value * elem_get(which == 'k' ? c->c.args.k_scales : c->c.args.v_scales, entry,
+                            q->scales_dtype);
 }
 
 /* The logical [B, Hq, Sq, Sk] the auxiliary tensors follow. */

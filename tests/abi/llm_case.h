@@ -36,7 +36,7 @@ typedef struct llm_spec {
     int64_t len_q[LLM_MAX_BATCH], len_k[LLM_MAX_BATCH];
     int64_t block_size;         /* PAGED */
     int64_t spare_blocks;       /* PAGED: cache blocks no sequence uses */
-    sdpa_dtype_t qdt, kvdt;     /* kvdt s8: per-tensor scale */
+    sdpa_dtype_t qdt, kvdt;     /* kvdt s8: scales, see quant_group */
     sdpa_mask_kind_t mask_kind; /* BUFFER: f32 [B, 1, Sq, Sk] with some -inf */
     sdpa_softmax_kind_t softmax;
     sdpa_window_desc_t window;
@@ -46,6 +46,9 @@ typedef struct llm_spec {
     sdpa_dtype_t ds_dtype; /* backward: UNDEF or a dtype for dS */
     int deterministic;
     uint32_t num_splits;
+    /* kvdt quantized: 0 one f32 scale for each of K and V, g > 0 f32
+     * scales per group of g head-dim elements of each token. */
+    int64_t quant_group;
 } llm_spec_t;
 
 typedef struct llm_case {

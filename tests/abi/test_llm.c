@@ -80,6 +80,21 @@ START_TEST(test_varlen_forward)
 }
 END_TEST
 
+/* Varlen with s8 K/V, one f32 scale per tensor or per group of 4 or 8
+ * head-dim elements of each packed key row (sdpa.h), inference and
+ * training. */
+START_TEST(test_varlen_quantized)
+{
+    static const int64_t groups[3] = {0, 4, 8};
+    const sdpa_prop_kind_t prop = _i == 2 ? SDPA_FORWARD_TRAINING : SDPA_FORWARD_INFERENCE;
+    llm_spec_t s = llm_spec_of(prop, LLM_VARLEN, 5, varlen_q, varlen_k, SDPA_DTYPE_F16);
+    s.kvdt = SDPA_DTYPE_S8;
+    s.quant_group = groups[_i];
+    s.mask_kind = _i == 1 ? SDPA_MASK_CAUSAL_BOTTOM_RIGHT : SDPA_MASK_NONE;
+    check_spec(&s, 150 + (uint64_t)_i);
+}
+END_TEST
+
 START_TEST(test_varlen_backward)
 {
     const sdpa_mask_kind_t masks[3] = {SDPA_MASK_NONE, SDPA_MASK_CAUSAL_BOTTOM_RIGHT,
@@ -271,6 +286,7 @@ int main(void)
     tcase_add_unchecked_fixture(tc, open_ref, close_ref);
     tcase_set_timeout(tc, 300);
     tcase_add_loop_test(tc, test_varlen_forward, 0, 8);
+    tcase_add_loop_test(tc, test_varlen_quantized, 0, 3);
     tcase_add_loop_test(tc, test_varlen_backward, 0, 3);
     tcase_add_loop_test(tc, test_paged, 0, 8);
     tcase_add_loop_test(tc, test_window, 0, 9);

@@ -6,23 +6,19 @@
 
 #include "bwd_plan.h"
 #include "bwd_xe_plan.h"
+#include "check_main.h"
 #include "core_fixtures.h"
 #include "error.h"
 #include "fwd_plan.h"
 #include "kernel_abi_bwd.h"
 #include "kernel_abi_xe.h"
+#include "xe_plan_cases.h"
 
-static sdpa_device_info_t cpu, pvc, dg2, mtl, bmg, tgl;
+static xe_devices_t dev;
 
 static void setup(void)
 {
-    fixture_cpu_device(&cpu);
-    fixture_gpu_device(SDPA_DEVICE_CLASS_XE_HPC, &pvc);
-    fixture_gpu_device(SDPA_DEVICE_CLASS_XE_HPG, &dg2);
-    fixture_gpu_device(SDPA_DEVICE_CLASS_XE_HPG, &mtl);
-    mtl.integrated = 1; /* Meteor Lake's Xe-LPG: no matrix engine */
-    fixture_gpu_device(SDPA_DEVICE_CLASS_XE2, &bmg);
-    fixture_gpu_device(SDPA_DEVICE_CLASS_XE_LP, &tgl);
+    xe_devices_init(&dev);
     fixture_setenv("BWD_SDPA_CONFIG", NULL);
 }
 
@@ -34,21 +30,17 @@ static void bwd_problem(sdpa_dtype_t dtype, int64_t b, int64_t hq, int64_t hkv, 
     fixture_make_backward(p, dtype);
 }
 
-static void plan_ok(const sdpa_problem_desc_t *p, const sdpa_shape_t *s,
-                    const sdpa_device_info_t *dev, sdpa_bwd_plan_t *plan)
-{
-    sdpa_status_t status = sdpa_bwd_plan_make(p, s, dev, plan);
-    ck_assert_msg(status == SDPA_SUCCESS, "%s: %s", sdpa_status_string(status),
-                  sdpa_error_message());
-}
+XE_SUITE_ADAPTERS(sdpa_bwd_plan_t, sdpa_bwd_plan_make, sdpa_bwd_config_t, sdpa_bwd_config_from_ints)
 
-static int takes_fast_path(const sdpa_problem_desc_t *p, const sdpa_shape_t *s,
-                           const sdpa_device_info_t *dev)
-{
-    sdpa_bwd_plan_t plan;
-    plan_ok(p, s, dev, &plan);
-    return plan.xe;
-}
+static const xe_suite_direction_t backward = {
+        .xe = &sdpa_bwd_xe_direction,
+        .config_ints = SDPA_BWD_CONFIG_INTS,
+        .config_from_ints = xe_config_from_ints,
+        .problem = bwd_problem,
+        .serves = sdpa_bwd_xe_serves,
+        .plan = xe_plan,
+        .modes = 2,
+};
 
 /* Where the backward fast path runs, with which variant, kernels and
  * build flags. */
@@ -57,41 +49,41 @@ START_TEST(devices_and_kernel_sets)
     sdpa_problem_desc_t p;
     sdpa_shape_t s;
     bwd_problem(SDPA_DTYPE_F16, 1, 4, 4, 100, 200, 64, &p, &s);
-    ck_assert(takes_fast_path(&p, &s, &pvc));
-    ck_assert(takes_fast_path(&p, &s, &bmg));
-    ck_assert(takes_fast_path(&p, &s, &dg2));
-    ck_assert(!takes_fast_path(&p, &s, &mtl));
-    ck_assert(!takes_fast_path(&p, &s, &tgl));
-    ck_assert(!takes_fast_path(&p, &s, &cpu));
-    pvc.kernels = SDPA_KERNELS_PORTABLE;
-    ck_assert(!takes_fast_path(&p, &s, &pvc));
-    pvc.kernels = SDPA_KERNELS_AUTO;
+    ck_assert(xe_takes_fast_path(&backward, &p, &s, &dev.pvc));
+    ck_assert(xe_takes_fast_path(&backward, &p, &s, &dev.bmg));
+    ck_assert(xe_takes_fast_path(&backward, &p, &s, &dev.dg2));
+    ck_assert(!xe_takes_fast_path(&backward, &p, &s, &dev.mtl));
+    ck_assert(!xe_takes_fast_path(&backward, &p, &s, &dev.tgl));
+    ck_assert(!xe_takes_fast_path(&backward, &p, &s, &dev.cpu));
+    dev.pvc.kernels = SDPA_KERNELS_PORTABLE;
+    ck_assert(!xe_takes_fast_path(&backward, &p, &s, &dev.pvc));
+    dev.pvc.kernels = SDPA_KERNELS_AUTO;
 
     sdpa_bwd_plan_t plan;
-    cpu.kernels = SDPA_KERNELS_XE;
-    plan_ok(&p, &s, &cpu, &plan);
+    dev.cpu.kernels = SDPA_KERNELS_XE;
+    plan_ok(&p, &s, &dev.cpu, &plan);
     ck_assert_str_eq(plan.config_string,
                      "bwd xe sdpa_xe_bwd-k16-d16-emu sg16 atomic "
                      "cfg=16,16,16,16,16,16,2,1,4,2,4,1 (xe table: xe_hpc h64)");
     ck_assert_str_eq(plan.main_build_flags, "");
-    cpu.kernels = SDPA_KERNELS_XE_HPG;
-    plan_ok(&p, &s, &cpu, &plan);
+    dev.cpu.kernels = SDPA_KERNELS_XE_HPG;
+    plan_ok(&p, &s, &dev.cpu, &plan);
     ck_assert_str_eq(plan.config_string, "bwd xe sdpa_xe_bwd-k8-d16-emu sg8 atomic "
                                          "cfg=8,16,16,8,16,16,2,1,4,2,4,1 (xe table: xe_hpg h64)");
 
     /* Natively both classes build with the 256-register file. */
-    plan_ok(&p, &s, &pvc, &plan);
+    plan_ok(&p, &s, &dev.pvc, &plan);
     ck_assert_str_eq(plan.main_variant, "sdpa_xe_bwd-k16-d16");
     ck_assert_str_eq(plan.main_kernel, SDPA_XE_BWD_KERNEL);
     ck_assert_str_eq(plan.dq_kernel, SDPA_XE_BWD_DQ_KERNEL);
     ck_assert_str_eq(plan.main_build_flags, SDPA_ZE_FLAG_LARGE_GRF);
-    plan_ok(&p, &s, &dg2, &plan);
+    plan_ok(&p, &s, &dev.dg2, &plan);
     ck_assert_str_eq(plan.main_variant, "sdpa_xe_bwd-k8-d16");
     ck_assert_uint_eq(plan.subgroup_size, 8);
     ck_assert_str_eq(plan.main_build_flags, SDPA_ZE_FLAG_LARGE_GRF);
 
     /* The portable plan keeps the portable kernels and flags. */
-    plan_ok(&p, &s, &tgl, &plan);
+    plan_ok(&p, &s, &dev.tgl, &plan);
     ck_assert_str_eq(plan.main_kernel, SDPA_BWD_KERNEL);
     ck_assert_str_eq(plan.dq_kernel, SDPA_BWD_DQ_KERNEL);
     ck_assert_str_eq(plan.main_build_flags, "");
@@ -107,41 +99,42 @@ START_TEST(problems_it_does_not_serve)
     sdpa_xe_target_t t;
 
     bwd_problem(SDPA_DTYPE_BF16, 1, 4, 4, 100, 200, 64, &p, &s);
-    ck_assert(sdpa_bwd_xe_serves(&p, &s, &pvc, &t, &why));
+    ck_assert(sdpa_bwd_xe_serves(&p, &s, &dev.pvc, &t, &why));
     ck_assert_ptr_null(why);
     ck_assert_int_eq(t.large_grf, 1);
 
     bwd_problem(SDPA_DTYPE_F32, 1, 4, 4, 100, 200, 64, &p, &s);
-    ck_assert(!sdpa_bwd_xe_serves(&p, &s, &pvc, &t, &why));
+    ck_assert(!sdpa_bwd_xe_serves(&p, &s, &dev.pvc, &t, &why));
     ck_assert_str_eq(why, "Q is neither f16 nor bf16");
-    ck_assert(!takes_fast_path(&p, &s, &pvc));
+    ck_assert(!xe_takes_fast_path(&backward, &p, &s, &dev.pvc));
 
     const sdpa_dtype_t other = SDPA_DTYPE_F16;
     for (int i = 0; i < 4; i++) {
         bwd_problem(SDPA_DTYPE_BF16, 1, 4, 4, 100, 200, 64, &p, &s);
         sdpa_tensor_desc_t *tensors[] = {&p.k, &p.v, &p.dst, &p.diff_dst};
         tensors[i]->dtype = other;
-        ck_assert_msg(!sdpa_bwd_xe_serves(&p, &s, &pvc, &t, &why), "tensor %d", i);
+        ck_assert_msg(!sdpa_bwd_xe_serves(&p, &s, &dev.pvc, &t, &why), "tensor %d", i);
         ck_assert_str_eq(why, "K, V, O or dO is not in Q's dtype");
     }
 
     bwd_problem(SDPA_DTYPE_F16, 1, 4, 4, 100, 200, 320, &p, &s);
-    ck_assert(!sdpa_bwd_xe_serves(&p, &s, &pvc, &t, &why));
+    ck_assert(!sdpa_bwd_xe_serves(&p, &s, &dev.pvc, &t, &why));
     ck_assert_str_eq(why, "the head size is above 256");
 
     bwd_problem(SDPA_DTYPE_F16, 1, 4, 4, 100, 200, 64, &p, &s);
-    pvc.has_fp16 = 0;
-    ck_assert(!sdpa_bwd_xe_serves(&p, &s, &pvc, &t, &why));
+    dev.pvc.has_fp16 = 0;
+    ck_assert(!sdpa_bwd_xe_serves(&p, &s, &dev.pvc, &t, &why));
     ck_assert_str_eq(why, "the device has no fp16");
-    pvc.has_fp16 = 1;
+    dev.pvc.has_fp16 = 1;
 
     /* Xe-HPG has no rows above head size 128: the portable kernels. */
     bwd_problem(SDPA_DTYPE_F16, 1, 4, 4, 100, 200, 256, &p, &s);
-    ck_assert(sdpa_bwd_xe_serves(&p, &s, &dg2, &t, &why));
+    ck_assert(sdpa_bwd_xe_serves(&p, &s, &dev.dg2, &t, &why));
     sdpa_bwd_config_t config;
     sdpa_config_source_t source;
     int use = 1;
-    ck_assert_int_eq(sdpa_bwd_xe_config_choose(&p, &s, &dg2, &t, &config, &source, &use),
+    ck_assert_int_eq(sdpa_xe_config_choose(&sdpa_bwd_xe_direction, &p, &s, &dev.dg2, &t, &config,
+                                           &source, &use),
                      SDPA_SUCCESS);
     ck_assert_int_eq(use, 0);
 
@@ -150,29 +143,7 @@ START_TEST(problems_it_does_not_serve)
     p.k.strides[3] = 200;
     p.k.strides[2] = 1;
     p.v.strides[3] = 2;
-    ck_assert(takes_fast_path(&p, &s, &pvc));
-}
-END_TEST
-
-/* The ABI 1.1 features the backward fast path does not implement (window, softcap,
- * ALiBi, varlen, paged KV) send the problem to the portable kernels, though
- * the fast path serves it without them. */
-START_TEST(llm_features_take_the_portable_kernels)
-{
-    for (int i = 0; i < FIXTURE_XE_UNIMPLEMENTED; i++) {
-        sdpa_problem_desc_t p;
-        sdpa_shape_t s;
-        const char *why = NULL;
-        sdpa_xe_target_t t;
-        bwd_problem(SDPA_DTYPE_F16, 1, 4, 4, 100, 200, 64, &p, &s);
-        ck_assert(takes_fast_path(&p, &s, &pvc));
-        const char *reason = fixture_xe_unimplemented(&p, i);
-        ck_assert_msg(!sdpa_bwd_xe_serves(&p, &s, &pvc, &t, &why), "%s", reason);
-        ck_assert_str_eq(why, reason);
-        ck_assert_msg(!sdpa_bwd_xe_serves(&p, &s, &dg2, &t, &why), "%s", reason);
-        if (i < FIXTURE_SCORE_FEATURES)
-            ck_assert_msg(!takes_fast_path(&p, &s, &pvc), "%s", reason);
-    }
+    ck_assert(xe_takes_fast_path(&backward, &p, &s, &dev.pvc));
 }
 END_TEST
 
@@ -183,7 +154,7 @@ START_TEST(plan_geometry)
     sdpa_shape_t s;
     sdpa_bwd_plan_t plan;
     bwd_problem(SDPA_DTYPE_F16, 2, 16, 16, 2048, 2000, 128, &p, &s);
-    plan_ok(&p, &s, &pvc, &plan);
+    plan_ok(&p, &s, &dev.pvc, &plan);
     ck_assert_str_eq(plan.config_string,
                      "bwd xe sdpa_xe_bwd-k16-d16 sg16 atomic "
                      "cfg=16,16,16,16,16,16,2,1,8,2,8,1 (xe table: xe_hpc h128)");
@@ -201,7 +172,7 @@ START_TEST(plan_geometry)
     ck_assert(plan.dq_target != SDPA_BWD_TARGET_NONE);
 
     p.deterministic = 1;
-    plan_ok(&p, &s, &pvc, &plan);
+    plan_ok(&p, &s, &dev.pvc, &plan);
     ck_assert_ptr_nonnull(strstr(plan.config_string, " deterministic "));
     ck_assert_int_eq(plan.dq_target, SDPA_BWD_TARGET_NONE);
     ck_assert_uint_eq(plan.dq_groups[0], 64); /* ceil(2048 / 32) */
@@ -211,7 +182,7 @@ START_TEST(plan_geometry)
 
     /* Thin queries: the THIN rows. */
     bwd_problem(SDPA_DTYPE_BF16, 1, 8, 2, 5, 300, 32, &p, &s);
-    plan_ok(&p, &s, &dg2, &plan);
+    plan_ok(&p, &s, &dev.dg2, &plan);
     ck_assert_str_eq(plan.config_string,
                      "bwd xe sdpa_xe_bwd-k8-d16 sg8 atomic "
                      "cfg=8,16,16,8,16,16,2,1,2,2,2,1 (xe table: xe_hpg h32 thin)");
@@ -228,20 +199,20 @@ START_TEST(override_chooses_the_kernel)
     bwd_problem(SDPA_DTYPE_F16, 1, 4, 4, 100, 200, 128, &p, &s);
 
     fixture_setenv("BWD_SDPA_CONFIG", "16,16,16,16,16,16,1,1,8,1,8,1");
-    plan_ok(&p, &s, &pvc, &plan);
+    plan_ok(&p, &s, &dev.pvc, &plan);
     ck_assert_str_eq(plan.config_string, "bwd xe sdpa_xe_bwd-k16-d16 sg16 atomic "
                                          "cfg=16,16,16,16,16,16,1,1,8,1,8,1 (BWD_SDPA_CONFIG)");
     /* The same row on a device without the fast path: not a portable row. */
-    ck_assert_int_eq(sdpa_bwd_plan_make(&p, &s, &tgl, &plan), SDPA_ERROR_INVALID_CONFIG);
+    ck_assert_int_eq(sdpa_bwd_plan_make(&p, &s, &dev.tgl, &plan), SDPA_ERROR_INVALID_CONFIG);
 
     fixture_setenv("BWD_SDPA_CONFIG", "16,4,32,16,32,16,1,4,4,1,4,1");
-    plan_ok(&p, &s, &pvc, &plan);
+    plan_ok(&p, &s, &dev.pvc, &plan);
     ck_assert(!plan.xe);
     ck_assert_str_eq(plan.main_kernel, SDPA_BWD_KERNEL);
     ck_assert_ptr_nonnull(strstr(plan.config_string, "(BWD_SDPA_CONFIG)"));
 
     fixture_setenv("BWD_SDPA_CONFIG", "16,16,16,16,16,16,2,1,4,2,4,1"); /* 64 columns < 128 */
-    ck_assert_int_eq(sdpa_bwd_plan_make(&p, &s, &pvc, &plan), SDPA_ERROR_INVALID_CONFIG);
+    ck_assert_int_eq(sdpa_bwd_plan_make(&p, &s, &dev.pvc, &plan), SDPA_ERROR_INVALID_CONFIG);
     ck_assert_ptr_nonnull(strstr(sdpa_error_message(), "BWD_SDPA_CONFIG"));
 }
 END_TEST
@@ -251,12 +222,7 @@ START_TEST(config_rules)
 {
     const sdpa_xe_target_t hpc = {SDPA_DEVICE_CLASS_XE_HPC, 16, 0, 1, 0};
     const sdpa_xe_target_t hpg_emu = {SDPA_DEVICE_CLASS_XE_HPG, 8, 1, 0, 0};
-    const struct {
-        const sdpa_xe_target_t *t;
-        int v[12];
-        int64_t d;
-        const char *rule; /* NULL: passes */
-    } cases[] = {
+    const xe_rule_case_t cases[] = {
             {&hpc, {16, 16, 16, 16, 16, 16, 2, 1, 8, 2, 8, 1}, 128, NULL},
             {&hpc, {16, 16, 16, 16, 16, 16, 2, 1, 8, 2, 8, 1}, 129, "* wg_m_DBc >= head size"},
             {&hpc, {16, 8, 16, 16, 16, 8, 2, 1, 8, 2, 8, 1}, 128, "blocks of 16 queries"},
@@ -269,59 +235,15 @@ START_TEST(config_rules)
             {&hpc, {16, 16, 16, 16, 16, 16, 2, 1, 8, 2, 4, 1}, 64, "one sub-group grid"},
             {&hpc, {16, 16, 48, 16, 48, 16, 2, 1, 4, 2, 4, 1}, 128, "is a built variant"},
             {&hpc, {16, 16, 16, 16, 16, 16, 2, 1, 0, 2, 0, 1}, 128, "every value is in 1..1024"},
-            {&hpc, {16, 16, 16, 16, 16, 16, 16, 1, 8, 16, 8, 1}, 128, "work-group limit"},
+            {&hpc,
+             {16, 16, 16, 16, 16, 16, 16, 1, 8, 16, 8, 1},
+             128,
+             "wg_m_DBc * wg_n_DBc <= work-group limit"},
             {&hpc, {16, 16, 16, 16, 16, 16, 4, 1, 16, 4, 16, 1}, 256, "local memory"},
             {&hpg_emu, {8, 16, 16, 8, 16, 16, 2, 1, 8, 2, 8, 1}, 128, NULL},
             {&hpg_emu, {16, 16, 16, 16, 16, 16, 2, 1, 8, 2, 8, 1}, 128, "is a built variant"},
     };
-    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        sdpa_bwd_config_t c;
-        sdpa_bwd_config_from_ints(cases[i].v, &c);
-        sdpa_status_t st = sdpa_bwd_xe_config_check(&c, cases[i].t, &pvc, cases[i].d, "test");
-        if (!cases[i].rule) {
-            ck_assert_msg(st == SDPA_SUCCESS, "case %zu: %s", i, sdpa_error_message());
-        } else {
-            ck_assert_msg(st == SDPA_ERROR_INVALID_CONFIG, "case %zu passed", i);
-            ck_assert_msg(strstr(sdpa_error_message(), cases[i].rule), "case %zu: %s", i,
-                          sdpa_error_message());
-        }
-    }
-}
-END_TEST
-
-/* Every row passes the rules on its class's devices (native and emulated)
- * and is the first choice of some problem, in both modes. */
-START_TEST(every_row_is_selectable)
-{
-    for (size_t i = 0; i < sdpa_bwd_xe_config_table_size; i++) {
-        const sdpa_bwd_config_row_t *row = &sdpa_bwd_xe_config_table[i];
-        const sdpa_config_criteria_t *c = &row->criteria;
-        sdpa_device_info_t dev;
-        fixture_gpu_device(c->device_class, &dev);
-        char what[96];
-        sdpa_config_criteria_format(c, what, sizeof(what));
-        sdpa_problem_desc_t p;
-        sdpa_shape_t s;
-        int thin = (c->props & SDPA_CONFIG_THIN_Q) != 0;
-        bwd_problem(SDPA_DTYPE_BF16, 1, 2, 2, thin ? 7 : 500, 1000, c->head_size, &p, &s);
-        sdpa_xe_target_t t;
-        ck_assert_msg(sdpa_bwd_xe_serves(&p, &s, &dev, &t, NULL), "%s", what);
-        for (int emulate = 0; emulate < 2; emulate++) {
-            t.emulate = emulate;
-            ck_assert_msg(sdpa_bwd_xe_config_check(&row->config, &t, &dev, c->head_size, what) ==
-                                  SDPA_SUCCESS,
-                          "%s: %s", what, sdpa_error_message());
-        }
-        char expected[128];
-        snprintf(expected, sizeof(expected), "(xe table: %s)", what);
-        for (int det = 0; det < 2; det++) {
-            p.deterministic = det;
-            sdpa_bwd_plan_t plan;
-            plan_ok(&p, &s, &dev, &plan);
-            ck_assert_msg(strstr(plan.config_string, expected), "%s is not chosen: %s", what,
-                          plan.config_string);
-        }
-    }
+    xe_assert_rules(&backward, cases, sizeof(cases) / sizeof(cases[0]), &dev.pvc);
 }
 END_TEST
 
@@ -332,15 +254,10 @@ int main(void)
     tcase_add_checked_fixture(t, setup, NULL);
     tcase_add_test(t, devices_and_kernel_sets);
     tcase_add_test(t, problems_it_does_not_serve);
-    tcase_add_test(t, llm_features_take_the_portable_kernels);
     tcase_add_test(t, plan_geometry);
     tcase_add_test(t, override_chooses_the_kernel);
     tcase_add_test(t, config_rules);
-    tcase_add_test(t, every_row_is_selectable);
+    xe_add_direction_tests(t, &backward, &dev);
     suite_add_tcase(s, t);
-    SRunner *r = srunner_create(s);
-    srunner_run_all(r, CK_NORMAL);
-    int failed = srunner_ntests_failed(r);
-    srunner_free(r);
-    return failed ? 1 : 0;
+    return test_run_suite(s);
 }

@@ -631,6 +631,30 @@ START_TEST(split_kv_decode_plans)
     ck_assert(!get_bool(&plan, SDPA_SC_DECODE_SPLIT));
     ck_assert_int_eq(get_int(&plan, SDPA_SC_DST_DT), SDPA_DTYPE_F16);
     ck_assert_uint_eq(plan.split_scratch_bytes, 0);
+
+    /* "auto" and empty: as unset (unsplit: the portable forward). Any
+     * other value is refused, naming it, for any forward problem. */
+    const char *as_auto[2] = {"auto", ""};
+    for (int i = 0; i < 2; i++) {
+        fixture_setenv("SDPA_ZE_DECODE", as_auto[i]);
+        plan_ok(&p, &s, &dev, &plan);
+        ck_assert(!plan.decode);
+    }
+    const char *refused[4] = {"yes", "2", "AUTO", " 1"};
+    sdpa_problem_desc_t prefill;
+    sdpa_shape_t prefill_shape;
+    fixture_problem(SDPA_DTYPE_F16, 1, 8, 1, 100, 100, 128, &prefill, &prefill_shape);
+    for (int i = 0; i < 4; i++) {
+        fixture_setenv("SDPA_ZE_DECODE", refused[i]);
+        char expected[64];
+        snprintf(expected, sizeof(expected), "SDPA_ZE_DECODE = \"%s\": expected auto, 0 or 1",
+                 refused[i]);
+        ck_assert_int_eq(sdpa_fwd_plan_make(&p, &s, &dev, &plan), SDPA_ERROR_INVALID_CONFIG);
+        ck_assert_str_eq(sdpa_error_message(), expected);
+        ck_assert_int_eq(sdpa_fwd_plan_make(&prefill, &prefill_shape, &dev, &plan),
+                         SDPA_ERROR_INVALID_CONFIG);
+        ck_assert_str_eq(sdpa_error_message(), expected);
+    }
     fixture_setenv("SDPA_ZE_DECODE", NULL);
 }
 END_TEST

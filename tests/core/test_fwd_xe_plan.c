@@ -4,44 +4,35 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "core_fixtures.h"
 #include "error.h"
 #include "fwd_plan.h"
 #include "fwd_xe_plan.h"
 #include "kernel_abi_xe.h"
 #include "spirv_registry.h"
+#include "xe_plan_cases.h"
 
-static sdpa_device_info_t cpu, pvc, dg2, mtl, bmg, tgl;
+static xe_devices_t dev;
 
 static void setup(void)
 {
-    fixture_cpu_device(&cpu);
-    fixture_gpu_device(SDPA_DEVICE_CLASS_XE_HPC, &pvc);
-    fixture_gpu_device(SDPA_DEVICE_CLASS_XE_HPG, &dg2);
-    fixture_gpu_device(SDPA_DEVICE_CLASS_XE_HPG, &mtl);
-    mtl.integrated = 1; /* Meteor Lake's Xe-LPG: no matrix engine */
-    fixture_gpu_device(SDPA_DEVICE_CLASS_XE2, &bmg);
-    fixture_gpu_device(SDPA_DEVICE_CLASS_XE_LP, &tgl);
+    xe_devices_init(&dev);
     fixture_setenv("SDPA_CONFIG", NULL);
     fixture_setenv("QUANTIZED_SDPA_CONFIG", NULL);
 }
 
-static void plan_ok(const sdpa_problem_desc_t *p, const sdpa_shape_t *s,
-                    const sdpa_device_info_t *dev, sdpa_fwd_plan_t *plan)
-{
-    sdpa_status_t status = sdpa_fwd_plan_make(p, s, dev, plan);
-    ck_assert_msg(status == SDPA_SUCCESS, "%s: %s", sdpa_status_string(status),
-                  sdpa_error_message());
-}
+XE_SUITE_ADAPTERS(sdpa_fwd_plan_t, sdpa_fwd_plan_make, sdpa_fwd_config_t, sdpa_fwd_config_from_ints)
 
-/* 1 if the plan of the problem runs the fast path on dev. */
-static int takes_fast_path(const sdpa_problem_desc_t *p, const sdpa_shape_t *s,
-                           const sdpa_device_info_t *dev)
-{
-    sdpa_fwd_plan_t plan;
-    plan_ok(p, s, dev, &plan);
-    return plan.xe;
-}
+static const xe_suite_direction_t forward = {
+        .xe = &sdpa_fwd_xe_direction,
+        .config_ints = SDPA_FWD_CONFIG_INTS,
+        .config_from_ints = xe_config_from_ints,
+        .problem = fixture_problem,
+        .serves = sdpa_fwd_xe_serves,
+        .plan = xe_plan,
+        .modes = 1,
+};
 
 START_TEST(kernel_set_names)
 {
@@ -69,48 +60,48 @@ START_TEST(devices_and_kernel_sets)
     sdpa_problem_desc_t p;
     sdpa_shape_t s;
     fixture_problem(SDPA_DTYPE_F16, 1, 4, 4, 100, 200, 64, &p, &s);
-    ck_assert(takes_fast_path(&p, &s, &pvc));
-    ck_assert(takes_fast_path(&p, &s, &bmg));
-    ck_assert(takes_fast_path(&p, &s, &dg2));
-    ck_assert(!takes_fast_path(&p, &s, &mtl));
-    ck_assert(!takes_fast_path(&p, &s, &tgl));
-    ck_assert(!takes_fast_path(&p, &s, &cpu));
+    ck_assert(xe_takes_fast_path(&forward, &p, &s, &dev.pvc));
+    ck_assert(xe_takes_fast_path(&forward, &p, &s, &dev.bmg));
+    ck_assert(xe_takes_fast_path(&forward, &p, &s, &dev.dg2));
+    ck_assert(!xe_takes_fast_path(&forward, &p, &s, &dev.mtl));
+    ck_assert(!xe_takes_fast_path(&forward, &p, &s, &dev.tgl));
+    ck_assert(!xe_takes_fast_path(&forward, &p, &s, &dev.cpu));
 
-    pvc.kernels = SDPA_KERNELS_PORTABLE;
-    ck_assert(!takes_fast_path(&p, &s, &pvc));
-    cpu.kernels = SDPA_KERNELS_XE;
-    ck_assert(takes_fast_path(&p, &s, &cpu));
+    dev.pvc.kernels = SDPA_KERNELS_PORTABLE;
+    ck_assert(!xe_takes_fast_path(&forward, &p, &s, &dev.pvc));
+    dev.cpu.kernels = SDPA_KERNELS_XE;
+    ck_assert(xe_takes_fast_path(&forward, &p, &s, &dev.cpu));
 
     /* The CPU runs the emulated variants, with Xe-HPC's or Xe-HPG's rows. */
     sdpa_fwd_plan_t plan;
-    plan_ok(&p, &s, &cpu, &plan);
+    plan_ok(&p, &s, &dev.cpu, &plan);
     ck_assert_str_eq(plan.config_string, "fwd xe sdpa_xe_fwd-k32-d64-emu sg16 "
                                          "cfg=32,16,64,16,1,4,1,4 (xe table: xe_hpc h64)");
     ck_assert_str_eq(plan.build_flags, "");
-    cpu.kernels = SDPA_KERNELS_XE_HPG;
-    plan_ok(&p, &s, &cpu, &plan);
+    dev.cpu.kernels = SDPA_KERNELS_XE_HPG;
+    plan_ok(&p, &s, &dev.cpu, &plan);
     ck_assert_str_eq(plan.config_string, "fwd xe sdpa_xe_fwd-k16-d32-emu sg8 "
                                          "cfg=16,8,32,8,2,4,2,4 (xe table: xe_hpg h64)");
 
     /* Natively: the same rows, the native variants; Xe-HPC with the large
      * register file. */
-    plan_ok(&p, &s, &pvc, &plan);
+    plan_ok(&p, &s, &dev.pvc, &plan);
     ck_assert_str_eq(plan.variant, "sdpa_fwd");
-    pvc.kernels = SDPA_KERNELS_AUTO;
-    plan_ok(&p, &s, &pvc, &plan);
+    dev.pvc.kernels = SDPA_KERNELS_AUTO;
+    plan_ok(&p, &s, &dev.pvc, &plan);
     ck_assert_str_eq(plan.variant, "sdpa_xe_fwd-k32-d64");
     ck_assert_str_eq(plan.kernel_name, SDPA_XE_FWD_KERNEL);
     ck_assert_str_eq(plan.build_flags, SDPA_ZE_FLAG_LARGE_GRF);
-    plan_ok(&p, &s, &dg2, &plan);
+    plan_ok(&p, &s, &dev.dg2, &plan);
     ck_assert_str_eq(plan.variant, "sdpa_xe_fwd-k16-d32");
     ck_assert_uint_eq(plan.subgroup_size, 8);
     ck_assert_str_eq(plan.build_flags, "");
     /* Xe-HPG with dropout: the large register file (it spills without). */
     p.dropout.enabled = 1;
-    plan_ok(&p, &s, &dg2, &plan);
+    plan_ok(&p, &s, &dev.dg2, &plan);
     ck_assert_str_eq(plan.build_flags, SDPA_ZE_FLAG_LARGE_GRF);
-    cpu.kernels = SDPA_KERNELS_XE_HPG;
-    plan_ok(&p, &s, &cpu, &plan);
+    dev.cpu.kernels = SDPA_KERNELS_XE_HPG;
+    plan_ok(&p, &s, &dev.cpu, &plan);
     ck_assert_str_eq(plan.build_flags, "");
 }
 END_TEST
@@ -125,36 +116,36 @@ START_TEST(problems_it_does_not_serve)
     sdpa_xe_target_t t;
 
     fixture_problem(SDPA_DTYPE_F32, 1, 4, 4, 100, 200, 64, &p, &s);
-    ck_assert(!sdpa_fwd_xe_serves(&p, &s, &pvc, &t, &why));
+    ck_assert(!sdpa_fwd_xe_serves(&p, &s, &dev.pvc, &t, &why));
     ck_assert_str_eq(why, "Q is neither f16 nor bf16");
-    ck_assert(!takes_fast_path(&p, &s, &pvc));
+    ck_assert(!xe_takes_fast_path(&forward, &p, &s, &dev.pvc));
 
     /* K/V in another dtype or layout: the converting variants. */
     fixture_problem(SDPA_DTYPE_BF16, 1, 4, 4, 100, 200, 64, &p, &s);
-    ck_assert(sdpa_fwd_xe_serves(&p, &s, &pvc, &t, &why));
+    ck_assert(sdpa_fwd_xe_serves(&p, &s, &dev.pvc, &t, &why));
     ck_assert_int_eq(t.convert_kv, 0);
     p.v.dtype = SDPA_DTYPE_F16;
-    ck_assert(sdpa_fwd_xe_serves(&p, &s, &pvc, &t, &why));
+    ck_assert(sdpa_fwd_xe_serves(&p, &s, &dev.pvc, &t, &why));
     ck_assert_int_eq(t.convert_kv, 1);
 
     fixture_problem(SDPA_DTYPE_F16, 1, 4, 4, 100, 200, 320, &p, &s);
-    ck_assert(!sdpa_fwd_xe_serves(&p, &s, &pvc, &t, &why));
+    ck_assert(!sdpa_fwd_xe_serves(&p, &s, &dev.pvc, &t, &why));
     ck_assert_str_eq(why, "the head size is above 256");
 
     fixture_problem(SDPA_DTYPE_F16, 1, 4, 4, 100, 200, 64, &p, &s);
     p.v.strides[3] = 2;
-    ck_assert(sdpa_fwd_xe_serves(&p, &s, &pvc, &t, &why));
+    ck_assert(sdpa_fwd_xe_serves(&p, &s, &dev.pvc, &t, &why));
     ck_assert_int_eq(t.convert_kv, 1);
     fixture_problem(SDPA_DTYPE_F16, 1, 4, 4, 100, 200, 64, &p, &s);
     p.k.strides[3] = 200; /* [.., D, Sk]: transposed K is read directly */
     p.k.strides[2] = 1;
-    ck_assert(sdpa_fwd_xe_serves(&p, &s, &pvc, &t, &why));
+    ck_assert(sdpa_fwd_xe_serves(&p, &s, &dev.pvc, &t, &why));
     ck_assert_int_eq(t.convert_kv, 0);
     p.k.strides[2] = 2;
-    ck_assert(sdpa_fwd_xe_serves(&p, &s, &pvc, &t, &why));
+    ck_assert(sdpa_fwd_xe_serves(&p, &s, &dev.pvc, &t, &why));
     ck_assert_int_eq(t.convert_kv, 1);
     p.dst.strides[3] = 2;
-    ck_assert(!sdpa_fwd_xe_serves(&p, &s, &pvc, &t, &why));
+    ck_assert(!sdpa_fwd_xe_serves(&p, &s, &dev.pvc, &t, &why));
     ck_assert_str_eq(why, "Q or O is not contiguous along the head dimension");
 
     /* Quantized K/V: the converting variant, the QUANTIZED rows. */
@@ -163,7 +154,7 @@ START_TEST(problems_it_does_not_serve)
     p.k_quant = p.v_quant =
             (sdpa_quant_desc_t){SDPA_QUANT_PER_TENSOR, SDPA_DTYPE_F32, SDPA_QUANT_NONE, 0, 0};
     sdpa_fwd_plan_t plan;
-    plan_ok(&p, &s, &pvc, &plan);
+    plan_ok(&p, &s, &dev.pvc, &plan);
     ck_assert_str_eq(plan.config_string,
                      "fwd xe sdpa_xe_fwd-k32-d64-cvt sg16 "
                      "cfg=32,16,64,16,2,1,2,1 (xe table: xe_hpc h128 thin quant)");
@@ -171,31 +162,9 @@ START_TEST(problems_it_does_not_serve)
 
     /* Xe-HPC without sub-group 16 (not a real device: the rule itself). */
     fixture_problem(SDPA_DTYPE_F16, 1, 4, 4, 100, 200, 64, &p, &s);
-    pvc.subgroup_sizes[0] = 32;
-    ck_assert(!sdpa_fwd_xe_serves(&p, &s, &pvc, &t, &why));
+    dev.pvc.subgroup_sizes[0] = 32;
+    ck_assert(!sdpa_fwd_xe_serves(&p, &s, &dev.pvc, &t, &why));
     ck_assert_str_eq(why, "the device lacks the fast path's sub-group size");
-}
-END_TEST
-
-/* The ABI 1.1 features the fast path does not implement (window, softcap,
- * ALiBi, varlen, paged KV) send the problem to the portable kernel, though
- * the fast path serves it without them. */
-START_TEST(llm_features_take_the_portable_kernel)
-{
-    for (int i = 0; i < FIXTURE_XE_UNIMPLEMENTED; i++) {
-        sdpa_problem_desc_t p;
-        sdpa_shape_t s;
-        const char *why = NULL;
-        sdpa_xe_target_t t;
-        fixture_problem(SDPA_DTYPE_F16, 1, 4, 4, 100, 200, 64, &p, &s);
-        ck_assert(takes_fast_path(&p, &s, &pvc));
-        const char *reason = fixture_xe_unimplemented(&p, i);
-        ck_assert_msg(!sdpa_fwd_xe_serves(&p, &s, &pvc, &t, &why), "%s", reason);
-        ck_assert_str_eq(why, reason);
-        ck_assert_msg(!sdpa_fwd_xe_serves(&p, &s, &dg2, &t, &why), "%s", reason);
-        if (i < FIXTURE_SCORE_FEATURES)
-            ck_assert_msg(!takes_fast_path(&p, &s, &pvc), "%s", reason);
-    }
 }
 END_TEST
 
@@ -206,7 +175,7 @@ START_TEST(plan_geometry)
     sdpa_shape_t s;
     sdpa_fwd_plan_t plan;
     fixture_problem(SDPA_DTYPE_F16, 2, 16, 16, 2048, 2000, 128, &p, &s);
-    plan_ok(&p, &s, &pvc, &plan);
+    plan_ok(&p, &s, &dev.pvc, &plan);
     ck_assert_str_eq(plan.config_string, "fwd xe sdpa_xe_fwd-k32-d64 sg16 "
                                          "cfg=32,16,64,16,2,4,2,4 (xe table: xe_hpc h128)");
     /* BQ = 64 queries, 8 sub-groups, BK = 64 keys. */
@@ -221,7 +190,7 @@ START_TEST(plan_geometry)
 
     /* Decode: Sq = 1, 8 query heads per K/V head: one thin query block. */
     fixture_problem(SDPA_DTYPE_BF16, 1, 32, 4, 1, 4000, 128, &p, &s);
-    plan_ok(&p, &s, &pvc, &plan);
+    plan_ok(&p, &s, &dev.pvc, &plan);
     ck_assert_str_eq(plan.config_string, "fwd xe sdpa_xe_fwd-k32-d64 sg16 "
                                          "cfg=32,16,64,16,2,1,2,1 (xe table: xe_hpc h128 thin)");
     ck_assert_uint_eq(plan.group_count[0], 1);
@@ -230,7 +199,7 @@ START_TEST(plan_geometry)
 
     /* A head size that is not a multiple of 16 pads local memory. */
     fixture_problem(SDPA_DTYPE_F16, 1, 2, 2, 100, 100, 40, &p, &s);
-    plan_ok(&p, &s, &dg2, &plan);
+    plan_ok(&p, &s, &dev.dg2, &plan);
     ck_assert_uint_eq(plan.slm_bytes, SDPA_XE_FWD_SLM_BYTES(40, 32, 32, 2, 8, 0));
     ck_assert_uint_eq(SDPA_XE_D_PAD(40), 48);
 }
@@ -246,17 +215,17 @@ START_TEST(override_chooses_the_kernel)
     fixture_problem(SDPA_DTYPE_F16, 1, 4, 4, 100, 200, 128, &p, &s);
 
     fixture_setenv("SDPA_CONFIG", "32,16,64,16,2,2,2,2");
-    plan_ok(&p, &s, &pvc, &plan);
+    plan_ok(&p, &s, &dev.pvc, &plan);
     ck_assert_str_eq(plan.config_string,
                      "fwd xe sdpa_xe_fwd-k32-d64 sg16 cfg=32,16,64,16,2,2,2,2 (SDPA_CONFIG)");
 
     fixture_setenv("SDPA_CONFIG", "4,16,32,16,4,1,4,1");
-    plan_ok(&p, &s, &pvc, &plan);
+    plan_ok(&p, &s, &dev.pvc, &plan);
     ck_assert(!plan.xe);
     ck_assert_str_eq(plan.config_string, "fwd d128 sg16 cfg=4,16,32,16,4,1,4,1 (SDPA_CONFIG)");
 
     fixture_setenv("SDPA_CONFIG", "32,16,64,16,1,2,1,2"); /* 64 rows < 128 */
-    ck_assert_int_eq(sdpa_fwd_plan_make(&p, &s, &pvc, &plan), SDPA_ERROR_INVALID_CONFIG);
+    ck_assert_int_eq(sdpa_fwd_plan_make(&p, &s, &dev.pvc, &plan), SDPA_ERROR_INVALID_CONFIG);
     ck_assert_ptr_nonnull(strstr(sdpa_error_message(), "SDPA_CONFIG 32,16,64,16,1,2,1,2"));
 }
 END_TEST
@@ -267,12 +236,7 @@ START_TEST(config_rules)
     const sdpa_xe_target_t hpc = {SDPA_DEVICE_CLASS_XE_HPC, 16, 0, 1, 0};
     const sdpa_xe_target_t hpg_emu = {SDPA_DEVICE_CLASS_XE_HPG, 8, 1, 0, 0};
     const sdpa_xe_target_t hpg_cvt = {SDPA_DEVICE_CLASS_XE_HPG, 8, 0, 0, 1};
-    const struct {
-        const sdpa_xe_target_t *t;
-        int v[8];
-        int64_t d;
-        const char *rule; /* NULL: passes */
-    } cases[] = {
+    const xe_rule_case_t cases[] = {
             {&hpc, {32, 16, 64, 16, 2, 4, 2, 4}, 128, NULL},
             {&hpc, {32, 16, 64, 16, 2, 4, 2, 4}, 129, "unroll_m_vs * wg_m_vs >= head size"},
             {&hpc, {32, 8, 64, 8, 2, 4, 2, 4}, 128, "== sub-group size"},
@@ -280,63 +244,13 @@ START_TEST(config_rules)
             {&hpc, {24, 16, 64, 16, 2, 4, 2, 4}, 64, "unroll_m_kq % 16 == 0"},
             {&hpc, {48, 16, 64, 16, 2, 4, 2, 4}, 64, "is a built variant"},
             {&hpc, {32, 16, 64, 16, 2, 0, 2, 0}, 64, "every value is in 1..1024"},
-            {&hpc, {32, 16, 64, 16, 2, 64, 2, 64}, 64, "work-group limit"},
+            {&hpc, {32, 16, 64, 16, 2, 64, 2, 64}, 64, "wg_m_kq * wg_n_kq <= work-group limit"},
+            {&hpc, {32, 16, 64, 16, 8, 8, 8, 8}, 256, "local memory"},
             {&hpg_emu, {16, 8, 32, 8, 4, 4, 4, 4}, 128, NULL},
             {&hpg_emu, {32, 8, 32, 8, 4, 4, 4, 4}, 128, "is a built variant"},
             {&hpg_cvt, {16, 8, 32, 8, 4, 4, 4, 4}, 128, NULL},
     };
-    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        sdpa_fwd_config_t c;
-        sdpa_fwd_config_from_ints(cases[i].v, &c);
-        sdpa_status_t st = sdpa_fwd_xe_config_check(&c, cases[i].t, &pvc, cases[i].d, "test");
-        if (!cases[i].rule) {
-            ck_assert_msg(st == SDPA_SUCCESS, "case %zu: %s", i, sdpa_error_message());
-        } else {
-            ck_assert_msg(st == SDPA_ERROR_INVALID_CONFIG, "case %zu passed", i);
-            ck_assert_msg(strstr(sdpa_error_message(), cases[i].rule), "case %zu: %s", i,
-                          sdpa_error_message());
-        }
-    }
-}
-END_TEST
-
-/* Every row of the table passes the rules on its class's devices, names a
- * built variant (native and emulated), and is the first choice of some
- * problem: no row is dead. */
-START_TEST(every_row_is_selectable)
-{
-    for (size_t i = 0; i < sdpa_fwd_xe_config_table_size; i++) {
-        const sdpa_fwd_config_row_t *row = &sdpa_fwd_xe_config_table[i];
-        const sdpa_config_criteria_t *c = &row->criteria;
-        sdpa_device_info_t dev;
-        fixture_gpu_device(c->device_class, &dev);
-        char what[96];
-        sdpa_config_criteria_format(c, what, sizeof(what));
-        sdpa_xe_target_t t;
-        sdpa_problem_desc_t p;
-        sdpa_shape_t s;
-        /* A problem of the row: its head size, thin or not. */
-        int thin = (c->props & SDPA_CONFIG_THIN_Q) != 0;
-        fixture_problem(SDPA_DTYPE_F16, 1, 2, 2, thin ? 7 : 500, 1000, c->head_size, &p, &s);
-        if (c->props & SDPA_CONFIG_QUANTIZED) {
-            p.k.dtype = p.v.dtype = SDPA_DTYPE_U8;
-            p.k_quant = p.v_quant = (sdpa_quant_desc_t){SDPA_QUANT_PER_TENSOR, SDPA_DTYPE_F16,
-                                                        SDPA_QUANT_NONE, 0, 0};
-        }
-        ck_assert_msg(sdpa_fwd_xe_serves(&p, &s, &dev, &t, NULL), "%s", what);
-        for (int emulate = 0; emulate < 2; emulate++) {
-            t.emulate = emulate;
-            ck_assert_msg(sdpa_fwd_xe_config_check(&row->config, &t, &dev, c->head_size, what) ==
-                                  SDPA_SUCCESS,
-                          "%s: %s", what, sdpa_error_message());
-        }
-        sdpa_fwd_plan_t plan;
-        plan_ok(&p, &s, &dev, &plan);
-        char expected[128];
-        snprintf(expected, sizeof(expected), "(xe table: %s)", what);
-        ck_assert_msg(strstr(plan.config_string, expected), "%s is not chosen: %s", what,
-                      plan.config_string);
-    }
+    xe_assert_rules(&forward, cases, sizeof(cases) / sizeof(cases[0]), &dev.pvc);
 }
 END_TEST
 
@@ -348,15 +262,10 @@ int main(void)
     tcase_add_test(t, kernel_set_names);
     tcase_add_test(t, devices_and_kernel_sets);
     tcase_add_test(t, problems_it_does_not_serve);
-    tcase_add_test(t, llm_features_take_the_portable_kernel);
     tcase_add_test(t, plan_geometry);
     tcase_add_test(t, override_chooses_the_kernel);
     tcase_add_test(t, config_rules);
-    tcase_add_test(t, every_row_is_selectable);
+    xe_add_direction_tests(t, &forward, &dev);
     suite_add_tcase(s, t);
-    SRunner *r = srunner_create(s);
-    srunner_run_all(r, CK_NORMAL);
-    int failed = srunner_ntests_failed(r);
-    srunner_free(r);
-    return failed ? 1 : 0;
+    return test_run_suite(s);
 }

@@ -161,7 +161,8 @@ START_TEST(test_paged_split)
 END_TEST
 
 /* ze advertises split-KV; caller scratch smaller than the query says is
- * refused with a message that names it. */
+ * refused with a message that names it, and so is an unknown
+ * SDPA_ZE_DECODE. */
 START_TEST(test_feature_and_scratch)
 {
     sdpa_features_t f = {.struct_size = sizeof(f), .struct_version = SDPA_FEATURES_VERSION};
@@ -190,6 +191,16 @@ START_TEST(test_feature_and_scratch)
                   suite_env.ze->last_error());
     suite_env.ze->primitive_destroy(prim);
     test_free(&suite_env, scratch);
+
+    /* An SDPA_ZE_DECODE that is neither auto, 0 nor 1 is refused, named
+     * (as SDPA_ZE_KERNELS is), not taken for auto. */
+    ck_assert_int_eq(setenv("SDPA_ZE_DECODE", "always", 1), 0);
+    prim = NULL;
+    status = suite_env.ze->primitive_create(suite_env.ze_ctx, &c.c.desc, &prim);
+    ck_assert_int_eq(setenv("SDPA_ZE_DECODE", "1", 1), 0);
+    ck_assert_int_eq(status, SDPA_ERROR_INVALID_CONFIG);
+    ck_assert_msg(strstr(suite_env.ze->last_error(), "SDPA_ZE_DECODE = \"always\"") != NULL,
+                  "%s", suite_env.ze->last_error());
     llm_case_free(&c);
 }
 END_TEST
