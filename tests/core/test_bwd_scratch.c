@@ -37,7 +37,7 @@ static void assert_layout_sound(const sdpa_bwd_scratch_t *s)
 static void plan(const sdpa_problem_desc_t *p, const sdpa_shape_t *shape, sdpa_bwd_mode_t mode,
                  sdpa_bwd_scratch_t *s)
 {
-    sdpa_status_t status = sdpa_bwd_scratch_plan(p, shape, mode, s);
+    sdpa_status_t status = sdpa_bwd_scratch_plan(p, shape, mode, 0, s);
     ck_assert_msg(status == SDPA_SUCCESS, "%s", sdpa_error_message());
     ck_assert_int_eq(s->mode, mode);
     assert_layout_sound(s);
@@ -208,7 +208,7 @@ START_TEST(refusals)
     sdpa_shape_t shape;
     sdpa_bwd_scratch_t s;
     fixture_problem(SDPA_DTYPE_F16, 2, 4, 4, 100, 300, 64, &p, &shape);
-    ck_assert_int_eq(sdpa_bwd_scratch_plan(&p, &shape, SDPA_BWD_MODE_ATOMIC, &s),
+    ck_assert_int_eq(sdpa_bwd_scratch_plan(&p, &shape, SDPA_BWD_MODE_ATOMIC, 0, &s),
                      SDPA_ERROR_INVALID_ARGUMENT);
     ck_assert_ptr_nonnull(strstr(sdpa_error_message(), "prop_kind = 0"));
 
@@ -216,7 +216,7 @@ START_TEST(refusals)
      * allows). */
     fixture_make_backward(&p, SDPA_DTYPE_F16);
     shape = (sdpa_shape_t){INT32_MAX, INT32_MAX, 1, INT32_MAX, INT32_MAX, INT32_MAX, 512};
-    ck_assert_int_eq(sdpa_bwd_scratch_plan(&p, &shape, SDPA_BWD_MODE_ATOMIC, &s),
+    ck_assert_int_eq(sdpa_bwd_scratch_plan(&p, &shape, SDPA_BWD_MODE_ATOMIC, 0, &s),
                      SDPA_ERROR_UNSUPPORTED);
     ck_assert_ptr_nonnull(
             strstr(sdpa_error_message(), "would exceed the largest addressable buffer"));

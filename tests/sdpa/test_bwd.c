@@ -416,8 +416,9 @@ END_TEST
 /* A backward builds only what its problem needs (kernel_abi_bwd.h): the
  * pre- and postprocessing module once per dtype for every configuration,
  * the main kernel's module per configuration, the deterministic dQ pass
- * only for deterministic problems (on the fast path, *xe set, its one
- * module holds both). Counted on a fresh context. */
+ * only for deterministic problems whose keys are too many for partial dQ
+ * slices (bwd_plan.h; on the fast path, *xe set, its one module holds
+ * both). Counted on a fresh context. */
 static uint64_t built_by(sdpa_context_t *ctx, const bwd_case_t *c, int *xe)
 {
     sdpa_problem_desc_t p;
@@ -452,20 +453,27 @@ START_TEST(builds_only_what_the_problem_needs)
     bwd_case_t c;
     bwd_case_init(&c, 1, 2, 2, 33, 45, 32);
     c.fwd.q_dtype = c.fwd.k_dtype = c.fwd.v_dtype = SDPA_DTYPE_F16; /* post converts f32 sums */
-    bwd_case_t causal = c, det = c;
+    bwd_case_t causal = c, det = c, det_long = c;
     causal.fwd.mask_kind = SDPA_MASK_CAUSAL_TOP_LEFT;
     det.deterministic = 1;
+    det_long.deterministic = 1;
+    det_long.fwd.k_len = 4096; /* more key blocks than SDPA_BWD_DQ_PARTIALS_MAX_SLICES */
 
     int xe = 0;
     ck_assert_uint_eq(built_by(ctx, &c, &xe), 2);      /* pre/post and main, no dQ pass */
     ck_assert_uint_eq(built_by(ctx, &causal, &xe), 1); /* its main only */
-    /* Its main and the dQ pass: two portable modules, one on the fast path. */
+    /* Its main, which writes partial dQ slices: no dQ pass (the fast
+     * path's one module holds its dQ pass). */
     const uint64_t det_built = built_by(ctx, &det, &xe);
-    ck_assert_uint_eq(det_built, xe ? 1 : 2);
+    ck_assert_uint_eq(det_built, 1);
+    /* Long keys: a main without slices and the dQ pass (on the fast path,
+     * the module of `det` again). */
+    const uint64_t det_long_built = built_by(ctx, &det_long, &xe);
+    ck_assert_uint_eq(det_long_built, xe ? 0 : 2);
     ck_assert_uint_eq(built_by(ctx, &c, &xe), 0);
     printf("backward modules: 2 for the first configuration, 1 for another, %llu for a "
-           "deterministic one, 0 again\n",
-           (unsigned long long)det_built);
+           "deterministic one, %llu for a deterministic one with long keys, 0 again\n",
+           (unsigned long long)det_built, (unsigned long long)det_long_built);
     suite_env.ze->context_destroy(ctx);
 }
 END_TEST
