@@ -216,6 +216,71 @@ START_TEST(deterministic)
 }
 END_TEST
 
+/* The configuration string of c's primitive on ze (buffer of n bytes). */
+static void config_of(const bwd_case_t *c, char *config, size_t n)
+{
+    sdpa_problem_desc_t p;
+    bwd_case_problem(c, &p);
+    sdpa_primitive_t *prim = NULL;
+    ck_assert_msg(suite_env.ze->primitive_create(suite_env.ze_ctx, &p, &prim) == SDPA_SUCCESS,
+                  "primitive_create: %s", suite_env.ze->last_error());
+    ck_assert_int_eq(suite_env.ze->primitive_query(prim, SDPA_QUERY_CONFIG_STRING, config, n),
+                     SDPA_SUCCESS);
+    suite_env.ze->primitive_destroy(prim);
+}
+
+/* Both ways the portable kernels form dQ (bwd_plan.h): partial slices per
+ * key block summed in order (up to SDPA_BWD_DQ_PARTIALS_MAX_SLICES key
+ * blocks: many here, causal bands that leave whole slices of zeros), and
+ * past that the atomic sums or the dQ pass. Bc = 16 (BWD_SDPA_CONFIG) so
+ * that both happen at small sizes. _i: 0 atomic, 1 deterministic (3 runs,
+ * bit-identical). */
+START_TEST(dq_slices_and_long_keys)
+{
+    static const struct {
+        int64_t q_len, k_len;
+        sdpa_mask_kind_t mask;
+        int slices; /* the plan stores dQ slices (Bc = 16: k_len <= 128) */
+    } shapes[] = {
+            {45, 128, SDPA_MASK_NONE, 1},
+            {70, 100, SDPA_MASK_CAUSAL_TOP_LEFT, 1},    /* keys past 70: zero slices */
+            {40, 113, SDPA_MASK_CAUSAL_BOTTOM_RIGHT, 1}, /* queries above the band */
+            {37, 129, SDPA_MASK_NONE, 0},
+            {50, 150, SDPA_MASK_CAUSAL_BOTTOM_RIGHT, 0},
+    };
+    ck_assert_int_eq(setenv("BWD_SDPA_CONFIG", "16,32,64,16,64,32,1,1,1,1,1,1", 1), 0);
+    bwd_case_t c;
+    base_case(&c, 64, _i ? SDPA_DTYPE_F16 : SDPA_DTYPE_F32);
+    c.deterministic = _i;
+    c.fwd.batch = 2;
+    c.fwd.q_heads = 3;
+    c.fwd.kv_heads = _i ? 1 : 3; /* deterministic: with GQA's dK/dV partials too */
+    c.fwd.softmax = SDPA_SOFTMAX_INF_AS_ZERO;
+    double worst = 0;
+    int slices_seen = 0;
+    for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+        c.fwd.q_len = shapes[i].q_len;
+        c.fwd.k_len = shapes[i].k_len;
+        c.fwd.mask_kind = shapes[i].mask;
+        char config[256] = "";
+        config_of(&c, config, sizeof(config));
+        if (strncmp(config, "bwd xe ", 7) != 0) {
+            ck_assert_msg(strstr(config, "cfg=16,32,") != NULL, "%s", config);
+            ck_assert_msg((strstr(config, " dq-slices ") != NULL) == shapes[i].slices, "%s",
+                          config);
+            slices_seen += shapes[i].slices;
+        }
+        double r = bwd_case_run(&suite_env, &c, 700 + i, _i);
+        worst = r > worst ? r : worst;
+        cases_run++;
+    }
+    ck_assert_int_eq(unsetenv("BWD_SDPA_CONFIG"), 0);
+    printf("bwd family dQ slices (%d cases) and long keys, %s: 5 cases, worst error/tolerance "
+           "%.3f\n",
+           slices_seen, _i ? "deterministic" : "atomic", worst);
+}
+END_TEST
+
 START_TEST(thin_and_exact)
 {
     static const struct {
@@ -502,6 +567,7 @@ static Suite *bwd_suite(void)
     tcase_add_loop_test(t, gqa, 0, 4);
     tcase_add_loop_test(t, deterministic, 0, 2);
     tcase_add_loop_test(t, thin_and_exact, 0, 2);
+    tcase_add_loop_test(t, dq_slices_and_long_keys, 0, 2);
     tcase_add_loop_test(t, finite_differences, 0, 2);
     tcase_add_test(t, scratch_reuse);
     tcase_add_test(t, builds_only_what_the_problem_needs);
