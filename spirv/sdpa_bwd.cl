@@ -17,12 +17,17 @@
  *                         blocks of Br. Per block: stage Q, dO, LSE and D_i;
  *                         each sub-group recomputes its tile of P and dS;
  *                         then dV^T and dK^T accumulate in local memory and
- *                         dQ is added to global memory with f32 atomics.
- *   sdpa_bwd_dq           DETERMINISTIC mode: a work-group owns about Bc
+ *                         dQ is added to global memory with f32 atomics, or
+ *                         (DQ_PARTIALS, either mode) stored into the key
+ *                         block's own f32 slice of dQ, summed in order by
+ *                         the postprocess.
+ *   sdpa_bwd_dq           DETERMINISTIC mode without DQ_PARTIALS (long
+ *                         sequences): a work-group owns about Bc
  *                         queries (whole sub-blocks of Br), walks the key
  *                         blocks, recomputes P and dS the same way for each
  *                         sub-block and accumulates dQ in local memory.
- *   sdpa_bwd_postprocess  f32 sums to the gradient's dtype and strides.
+ *   sdpa_bwd_postprocess  f32 sums (or slices, in order) to the gradient's
+ *                         dtype and strides.
  *
  * All tiles, accumulators included, live in local memory as f32, laid out
  * so that lanes read and write consecutive addresses; products are the

@@ -34,13 +34,21 @@ static void assert_layout_sound(const sdpa_bwd_scratch_t *s)
             ck_assert_uint_le(s->fills[i].offset + s->fills[i].bytes, s->total_bytes);
 }
 
+/* Plans with dq_slices partial dQ slices and checks the layout. */
+static void plan_sliced(const sdpa_problem_desc_t *p, const sdpa_shape_t *shape,
+                        sdpa_bwd_mode_t mode, int64_t dq_slices, sdpa_bwd_scratch_t *s)
+{
+    sdpa_status_t status = sdpa_bwd_scratch_plan(p, shape, mode, dq_slices, s);
+    ck_assert_msg(status == SDPA_SUCCESS, "%s", sdpa_error_message());
+    ck_assert_int_eq(s->mode, mode);
+    ck_assert_int_eq(s->dq_slices, dq_slices);
+    assert_layout_sound(s);
+}
+
 static void plan(const sdpa_problem_desc_t *p, const sdpa_shape_t *shape, sdpa_bwd_mode_t mode,
                  sdpa_bwd_scratch_t *s)
 {
-    sdpa_status_t status = sdpa_bwd_scratch_plan(p, shape, mode, 0, s);
-    ck_assert_msg(status == SDPA_SUCCESS, "%s", sdpa_error_message());
-    ck_assert_int_eq(s->mode, mode);
-    assert_layout_sound(s);
+    plan_sliced(p, shape, mode, 0, s);
 }
 
 START_TEST(atomic_f16_without_gqa)
@@ -255,10 +263,7 @@ START_TEST(dq_slices_replace_the_dq_sums_in_both_modes)
     fixture_problem(SDPA_DTYPE_F16, 2, 4, 2, 100, 300, 64, &p, &shape);
     fixture_make_backward(&p, SDPA_DTYPE_F16);
     sdpa_bwd_scratch_t s;
-    ck_assert_int_eq(sdpa_bwd_scratch_plan(&p, &shape, SDPA_BWD_MODE_ATOMIC, 3, &s),
-                     SDPA_SUCCESS);
-    assert_layout_sound(&s);
-    ck_assert_int_eq(s.dq_slices, 3);
+    plan_sliced(&p, &shape, SDPA_BWD_MODE_ATOMIC, 3, &s);
     ck_assert(s.dq_f32_scratch);
     ck_assert_uint_eq(s.dq.offset, 0);
     ck_assert_uint_eq(s.dq.bytes, (size_t)2 * 4 * 3 * 100 * 64 * 4);
@@ -270,8 +275,7 @@ START_TEST(dq_slices_replace_the_dq_sums_in_both_modes)
 
     /* f32 dense diff_q: the slices still go to the scratch. */
     fixture_make_backward(&p, SDPA_DTYPE_F32);
-    ck_assert_int_eq(sdpa_bwd_scratch_plan(&p, &shape, SDPA_BWD_MODE_ATOMIC, 3, &s),
-                     SDPA_SUCCESS);
+    plan_sliced(&p, &shape, SDPA_BWD_MODE_ATOMIC, 3, &s);
     ck_assert(s.dq_f32_scratch);
     ck_assert_uint_eq(s.dq.bytes, (size_t)2 * 4 * 3 * 100 * 64 * 4);
     ck_assert_uint_eq(s.num_fills, 2); /* diff_k, diff_v only */
@@ -282,9 +286,7 @@ START_TEST(dq_slices_replace_the_dq_sums_in_both_modes)
     p.deterministic = 1;
     plan(&p, &shape, SDPA_BWD_MODE_DETERMINISTIC, &s);
     ck_assert_uint_eq(s.dq.bytes, 0);
-    ck_assert_int_eq(sdpa_bwd_scratch_plan(&p, &shape, SDPA_BWD_MODE_DETERMINISTIC, 3, &s),
-                     SDPA_SUCCESS);
-    assert_layout_sound(&s);
+    plan_sliced(&p, &shape, SDPA_BWD_MODE_DETERMINISTIC, 3, &s);
     ck_assert(s.dkv_partials);
     ck_assert_uint_eq(s.dq.bytes, (size_t)2 * 4 * 3 * 100 * 64 * 4);
     ck_assert_uint_eq(s.dk.bytes, (size_t)2 * 4 * 300 * 64 * 4);
