@@ -233,9 +233,12 @@ static sdpa_status_t set_geometry(sdpa_bwd_plan_t *plan, const sdpa_shape_t *sha
 }
 
 int64_t sdpa_bwd_dq_slices_for(const sdpa_problem_desc_t *problem, const sdpa_shape_t *shape,
-                               int64_t bc)
+                               const sdpa_device_info_t *device, int64_t bc)
 {
     if (problem->varlen.enabled || bc <= 0)
+        return 0;
+    if (sdpa_bwd_mode_of(problem) == SDPA_BWD_MODE_ATOMIC &&
+        device->device_class != SDPA_DEVICE_CLASS_CPU)
         return 0;
     const int64_t slices = (shape->k_len + bc - 1) / bc;
     const int64_t dims[5] = {shape->batch, shape->q_heads, slices, shape->q_len,
@@ -290,7 +293,7 @@ sdpa_status_t sdpa_bwd_plan_make(const sdpa_problem_desc_t *problem, const sdpa_
     /* Partial dQ slices on the portable kernels when they fit (bwd_plan.h),
      * and the device can allocate them; else today's paths. */
     const int64_t bc = (int64_t)plan.config.unroll_m_bcbr * plan.config.wg_m_bcbr;
-    const int64_t dq_slices = plan.xe ? 0 : sdpa_bwd_dq_slices_for(problem, shape, bc);
+    const int64_t dq_slices = plan.xe ? 0 : sdpa_bwd_dq_slices_for(problem, shape, device, bc);
     const sdpa_bwd_mode_t mode = sdpa_bwd_mode_of(problem);
     status = sdpa_bwd_scratch_plan(problem, shape, mode, dq_slices, &plan.scratch);
     if (status == SDPA_SUCCESS && dq_slices > 0 && device->max_alloc_bytes &&

@@ -34,7 +34,11 @@
  * most SDPA_BWD_DQ_PARTIALS_MAX_SLICES of them (the scratch then holds at
  * most that many copies of dQ in f32, read once more by the postprocess)
  * and they take at most SDPA_BWD_DQ_PARTIALS_MAX_BYTES; longer sequences
- * and larger problems keep the atomic sums or the dQ pass. */
+ * and larger problems keep the atomic sums or the dQ pass. Deterministic
+ * mode on every device (the dQ pass costs three products per block where
+ * the slices cost one); atomic mode on the CPU device, where it measured
+ * faster than the compare-and-swap loops (doc/cpu-performance.md), and not
+ * on GPUs, where native float atomics may win and nothing was measured. */
 #define SDPA_BWD_DQ_PARTIALS_MAX_SLICES 8
 #define SDPA_BWD_DQ_PARTIALS_MAX_BYTES ((uint64_t)256 << 20)
 
@@ -107,11 +111,11 @@ void sdpa_bwd_config_query_for(const sdpa_problem_desc_t *problem, const sdpa_sh
                                const sdpa_device_info_t *device, sdpa_config_query_t *out);
 
 /* The partial dQ slices per head (bwd_scratch.h) of a backward problem on
- * the portable kernels with Bc = bc keys per work-group: ceil(Sk / bc) if
- * the problem is not varlen and the slices fit the two bounds above, else
- * 0 (no slices). */
+ * the portable kernels of device with Bc = bc keys per work-group:
+ * ceil(Sk / bc) if the problem is not varlen, its mode and device are the
+ * ones above, and the slices fit the two bounds above; else 0 (no slices). */
 int64_t sdpa_bwd_dq_slices_for(const sdpa_problem_desc_t *problem, const sdpa_shape_t *shape,
-                               int64_t bc);
+                               const sdpa_device_info_t *device, int64_t bc);
 
 /* Plans the backward pass of problem (checked, prop_kind BACKWARD) on
  * device. Returns SDPA_SUCCESS, SDPA_ERROR_INVALID_CONFIG (a bad

@@ -316,30 +316,41 @@ END_TEST
  * with varlen. */
 START_TEST(dq_slices_bound)
 {
+    sdpa_device_info_t cpu;
+    fixture_cpu_device(&cpu);
     sdpa_problem_desc_t p;
     sdpa_shape_t shape;
     fixture_problem(SDPA_DTYPE_F16, 2, 4, 4, 100, 8 * 64, 64, &p, &shape);
     fixture_make_backward(&p, SDPA_DTYPE_F16);
     ck_assert_int_eq(SDPA_BWD_DQ_PARTIALS_MAX_SLICES, 8);
-    ck_assert_int_eq(sdpa_bwd_dq_slices_for(&p, &shape, 64), 8);
-    ck_assert_int_eq(sdpa_bwd_dq_slices_for(&p, &shape, 128), 4);
-    ck_assert_int_eq(sdpa_bwd_dq_slices_for(&p, &shape, 1000), 1);
+    ck_assert_int_eq(sdpa_bwd_dq_slices_for(&p, &shape, &cpu, 64), 8);
+    ck_assert_int_eq(sdpa_bwd_dq_slices_for(&p, &shape, &cpu, 128), 4);
+    ck_assert_int_eq(sdpa_bwd_dq_slices_for(&p, &shape, &cpu, 1000), 1);
     shape.k_len = 8 * 64 + 1; /* 9 key blocks */
-    ck_assert_int_eq(sdpa_bwd_dq_slices_for(&p, &shape, 64), 0);
-    ck_assert_int_eq(sdpa_bwd_dq_slices_for(&p, &shape, 128), 5);
+    ck_assert_int_eq(sdpa_bwd_dq_slices_for(&p, &shape, &cpu, 64), 0);
+    ck_assert_int_eq(sdpa_bwd_dq_slices_for(&p, &shape, &cpu, 128), 5);
 
     /* Bytes: 8 slices of B * Hq * Sq * D f32 = 256 MiB exactly, then one
      * query more. */
     shape = (sdpa_shape_t){1, 8, 8, 1, 8192, 8 * 64, 128};
     ck_assert_uint_eq((uint64_t)8 * 8 * 8192 * 128 * 4, SDPA_BWD_DQ_PARTIALS_MAX_BYTES);
-    ck_assert_int_eq(sdpa_bwd_dq_slices_for(&p, &shape, 64), 8);
+    ck_assert_int_eq(sdpa_bwd_dq_slices_for(&p, &shape, &cpu, 64), 8);
     shape.q_len = 8193;
-    ck_assert_int_eq(sdpa_bwd_dq_slices_for(&p, &shape, 64), 0);
-    ck_assert_int_eq(sdpa_bwd_dq_slices_for(&p, &shape, 128), 4);
+    ck_assert_int_eq(sdpa_bwd_dq_slices_for(&p, &shape, &cpu, 64), 0);
+    ck_assert_int_eq(sdpa_bwd_dq_slices_for(&p, &shape, &cpu, 128), 4);
 
     shape.q_len = 100;
     p.varlen.enabled = 1;
-    ck_assert_int_eq(sdpa_bwd_dq_slices_for(&p, &shape, 64), 0);
+    ck_assert_int_eq(sdpa_bwd_dq_slices_for(&p, &shape, &cpu, 64), 0);
+
+    /* GPUs: deterministic mode only (atomic mode measured on the CPU only). */
+    p.varlen.enabled = 0;
+    sdpa_device_info_t gpu;
+    fixture_gpu_device(SDPA_DEVICE_CLASS_XE_HPG, &gpu);
+    ck_assert_int_eq(sdpa_bwd_dq_slices_for(&p, &shape, &gpu, 64), 0);
+    p.deterministic = 1;
+    ck_assert_int_eq(sdpa_bwd_dq_slices_for(&p, &shape, &gpu, 64), 8);
+    ck_assert_int_eq(sdpa_bwd_dq_slices_for(&p, &shape, &cpu, 64), 8);
 }
 END_TEST
 
