@@ -11,13 +11,18 @@
  *   3. sdpa_bwd: a work-group owns Bc keys of one (batch, query head) and
  *      walks the query blocks of Br: recomputes S and P = exp(S - LSE),
  *      accumulates dV += P^T dO and dK += dS^T Q in local memory, and adds
- *      dQ += dS K with f32 atomics (ATOMIC mode only); writes dS (WITH_DS);
- *   4. DETERMINISTIC mode only: sdpa_bwd_dq: a work-group owns about Bc
- *      queries and walks the key blocks, recomputing S, P, dP and dS, and
- *      writes dQ directly (no atomics anywhere in this mode);
+ *      dQ += dS K with f32 atomics (ATOMIC mode), or with DQ_PARTIALS (either
+ *      mode, bwd_plan.h's bound) stores its key block's dQ = dS K into its
+ *      own f32 slice, every row written (zeros for queries that cannot see
+ *      its keys); writes dS (WITH_DS);
+ *   4. DETERMINISTIC mode without DQ_PARTIALS only: sdpa_bwd_dq: a
+ *      work-group owns about Bc queries and walks the key blocks,
+ *      recomputing S, P, dP and dS, and writes dQ directly (no atomics
+ *      anywhere in this mode);
  *   5. sdpa_bwd_postprocess, once per f32 buffer to convert: f32 [B, H, S, D]
  *      (with strides) to the gradient's dtype and strides, summing
- *      `slices` partial buffers in a fixed order (deterministic GQA dK/dV).
+ *      `slices` partial buffers in a fixed order (deterministic GQA dK/dV,
+ *      DQ_PARTIALS' dQ slices).
  *
  * Variants are <source>.0.<sg>: no array is sized by the head size (local
  * memory is laid out at run time, SDPA_BWD_LD), so one build per sub-group
@@ -25,7 +30,8 @@
  * a problem builds only what it needs: the pre- and postprocessing kernels
  * read only the dtype of Q and O (QRY_DT, DST_DT), so their small module
  * serves every configuration of that dtype; the main kernel; and the
- * deterministic dQ pass, only for deterministic problems. sdpa_bwd.0.<sg>
+ * deterministic dQ pass, only for deterministic problems without partial
+ * dQ slices (bwd_plan.h). sdpa_bwd.0.<sg>
  * holds all four (the ISA gate, tools/gpu-isa, compiles the kernels from it:
  * the same code under the same constants).
  */
@@ -61,6 +67,10 @@
  *   K, Q, V, O, dO   the inputs' strides.
  *   DQ  sdpa_bwd (ATOMIC): the f32 buffer dQ is added into (diff_q itself
  *       if it is f32 and dense, else the scratch: dense [B, Hq, Sq, D]);
+ *       sdpa_bwd (DQ_PARTIALS): the f32 slices [B, Hq, n_key_blocks, Sq, D]
+ *       as a dense [B, Hq * n_key_blocks, Sq, D] tensor (Hq * nkb * Sq * D,
+ *       Sq * D, D, 1): key block kb of query head h stores "head"
+ *       h * n_key_blocks + kb, n_key_blocks = ceil(Sk / Bc) its group count;
  *       sdpa_bwd_dq (DETERMINISTIC): diff_q, written in Q's dtype.
  *   DK, DV  where sdpa_bwd puts dK and dV of its keys:
  *       - KV_GROUP_SIZE == 1: diff_k / diff_v, in Q's dtype;
@@ -131,14 +141,15 @@ enum sdpa_bwd_stride {
  * Specialization constants read: QRY_DT (Q and every gradient), KEY_DT,
  * VAL_DT, DST_DT (O and dO), MSK_DT, SCALE_DT, KV_GROUP_SIZE,
  * WITH_ATTN_SCALE, WITH_HOST_SCALE, INVERT_SCALE, MASK_KIND, the 12 tiling
- * constants, WITH_DS, DS_DT, DKV_ATOMIC, DETERMINISTIC,
+ * constants, WITH_DS, DS_DT, DKV_ATOMIC, DETERMINISTIC, DQ_PARTIALS (sdpa_bwd),
  * WITH_DROPOUT, DROPOUT_HOST_SCALARS, DROPOUT_OFFSET.
  * Not read, so best left at their defaults (setting them only multiplies
  * modules): TRANSPOSE_K (contiguity is tested on the strides at run time),
  * D_FULL,
  * BROADCAST_MASK_Q (zero strides broadcast), SOFTMAX_INF_AS_ZERO
  * (a -inf log-sum-exp always gives P = 0).
- * In DETERMINISTIC mode sdpa_bwd leaves DQ alone (pass diff_q or NULL).
+ * In DETERMINISTIC mode without DQ_PARTIALS sdpa_bwd leaves DQ alone (pass
+ * diff_q or NULL).
  */
 /* The arguments: sdpa_bwd_args.def (SDPA_BWD_ARG_COUNT, sdpa_bwd_args_t on the host). */
 #ifndef __OPENCL_C_VERSION__
@@ -191,7 +202,9 @@ enum sdpa_bwd_stride {
  *                   + s * ss2 + d * ss3], converted to QRY_DT (the dtype of
  * every gradient) and stored with dst's strides. slices is 1 except for
  * deterministic GQA dK/dV, where the partials [B, Hq, Sk, D] are summed with
- * ss1 = KV_GROUP_SIZE * Sk * D and slice_stride = Sk * D, in order g = 0, 1, ...
+ * ss1 = KV_GROUP_SIZE * Sk * D and slice_stride = Sk * D, in order g = 0, 1, ...,
+ * and for DQ_PARTIALS' dQ slices [B, Hq, n_key_blocks, Sq, D] (slices =
+ * n_key_blocks, ss1 = n_key_blocks * Sq * D, slice_stride = Sq * D).
  *   local size  = { sg, SDPA_BWD_POST_SUBGROUPS, 1 }
  *   group count = { ceil(S / SDPA_BWD_POST_ROWS), H, B }
  * Reads QRY_DT only.

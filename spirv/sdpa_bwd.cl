@@ -17,12 +17,17 @@
  *                         blocks of Br. Per block: stage Q, dO, LSE and D_i;
  *                         each sub-group recomputes its tile of P and dS;
  *                         then dV^T and dK^T accumulate in local memory and
- *                         dQ is added to global memory with f32 atomics.
- *   sdpa_bwd_dq           DETERMINISTIC mode: a work-group owns about Bc
+ *                         dQ is added to global memory with f32 atomics, or
+ *                         (DQ_PARTIALS, either mode) stored into the key
+ *                         block's own f32 slice of dQ, summed in order by
+ *                         the postprocess.
+ *   sdpa_bwd_dq           DETERMINISTIC mode without DQ_PARTIALS (long
+ *                         sequences): a work-group owns about Bc
  *                         queries (whole sub-blocks of Br), walks the key
  *                         blocks, recomputes P and dS the same way for each
  *                         sub-block and accumulates dQ in local memory.
- *   sdpa_bwd_postprocess  f32 sums to the gradient's dtype and strides.
+ *   sdpa_bwd_postprocess  f32 sums (or slices, in order) to the gradient's
+ *                         dtype and strides.
  *
  * All tiles, accumulators included, live in local memory as f32, laid out
  * so that lanes read and write consecutive addresses; products are the
@@ -238,9 +243,11 @@ static inline __attribute__((always_inline)) sdpa_bwd_dq_place sdpa_bwd_dq_place
 }
 
 /* The dQ epilogue of sdpa_bwd: result (query q0 + i, column d0 + j * sg +
- * lane) times factor, added atomically. */
+ * lane) times factor, added atomically into the f32 sums, or (DQ_PARTIALS)
+ * stored into this key block's f32 slice, dense (s3 == 1, spelled as a
+ * literal so that the lanes' stores are one vector store). */
 typedef struct sdpa_bwd_dq_out {
-    global float *head; /* dQ sums of (b, h) */
+    global float *head; /* dQ sums of (b, h), or the slice of (b, h, key block) */
     long s2, s3;
     int q0, d0, d;
     float factor;
@@ -256,12 +263,31 @@ static inline __attribute__((always_inline)) void
 sdpa_bwd_dq_apply(const private sdpa_bwd_dq_out *t, int i, int j, float value)
 {
     const int col = t->d0 + j * SUBGROUP_SIZE + get_sub_group_local_id();
-    if (col < t->d && value != 0.0f)
+    if (col >= t->d)
+        return;
+    if (SC(DQ_PARTIALS))
+        t->head[(long)(t->q0 + i) * t->s2 + col] = value * t->factor;
+    else if (value != 0.0f)
         sdpa_bwd_atomic_add(t->head + (long)(t->q0 + i) * t->s2 + (long)col * t->s3,
                             value * t->factor);
 }
 
 SDPA_BWD_DEFINE_TILE(dq_atomic, sdpa_bwd_dq_out, sdpa_bwd_dq_init, sdpa_bwd_dq_apply)
+
+/* DQ_PARTIALS: zeroes queries [q_begin, q_end) of a dQ slice (dense rows of
+ * d floats, s2 apart), the work-group's n_sg sub-groups taking the rows in
+ * turn: the queries that cannot see a block's keys get a zero
+ * contribution, so that every element of every slice is written once and
+ * the scratch needs no fill. */
+static inline __attribute__((always_inline)) void
+sdpa_bwd_zero_dq_rows(global float *slice, long s2, int q_begin, int q_end, int d, int n_sg)
+{
+    const int lane = get_sub_group_local_id();
+    for (int q = q_begin + get_sub_group_id(); q < q_end; q += n_sg)
+        for (int c0 = 0; c0 < d; c0 += SUBGROUP_SIZE)
+            if (c0 + lane < d)
+                slice[(long)q * s2 + c0 + lane] = 0.0f;
+}
 
 /*
  * Writes an accumulator of local memory, element (j, d) at
@@ -378,11 +404,32 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_bwd(
     dk_acc.ld = bc;
     dv_acc.c = m.acc1 + kv_d0 * bc + kv_k0 + lane;
     dv_acc.ld = bc;
-    /* DETERMINISTIC: dQ comes from sdpa_bwd_dq; DQ may not even be f32. */
-    const bool dq_owner = !SC(DETERMINISTIC) && sg_id < SC(WG_M_DBR) * SC(WG_N_DBR);
+    /* DETERMINISTIC without DQ_PARTIALS: dQ comes from sdpa_bwd_dq; DQ may
+     * not even be f32. */
+    const bool dq_owner = (!SC(DETERMINISTIC) || SC(DQ_PARTIALS)) &&
+                          sg_id < SC(WG_M_DBR) * SC(WG_N_DBR);
+    /* DQ_PARTIALS (never with VARLEN): this key block's slice of the
+     * partials [B, Hq, n_key_blocks, Sq, D], "head" h * n_key_blocks + kb
+     * of DQ's strides (kernel_abi_bwd.h). */
+    global float *dq_head =
+            (global float *)DQ +
+            (SC(DQ_PARTIALS) ? sdpa_bwd_head_offset(&st.dq, x.b,
+                                                    x.h * (int)get_num_groups(0) +
+                                                            (int)get_group_id(0))
+                             : sdpa_bwd_q_rows(&x, &st.dq, x.h));
 
     int first_block;
     const int blocks = sdpa_bwd_query_blocks(&x, k0, keys, br, &first_block);
+
+    /* DQ_PARTIALS: the rows of the queries that cannot see these keys, which
+     * no block of the loop covers, are zero. */
+    if (SC(DQ_PARTIALS)) {
+        const int q_start = sdpa_imin(first_block * br, x.sq);
+        sdpa_bwd_zero_dq_rows(dq_head, st.dq.s2, 0, q_start, D, n_sg);
+        sdpa_bwd_zero_dq_rows(dq_head, st.dq.s2,
+                              sdpa_imax(q_start, sdpa_imin((first_block + blocks) * br, x.sq)),
+                              x.sq, D, n_sg);
+    }
 
     /* dS of the queries that cannot see these keys is 0: written here, as
      * no block of the loop covers them. */
@@ -408,11 +455,15 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_bwd(
                               kv_drows, kv_nvec);
         }
 
-        /* dQ += factor dS K, added atomically. */
+        /* dQ += factor dS K, added atomically, or (DQ_PARTIALS) this block's
+         * rows of the slice = factor dS K, zero if no query sees a key. */
+        const int visible = sdpa_bwd_visible_keys(&x, k0, keys, q0 + queries - 1);
+        if (SC(DQ_PARTIALS) && visible <= 0)
+            sdpa_bwd_zero_dq_rows(dq_head, st.dq.s2, q0, q0 + queries, D, n_sg);
         if (dq_owner) {
             const sdpa_bwd_dq_place t = sdpa_bwd_dq_place_of(D, queries);
             sdpa_bwd_dq_out out;
-            out.head = (global float *)DQ + sdpa_bwd_q_rows(&x, &st.dq, x.h);
+            out.head = dq_head;
             out.s2 = st.dq.s2;
             out.s3 = st.dq.s3;
             out.q0 = q0 + t.qr0;
@@ -420,8 +471,7 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_bwd(
             out.d = D;
             out.factor = x.factor;
             sdpa_bwd_dq_atomic_tile(&out, m.ds + t.qr0 * bc, bc, 1, m.k + t.d0 + lane, x.ld,
-                                    sdpa_bwd_visible_keys(&x, k0, keys, q0 + queries - 1), t.rows,
-                                    t.nvec);
+                                    visible, t.rows, t.nvec);
         }
     }
     barrier(CLK_LOCAL_MEM_FENCE);

@@ -551,7 +551,7 @@ static int plan_problem(const char *device_name, const sdpa_device_info_t *devic
     /* The main (and deterministic dQ) kernels come from the plan's main
      * variant: the portable module, or the fast path's, which then gets a
      * plan line of its own (its build flags differ). */
-    const int deterministic = plan->scratch.mode == SDPA_BWD_MODE_DETERMINISTIC;
+    const int deterministic = plan->dq_pass;
     int head = print_plan_head(device_name, p, SDPA_BWD_SOURCE, SDPA_BWD_VARIANT_D_MAX,
                                plan->subgroup_size, plan->config_string, plan->build_flags,
                                &plan->constants);

@@ -1,5 +1,6 @@
 /* bwd.c - the backward pipeline on one command list: strides copy, zero
- * fills, preprocess (D_i), main kernel, deterministic dQ pass, postprocess
+ * fills, preprocess (D_i), main kernel, deterministic dQ pass (unless the
+ * main kernel writes partial dQ slices), postprocess
  * conversions, with barriers between dependent steps (kernel_abi_bwd.h). */
 #include <string.h>
 
@@ -48,11 +49,10 @@ sdpa_status_t ze_bwd_prepare(sdpa_primitive_t *prim)
             sdpa_bwd_plan_make(&prim->problem, &prim->shape, &prim->ctx->device, plan);
     if (status != SDPA_SUCCESS)
         return status;
-    int deterministic = plan->scratch.mode == SDPA_BWD_MODE_DETERMINISTIC;
     if ((status = kernel(prim, SDPA_BWD_PREPROCESS_KERNEL, &sdpa_bwd_pre_args_table,
                          &prim->bwd_pre)) ||
         (status = main_kernel(prim, plan->main_variant, plan->main_kernel, &prim->bwd_main)) ||
-        (deterministic &&
+        (plan->dq_pass &&
          (status = main_kernel(prim, plan->dq_variant, plan->dq_kernel, &prim->bwd_dq))) ||
         (plan->num_posts && (status = kernel(prim, SDPA_BWD_POSTPROCESS_KERNEL,
                                              &sdpa_bwd_post_args_table, &prim->bwd_post))))

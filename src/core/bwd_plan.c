@@ -49,6 +49,7 @@ static void set_constants(sdpa_bwd_plan_t *plan, const sdpa_problem_desc_t *p,
     sdpa_spec_values_set_bool(v, SDPA_SC_DETERMINISTIC,
                               plan->scratch.mode == SDPA_BWD_MODE_DETERMINISTIC);
     sdpa_spec_values_set_bool(v, SDPA_SC_VARLEN, p->varlen.enabled != 0);
+    sdpa_spec_values_set_bool(v, SDPA_SC_DQ_PARTIALS, plan->scratch.dq_slices > 0);
 }
 
 static void copy4(int64_t *out, const int64_t in[4])
@@ -81,7 +82,11 @@ static void set_strides(sdpa_bwd_plan_t *plan, const sdpa_problem_desc_t *p,
     copy4(s + SDPA_BWD_STRIDE_DST, p->dst.strides);
     copy4(s + SDPA_BWD_STRIDE_DIFF_DST, p->diff_dst.strides);
 
-    if (plan->dq_target == SDPA_BWD_TARGET_SCRATCH)
+    /* Partial dQ slices [B, Hq, slices, Sq, D]: slice kb of head h is "head"
+     * h * slices + kb (kernel_abi_bwd.h). */
+    if (plan->scratch.dq_slices > 0)
+        dense4(s + SDPA_BWD_STRIDE_DQ, shape->q_heads * plan->scratch.dq_slices, shape->q_len, d);
+    else if (plan->dq_target == SDPA_BWD_TARGET_SCRATCH)
         dense4(s + SDPA_BWD_STRIDE_DQ, shape->q_heads, shape->q_len, d);
     else
         copy4(s + SDPA_BWD_STRIDE_DQ, p->diff_q.strides);
@@ -122,8 +127,10 @@ static void add_post(sdpa_bwd_plan_t *plan, sdpa_bwd_buffer_t dst, sdpa_scratch_
     v->D = (int32_t)d;
     v->S = (int32_t)seq;
     v->SLICES = slices;
-    /* Partials [B, Hq, S, D]: K/V head h sums query heads h*G .. h*G + G-1,
-     * so the head stride spans G slices and the slices are one head apart. */
+    /* Partials [B, H * slices, S, D], a gradient head's slices in a row: K/V
+     * head h sums query heads h*G .. h*G + G-1 (dK/dV), query head h its
+     * key blocks' dQ (partial dQ); so the head stride spans `slices`
+     * slices and the slices are one source head apart. */
     int64_t src_strides[4];
     dense4(src_strides, src_heads, seq, d);
     const int64_t slice_dims[3] = {slices, seq, d};
@@ -154,7 +161,10 @@ static void set_posts(sdpa_bwd_plan_t *plan, const sdpa_problem_desc_t *p,
                       const sdpa_shape_t *shape)
 {
     const sdpa_bwd_scratch_t *s = &plan->scratch;
-    if (s->dq_f32_scratch)
+    if (s->dq_slices > 0)
+        add_post(plan, SDPA_BWD_BUFFER_DIFF_Q, s->dq, &p->diff_q, shape->q_heads * s->dq_slices,
+                 (int32_t)s->dq_slices);
+    else if (s->dq_f32_scratch)
         add_post(plan, SDPA_BWD_BUFFER_DIFF_Q, s->dq, &p->diff_q, shape->q_heads, 1);
     if (s->dkv_partials) {
         int32_t g = (int32_t)shape->kv_group_size;
@@ -222,6 +232,23 @@ static sdpa_status_t set_geometry(sdpa_bwd_plan_t *plan, const sdpa_shape_t *sha
     return SDPA_SUCCESS;
 }
 
+int64_t sdpa_bwd_dq_slices_for(const sdpa_problem_desc_t *problem, const sdpa_shape_t *shape,
+                               const sdpa_device_info_t *device, int64_t bc)
+{
+    if (problem->varlen.enabled || bc <= 0)
+        return 0;
+    if (sdpa_bwd_mode_of(problem) == SDPA_BWD_MODE_ATOMIC &&
+        device->device_class != SDPA_DEVICE_CLASS_CPU)
+        return 0;
+    const int64_t slices = (shape->k_len + bc - 1) / bc;
+    const int64_t dims[5] = {shape->batch, shape->q_heads, slices, shape->q_len,
+                             shape->head_size};
+    if (slices > SDPA_BWD_DQ_PARTIALS_MAX_SLICES ||
+        sdpa_size_bytes(sdpa_size_product(dims, 5), 32) > SDPA_BWD_DQ_PARTIALS_MAX_BYTES)
+        return 0;
+    return slices;
+}
+
 sdpa_status_t sdpa_bwd_plan_make(const sdpa_problem_desc_t *problem, const sdpa_shape_t *shape,
                                  const sdpa_device_info_t *device, sdpa_bwd_plan_t *out)
 {
@@ -263,7 +290,15 @@ sdpa_status_t sdpa_bwd_plan_make(const sdpa_problem_desc_t *problem, const sdpa_
             return status;
     }
 
-    status = sdpa_bwd_scratch_plan(problem, shape, sdpa_bwd_mode_of(problem), &plan.scratch);
+    /* Partial dQ slices on the portable kernels when they fit (bwd_plan.h),
+     * and the device can allocate them; else today's paths. */
+    const int64_t bc = (int64_t)plan.config.unroll_m_bcbr * plan.config.wg_m_bcbr;
+    const int64_t dq_slices = plan.xe ? 0 : sdpa_bwd_dq_slices_for(problem, shape, device, bc);
+    const sdpa_bwd_mode_t mode = sdpa_bwd_mode_of(problem);
+    status = sdpa_bwd_scratch_plan(problem, shape, mode, dq_slices, &plan.scratch);
+    if (status == SDPA_SUCCESS && dq_slices > 0 && device->max_alloc_bytes &&
+        plan.scratch.total_bytes > device->max_alloc_bytes)
+        status = sdpa_bwd_scratch_plan(problem, shape, mode, 0, &plan.scratch);
     if (status != SDPA_SUCCESS)
         return status;
     const sdpa_bwd_scratch_t *s = &plan.scratch;
@@ -279,8 +314,9 @@ sdpa_status_t sdpa_bwd_plan_make(const sdpa_problem_desc_t *problem, const sdpa_
                 s->total_bytes, s->mode == SDPA_BWD_MODE_DETERMINISTIC ? "deterministic" : "atomic",
                 shape->batch, shape->q_heads, shape->kv_heads, shape->q_len, shape->k_len,
                 shape->head_size, device->max_alloc_bytes);
-    if (s->mode == SDPA_BWD_MODE_ATOMIC)
+    if (s->dq_slices > 0 || s->mode == SDPA_BWD_MODE_ATOMIC)
         plan.dq_target = s->dq_f32_scratch ? SDPA_BWD_TARGET_SCRATCH : SDPA_BWD_TARGET_OUTPUT;
+    plan.dq_pass = s->mode == SDPA_BWD_MODE_DETERMINISTIC && s->dq_slices == 0;
     plan.dkv_target = (s->dkv_f32_scratch || s->dkv_partials) ? SDPA_BWD_TARGET_SCRATCH
                                                               : SDPA_BWD_TARGET_OUTPUT;
 
@@ -297,16 +333,17 @@ sdpa_status_t sdpa_bwd_plan_make(const sdpa_problem_desc_t *problem, const sdpa_
     plan.main_build_flags = plan.xe && xe.large_grf ? SDPA_ZE_FLAG_LARGE_GRF : "";
 
     char cfg[128];
-    const char *mode = s->mode == SDPA_BWD_MODE_DETERMINISTIC ? "deterministic" : "atomic";
+    const char *mode_name = s->mode == SDPA_BWD_MODE_DETERMINISTIC ? "deterministic" : "atomic";
+    const char *dq_name = s->dq_slices > 0 ? " dq-slices" : "";
     sdpa_bwd_config_format(&plan.config, cfg, sizeof(cfg));
     if (plan.xe)
         snprintf(plan.config_string, sizeof(plan.config_string),
-                 "bwd xe %s sg%" PRIu32 " %s cfg=%s (%s)", plan.main_variant, plan.subgroup_size,
-                 mode, cfg, plan.source.text);
+                 "bwd xe %s sg%" PRIu32 " %s%s cfg=%s (%s)", plan.main_variant,
+                 plan.subgroup_size, mode_name, dq_name, cfg, plan.source.text);
     else
         snprintf(plan.config_string, sizeof(plan.config_string),
-                 "bwd d%d sg%" PRIu32 " %s cfg=%s (%s)", plan.d_max, plan.subgroup_size, mode, cfg,
-                 plan.source.text);
+                 "bwd d%d sg%" PRIu32 " %s%s cfg=%s (%s)", plan.d_max, plan.subgroup_size,
+                 mode_name, dq_name, cfg, plan.source.text);
     *out = plan;
     return SDPA_SUCCESS;
 }

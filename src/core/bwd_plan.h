@@ -29,6 +29,19 @@
  * device's local memory may lower it, which the configuration checks say). */
 #define SDPA_BWD_MAX_HEAD_SIZE 512
 
+/* Partial dQ (bwd_scratch.h): the portable backward's main kernel stores
+ * dQ per key block into ceil(Sk / Bc) f32 slices per head when there are at
+ * most SDPA_BWD_DQ_PARTIALS_MAX_SLICES of them (the scratch then holds at
+ * most that many copies of dQ in f32, read once more by the postprocess)
+ * and they take at most SDPA_BWD_DQ_PARTIALS_MAX_BYTES; longer sequences
+ * and larger problems keep the atomic sums or the dQ pass. Deterministic
+ * mode on every device (the dQ pass costs three products per block where
+ * the slices cost one); atomic mode on the CPU device, where it measured
+ * faster than the compare-and-swap loops (doc/cpu-performance.md), and not
+ * on GPUs, where native float atomics may win and nothing was measured. */
+#define SDPA_BWD_DQ_PARTIALS_MAX_SLICES 8
+#define SDPA_BWD_DQ_PARTIALS_MAX_BYTES ((uint64_t)256 << 20)
+
 /* Where a gradient buffer a kernel writes lives. */
 typedef enum sdpa_bwd_target {
     SDPA_BWD_TARGET_NONE = 0, /* not used */
@@ -67,9 +80,13 @@ typedef struct sdpa_bwd_plan {
     const char *build_flags;
 
     sdpa_bwd_scratch_t scratch;
-    /* Where sdpa_bwd adds dQ (ATOMIC mode; NONE in DETERMINISTIC mode, where
-     * sdpa_bwd_dq writes diff_q) and puts dK, dV. */
+    /* Where sdpa_bwd adds dQ (ATOMIC mode) or stores its partial dQ slices
+     * (scratch.dq_slices > 0: SCRATCH), NONE when the dQ pass writes diff_q
+     * (DETERMINISTIC mode without slices); where it puts dK, dV. */
     sdpa_bwd_target_t dq_target, dkv_target;
+    /* The dQ pass (sdpa_bwd_dq or the fast path's) runs: DETERMINISTIC
+     * mode without partial dQ slices. */
+    int dq_pass;
 
     /* The strides buffer (kernel_abi_bwd.h), copied to scratch.strides. */
     int64_t strides[SDPA_BWD_STRIDES_COUNT];
@@ -85,13 +102,20 @@ typedef struct sdpa_bwd_plan {
     uint32_t num_posts;
     sdpa_bwd_post_t posts[3];
 
-    char config_string[320];
+    char config_string[352];
 } sdpa_bwd_plan_t;
 
 /* The configuration-table query of a backward problem: oneDNN's (thin when
  * Sq <= 16, never quantized, keyed by Sk). */
 void sdpa_bwd_config_query_for(const sdpa_problem_desc_t *problem, const sdpa_shape_t *shape,
                                const sdpa_device_info_t *device, sdpa_config_query_t *out);
+
+/* The partial dQ slices per head (bwd_scratch.h) of a backward problem on
+ * the portable kernels of device with Bc = bc keys per work-group:
+ * ceil(Sk / bc) if the problem is not varlen, its mode and device are the
+ * ones above, and the slices fit the two bounds above; else 0 (no slices). */
+int64_t sdpa_bwd_dq_slices_for(const sdpa_problem_desc_t *problem, const sdpa_shape_t *shape,
+                               const sdpa_device_info_t *device, int64_t bc);
 
 /* Plans the backward pass of problem (checked, prop_kind BACKWARD) on
  * device. Returns SDPA_SUCCESS, SDPA_ERROR_INVALID_CONFIG (a bad

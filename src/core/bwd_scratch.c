@@ -40,16 +40,23 @@ static void add_fill(sdpa_bwd_scratch_t *s, sdpa_bwd_buffer_t buffer, size_t off
 }
 
 sdpa_status_t sdpa_bwd_scratch_plan(const sdpa_problem_desc_t *problem, const sdpa_shape_t *shape,
-                                    sdpa_bwd_mode_t mode, sdpa_bwd_scratch_t *out)
+                                    sdpa_bwd_mode_t mode, int64_t dq_slices,
+                                    sdpa_bwd_scratch_t *out)
 {
     if (problem->prop_kind != SDPA_BACKWARD)
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
                          "prop_kind = %d: only BACKWARD problems have a backward scratch",
                          (int)problem->prop_kind);
 
+    if (dq_slices < 0 || (dq_slices > 0 && problem->varlen.enabled))
+        return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
+                         "dq_slices = %lld: partial dQ slices need a count >= 1 and no varlen",
+                         (long long)dq_slices);
+
     sdpa_bwd_scratch_t s;
     memset(&s, 0, sizeof(s));
     s.mode = mode;
+    s.dq_slices = dq_slices;
     /* Packed sequences: the sums go through the scratch and a postprocess
      * that writes the sequences' rows only (no fill of the caller's rows
      * outside every sequence). */
@@ -64,17 +71,26 @@ sdpa_status_t sdpa_bwd_scratch_plan(const sdpa_problem_desc_t *problem, const sd
     uint64_t q_elems = sdpa_size_product(q_dims, 4);
     uint64_t kv_elems = sdpa_size_product(kv_dims, 4);
     uint64_t partial_elems = sdpa_size_product(partial_dims, 4);
+    const uint64_t dq_slice_elems = sdpa_size_mul(q_elems, (uint64_t)dq_slices);
     int gqa = shape->kv_group_size > 1;
     size_t end = 0;
     int ok = 1;
 
+    /* Partial dQ: written once per element by sdpa_bwd, summed in order by
+     * the postprocess, in both modes. */
+    if (dq_slices > 0) {
+        s.dq_f32_scratch = 1;
+        ok &= sdpa_scratch_append(&end, &s.dq, dq_slice_elems, sizeof(float));
+    }
     if (mode == SDPA_BWD_MODE_ATOMIC) {
-        s.dq_f32_scratch = varlen || !f32_dense(&problem->diff_q);
+        if (dq_slices == 0) {
+            s.dq_f32_scratch = varlen || !f32_dense(&problem->diff_q);
+            if (s.dq_f32_scratch)
+                ok &= sdpa_scratch_append(&end, &s.dq, q_elems, sizeof(float));
+        }
         s.dkv_atomic = gqa;
         s.dkv_f32_scratch =
                 gqa && (varlen || !(f32_dense(&problem->diff_k) && f32_dense(&problem->diff_v)));
-        if (s.dq_f32_scratch)
-            ok &= sdpa_scratch_append(&end, &s.dq, q_elems, sizeof(float));
         if (s.dkv_f32_scratch) {
             ok &= sdpa_scratch_append(&end, &s.dk, kv_elems, sizeof(float));
             ok &= sdpa_scratch_append(&end, &s.dv, kv_elems, sizeof(float));
@@ -101,11 +117,11 @@ sdpa_status_t sdpa_bwd_scratch_plan(const sdpa_problem_desc_t *problem, const sd
                          (long long)shape->head_size);
     s.total_bytes = end;
 
-    /* Atomic sums start from zero. */
+    /* Atomic sums start from zero (dQ slices are written whole: no fill). */
     if (mode == SDPA_BWD_MODE_ATOMIC) {
-        if (s.dq_f32_scratch)
+        if (dq_slices == 0 && s.dq_f32_scratch)
             add_fill(&s, SDPA_BWD_BUFFER_SCRATCH, s.dq.offset, s.dq.bytes);
-        else
+        else if (dq_slices == 0)
             add_fill(&s, SDPA_BWD_BUFFER_DIFF_Q, 0, (size_t)q_elems * sizeof(float));
         if (s.dkv_atomic && s.dkv_f32_scratch) {
             add_fill(&s, SDPA_BWD_BUFFER_SCRATCH, s.dk.offset, s.dk.bytes);

@@ -26,6 +26,16 @@
  *     diff_k/diff_v. Every element of a partial is written by exactly one
  *     work-group (zeros for keys no query sees), so nothing is filled.
  *
+ * PARTIAL dQ (either mode, dq_slices = n_key_blocks > 0, chosen by
+ *   bwd_plan.c within SDPA_BWD_DQ_PARTIALS_MAX_SLICES and _MAX_BYTES): in
+ *   place of the atomic dQ sums and of the deterministic dQ pass, each
+ *   sdpa_bwd work-group (Bc keys of one batch and query head) stores its
+ *   contribution to every query's dQ into its own f32 slice, region dq =
+ *   [B, Hq, n_key_blocks, Sq, D] (zeros for the queries that cannot see its
+ *   keys), and the postprocess sums the n_key_blocks slices of a head in a
+ *   fixed order into diff_q, as it sums deterministic GQA's dK/dV partials:
+ *   deterministic, without atomics and without a fill. Not with varlen.
+ *
  * Both modes need D_i and the strides buffer (SDPA_BWD_STRIDES_COUNT int64
  * values the kernels read instead of ~30 stride arguments, laid out as
  * kernel_abi_bwd.h's enum sdpa_bwd_stride). Every region starts at a
@@ -75,8 +85,9 @@ typedef struct sdpa_bwd_scratch {
     int dkv_f32_scratch; /* dK/dV accumulate in regions dk, dv (f32), then converted */
     int dkv_atomic;      /* several query heads add into one dK/dV */
     int dkv_partials;    /* deterministic GQA: dk, dv are [B, Hq, Sk, D] partials to reduce */
+    int64_t dq_slices;   /* > 0: dq holds that many partial dQ slices per head (PARTIAL dQ) */
 
-    sdpa_scratch_region_t dq;      /* f32 [B, Hq, Sq, D] */
+    sdpa_scratch_region_t dq;      /* f32 [B, Hq, Sq, D], or [B, Hq, dq_slices, Sq, D] */
     sdpa_scratch_region_t dk, dv;  /* f32 [B, Hkv, Sk, D], or [B, Hq, Sk, D] partials */
     sdpa_scratch_region_t d_i;     /* f32 [B, Hq, Sq] */
     sdpa_scratch_region_t strides; /* int64 [SDPA_BWD_STRIDES_COUNT] */
@@ -89,16 +100,19 @@ typedef struct sdpa_bwd_scratch {
 /* The mode a problem asks for: DETERMINISTIC if problem->deterministic. */
 sdpa_bwd_mode_t sdpa_bwd_mode_of(const sdpa_problem_desc_t *problem);
 
-/* Lays out the scratch of a backward problem (the output of
- * sdpa_problem_check, prop_kind BACKWARD, with its shape) in mode. Returns
- * SDPA_SUCCESS, SDPA_ERROR_INVALID_ARGUMENT for a forward problem, or
- * SDPA_ERROR_UNSUPPORTED if the sizes overflow size_t. */
 /* The shape of the buffers indexed by position (Q, K, V, gradients, the f32
  * sums and partials, D_i): shape itself, or with varlen the packed
  * [1, H, total, D] tensors (q.dims[2] query rows, k.dims[2] key rows). */
 sdpa_shape_t sdpa_bwd_storage_shape(const sdpa_problem_desc_t *problem, const sdpa_shape_t *shape);
 
+/* Lays out the scratch of a backward problem (the output of
+ * sdpa_problem_check, prop_kind BACKWARD, with its shape) in mode, with
+ * dq_slices partial dQ slices per head (0: none; PARTIAL dQ above).
+ * Returns SDPA_SUCCESS, SDPA_ERROR_INVALID_ARGUMENT for a forward problem
+ * or slices with varlen or below 0, or SDPA_ERROR_UNSUPPORTED if the sizes
+ * overflow size_t. */
 sdpa_status_t sdpa_bwd_scratch_plan(const sdpa_problem_desc_t *problem, const sdpa_shape_t *shape,
-                                    sdpa_bwd_mode_t mode, sdpa_bwd_scratch_t *out);
+                                    sdpa_bwd_mode_t mode, int64_t dq_slices,
+                                    sdpa_bwd_scratch_t *out);
 
 #endif /* SDPA_CORE_BWD_SCRATCH_H */

@@ -34,13 +34,21 @@ static void assert_layout_sound(const sdpa_bwd_scratch_t *s)
             ck_assert_uint_le(s->fills[i].offset + s->fills[i].bytes, s->total_bytes);
 }
 
+/* Plans with dq_slices partial dQ slices and checks the layout. */
+static void plan_sliced(const sdpa_problem_desc_t *p, const sdpa_shape_t *shape,
+                        sdpa_bwd_mode_t mode, int64_t dq_slices, sdpa_bwd_scratch_t *s)
+{
+    sdpa_status_t status = sdpa_bwd_scratch_plan(p, shape, mode, dq_slices, s);
+    ck_assert_msg(status == SDPA_SUCCESS, "%s", sdpa_error_message());
+    ck_assert_int_eq(s->mode, mode);
+    ck_assert_int_eq(s->dq_slices, dq_slices);
+    assert_layout_sound(s);
+}
+
 static void plan(const sdpa_problem_desc_t *p, const sdpa_shape_t *shape, sdpa_bwd_mode_t mode,
                  sdpa_bwd_scratch_t *s)
 {
-    sdpa_status_t status = sdpa_bwd_scratch_plan(p, shape, mode, s);
-    ck_assert_msg(status == SDPA_SUCCESS, "%s", sdpa_error_message());
-    ck_assert_int_eq(s->mode, mode);
-    assert_layout_sound(s);
+    plan_sliced(p, shape, mode, 0, s);
 }
 
 START_TEST(atomic_f16_without_gqa)
@@ -208,7 +216,7 @@ START_TEST(refusals)
     sdpa_shape_t shape;
     sdpa_bwd_scratch_t s;
     fixture_problem(SDPA_DTYPE_F16, 2, 4, 4, 100, 300, 64, &p, &shape);
-    ck_assert_int_eq(sdpa_bwd_scratch_plan(&p, &shape, SDPA_BWD_MODE_ATOMIC, &s),
+    ck_assert_int_eq(sdpa_bwd_scratch_plan(&p, &shape, SDPA_BWD_MODE_ATOMIC, 0, &s),
                      SDPA_ERROR_INVALID_ARGUMENT);
     ck_assert_ptr_nonnull(strstr(sdpa_error_message(), "prop_kind = 0"));
 
@@ -216,7 +224,7 @@ START_TEST(refusals)
      * allows). */
     fixture_make_backward(&p, SDPA_DTYPE_F16);
     shape = (sdpa_shape_t){INT32_MAX, INT32_MAX, 1, INT32_MAX, INT32_MAX, INT32_MAX, 512};
-    ck_assert_int_eq(sdpa_bwd_scratch_plan(&p, &shape, SDPA_BWD_MODE_ATOMIC, &s),
+    ck_assert_int_eq(sdpa_bwd_scratch_plan(&p, &shape, SDPA_BWD_MODE_ATOMIC, 0, &s),
                      SDPA_ERROR_UNSUPPORTED);
     ck_assert_ptr_nonnull(
             strstr(sdpa_error_message(), "would exceed the largest addressable buffer"));
@@ -246,6 +254,178 @@ START_TEST(scratch_past_max_alloc_is_refused)
 }
 END_TEST
 
+/* Partial dQ slices (bwd_scratch.h): region dq holds [B, Hq, slices, Sq, D]
+ * f32, written whole by the main kernel, in either mode: no dQ fill. */
+START_TEST(dq_slices_replace_the_dq_sums_in_both_modes)
+{
+    sdpa_problem_desc_t p;
+    sdpa_shape_t shape;
+    fixture_problem(SDPA_DTYPE_F16, 2, 4, 2, 100, 300, 64, &p, &shape);
+    fixture_make_backward(&p, SDPA_DTYPE_F16);
+    sdpa_bwd_scratch_t s;
+    plan_sliced(&p, &shape, SDPA_BWD_MODE_ATOMIC, 3, &s);
+    ck_assert(s.dq_f32_scratch);
+    ck_assert_uint_eq(s.dq.offset, 0);
+    ck_assert_uint_eq(s.dq.bytes, (size_t)2 * 4 * 3 * 100 * 64 * 4);
+    /* GQA's atomic dK/dV sums keep their fills; dQ has none. */
+    ck_assert(s.dkv_atomic && s.dkv_f32_scratch);
+    ck_assert_uint_eq(s.num_fills, 2);
+    for (uint32_t i = 0; i < s.num_fills; i++)
+        ck_assert_uint_ne(s.fills[i].offset, s.dq.offset);
+
+    /* f32 dense diff_q: the slices still go to the scratch. */
+    fixture_make_backward(&p, SDPA_DTYPE_F32);
+    plan_sliced(&p, &shape, SDPA_BWD_MODE_ATOMIC, 3, &s);
+    ck_assert(s.dq_f32_scratch);
+    ck_assert_uint_eq(s.dq.bytes, (size_t)2 * 4 * 3 * 100 * 64 * 4);
+    ck_assert_uint_eq(s.num_fills, 2); /* diff_k, diff_v only */
+    ck_assert_int_ne(s.fills[0].buffer, SDPA_BWD_BUFFER_DIFF_Q);
+    ck_assert_int_ne(s.fills[1].buffer, SDPA_BWD_BUFFER_DIFF_Q);
+
+    /* Deterministic: slices beside GQA's dK/dV partials, nothing filled. */
+    p.deterministic = 1;
+    plan(&p, &shape, SDPA_BWD_MODE_DETERMINISTIC, &s);
+    ck_assert_uint_eq(s.dq.bytes, 0);
+    plan_sliced(&p, &shape, SDPA_BWD_MODE_DETERMINISTIC, 3, &s);
+    ck_assert(s.dkv_partials);
+    ck_assert_uint_eq(s.dq.bytes, (size_t)2 * 4 * 3 * 100 * 64 * 4);
+    ck_assert_uint_eq(s.dk.bytes, (size_t)2 * 4 * 300 * 64 * 4);
+    ck_assert_uint_eq(s.num_fills, 0);
+}
+END_TEST
+
+START_TEST(dq_slices_refused_with_varlen_or_below_zero)
+{
+    sdpa_problem_desc_t p;
+    sdpa_shape_t shape;
+    sdpa_bwd_scratch_t s;
+    fixture_problem(SDPA_DTYPE_F16, 2, 4, 4, 100, 300, 64, &p, &shape);
+    fixture_make_backward(&p, SDPA_DTYPE_F16);
+    ck_assert_int_eq(sdpa_bwd_scratch_plan(&p, &shape, SDPA_BWD_MODE_ATOMIC, -1, &s),
+                     SDPA_ERROR_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(sdpa_error_message(), "dq_slices = -1"));
+    p.varlen.enabled = 1;
+    ck_assert_int_eq(sdpa_bwd_scratch_plan(&p, &shape, SDPA_BWD_MODE_ATOMIC, 2, &s),
+                     SDPA_ERROR_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(sdpa_error_message(), "dq_slices = 2"));
+}
+END_TEST
+
+/* The choice (bwd_plan.h): ceil(Sk / Bc) slices up to
+ * SDPA_BWD_DQ_PARTIALS_MAX_SLICES and SDPA_BWD_DQ_PARTIALS_MAX_BYTES, none
+ * with varlen. */
+START_TEST(dq_slices_bound)
+{
+    sdpa_device_info_t cpu;
+    fixture_cpu_device(&cpu);
+    sdpa_problem_desc_t p;
+    sdpa_shape_t shape;
+    fixture_problem(SDPA_DTYPE_F16, 2, 4, 4, 100, 8 * 64, 64, &p, &shape);
+    fixture_make_backward(&p, SDPA_DTYPE_F16);
+    ck_assert_int_eq(SDPA_BWD_DQ_PARTIALS_MAX_SLICES, 8);
+    ck_assert_int_eq(sdpa_bwd_dq_slices_for(&p, &shape, &cpu, 64), 8);
+    ck_assert_int_eq(sdpa_bwd_dq_slices_for(&p, &shape, &cpu, 128), 4);
+    ck_assert_int_eq(sdpa_bwd_dq_slices_for(&p, &shape, &cpu, 1000), 1);
+    shape.k_len = 8 * 64 + 1; /* 9 key blocks */
+    ck_assert_int_eq(sdpa_bwd_dq_slices_for(&p, &shape, &cpu, 64), 0);
+    ck_assert_int_eq(sdpa_bwd_dq_slices_for(&p, &shape, &cpu, 128), 5);
+
+    /* Bytes: 8 slices of B * Hq * Sq * D f32 = 256 MiB exactly, then one
+     * query more. */
+    shape = (sdpa_shape_t){1, 8, 8, 1, 8192, 8 * 64, 128};
+    ck_assert_uint_eq((uint64_t)8 * 8 * 8192 * 128 * 4, SDPA_BWD_DQ_PARTIALS_MAX_BYTES);
+    ck_assert_int_eq(sdpa_bwd_dq_slices_for(&p, &shape, &cpu, 64), 8);
+    shape.q_len = 8193;
+    ck_assert_int_eq(sdpa_bwd_dq_slices_for(&p, &shape, &cpu, 64), 0);
+    ck_assert_int_eq(sdpa_bwd_dq_slices_for(&p, &shape, &cpu, 128), 4);
+
+    shape.q_len = 100;
+    p.varlen.enabled = 1;
+    ck_assert_int_eq(sdpa_bwd_dq_slices_for(&p, &shape, &cpu, 64), 0);
+
+    /* GPUs: deterministic mode only (atomic mode measured on the CPU only). */
+    p.varlen.enabled = 0;
+    sdpa_device_info_t gpu;
+    fixture_gpu_device(SDPA_DEVICE_CLASS_XE_HPG, &gpu);
+    ck_assert_int_eq(sdpa_bwd_dq_slices_for(&p, &shape, &gpu, 64), 0);
+    p.deterministic = 1;
+    ck_assert_int_eq(sdpa_bwd_dq_slices_for(&p, &shape, &gpu, 64), 8);
+    ck_assert_int_eq(sdpa_bwd_dq_slices_for(&p, &shape, &cpu, 64), 8);
+}
+END_TEST
+
+/* The plan of a problem within the bound: slices in both modes, no dQ
+ * pass, the postprocess summing a head's slices in order, the constant
+ * set; past the bound, today's paths. */
+START_TEST(plan_chooses_dq_slices)
+{
+    sdpa_device_info_t device;
+    fixture_cpu_device(&device);
+    sdpa_problem_desc_t p;
+    sdpa_shape_t shape;
+    sdpa_bwd_plan_t plan;
+    for (int det = 0; det <= 1; det++) {
+        fixture_problem(SDPA_DTYPE_F16, 2, 4, 4, 100, 200, 64, &p, &shape);
+        fixture_make_backward(&p, SDPA_DTYPE_F16);
+        p.deterministic = det;
+        ck_assert_int_eq(sdpa_bwd_plan_make(&p, &shape, &device, &plan), SDPA_SUCCESS);
+        const int64_t bc = (int64_t)plan.config.unroll_m_bcbr * plan.config.wg_m_bcbr;
+        const int64_t slices = (200 + bc - 1) / bc;
+        ck_assert_int_eq(plan.scratch.dq_slices, slices);
+        ck_assert(!plan.dq_pass);
+        ck_assert_int_eq(plan.dq_target, SDPA_BWD_TARGET_SCRATCH);
+        ck_assert(sdpa_spec_values_get_bool(&plan.constants, SDPA_SC_DQ_PARTIALS));
+        ck_assert_ptr_nonnull(strstr(plan.config_string, " dq-slices "));
+        /* Slice kb of head h is "head" h * slices + kb of DQ's strides. */
+        ck_assert_int_eq(plan.strides[SDPA_BWD_STRIDE_DQ + 0], 4 * slices * 100 * 64);
+        ck_assert_int_eq(plan.strides[SDPA_BWD_STRIDE_DQ + 1], 100 * 64);
+        ck_assert_int_eq(plan.strides[SDPA_BWD_STRIDE_DQ + 2], 64);
+        ck_assert_int_eq(plan.strides[SDPA_BWD_STRIDE_DQ + 3], 1);
+        ck_assert_uint_eq(plan.num_posts, 1);
+        const sdpa_bwd_post_t *post = &plan.posts[0];
+        ck_assert_int_eq(post->dst, SDPA_BWD_BUFFER_DIFF_Q);
+        ck_assert_int_eq(post->args.SLICES, slices);
+        ck_assert_int_eq(post->args.SLICE_STRIDE, 100 * 64);
+        ck_assert_int_eq(post->args.SRC_S0, 4 * slices * 100 * 64);
+        ck_assert_int_eq(post->args.SRC_S1, slices * 100 * 64);
+        ck_assert_int_eq(post->args.SRC_S2, 64);
+        ck_assert_int_eq(post->args.SRC_S3, 1);
+        ck_assert_uint_eq(post->group_count[1], 4);
+        ck_assert_uint_eq(post->group_count[2], 2);
+
+        /* Past the bound: the atomic sums, or the dQ pass. */
+        shape.k_len = bc * SDPA_BWD_DQ_PARTIALS_MAX_SLICES + 1;
+        p.k.dims[2] = p.v.dims[2] = p.diff_k.dims[2] = p.diff_v.dims[2] = shape.k_len;
+        ck_assert_int_eq(sdpa_bwd_plan_make(&p, &shape, &device, &plan), SDPA_SUCCESS);
+        ck_assert_int_eq(plan.scratch.dq_slices, 0);
+        ck_assert_int_eq(plan.dq_pass, det);
+        ck_assert_int_eq(plan.dq_target, det ? SDPA_BWD_TARGET_NONE : SDPA_BWD_TARGET_SCRATCH);
+        ck_assert(!sdpa_spec_values_get_bool(&plan.constants, SDPA_SC_DQ_PARTIALS));
+        ck_assert_ptr_null(strstr(plan.config_string, "dq-slices"));
+    }
+}
+END_TEST
+
+/* Slices that the device cannot allocate fall back to today's paths. */
+START_TEST(dq_slices_past_max_alloc_fall_back)
+{
+    sdpa_device_info_t device;
+    fixture_cpu_device(&device);
+    sdpa_problem_desc_t p;
+    sdpa_shape_t shape;
+    sdpa_bwd_plan_t plan;
+    fixture_problem(SDPA_DTYPE_F16, 2, 4, 4, 100, 200, 64, &p, &shape);
+    fixture_make_backward(&p, SDPA_DTYPE_F16);
+    p.deterministic = 1;
+    ck_assert_int_eq(sdpa_bwd_plan_make(&p, &shape, &device, &plan), SDPA_SUCCESS);
+    ck_assert_int_gt(plan.scratch.dq_slices, 0);
+    device.max_alloc_bytes = plan.scratch.total_bytes - 1;
+    ck_assert_int_eq(sdpa_bwd_plan_make(&p, &shape, &device, &plan), SDPA_SUCCESS);
+    ck_assert_int_eq(plan.scratch.dq_slices, 0);
+    ck_assert(plan.dq_pass);
+}
+END_TEST
+
 int main(void)
 {
     Suite *suite = suite_create("bwd_scratch");
@@ -258,6 +438,11 @@ int main(void)
     tcase_add_test(tc, deterministic_without_gqa_needs_only_d_i);
     tcase_add_test(tc, refusals);
     tcase_add_test(tc, scratch_past_max_alloc_is_refused);
+    tcase_add_test(tc, dq_slices_replace_the_dq_sums_in_both_modes);
+    tcase_add_test(tc, dq_slices_refused_with_varlen_or_below_zero);
+    tcase_add_test(tc, dq_slices_bound);
+    tcase_add_test(tc, plan_chooses_dq_slices);
+    tcase_add_test(tc, dq_slices_past_max_alloc_fall_back);
     suite_add_tcase(suite, tc);
     return test_run_suite(suite);
 }

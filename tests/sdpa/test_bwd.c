@@ -216,6 +216,71 @@ START_TEST(deterministic)
 }
 END_TEST
 
+/* The configuration string of c's primitive on ze (buffer of n bytes). */
+static void config_of(const bwd_case_t *c, char *config, size_t n)
+{
+    sdpa_problem_desc_t p;
+    bwd_case_problem(c, &p);
+    sdpa_primitive_t *prim = NULL;
+    ck_assert_msg(suite_env.ze->primitive_create(suite_env.ze_ctx, &p, &prim) == SDPA_SUCCESS,
+                  "primitive_create: %s", suite_env.ze->last_error());
+    ck_assert_int_eq(suite_env.ze->primitive_query(prim, SDPA_QUERY_CONFIG_STRING, config, n),
+                     SDPA_SUCCESS);
+    suite_env.ze->primitive_destroy(prim);
+}
+
+/* Both ways the portable kernels form dQ (bwd_plan.h): partial slices per
+ * key block summed in order (up to SDPA_BWD_DQ_PARTIALS_MAX_SLICES key
+ * blocks: many here, causal bands that leave whole slices of zeros), and
+ * past that the atomic sums or the dQ pass. Bc = 16 (BWD_SDPA_CONFIG) so
+ * that both happen at small sizes. _i: 0 atomic, 1 deterministic (3 runs,
+ * bit-identical). */
+START_TEST(dq_slices_and_long_keys)
+{
+    static const struct {
+        int64_t q_len, k_len;
+        sdpa_mask_kind_t mask;
+        int slices; /* the plan stores dQ slices (Bc = 16: k_len <= 128) */
+    } shapes[] = {
+            {45, 128, SDPA_MASK_NONE, 1},
+            {70, 100, SDPA_MASK_CAUSAL_TOP_LEFT, 1},    /* keys past 70: zero slices */
+            {40, 113, SDPA_MASK_CAUSAL_BOTTOM_RIGHT, 1}, /* queries above the band */
+            {37, 129, SDPA_MASK_NONE, 0},
+            {50, 150, SDPA_MASK_CAUSAL_BOTTOM_RIGHT, 0},
+    };
+    ck_assert_int_eq(setenv("BWD_SDPA_CONFIG", "16,32,64,16,64,32,1,1,1,1,1,1", 1), 0);
+    bwd_case_t c;
+    base_case(&c, 64, _i ? SDPA_DTYPE_F16 : SDPA_DTYPE_F32);
+    c.deterministic = _i;
+    c.fwd.batch = 2;
+    c.fwd.q_heads = 3;
+    c.fwd.kv_heads = _i ? 1 : 3; /* deterministic: with GQA's dK/dV partials too */
+    c.fwd.softmax = SDPA_SOFTMAX_INF_AS_ZERO;
+    double worst = 0;
+    int slices_seen = 0;
+    for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+        c.fwd.q_len = shapes[i].q_len;
+        c.fwd.k_len = shapes[i].k_len;
+        c.fwd.mask_kind = shapes[i].mask;
+        char config[256] = "";
+        config_of(&c, config, sizeof(config));
+        if (strncmp(config, "bwd xe ", 7) != 0) {
+            ck_assert_msg(strstr(config, "cfg=16,32,") != NULL, "%s", config);
+            ck_assert_msg((strstr(config, " dq-slices ") != NULL) == shapes[i].slices, "%s",
+                          config);
+            slices_seen += shapes[i].slices;
+        }
+        double r = bwd_case_run(&suite_env, &c, 700 + i, _i);
+        worst = r > worst ? r : worst;
+        cases_run++;
+    }
+    ck_assert_int_eq(unsetenv("BWD_SDPA_CONFIG"), 0);
+    printf("bwd family dQ slices (%d cases) and long keys, %s: 5 cases, worst error/tolerance "
+           "%.3f\n",
+           slices_seen, _i ? "deterministic" : "atomic", worst);
+}
+END_TEST
+
 START_TEST(thin_and_exact)
 {
     static const struct {
@@ -416,8 +481,9 @@ END_TEST
 /* A backward builds only what its problem needs (kernel_abi_bwd.h): the
  * pre- and postprocessing module once per dtype for every configuration,
  * the main kernel's module per configuration, the deterministic dQ pass
- * only for deterministic problems (on the fast path, *xe set, its one
- * module holds both). Counted on a fresh context. */
+ * only for deterministic problems whose keys are too many for partial dQ
+ * slices (bwd_plan.h; on the fast path, *xe set, its one module holds
+ * both). Counted on a fresh context. */
 static uint64_t built_by(sdpa_context_t *ctx, const bwd_case_t *c, int *xe)
 {
     sdpa_problem_desc_t p;
@@ -452,20 +518,27 @@ START_TEST(builds_only_what_the_problem_needs)
     bwd_case_t c;
     bwd_case_init(&c, 1, 2, 2, 33, 45, 32);
     c.fwd.q_dtype = c.fwd.k_dtype = c.fwd.v_dtype = SDPA_DTYPE_F16; /* post converts f32 sums */
-    bwd_case_t causal = c, det = c;
+    bwd_case_t causal = c, det = c, det_long = c;
     causal.fwd.mask_kind = SDPA_MASK_CAUSAL_TOP_LEFT;
     det.deterministic = 1;
+    det_long.deterministic = 1;
+    det_long.fwd.k_len = 4096; /* more key blocks than SDPA_BWD_DQ_PARTIALS_MAX_SLICES */
 
     int xe = 0;
     ck_assert_uint_eq(built_by(ctx, &c, &xe), 2);      /* pre/post and main, no dQ pass */
     ck_assert_uint_eq(built_by(ctx, &causal, &xe), 1); /* its main only */
-    /* Its main and the dQ pass: two portable modules, one on the fast path. */
+    /* Its main, which writes partial dQ slices: no dQ pass (the fast
+     * path's one module holds its dQ pass). */
     const uint64_t det_built = built_by(ctx, &det, &xe);
-    ck_assert_uint_eq(det_built, xe ? 1 : 2);
+    ck_assert_uint_eq(det_built, 1);
+    /* Long keys: a main without slices and the dQ pass (on the fast path,
+     * the module of `det` again). */
+    const uint64_t det_long_built = built_by(ctx, &det_long, &xe);
+    ck_assert_uint_eq(det_long_built, xe ? 0 : 2);
     ck_assert_uint_eq(built_by(ctx, &c, &xe), 0);
     printf("backward modules: 2 for the first configuration, 1 for another, %llu for a "
-           "deterministic one, 0 again\n",
-           (unsigned long long)det_built);
+           "deterministic one, %llu for a deterministic one with long keys, 0 again\n",
+           (unsigned long long)det_built, (unsigned long long)det_long_built);
     suite_env.ze->context_destroy(ctx);
 }
 END_TEST
@@ -494,6 +567,7 @@ static Suite *bwd_suite(void)
     tcase_add_loop_test(t, gqa, 0, 4);
     tcase_add_loop_test(t, deterministic, 0, 2);
     tcase_add_loop_test(t, thin_and_exact, 0, 2);
+    tcase_add_loop_test(t, dq_slices_and_long_keys, 0, 2);
     tcase_add_loop_test(t, finite_differences, 0, 2);
     tcase_add_test(t, scratch_reuse);
     tcase_add_test(t, builds_only_what_the_problem_needs);
