@@ -188,8 +188,9 @@ sdpa_bwd_unstage_other(global void *dst, long off, long dst_r, long dst_c, local
     sdpa_bwd_unstage(dst, off, dst_r, dst_c, src, src_r, src_c, rows, cols, factor, out, dt, n_sg);
 }
 
-/* *p += value, atomically. With SDPA_BWD_FLOAT_ATOMICS (needs the SPIR-V
- * extension SPV_EXT_shader_atomic_float_add) a native float add, else a
+/* *p += value, atomically. With SDPA_BWD_FLOAT_ATOMICS (the -fadd variants,
+ * spirv/Makefile.am: the SPIR-V extension SPV_EXT_shader_atomic_float_add,
+ * for devices that report f32 global atomic add) one OpAtomicFAddEXT, else a
  * compare-and-swap loop on the bits, which every OpenCL 2.0 device runs.
  * Never inlined: the dQ epilogue calls it once per element of every
  * unrolled block, and Intel's CPU compiler scalarizes an inlined loop per

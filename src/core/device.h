@@ -80,6 +80,10 @@ typedef struct sdpa_device_info {
     /* Not a property of the device: the kernel set the caller asked for
      * (SDPA_KERNELS_AUTO when zeroed). */
     sdpa_kernel_set_t kernels;
+    /* Not one either: 1 if the caller asked for compare-and-swap f32
+     * additions even where the device adds natively (SDPA_ZE_FLOAT_ATOMICS
+     * = "cas"; 0, the device's choice, when zeroed). */
+    int cas_atomics;
 } sdpa_device_info_t;
 
 /* Fills *out from the three property structs of one device (none may be
@@ -128,6 +132,18 @@ uint32_t sdpa_device_subgroup_size(const sdpa_device_info_t *device);
  * count along it (max_group_count_xyz; 0 there means no limit below
  * UINT32_MAX), or -1 if a launch of counts work-groups fits. */
 int sdpa_device_group_count_excess(const sdpa_device_info_t *device, const int64_t counts[3]);
+/* 1 if the backward kernels add f32 on device with its native atomic add
+ * (the -fadd SPIR-V variants, spirv/Makefile.am), 0 if with compare-and-swap
+ * loops: native where the device reports has_f32_atomic_add and the caller
+ * did not set cas_atomics. The one place the choice is made (bwd_plan.c and
+ * bwd_xe_plan.c name their variants from it). */
+int sdpa_device_native_f32_add(const sdpa_device_info_t *device);
+
+/* Parses text (SDPA_ZE_FLOAT_ATOMICS: "auto", NULL or empty -> 0; "cas" ->
+ * 1) into *cas_atomics. Returns 0, or -1 for any other text (*cas_atomics
+ * untouched). */
+int sdpa_float_atomics_parse(const char *text, int *cas_atomics);
+
 /* Parses text (SDPA_ZE_KERNELS: "auto", "portable", "xe" or "xe_hpg"; NULL
  * or empty: auto) into *out. Returns 0, or -1 for any other text (*out
  * untouched). */

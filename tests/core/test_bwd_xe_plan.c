@@ -1,5 +1,6 @@
 /* test_bwd_xe_plan.c - when the backward fast path serves a problem, its
- * configuration rules, its table, and the plans it makes (bwd_xe_plan.h). */
+ * configuration rules, its table, and the plans it makes (bwd_xe_plan.h);
+ * which f32 atomic-add variant a backward plan takes, fast path or not. */
 #include <check.h>
 #include <stdio.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include "fwd_plan.h"
 #include "kernel_abi_bwd.h"
 #include "kernel_abi_xe.h"
+#include "spirv_registry.h"
 
 static sdpa_device_info_t cpu, pvc, dg2, mtl, bmg, tgl;
 
@@ -81,12 +83,12 @@ START_TEST(devices_and_kernel_sets)
 
     /* Natively both classes build with the 256-register file. */
     plan_ok(&p, &s, &pvc, &plan);
-    ck_assert_str_eq(plan.main_variant, "sdpa_xe_bwd-k16-d16");
+    ck_assert_str_eq(plan.main_variant, "sdpa_xe_bwd-k16-d16-fadd");
     ck_assert_str_eq(plan.main_kernel, SDPA_XE_BWD_KERNEL);
     ck_assert_str_eq(plan.dq_kernel, SDPA_XE_BWD_DQ_KERNEL);
     ck_assert_str_eq(plan.main_build_flags, SDPA_ZE_FLAG_LARGE_GRF);
     plan_ok(&p, &s, &dg2, &plan);
-    ck_assert_str_eq(plan.main_variant, "sdpa_xe_bwd-k8-d16");
+    ck_assert_str_eq(plan.main_variant, "sdpa_xe_bwd-k8-d16-fadd");
     ck_assert_uint_eq(plan.subgroup_size, 8);
     ck_assert_str_eq(plan.main_build_flags, SDPA_ZE_FLAG_LARGE_GRF);
 
@@ -185,7 +187,7 @@ START_TEST(plan_geometry)
     bwd_problem(SDPA_DTYPE_F16, 2, 16, 16, 2048, 2000, 128, &p, &s);
     plan_ok(&p, &s, &pvc, &plan);
     ck_assert_str_eq(plan.config_string,
-                     "bwd xe sdpa_xe_bwd-k16-d16 sg16 atomic "
+                     "bwd xe sdpa_xe_bwd-k16-d16-fadd sg16 atomic "
                      "cfg=16,16,16,16,16,16,2,1,8,2,8,1 (xe table: xe_hpc h128)");
     /* 2 key groups of 16 keys x 8 column slices of 16: 16 sub-groups. */
     ck_assert_uint_eq(plan.local_size[0], 16);
@@ -213,7 +215,7 @@ START_TEST(plan_geometry)
     bwd_problem(SDPA_DTYPE_BF16, 1, 8, 2, 5, 300, 32, &p, &s);
     plan_ok(&p, &s, &dg2, &plan);
     ck_assert_str_eq(plan.config_string,
-                     "bwd xe sdpa_xe_bwd-k8-d16 sg8 atomic "
+                     "bwd xe sdpa_xe_bwd-k8-d16-fadd sg8 atomic "
                      "cfg=8,16,16,8,16,16,2,1,2,2,2,1 (xe table: xe_hpg h32 thin)");
 }
 END_TEST
@@ -229,7 +231,7 @@ START_TEST(override_chooses_the_kernel)
 
     fixture_setenv("BWD_SDPA_CONFIG", "16,16,16,16,16,16,1,1,8,1,8,1");
     plan_ok(&p, &s, &pvc, &plan);
-    ck_assert_str_eq(plan.config_string, "bwd xe sdpa_xe_bwd-k16-d16 sg16 atomic "
+    ck_assert_str_eq(plan.config_string, "bwd xe sdpa_xe_bwd-k16-d16-fadd sg16 atomic "
                                          "cfg=16,16,16,16,16,16,1,1,8,1,8,1 (BWD_SDPA_CONFIG)");
     /* The same row on a device without the fast path: not a portable row. */
     ck_assert_int_eq(sdpa_bwd_plan_make(&p, &s, &tgl, &plan), SDPA_ERROR_INVALID_CONFIG);
@@ -325,6 +327,92 @@ START_TEST(every_row_is_selectable)
 }
 END_TEST
 
+/* 1 if the SPIR-V module declares capability (OpCapability, opcode 17). */
+static int declares_capability(const sdpa_spirv_module_t *m, uint32_t capability)
+{
+    const unsigned char *b = m->code;
+    for (size_t i = 5 * 4; i + 8 <= m->size;) {
+        const uint32_t word = (uint32_t)b[i] | (uint32_t)b[i + 1] << 8 |
+                              (uint32_t)b[i + 2] << 16 | (uint32_t)b[i + 3] << 24;
+        const uint32_t count = word >> 16;
+        if ((word & 0xFFFF) == 17 &&
+            ((uint32_t)b[i + 4] | (uint32_t)b[i + 5] << 8 | (uint32_t)b[i + 6] << 16 |
+             (uint32_t)b[i + 7] << 24) == capability)
+            return 1;
+        if (count == 0)
+            return 0;
+        i += 4 * (size_t)count;
+    }
+    return 0;
+}
+
+/* The plan's main variant is built in, and declares the native f32 add
+ * (AtomicFloat32AddEXT, 6033) exactly when its name says -fadd. */
+static void check_variant(const sdpa_bwd_plan_t *plan, int fadd)
+{
+    const sdpa_spirv_module_t *m =
+            sdpa_spirv_find(plan->main_variant, SDPA_BWD_VARIANT_D_MAX, (int)plan->subgroup_size);
+    ck_assert_msg(m != NULL, "%s.0.%u is not built in", plan->main_variant, plan->subgroup_size);
+    ck_assert_int_eq(plan->native_f32_add, fadd);
+    ck_assert_int_eq(strstr(plan->main_variant, SDPA_BWD_FADD_FIELD) != NULL, fadd);
+    ck_assert_int_eq(declares_capability(m, 6033), fadd);
+}
+
+/* The native f32 atomic add where the device reports it and the caller did
+ * not ask for compare-and-swap (SDPA_ZE_FLOAT_ATOMICS), on the fast path
+ * and the portable kernels, in both modes. */
+START_TEST(float_atomics_choose_the_variant)
+{
+    sdpa_problem_desc_t p;
+    sdpa_shape_t s;
+    sdpa_bwd_plan_t plan;
+    bwd_problem(SDPA_DTYPE_F16, 1, 4, 2, 100, 200, 64, &p, &s);
+    for (int deterministic = 0; deterministic < 2; deterministic++) {
+        p.deterministic = deterministic;
+        for (int cas = 0; cas < 2; cas++) {
+            sdpa_device_info_t *devices[] = {&pvc, &dg2, &tgl, &cpu};
+            for (size_t i = 0; i < sizeof(devices) / sizeof(devices[0]); i++) {
+                sdpa_device_info_t *dev = devices[i];
+                dev->cas_atomics = cas;
+                for (int has = 0; has < 2; has++) {
+                    dev->has_f32_atomic_add = has;
+                    ck_assert_int_eq(sdpa_device_native_f32_add(dev), has && !cas);
+                    plan_ok(&p, &s, dev, &plan);
+                    check_variant(&plan, has && !cas);
+                    ck_assert_int_eq(strstr(plan.config_string, "fadd") != NULL, has && !cas);
+                }
+            }
+            cpu.kernels = SDPA_KERNELS_XE;
+            cpu.has_f32_atomic_add = 1;
+            cpu.cas_atomics = cas;
+            plan_ok(&p, &s, &cpu, &plan);
+            ck_assert(plan.xe);
+            ck_assert_str_eq(plan.main_variant,
+                             cas ? "sdpa_xe_bwd-k16-d16-emu" : "sdpa_xe_bwd-k16-d16-emu-fadd");
+            check_variant(&plan, !cas);
+            cpu.kernels = SDPA_KERNELS_AUTO;
+        }
+    }
+    /* The ISA gate's models report the add, as Intel's driver does. */
+    fixture_gpu_device(SDPA_DEVICE_CLASS_XE_LP, &tgl);
+    ck_assert(tgl.has_f32_atomic_add);
+    p.deterministic = 0;
+    plan_ok(&p, &s, &tgl, &plan);
+    ck_assert_str_eq(plan.main_variant, SDPA_BWD_MAIN_SOURCE SDPA_BWD_FADD_FIELD);
+
+    int cas = -1;
+    ck_assert_int_eq(sdpa_float_atomics_parse(NULL, &cas), 0);
+    ck_assert_int_eq(cas, 0);
+    ck_assert_int_eq(sdpa_float_atomics_parse("cas", &cas), 0);
+    ck_assert_int_eq(cas, 1);
+    ck_assert_int_eq(sdpa_float_atomics_parse("auto", &cas), 0);
+    ck_assert_int_eq(cas, 0);
+    ck_assert_int_eq(sdpa_float_atomics_parse("", &cas), 0);
+    ck_assert_int_eq(sdpa_float_atomics_parse("native", &cas), -1);
+    ck_assert_int_eq(cas, 0);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("bwd_xe_plan");
@@ -337,6 +425,7 @@ int main(void)
     tcase_add_test(t, override_chooses_the_kernel);
     tcase_add_test(t, config_rules);
     tcase_add_test(t, every_row_is_selectable);
+    tcase_add_test(t, float_atomics_choose_the_variant);
     suite_add_tcase(s, t);
     SRunner *r = srunner_create(s);
     srunner_run_all(r, CK_NORMAL);
