@@ -6,18 +6,35 @@
 
 int sdpa_device_native_f32_add(const sdpa_device_info_t *device)
 {
-    return device->has_f32_atomic_add && !device->cas_atomics;
+    if (!device->has_f32_atomic_add)
+        return 0; /* a module with the capability would not build */
+    switch (device->float_atomics) {
+    case SDPA_FLOAT_ATOMICS_CAS:
+        return 0;
+    case SDPA_FLOAT_ATOMICS_NATIVE:
+        return 1;
+    case SDPA_FLOAT_ATOMICS_AUTO:
+        break;
+    }
+    return device->device_class != SDPA_DEVICE_CLASS_CPU;
 }
 
-int sdpa_float_atomics_parse(const char *text, int *cas_atomics)
+static const char *const names[] = {
+        [SDPA_FLOAT_ATOMICS_AUTO] = "auto",
+        [SDPA_FLOAT_ATOMICS_CAS] = "cas",
+        [SDPA_FLOAT_ATOMICS_NATIVE] = "native",
+};
+
+int sdpa_float_atomics_parse(const char *text, sdpa_float_atomics_t *out)
 {
-    if (text == NULL || text[0] == '\0' || strcmp(text, "auto") == 0) {
-        *cas_atomics = 0;
+    if (text == NULL || text[0] == '\0') {
+        *out = SDPA_FLOAT_ATOMICS_AUTO;
         return 0;
     }
-    if (strcmp(text, "cas") == 0) {
-        *cas_atomics = 1;
-        return 0;
-    }
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (strcmp(text, names[i]) == 0) {
+            *out = (sdpa_float_atomics_t)i;
+            return 0;
+        }
     return -1;
 }

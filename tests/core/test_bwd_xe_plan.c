@@ -358,58 +358,66 @@ static void check_variant(const sdpa_bwd_plan_t *plan, int fadd)
     ck_assert_int_eq(declares_capability(m, 6033), fadd);
 }
 
-/* The native f32 atomic add where the device reports it and the caller did
- * not ask for compare-and-swap (SDPA_ZE_FLOAT_ATOMICS), on the fast path
- * and the portable kernels, in both modes. */
+/* The native f32 atomic add where the device reports it: by default on GPUs
+ * only, with SDPA_ZE_FLOAT_ATOMICS=native on the CPU device too, never with
+ * cas; on the fast path and the portable kernels, in both modes. */
 START_TEST(float_atomics_choose_the_variant)
 {
     sdpa_problem_desc_t p;
     sdpa_shape_t s;
     sdpa_bwd_plan_t plan;
     bwd_problem(SDPA_DTYPE_F16, 1, 4, 2, 100, 200, 64, &p, &s);
+    const sdpa_float_atomics_t modes[] = {SDPA_FLOAT_ATOMICS_AUTO, SDPA_FLOAT_ATOMICS_CAS,
+                                          SDPA_FLOAT_ATOMICS_NATIVE};
     for (int deterministic = 0; deterministic < 2; deterministic++) {
         p.deterministic = deterministic;
-        for (int cas = 0; cas < 2; cas++) {
+        for (size_t m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
+            const sdpa_float_atomics_t mode = modes[m];
             sdpa_device_info_t *devices[] = {&pvc, &dg2, &tgl, &cpu};
             for (size_t i = 0; i < sizeof(devices) / sizeof(devices[0]); i++) {
                 sdpa_device_info_t *dev = devices[i];
-                dev->cas_atomics = cas;
+                dev->float_atomics = mode;
                 for (int has = 0; has < 2; has++) {
                     dev->has_f32_atomic_add = has;
-                    ck_assert_int_eq(sdpa_device_native_f32_add(dev), has && !cas);
+                    const int gpu = dev->device_class != SDPA_DEVICE_CLASS_CPU;
+                    const int native = has && (mode == SDPA_FLOAT_ATOMICS_NATIVE ||
+                                               (mode == SDPA_FLOAT_ATOMICS_AUTO && gpu));
+                    ck_assert_int_eq(sdpa_device_native_f32_add(dev), native);
                     plan_ok(&p, &s, dev, &plan);
-                    check_variant(&plan, has && !cas);
-                    ck_assert_int_eq(strstr(plan.config_string, "fadd") != NULL, has && !cas);
+                    check_variant(&plan, native);
+                    ck_assert_int_eq(strstr(plan.config_string, "fadd") != NULL, native);
                 }
             }
             cpu.kernels = SDPA_KERNELS_XE;
             cpu.has_f32_atomic_add = 1;
-            cpu.cas_atomics = cas;
             plan_ok(&p, &s, &cpu, &plan);
             ck_assert(plan.xe);
-            ck_assert_str_eq(plan.main_variant,
-                             cas ? "sdpa_xe_bwd-k16-d16-emu" : "sdpa_xe_bwd-k16-d16-emu-fadd");
-            check_variant(&plan, !cas);
+            ck_assert_str_eq(plan.main_variant, mode == SDPA_FLOAT_ATOMICS_NATIVE
+                                                        ? "sdpa_xe_bwd-k16-d16-emu-fadd"
+                                                        : "sdpa_xe_bwd-k16-d16-emu");
+            check_variant(&plan, mode == SDPA_FLOAT_ATOMICS_NATIVE);
             cpu.kernels = SDPA_KERNELS_AUTO;
         }
     }
-    /* The ISA gate's models report the add, as Intel's driver does. */
+    /* The ISA gate's models report the add, as Intel's GPU driver does. */
     fixture_gpu_device(SDPA_DEVICE_CLASS_XE_LP, &tgl);
     ck_assert(tgl.has_f32_atomic_add);
     p.deterministic = 0;
     plan_ok(&p, &s, &tgl, &plan);
     ck_assert_str_eq(plan.main_variant, SDPA_BWD_MAIN_SOURCE SDPA_BWD_FADD_FIELD);
 
-    int cas = -1;
-    ck_assert_int_eq(sdpa_float_atomics_parse(NULL, &cas), 0);
-    ck_assert_int_eq(cas, 0);
-    ck_assert_int_eq(sdpa_float_atomics_parse("cas", &cas), 0);
-    ck_assert_int_eq(cas, 1);
-    ck_assert_int_eq(sdpa_float_atomics_parse("auto", &cas), 0);
-    ck_assert_int_eq(cas, 0);
-    ck_assert_int_eq(sdpa_float_atomics_parse("", &cas), 0);
-    ck_assert_int_eq(sdpa_float_atomics_parse("native", &cas), -1);
-    ck_assert_int_eq(cas, 0);
+    sdpa_float_atomics_t mode = SDPA_FLOAT_ATOMICS_CAS;
+    ck_assert_int_eq(sdpa_float_atomics_parse(NULL, &mode), 0);
+    ck_assert_int_eq(mode, SDPA_FLOAT_ATOMICS_AUTO);
+    ck_assert_int_eq(sdpa_float_atomics_parse("cas", &mode), 0);
+    ck_assert_int_eq(mode, SDPA_FLOAT_ATOMICS_CAS);
+    ck_assert_int_eq(sdpa_float_atomics_parse("native", &mode), 0);
+    ck_assert_int_eq(mode, SDPA_FLOAT_ATOMICS_NATIVE);
+    ck_assert_int_eq(sdpa_float_atomics_parse("auto", &mode), 0);
+    ck_assert_int_eq(mode, SDPA_FLOAT_ATOMICS_AUTO);
+    ck_assert_int_eq(sdpa_float_atomics_parse("", &mode), 0);
+    ck_assert_int_eq(sdpa_float_atomics_parse("fadd", &mode), -1);
+    ck_assert_int_eq(mode, SDPA_FLOAT_ATOMICS_AUTO);
 }
 END_TEST
 
