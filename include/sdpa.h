@@ -123,6 +123,20 @@
  *                         num_splits). "0": never; "1": for every problem it
  *                         serves, split or not; unset or anything else
  *                         ("auto"): only for problems whose keys are split.
+ *   SDPA_ZE_FLOAT_ATOMICS ze backend, read when a context is created: how the
+ *                         backward kernels add f32 into global memory (dQ,
+ *                         and dK/dV for GQA, in atomic mode). "auto"
+ *                         (default, or unset/empty): the device's native
+ *                         atomic add on GPUs that report it
+ *                         (ze_float_atomic_ext_properties_t,
+ *                         ZE_DEVICE_FP_ATOMIC_EXT_FLAG_GLOBAL_ADD),
+ *                         compare-and-swap loops elsewhere, the CPU device
+ *                         included. "cas": compare-and-swap loops
+ *                         everywhere. "native": the native add wherever the
+ *                         device reports it, the CPU device included. Each
+ *                         choice is a SPIR-V module of its own. Any other
+ *                         value makes context creation fail with
+ *                         SDPA_ERROR_INVALID_CONFIG.
  *
  * Persistent module cache (ze). Building a module is most of a primitive's
  * creation (hundreds of milliseconds to seconds). After a build the backend
