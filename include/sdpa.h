@@ -129,9 +129,9 @@
  *                         (default, or unset/empty): the device's native
  *                         atomic add on GPUs that report it
  *                         (ze_float_atomic_ext_properties_t,
- *                         ZE_DEVICE_FP_ATOMIC_EXT_FLAG_GLOBAL_ADD),
- *                         compare-and-swap loops elsewhere, the CPU device
- *                         included. "cas": compare-and-swap loops
+ *                         ZE_DEVICE_FP_ATOMIC_EXT_FLAG_GLOBAL_ADD) but
+ *                         Xe-LP, compare-and-swap loops elsewhere, the CPU
+ *                         device included (neither adds in hardware). "cas": compare-and-swap loops
  *                         everywhere. "native": the native add wherever the
  *                         device reports it, the CPU device included. Each
  *                         choice is a SPIR-V module of its own. Any other

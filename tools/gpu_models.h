@@ -37,8 +37,8 @@ typedef struct gpu_model {
  * (ze_float_atomic_ext_properties_t chained to the module properties; its
  * CompilerProductHelper: f32 and f64 load/store, add and min/max, global
  * and local; f16 without add). Xe-HPG and Xe-HPC add f32 in the memory
- * pipeline; IGC compiles the add on Xe-LP to a compare-and-swap loop
- * (doc/gpu-isa.md, "Float atomics"). */
+ * pipeline; IGC compiles the add on Xe-LP to a compare-and-swap loop, so
+ * the plugin keeps its own there (sdpa_device_native_f32_add). */
 #define GPU_MODEL_FP_ATOMIC_ALL                                                                    \
     (ZE_DEVICE_FP_ATOMIC_EXT_FLAG_GLOBAL_LOAD_STORE | ZE_DEVICE_FP_ATOMIC_EXT_FLAG_GLOBAL_ADD |    \
      ZE_DEVICE_FP_ATOMIC_EXT_FLAG_GLOBAL_MIN_MAX | ZE_DEVICE_FP_ATOMIC_EXT_FLAG_LOCAL_LOAD_STORE | \

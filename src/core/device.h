@@ -48,10 +48,12 @@ typedef enum sdpa_kernel_set {
 /* How the backward kernels add f32 into global memory: SDPA_ZE_FLOAT_ATOMICS
  * (float_atomics.c). */
 typedef enum sdpa_float_atomics {
-    /* The device's native atomic add on GPUs that report it; compare-and-swap
-     * loops elsewhere, the CPU device included (x86 has no float atomic add:
-     * its compiler expands the native add into such a loop itself, and our
-     * loop builds faster; doc/module-cache.md). The default. */
+    /* The device's native atomic add on GPUs that report it, but Xe-LP;
+     * compare-and-swap loops elsewhere. The CPU device (x86) and Xe-LP have
+     * no float atomic add: their compilers expand the native add into such a
+     * loop themselves, and ours builds faster on the CPU (doc/module-cache.md)
+     * and reads with a load where IGC's uses an atomic on Xe-LP
+     * (doc/gpu-isa-paper.md). The default. */
     SDPA_FLOAT_ATOMICS_AUTO = 0,
     /* Compare-and-swap loops everywhere. */
     SDPA_FLOAT_ATOMICS_CAS,

@@ -16,7 +16,12 @@ int sdpa_device_native_f32_add(const sdpa_device_info_t *device)
     case SDPA_FLOAT_ATOMICS_AUTO:
         break;
     }
-    return device->device_class != SDPA_DEVICE_CLASS_CPU;
+    /* No add in the hardware: the CPU device (x86) and Xe-LP, whose
+     * compilers expand the native add into a compare-and-swap loop of their
+     * own (on Xe-LP an atomic OR to read, then the loop: one more atomic per
+     * add than ours). */
+    return device->device_class != SDPA_DEVICE_CLASS_CPU &&
+           device->device_class != SDPA_DEVICE_CLASS_XE_LP;
 }
 
 static const char *const names[] = {

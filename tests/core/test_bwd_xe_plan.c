@@ -359,8 +359,9 @@ static void check_variant(const sdpa_bwd_plan_t *plan, int fadd)
 }
 
 /* The native f32 atomic add where the device reports it: by default on GPUs
- * only, with SDPA_ZE_FLOAT_ATOMICS=native on the CPU device too, never with
- * cas; on the fast path and the portable kernels, in both modes. */
+ * but Xe-LP, with SDPA_ZE_FLOAT_ATOMICS=native on the CPU device and Xe-LP
+ * too, never with cas; on the fast path and the portable kernels, in both
+ * modes. */
 START_TEST(float_atomics_choose_the_variant)
 {
     sdpa_problem_desc_t p;
@@ -379,7 +380,8 @@ START_TEST(float_atomics_choose_the_variant)
                 dev->float_atomics = mode;
                 for (int has = 0; has < 2; has++) {
                     dev->has_f32_atomic_add = has;
-                    const int gpu = dev->device_class != SDPA_DEVICE_CLASS_CPU;
+                    const int gpu = dev->device_class != SDPA_DEVICE_CLASS_CPU &&
+                                    dev->device_class != SDPA_DEVICE_CLASS_XE_LP;
                     const int native = has && (mode == SDPA_FLOAT_ATOMICS_NATIVE ||
                                                (mode == SDPA_FLOAT_ATOMICS_AUTO && gpu));
                     ck_assert_int_eq(sdpa_device_native_f32_add(dev), native);
@@ -399,11 +401,17 @@ START_TEST(float_atomics_choose_the_variant)
             cpu.kernels = SDPA_KERNELS_AUTO;
         }
     }
-    /* The ISA gate's models report the add, as Intel's GPU driver does. */
+    /* The ISA gate's models report the add, as Intel's GPU driver does; Xe-LP
+     * keeps the compare-and-swap loop. */
     fixture_gpu_device(SDPA_DEVICE_CLASS_XE_LP, &tgl);
-    ck_assert(tgl.has_f32_atomic_add);
+    fixture_gpu_device(SDPA_DEVICE_CLASS_XE_HPC, &pvc);
+    ck_assert(tgl.has_f32_atomic_add && pvc.has_f32_atomic_add);
     p.deterministic = 0;
     plan_ok(&p, &s, &tgl, &plan);
+    ck_assert_str_eq(plan.main_variant, SDPA_BWD_MAIN_SOURCE);
+    bwd_problem(SDPA_DTYPE_F32, 1, 4, 2, 100, 200, 64, &p, &s);
+    plan_ok(&p, &s, &pvc, &plan);
+    ck_assert(!plan.xe);
     ck_assert_str_eq(plan.main_variant, SDPA_BWD_MAIN_SOURCE SDPA_BWD_FADD_FIELD);
 
     sdpa_float_atomics_t mode = SDPA_FLOAT_ATOMICS_CAS;
