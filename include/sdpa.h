@@ -125,6 +125,20 @@
  *                         unset/empty): only for problems whose keys are
  *                         split. Any other value makes forward primitive
  *                         creation fail with SDPA_ERROR_INVALID_CONFIG.
+ *   SDPA_ZE_FLOAT_ATOMICS ze backend, read when a context is created: how the
+ *                         backward kernels add f32 into global memory (dQ,
+ *                         and dK/dV for GQA, in atomic mode). "auto"
+ *                         (default, or unset/empty): the device's native
+ *                         atomic add on GPUs that report it
+ *                         (ze_float_atomic_ext_properties_t,
+ *                         ZE_DEVICE_FP_ATOMIC_EXT_FLAG_GLOBAL_ADD) but
+ *                         Xe-LP, compare-and-swap loops elsewhere, the CPU
+ *                         device included (neither adds in hardware). "cas": compare-and-swap loops
+ *                         everywhere. "native": the native add wherever the
+ *                         device reports it, the CPU device included. Each
+ *                         choice is a SPIR-V module of its own. Any other
+ *                         value makes context creation fail with
+ *                         SDPA_ERROR_INVALID_CONFIG.
  *
  * Persistent module cache (ze). Building a module is most of a primitive's
  * creation (hundreds of milliseconds to seconds). After a build the backend

@@ -48,6 +48,12 @@
 #define SDPA_BWD_PART_DQ 4
 #define SDPA_BWD_PART_POST 8
 #define SDPA_BWD_PART_ALL 15
+/* The field of the variants' names that add f32 with the device's native
+ * atomic add (<source>-fadd.0.<sg>, sdpa_xe_bwd-...-fadd.0.<sg>; the others
+ * with compare-and-swap loops): built for SDPA_BWD_SOURCE,
+ * SDPA_BWD_MAIN_SOURCE and the fast path's variants (spirv/Makefile.am),
+ * chosen by sdpa_device_native_f32_add (src/core/device.h). */
+#define SDPA_BWD_FADD_FIELD "-fadd"
 /* The head-size field of the variants' names (<source>.0.<sg>). */
 #define SDPA_BWD_VARIANT_D_MAX 0
 #define SDPA_BWD_PREPROCESS_KERNEL "sdpa_bwd_preprocess"

@@ -153,8 +153,9 @@
  */
 #define SDPA_XE_BWD_KERNEL "sdpa_xe_bwd"
 #define SDPA_XE_BWD_DQ_KERNEL "sdpa_xe_bwd_dq"
-/* printf format of a variant's source name: keys, dsub, "-emu" or "". */
-#define SDPA_XE_BWD_VARIANT "sdpa_xe_bwd-k%d-d%d%s"
+/* printf format of a variant's source name: keys, dsub, "-emu" or "",
+ * SDPA_BWD_FADD_FIELD or "" (kernel_abi_bwd.h). */
+#define SDPA_XE_BWD_VARIANT "sdpa_xe_bwd-k%d-d%d%s%s"
 /* Queries per block of the query loop (two lane blocks with 8 lanes). */
 #define SDPA_XE_BWD_QUERIES 16
 

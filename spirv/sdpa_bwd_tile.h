@@ -110,7 +110,13 @@ typedef struct sdpa_bwd_out {
     bool atomic; /* add atomically (implies f32) */
 } sdpa_bwd_out;
 
-static __attribute__((noinline)) void sdpa_bwd_atomic_add(global float *p, float value);
+/* How sdpa_bwd_atomic_add is called: see its comment. */
+#ifdef SDPA_BWD_FLOAT_ATOMICS
+#define SDPA_BWD_ATOMIC_ADD_CALL inline __attribute__((always_inline))
+#else
+#define SDPA_BWD_ATOMIC_ADD_CALL __attribute__((noinline))
+#endif
+static SDPA_BWD_ATOMIC_ADD_CALL void sdpa_bwd_atomic_add(global float *p, float value);
 
 /* One element of sdpa_bwd_unstage. */
 static inline __attribute__((always_inline)) void
@@ -188,15 +194,18 @@ sdpa_bwd_unstage_other(global void *dst, long off, long dst_r, long dst_c, local
     sdpa_bwd_unstage(dst, off, dst_r, dst_c, src, src_r, src_c, rows, cols, factor, out, dt, n_sg);
 }
 
-/* *p += value, atomically. With SDPA_BWD_FLOAT_ATOMICS (needs the SPIR-V
- * extension SPV_EXT_shader_atomic_float_add) a native float add, else a
- * compare-and-swap loop on the bits, which every OpenCL 2.0 device runs.
- * Never inlined: the dQ epilogue calls it once per element of every
+/* *p += value, atomically. With SDPA_BWD_FLOAT_ATOMICS (the -fadd variants,
+ * spirv/Makefile.am: the SPIR-V extension SPV_EXT_shader_atomic_float_add,
+ * for devices that report f32 global atomic add) one OpAtomicFAddEXT, inlined:
+ * on Xe-HPG and Xe-HPC one message to memory, where a call would cost a
+ * call, a return and the registers around them (IGC honours noinline).
+ * Else a compare-and-swap loop on the bits, which every OpenCL 2.0 device
+ * runs, never inlined: the dQ epilogue calls it once per element of every
  * unrolled block, and Intel's CPU compiler scalarizes an inlined loop per
  * lane, so inlining it made the main backward module's build about twice
  * as long (build time, issue 14); the call costs little beside the
  * compare-and-swap itself. */
-static __attribute__((noinline)) void sdpa_bwd_atomic_add(global float *p, float value)
+static SDPA_BWD_ATOMIC_ADD_CALL void sdpa_bwd_atomic_add(global float *p, float value)
 {
 #ifdef SDPA_BWD_FLOAT_ATOMICS
     atomic_fetch_add_explicit((volatile global atomic_float *)p, value, memory_order_relaxed,

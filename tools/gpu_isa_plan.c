@@ -533,9 +533,10 @@ static int plan_problem(const char *device_name, const sdpa_device_info_t *devic
         return 0;
     }
 
-    /* Backward: the kernels ze_bwd_prepare creates, from sdpa_bwd.<d>.<sg>,
-     * which holds all four (the backend builds them as three modules of the
-     * same code, kernel_abi_bwd.h). */
+    /* Backward: the kernels ze_bwd_prepare creates, from sdpa_bwd.<d>.<sg>
+     * (sdpa_bwd-fadd.<d>.<sg> where the plan adds f32 natively), which holds
+     * all four (the backend builds them as three modules of the same code,
+     * kernel_abi_bwd.h). */
     sdpa_bwd_plan_t *plan = malloc(sizeof(*plan));
     if (!plan) {
         fprintf(stderr, "gpu_isa_plan: out of memory\n");
@@ -552,7 +553,10 @@ static int plan_problem(const char *device_name, const sdpa_device_info_t *devic
      * variant: the portable module, or the fast path's, which then gets a
      * plan line of its own (its build flags differ). */
     const int deterministic = plan->dq_pass;
-    int head = print_plan_head(device_name, p, SDPA_BWD_SOURCE, SDPA_BWD_VARIANT_D_MAX,
+    char all_four[64];
+    snprintf(all_four, sizeof(all_four), "%s%s", SDPA_BWD_SOURCE,
+             plan->native_f32_add ? SDPA_BWD_FADD_FIELD : "");
+    int head = print_plan_head(device_name, p, all_four, SDPA_BWD_VARIANT_D_MAX,
                                plan->subgroup_size, plan->config_string, plan->build_flags,
                                &plan->constants);
     if (head > 0) {

@@ -33,6 +33,23 @@ typedef struct gpu_model {
     ze_device_module_properties_t module;
 } gpu_model_t;
 
+/* The float atomics Intel's compute runtime reports on every GPU it drives
+ * (ze_float_atomic_ext_properties_t chained to the module properties; its
+ * CompilerProductHelper: f32 and f64 load/store, add and min/max, global
+ * and local; f16 without add). Xe-HPG and Xe-HPC add f32 in the memory
+ * pipeline; IGC compiles the add on Xe-LP to a compare-and-swap loop, so
+ * the plugin keeps its own there (sdpa_device_native_f32_add). */
+#define GPU_MODEL_FP_ATOMIC_ALL                                                                    \
+    (ZE_DEVICE_FP_ATOMIC_EXT_FLAG_GLOBAL_LOAD_STORE | ZE_DEVICE_FP_ATOMIC_EXT_FLAG_GLOBAL_ADD |    \
+     ZE_DEVICE_FP_ATOMIC_EXT_FLAG_GLOBAL_MIN_MAX | ZE_DEVICE_FP_ATOMIC_EXT_FLAG_LOCAL_LOAD_STORE | \
+     ZE_DEVICE_FP_ATOMIC_EXT_FLAG_LOCAL_ADD | ZE_DEVICE_FP_ATOMIC_EXT_FLAG_LOCAL_MIN_MAX)
+static ze_float_atomic_ext_properties_t gpu_model_float_atomics = {
+        .stype = ZE_STRUCTURE_TYPE_FLOAT_ATOMIC_EXT_PROPERTIES,
+        .fp16Flags = GPU_MODEL_FP_ATOMIC_ALL & ~(ZE_DEVICE_FP_ATOMIC_EXT_FLAG_GLOBAL_ADD |
+                                                 ZE_DEVICE_FP_ATOMIC_EXT_FLAG_LOCAL_ADD),
+        .fp32Flags = GPU_MODEL_FP_ATOMIC_ALL,
+        .fp64Flags = GPU_MODEL_FP_ATOMIC_ALL};
+
 /* clang-format off */
 static const gpu_model_t gpu_models[] = {
     /* Xe-LP: Tiger Lake GT2, 96 EUs of 8 lanes, 7 threads each; 64 KiB of
@@ -47,7 +64,8 @@ static const gpu_model_t gpu_models[] = {
       .maxGroupSizeX = 512, .maxGroupSizeY = 512, .maxGroupSizeZ = 512,
       .maxGroupCountX = 0xFFFFFFFFu, .maxGroupCountY = 0xFFFFFFFFu, .maxGroupCountZ = 0xFFFFFFFFu,
       .maxSharedLocalMemory = 64 * 1024, .numSubGroupSizes = 3, .subGroupSizes = {8, 16, 32}},
-     {.stype = ZE_STRUCTURE_TYPE_DEVICE_MODULE_PROPERTIES, .flags = ZE_DEVICE_MODULE_FLAG_FP16}},
+     {.stype = ZE_STRUCTURE_TYPE_DEVICE_MODULE_PROPERTIES, .pNext = &gpu_model_float_atomics,
+      .flags = ZE_DEVICE_MODULE_FLAG_FP16}},
     /* Xe-HPG: Arc A770 (DG2-512), 512 EUs of 8 lanes, 8 threads each; 64 KiB
      * of local memory. */
     {"acm-g10", "Xe-HPG: Arc A770, DG2", 32,
@@ -59,7 +77,8 @@ static const gpu_model_t gpu_models[] = {
       .maxGroupSizeX = 1024, .maxGroupSizeY = 1024, .maxGroupSizeZ = 1024,
       .maxGroupCountX = 0xFFFFFFFFu, .maxGroupCountY = 0xFFFFFFFFu, .maxGroupCountZ = 0xFFFFFFFFu,
       .maxSharedLocalMemory = 64 * 1024, .numSubGroupSizes = 3, .subGroupSizes = {8, 16, 32}},
-     {.stype = ZE_STRUCTURE_TYPE_DEVICE_MODULE_PROPERTIES, .flags = ZE_DEVICE_MODULE_FLAG_FP16}},
+     {.stype = ZE_STRUCTURE_TYPE_DEVICE_MODULE_PROPERTIES, .pNext = &gpu_model_float_atomics,
+      .flags = ZE_DEVICE_MODULE_FLAG_FP16}},
     /* Xe-HPC: Data Center GPU Max 1550, 1024 EUs of 16 lanes, 8 threads each;
      * 128 KiB of local memory; no sub-group 8. */
     {"pvc", "Xe-HPC: Data Center GPU Max 1550", 64,
@@ -72,7 +91,7 @@ static const gpu_model_t gpu_models[] = {
       .maxGroupSizeX = 1024, .maxGroupSizeY = 1024, .maxGroupSizeZ = 1024,
       .maxGroupCountX = 0xFFFFFFFFu, .maxGroupCountY = 0xFFFFFFFFu, .maxGroupCountZ = 0xFFFFFFFFu,
       .maxSharedLocalMemory = 128 * 1024, .numSubGroupSizes = 2, .subGroupSizes = {16, 32}},
-     {.stype = ZE_STRUCTURE_TYPE_DEVICE_MODULE_PROPERTIES,
+     {.stype = ZE_STRUCTURE_TYPE_DEVICE_MODULE_PROPERTIES, .pNext = &gpu_model_float_atomics,
       .flags = ZE_DEVICE_MODULE_FLAG_FP16 | ZE_DEVICE_MODULE_FLAG_FP64}},
 };
 /* clang-format on */

@@ -102,6 +102,11 @@ sdpa_status_t ze_context_create(const sdpa_context_desc_t *desc, sdpa_context_t 
         status = sdpa_fail(SDPA_ERROR_INVALID_CONFIG,
                            "SDPA_ZE_KERNELS = \"%s\": expected auto, portable, xe or xe_hpg",
                            kernels);
+    const char *atomics = getenv("SDPA_ZE_FLOAT_ATOMICS");
+    if (status == SDPA_SUCCESS &&
+        sdpa_float_atomics_parse(atomics, &ctx->device.float_atomics) != 0)
+        status = sdpa_fail(SDPA_ERROR_INVALID_CONFIG,
+                           "SDPA_ZE_FLOAT_ATOMICS = \"%s\": expected auto, cas or native", atomics);
     if (status == SDPA_SUCCESS)
         status = sdpa_module_cache_create(ctx->ze_context, ctx->ze_device, &ctx->modules);
     if (status == SDPA_SUCCESS)

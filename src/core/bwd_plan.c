@@ -263,6 +263,8 @@ sdpa_status_t sdpa_bwd_plan_make(const sdpa_problem_desc_t *problem, const sdpa_
     if (status != SDPA_SUCCESS)
         return status;
 
+    plan.native_f32_add = sdpa_device_native_f32_add(device);
+
     /* The fast path first; the portable kernels serve what it does not. */
     sdpa_xe_target_t xe = {SDPA_DEVICE_CLASS_UNKNOWN_GPU, 0, 0, 0, 0};
     if (sdpa_bwd_xe_serves(problem, shape, device, &xe, NULL)) {
@@ -273,12 +275,14 @@ sdpa_status_t sdpa_bwd_plan_make(const sdpa_problem_desc_t *problem, const sdpa_
     }
     if (plan.xe) {
         plan.subgroup_size = xe.subgroup_size;
-        sdpa_bwd_xe_variant(&plan.config, &xe, plan.main_variant, sizeof(plan.main_variant));
+        sdpa_bwd_xe_variant(&plan.config, &xe, device, plan.main_variant,
+                            sizeof(plan.main_variant));
         snprintf(plan.dq_variant, sizeof(plan.dq_variant), "%s", plan.main_variant);
         plan.main_kernel = SDPA_XE_BWD_KERNEL;
         plan.dq_kernel = SDPA_XE_BWD_DQ_KERNEL;
     } else {
-        snprintf(plan.main_variant, sizeof(plan.main_variant), "%s", SDPA_BWD_MAIN_SOURCE);
+        snprintf(plan.main_variant, sizeof(plan.main_variant), "%s%s", SDPA_BWD_MAIN_SOURCE,
+                 plan.native_f32_add ? SDPA_BWD_FADD_FIELD : "");
         snprintf(plan.dq_variant, sizeof(plan.dq_variant), "%s", SDPA_BWD_DQ_SOURCE);
         plan.main_kernel = SDPA_BWD_KERNEL;
         plan.dq_kernel = SDPA_BWD_DQ_KERNEL;
@@ -342,8 +346,8 @@ sdpa_status_t sdpa_bwd_plan_make(const sdpa_problem_desc_t *problem, const sdpa_
                  plan.subgroup_size, mode_name, dq_name, cfg, plan.source.text);
     else
         snprintf(plan.config_string, sizeof(plan.config_string),
-                 "bwd d%d sg%" PRIu32 " %s%s cfg=%s (%s)", plan.d_max, plan.subgroup_size,
-                 mode_name, dq_name, cfg, plan.source.text);
+                 "bwd d%d sg%" PRIu32 " %s%s%s cfg=%s (%s)", plan.d_max, plan.subgroup_size,
+                 mode_name, dq_name, plan.native_f32_add ? " fadd" : "", cfg, plan.source.text);
     *out = plan;
     return SDPA_SUCCESS;
 }

@@ -70,6 +70,11 @@ typedef struct sdpa_bwd_plan {
      * the portable pre/post module (SDPA_BWD_PREPOST_SOURCE,
      * SDPA_BWD_VARIANT_D_MAX). */
     int xe;
+    /* The main variant adds f32 with the device's atomic add (its name has
+     * SDPA_BWD_FADD_FIELD; sdpa_device_native_f32_add), else with
+     * compare-and-swap loops. The portable deterministic dQ pass executes no
+     * atomics and has one variant; the fast path's comes from main_variant. */
+    int native_f32_add;
     char main_variant[64], dq_variant[64];
     const char *main_kernel, *dq_kernel;
     const char *main_build_flags;

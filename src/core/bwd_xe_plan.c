@@ -31,11 +31,12 @@ int sdpa_bwd_xe_serves(const sdpa_problem_desc_t *p, const sdpa_shape_t *shape,
     return 1;
 }
 
-void sdpa_bwd_xe_variant(const sdpa_bwd_config_t *c, const sdpa_xe_target_t *t, char *buf,
-                         size_t size)
+void sdpa_bwd_xe_variant(const sdpa_bwd_config_t *c, const sdpa_xe_target_t *t,
+                         const sdpa_device_info_t *device, char *buf, size_t size)
 {
+    const int fadd = device && sdpa_device_native_f32_add(device);
     snprintf(buf, size, SDPA_XE_BWD_VARIANT, c->unroll_m_bcbr, c->unroll_m_dbc,
-             t->emulate ? "-emu" : "");
+             t->emulate ? "-emu" : "", fadd ? SDPA_BWD_FADD_FIELD : "");
 }
 
 /* Fails with "<source> <config> breaks the fast path's rule <rule>: ...". */
@@ -72,7 +73,7 @@ sdpa_status_t sdpa_bwd_xe_config_check(const sdpa_bwd_config_t *c, const sdpa_xe
         return BREAKS("unroll_m_DBc * wg_m_DBc >= head size", "%d * %d = %" PRId64 " < %" PRId64,
                       c->unroll_m_dbc, c->wg_m_dbc, bd, head_size);
     char variant[64];
-    sdpa_bwd_xe_variant(c, t, variant, sizeof(variant));
+    sdpa_bwd_xe_variant(c, t, device, variant, sizeof(variant));
     /* The main kernel's or the dQ pass's local memory, the larger. */
     const int64_t bc = (int64_t)c->unroll_m_bcbr * c->wg_m_bcbr;
     const int64_t slm_main = SDPA_XE_BWD_SLM_BYTES(head_size, bc);

@@ -36,9 +36,11 @@ int sdpa_bwd_xe_serves(const sdpa_problem_desc_t *problem, const sdpa_shape_t *s
                        const sdpa_device_info_t *device, sdpa_xe_target_t *target,
                        const char **why);
 
-/* The variant's source name of config on target ("sdpa_xe_bwd-k16-d16"). */
-void sdpa_bwd_xe_variant(const sdpa_bwd_config_t *config, const sdpa_xe_target_t *target, char *buf,
-                         size_t size);
+/* The variant's source name of config on target and device
+ * ("sdpa_xe_bwd-k16-d16", "sdpa_xe_bwd-k16-d16-fadd" where
+ * sdpa_device_native_f32_add; device NULL: the compare-and-swap one). */
+void sdpa_bwd_xe_variant(const sdpa_bwd_config_t *config, const sdpa_xe_target_t *target,
+                         const sdpa_device_info_t *device, char *buf, size_t size);
 
 /* Checks config for the backward fast path (SDPA_ERROR_INVALID_CONFIG with
  * the first rule it breaks, quoting it under source):

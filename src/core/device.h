@@ -45,6 +45,23 @@ typedef enum sdpa_kernel_set {
     SDPA_KERNELS_XE_HPG,
 } sdpa_kernel_set_t;
 
+/* How the backward kernels add f32 into global memory: SDPA_ZE_FLOAT_ATOMICS
+ * (float_atomics.c). */
+typedef enum sdpa_float_atomics {
+    /* The device's native atomic add on GPUs that report it, but Xe-LP;
+     * compare-and-swap loops elsewhere. The CPU device (x86) and Xe-LP have
+     * no float atomic add: their compilers expand the native add into such a
+     * loop themselves, and ours builds faster on the CPU (doc/module-cache.md)
+     * and reads with a load where IGC's uses an atomic on Xe-LP
+     * (doc/gpu-isa-paper.md). The default. */
+    SDPA_FLOAT_ATOMICS_AUTO = 0,
+    /* Compare-and-swap loops everywhere. */
+    SDPA_FLOAT_ATOMICS_CAS,
+    /* The native add wherever the device reports it, the CPU device included
+     * (the tests run both variants there). */
+    SDPA_FLOAT_ATOMICS_NATIVE,
+} sdpa_float_atomics_t;
+
 typedef struct sdpa_device_info {
     sdpa_device_class_t device_class;
     int integrated; /* 1: shares memory with the host (ZE_DEVICE_PROPERTY_FLAG_INTEGRATED) */
@@ -80,6 +97,9 @@ typedef struct sdpa_device_info {
     /* Not a property of the device: the kernel set the caller asked for
      * (SDPA_KERNELS_AUTO when zeroed). */
     sdpa_kernel_set_t kernels;
+    /* Not one either: how the caller asked the backward kernels to add f32
+     * (SDPA_ZE_FLOAT_ATOMICS; SDPA_FLOAT_ATOMICS_AUTO when zeroed). */
+    sdpa_float_atomics_t float_atomics;
 } sdpa_device_info_t;
 
 /* Fills *out from the three property structs of one device (none may be
@@ -128,6 +148,17 @@ uint32_t sdpa_device_subgroup_size(const sdpa_device_info_t *device);
  * count along it (max_group_count_xyz; 0 there means no limit below
  * UINT32_MAX), or -1 if a launch of counts work-groups fits. */
 int sdpa_device_group_count_excess(const sdpa_device_info_t *device, const int64_t counts[3]);
+/* 1 if the backward kernels add f32 on device with its native atomic add
+ * (the -fadd SPIR-V variants, spirv/Makefile.am), 0 if with compare-and-swap
+ * loops: native only where the device reports has_f32_atomic_add, and then
+ * as device->float_atomics says (sdpa_float_atomics_t). The one place the
+ * choice is made (bwd_plan.c and bwd_xe_plan.c name their variants from it). */
+int sdpa_device_native_f32_add(const sdpa_device_info_t *device);
+
+/* Parses text (SDPA_ZE_FLOAT_ATOMICS: "auto", NULL or empty; "cas";
+ * "native") into *out. Returns 0, or -1 for any other text (*out untouched). */
+int sdpa_float_atomics_parse(const char *text, sdpa_float_atomics_t *out);
+
 /* Parses text (SDPA_ZE_KERNELS: "auto", "portable", "xe" or "xe_hpg"; NULL
  * or empty: auto) into *out. Returns 0, or -1 for any other text (*out
  * untouched). */

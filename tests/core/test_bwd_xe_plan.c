@@ -1,5 +1,6 @@
 /* test_bwd_xe_plan.c - when the backward fast path serves a problem, its
- * configuration rules, its table, and the plans it makes (bwd_xe_plan.h). */
+ * configuration rules, its table, and the plans it makes (bwd_xe_plan.h);
+ * which f32 atomic-add variant a backward plan takes, fast path or not. */
 #include <check.h>
 #include <stdio.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include "kernel_abi_bwd.h"
 #include "kernel_abi_xe.h"
 #include "xe_plan_cases.h"
+#include "spirv_registry.h"
 
 static xe_devices_t dev;
 
@@ -73,12 +75,12 @@ START_TEST(devices_and_kernel_sets)
 
     /* Natively both classes build with the 256-register file. */
     plan_ok(&p, &s, &dev.pvc, &plan);
-    ck_assert_str_eq(plan.main_variant, "sdpa_xe_bwd-k16-d16");
+    ck_assert_str_eq(plan.main_variant, "sdpa_xe_bwd-k16-d16-fadd");
     ck_assert_str_eq(plan.main_kernel, SDPA_XE_BWD_KERNEL);
     ck_assert_str_eq(plan.dq_kernel, SDPA_XE_BWD_DQ_KERNEL);
     ck_assert_str_eq(plan.main_build_flags, SDPA_ZE_FLAG_LARGE_GRF);
     plan_ok(&p, &s, &dev.dg2, &plan);
-    ck_assert_str_eq(plan.main_variant, "sdpa_xe_bwd-k8-d16");
+    ck_assert_str_eq(plan.main_variant, "sdpa_xe_bwd-k8-d16-fadd");
     ck_assert_uint_eq(plan.subgroup_size, 8);
     ck_assert_str_eq(plan.main_build_flags, SDPA_ZE_FLAG_LARGE_GRF);
 
@@ -156,7 +158,7 @@ START_TEST(plan_geometry)
     bwd_problem(SDPA_DTYPE_F16, 2, 16, 16, 2048, 2000, 128, &p, &s);
     plan_ok(&p, &s, &dev.pvc, &plan);
     ck_assert_str_eq(plan.config_string,
-                     "bwd xe sdpa_xe_bwd-k16-d16 sg16 atomic "
+                     "bwd xe sdpa_xe_bwd-k16-d16-fadd sg16 atomic "
                      "cfg=16,16,16,16,16,16,2,1,8,2,8,1 (xe table: xe_hpc h128)");
     /* 2 key groups of 16 keys x 8 column slices of 16: 16 sub-groups. */
     ck_assert_uint_eq(plan.local_size[0], 16);
@@ -184,7 +186,7 @@ START_TEST(plan_geometry)
     bwd_problem(SDPA_DTYPE_BF16, 1, 8, 2, 5, 300, 32, &p, &s);
     plan_ok(&p, &s, &dev.dg2, &plan);
     ck_assert_str_eq(plan.config_string,
-                     "bwd xe sdpa_xe_bwd-k8-d16 sg8 atomic "
+                     "bwd xe sdpa_xe_bwd-k8-d16-fadd sg8 atomic "
                      "cfg=8,16,16,8,16,16,2,1,2,2,2,1 (xe table: xe_hpg h32 thin)");
 }
 END_TEST
@@ -200,7 +202,7 @@ START_TEST(override_chooses_the_kernel)
 
     fixture_setenv("BWD_SDPA_CONFIG", "16,16,16,16,16,16,1,1,8,1,8,1");
     plan_ok(&p, &s, &dev.pvc, &plan);
-    ck_assert_str_eq(plan.config_string, "bwd xe sdpa_xe_bwd-k16-d16 sg16 atomic "
+    ck_assert_str_eq(plan.config_string, "bwd xe sdpa_xe_bwd-k16-d16-fadd sg16 atomic "
                                          "cfg=16,16,16,16,16,16,1,1,8,1,8,1 (BWD_SDPA_CONFIG)");
     /* The same row on a device without the fast path: not a portable row. */
     ck_assert_int_eq(sdpa_bwd_plan_make(&p, &s, &dev.tgl, &plan), SDPA_ERROR_INVALID_CONFIG);
@@ -247,6 +249,108 @@ START_TEST(config_rules)
 }
 END_TEST
 
+/* 1 if the SPIR-V module declares capability (OpCapability, opcode 17). */
+static int declares_capability(const sdpa_spirv_module_t *m, uint32_t capability)
+{
+    const unsigned char *b = m->code;
+    for (size_t i = 5 * 4; i + 8 <= m->size;) {
+        const uint32_t word = (uint32_t)b[i] | (uint32_t)b[i + 1] << 8 |
+                              (uint32_t)b[i + 2] << 16 | (uint32_t)b[i + 3] << 24;
+        const uint32_t count = word >> 16;
+        if ((word & 0xFFFF) == 17 &&
+            ((uint32_t)b[i + 4] | (uint32_t)b[i + 5] << 8 | (uint32_t)b[i + 6] << 16 |
+             (uint32_t)b[i + 7] << 24) == capability)
+            return 1;
+        if (count == 0)
+            return 0;
+        i += 4 * (size_t)count;
+    }
+    return 0;
+}
+
+/* The plan's main variant is built in, and declares the native f32 add
+ * (AtomicFloat32AddEXT, 6033) exactly when its name says -fadd. */
+static void check_variant(const sdpa_bwd_plan_t *plan, int fadd)
+{
+    const sdpa_spirv_module_t *m =
+            sdpa_spirv_find(plan->main_variant, SDPA_BWD_VARIANT_D_MAX, (int)plan->subgroup_size);
+    ck_assert_msg(m != NULL, "%s.0.%u is not built in", plan->main_variant, plan->subgroup_size);
+    ck_assert_int_eq(plan->native_f32_add, fadd);
+    ck_assert_int_eq(strstr(plan->main_variant, SDPA_BWD_FADD_FIELD) != NULL, fadd);
+    ck_assert_int_eq(declares_capability(m, 6033), fadd);
+}
+
+/* The native f32 atomic add where the device reports it: by default on GPUs
+ * but Xe-LP, with SDPA_ZE_FLOAT_ATOMICS=native on the CPU device and Xe-LP
+ * too, never with cas; on the fast path and the portable kernels, in both
+ * modes. */
+START_TEST(float_atomics_choose_the_variant)
+{
+    sdpa_problem_desc_t p;
+    sdpa_shape_t s;
+    sdpa_bwd_plan_t plan;
+    bwd_problem(SDPA_DTYPE_F16, 1, 4, 2, 100, 200, 64, &p, &s);
+    const sdpa_float_atomics_t modes[] = {SDPA_FLOAT_ATOMICS_AUTO, SDPA_FLOAT_ATOMICS_CAS,
+                                          SDPA_FLOAT_ATOMICS_NATIVE};
+    for (int deterministic = 0; deterministic < 2; deterministic++) {
+        p.deterministic = deterministic;
+        for (size_t m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
+            const sdpa_float_atomics_t mode = modes[m];
+            sdpa_device_info_t *devices[] = {&dev.pvc, &dev.dg2, &dev.tgl, &dev.cpu};
+            for (size_t i = 0; i < sizeof(devices) / sizeof(devices[0]); i++) {
+                sdpa_device_info_t *d = devices[i];
+                d->float_atomics = mode;
+                for (int has = 0; has < 2; has++) {
+                    d->has_f32_atomic_add = has;
+                    const int gpu = d->device_class != SDPA_DEVICE_CLASS_CPU &&
+                                    d->device_class != SDPA_DEVICE_CLASS_XE_LP;
+                    const int native = has && (mode == SDPA_FLOAT_ATOMICS_NATIVE ||
+                                               (mode == SDPA_FLOAT_ATOMICS_AUTO && gpu));
+                    ck_assert_int_eq(sdpa_device_native_f32_add(d), native);
+                    plan_ok(&p, &s, d, &plan);
+                    check_variant(&plan, native);
+                    ck_assert_int_eq(strstr(plan.config_string, "fadd") != NULL, native);
+                }
+            }
+            dev.cpu.kernels = SDPA_KERNELS_XE;
+            dev.cpu.has_f32_atomic_add = 1;
+            plan_ok(&p, &s, &dev.cpu, &plan);
+            ck_assert(plan.xe);
+            ck_assert_str_eq(plan.main_variant, mode == SDPA_FLOAT_ATOMICS_NATIVE
+                                                        ? "sdpa_xe_bwd-k16-d16-emu-fadd"
+                                                        : "sdpa_xe_bwd-k16-d16-emu");
+            check_variant(&plan, mode == SDPA_FLOAT_ATOMICS_NATIVE);
+            dev.cpu.kernels = SDPA_KERNELS_AUTO;
+        }
+    }
+    /* The ISA gate's models report the add, as Intel's GPU driver does; Xe-LP
+     * keeps the compare-and-swap loop. */
+    fixture_gpu_device(SDPA_DEVICE_CLASS_XE_LP, &dev.tgl);
+    fixture_gpu_device(SDPA_DEVICE_CLASS_XE_HPC, &dev.pvc);
+    ck_assert(dev.tgl.has_f32_atomic_add && dev.pvc.has_f32_atomic_add);
+    p.deterministic = 0;
+    plan_ok(&p, &s, &dev.tgl, &plan);
+    ck_assert_str_eq(plan.main_variant, SDPA_BWD_MAIN_SOURCE);
+    bwd_problem(SDPA_DTYPE_F32, 1, 4, 2, 100, 200, 64, &p, &s);
+    plan_ok(&p, &s, &dev.pvc, &plan);
+    ck_assert(!plan.xe);
+    ck_assert_str_eq(plan.main_variant, SDPA_BWD_MAIN_SOURCE SDPA_BWD_FADD_FIELD);
+
+    sdpa_float_atomics_t mode = SDPA_FLOAT_ATOMICS_CAS;
+    ck_assert_int_eq(sdpa_float_atomics_parse(NULL, &mode), 0);
+    ck_assert_int_eq(mode, SDPA_FLOAT_ATOMICS_AUTO);
+    ck_assert_int_eq(sdpa_float_atomics_parse("cas", &mode), 0);
+    ck_assert_int_eq(mode, SDPA_FLOAT_ATOMICS_CAS);
+    ck_assert_int_eq(sdpa_float_atomics_parse("native", &mode), 0);
+    ck_assert_int_eq(mode, SDPA_FLOAT_ATOMICS_NATIVE);
+    ck_assert_int_eq(sdpa_float_atomics_parse("auto", &mode), 0);
+    ck_assert_int_eq(mode, SDPA_FLOAT_ATOMICS_AUTO);
+    ck_assert_int_eq(sdpa_float_atomics_parse("", &mode), 0);
+    ck_assert_int_eq(sdpa_float_atomics_parse("fadd", &mode), -1);
+    ck_assert_int_eq(mode, SDPA_FLOAT_ATOMICS_AUTO);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("bwd_xe_plan");
@@ -258,6 +362,7 @@ int main(void)
     tcase_add_test(t, override_chooses_the_kernel);
     tcase_add_test(t, config_rules);
     xe_add_direction_tests(t, &backward, &dev);
+    tcase_add_test(t, float_atomics_choose_the_variant);
     suite_add_tcase(s, t);
     return test_run_suite(s);
 }

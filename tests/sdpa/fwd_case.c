@@ -257,7 +257,7 @@ double fwd_case_value_bound(const fwd_case_t *c)
     return 0.05 * (sdpa_dtype_bits(c->v_dtype) == 4 ? 16 + 7 : 256 + 20);
 }
 
-int xe_runs;
+int xe_runs, fadd_runs;
 
 int run_on_backend(const sdpa_backend_iface_t *be, sdpa_context_t *ctx,
                    const sdpa_problem_desc_t *p, const sdpa_exec_args_t *a, const char *name,
@@ -271,6 +271,7 @@ int run_on_backend(const sdpa_backend_iface_t *be, sdpa_context_t *ctx,
     ck_assert_msg(st == SDPA_SUCCESS, "%s: %s config query: %s", what, name, be->last_error());
     int xe = strncmp(config, "fwd xe ", 7) == 0 || strncmp(config, "bwd xe ", 7) == 0;
     xe_runs += xe;
+    fadd_runs += strstr(config, "fadd") != NULL;
     st = be->primitive_execute(prim, a);
     ck_assert_msg(st == SDPA_SUCCESS, "%s: %s execute: %s", what, name, be->last_error());
     be->primitive_destroy(prim);
@@ -283,6 +284,13 @@ int xe_runs_checked(void)
     if (kernels && strncmp(kernels, "xe", 2) == 0)
         ck_assert_msg(xe_runs > 0, "SDPA_ZE_KERNELS=%s, but no primitive ran the fast path",
                       kernels);
+    const char *atomics = getenv("SDPA_ZE_FLOAT_ATOMICS");
+    if (atomics && strcmp(atomics, "native") == 0)
+        ck_assert_msg(fadd_runs > 0, "SDPA_ZE_FLOAT_ATOMICS=native, but no backward primitive "
+                                     "took a -fadd variant");
+    if (atomics && strcmp(atomics, "cas") == 0)
+        ck_assert_msg(fadd_runs == 0, "SDPA_ZE_FLOAT_ATOMICS=cas, but %d primitives took a -fadd "
+                                      "variant", fadd_runs);
     return xe_runs;
 }
 

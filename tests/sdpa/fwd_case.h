@@ -70,11 +70,15 @@ int run_on_backend(const sdpa_backend_iface_t *be, sdpa_context_t *ctx,
                    const char *what);
 
 /* Primitives run_on_backend found on the fast path, for the suites' final
- * counts (SDPA_ZE_KERNELS=xe must actually exercise it). */
-extern int xe_runs;
+ * counts (SDPA_ZE_KERNELS=xe must actually exercise it), and those that
+ * took a backward variant with the native f32 atomic add ("fadd" in the
+ * configuration string, SDPA_ZE_FLOAT_ATOMICS). */
+extern int xe_runs, fadd_runs;
 
 /* Asserts (Check) that some primitive ran the fast path when
- * SDPA_ZE_KERNELS asks for it ("xe", "xe_hpg"); returns xe_runs. */
+ * SDPA_ZE_KERNELS asks for it ("xe", "xe_hpg"), that some took a -fadd
+ * variant when SDPA_ZE_FLOAT_ATOMICS is "native" and none when it is "cas";
+ * returns xe_runs. */
 int xe_runs_checked(void);
 
 /* What the fast path adds to the error of O in case c: it rounds P to Q's

@@ -375,6 +375,60 @@ END_TEST
  * primitives held, so the caller's zeContextDestroy succeeds; the orphans
  * refuse to execute, still answer queries, and primitive_destroy frees them
  * without touching Level Zero (whose context is gone by then). */
+/* SDPA_ZE_FLOAT_ATOMICS at context creation: a bad value is refused with
+ * its name and value; "native" gives a backward the -fadd variant where the
+ * device reports the add (the CPU device does), "cas" the compare-and-swap
+ * one, "auto" the compare-and-swap one on the CPU device. */
+START_TEST(float_atomics_variable)
+{
+    const sdpa_backend_iface_t *ze = suite_env.ze;
+    ze_float_atomic_ext_properties_t atomics = {
+            .stype = ZE_STRUCTURE_TYPE_FLOAT_ATOMIC_EXT_PROPERTIES};
+    ze_device_module_properties_t module = {.stype = ZE_STRUCTURE_TYPE_DEVICE_MODULE_PROPERTIES,
+                                            .pNext = &atomics};
+    ze_device_properties_t props = {.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES};
+    ck_assert_int_eq(zeDeviceGetModuleProperties(suite_env.device, &module), ZE_RESULT_SUCCESS);
+    ck_assert_int_eq(zeDeviceGetProperties(suite_env.device, &props), ZE_RESULT_SUCCESS);
+    const int has = (atomics.fp32Flags & ZE_DEVICE_FP_ATOMIC_EXT_FLAG_GLOBAL_ADD) != 0;
+    /* "auto" on a GPU depends on its class (sdpa_device_native_f32_add): unchecked. */
+    const int cpu = props.type == ZE_DEVICE_TYPE_CPU;
+    const int expected[] = {has, 0, cpu ? 0 : -1};
+    sdpa_context_desc_t desc = {.struct_size = sizeof(desc),
+                                .struct_version = SDPA_CONTEXT_DESC_VERSION,
+                                .ze_context = suite_env.context,
+                                .ze_device = suite_env.device};
+    const char *saved = getenv("SDPA_ZE_FLOAT_ATOMICS");
+    char *old = saved ? strdup(saved) : NULL;
+    sdpa_context_t *ctx = NULL;
+    setenv("SDPA_ZE_FLOAT_ATOMICS", "fast", 1);
+    ck_assert_int_eq(ze->context_create(&desc, &ctx), SDPA_ERROR_INVALID_CONFIG);
+    ck_assert_ptr_nonnull(strstr(ze->last_error(), "SDPA_ZE_FLOAT_ATOMICS = \"fast\""));
+
+    static const char *const values[] = {"native", "cas", "auto"};
+    for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
+        setenv("SDPA_ZE_FLOAT_ATOMICS", values[i], 1);
+        ck_assert_int_eq(ze->context_create(&desc, &ctx), SDPA_SUCCESS);
+        sdpa_problem_desc_t bwd;
+        problem_init(&bwd, SDPA_BACKWARD, 1, 2, 2, 8, 8, 32, SDPA_DTYPE_F32, SDPA_DTYPE_F32);
+        sdpa_primitive_t *prim;
+        ck_assert_int_eq(ze->primitive_create(ctx, &bwd, &prim), SDPA_SUCCESS);
+        char config[256] = "";
+        ck_assert_int_eq(ze->primitive_query(prim, SDPA_QUERY_CONFIG_STRING, config,
+                                             sizeof(config)),
+                         SDPA_SUCCESS);
+        ck_assert_msg(expected[i] < 0 || (strstr(config, "fadd") != NULL) == expected[i],
+                      "%s: %s", values[i], config);
+        ze->primitive_destroy(prim);
+        ze->context_destroy(ctx);
+    }
+    if (old)
+        setenv("SDPA_ZE_FLOAT_ATOMICS", old, 1);
+    else
+        unsetenv("SDPA_ZE_FLOAT_ATOMICS");
+    free(old);
+}
+END_TEST
+
 START_TEST(context_destroyed_before_its_primitives)
 {
     ze_context_desc_t zdesc = {.stype = ZE_STRUCTURE_TYPE_CONTEXT_DESC};
@@ -430,6 +484,7 @@ int main(void)
     tcase_add_test(t, concurrent_executions);
     tcase_add_test(t, offsets_beyond_2_pow_31);
     tcase_add_test(t, context_destroyed_before_its_primitives);
+    tcase_add_test(t, float_atomics_variable);
     suite_add_tcase(s, t);
 
     /* The invalid-problem table, through ze, on this context's device (no
