@@ -137,19 +137,24 @@ static void set_constants(sdpa_fwd_plan_t *plan, const sdpa_problem_desc_t *p,
         sdpa_spec_values_set_int(v, SDPA_SC_DST_DT, SDPA_DTYPE_F32);
 }
 
-/* Query rows the CPU device runs in sub-group 8 (SDPA_FWD_CPU_NARROW_SG). */
+/* Query rows the CPU device runs in sub-group 8 (SDPA_FWD_CPU_NARROW_SG),
+ * with key tiles of at most SDPA_FWD_CPU_NARROW_KEYS. */
 #define SDPA_FWD_CPU_NARROW_ROWS 8
 #define SDPA_FWD_CPU_NARROW_SG 8u
+#define SDPA_FWD_CPU_NARROW_KEYS 16
 
 /*
  * The portable forward's configuration. The sub-group of S = K^T Q runs
  * along query rows, and the CPU device runs a sub-group as one vector: a
  * decode step with GQA (Sq = 1, Hq / Hkv rows, 4 for Llama-3) in sub-group
  * 16 computes 16 lanes of S for 4 rows. With at most 8 rows the CPU device
- * takes the sub-group-8 variant and query tiles of 8 (the table row with
- * its query tiles narrowed; an environment override is left alone): half
- * the wasted lanes, in 256-bit vectors, which Zen 4 issues two per cycle
- * where it issues one 512-bit (doc/decode.md).
+ * takes the sub-group-8 variant and query tiles of 8: half the wasted
+ * lanes, in 256-bit vectors, which Zen 4 issues two per cycle where it
+ * issues one 512-bit. The tile then stages 16 keys at a time (f32 K and V
+ * tiles of 8 KiB each, which stay in the L1 cache between the staging and
+ * the two products, where 128 keys took 64 KiB each). The table row is
+ * narrowed that way; an environment override is left alone. Measured in
+ * doc/decode.md.
  */
 static sdpa_status_t portable_config(sdpa_fwd_plan_t *plan, const sdpa_problem_desc_t *p,
                                      const sdpa_shape_t *shape, const sdpa_device_info_t *device)
@@ -167,6 +172,8 @@ static sdpa_status_t portable_config(sdpa_fwd_plan_t *plan, const sdpa_problem_d
         return status;
     sdpa_fwd_config_t narrow = plan->config;
     narrow.unroll_n_kq = narrow.unroll_n_vs = (int)SDPA_FWD_CPU_NARROW_SG;
+    if (narrow.unroll_m_kq > SDPA_FWD_CPU_NARROW_KEYS)
+        narrow.unroll_m_kq = SDPA_FWD_CPU_NARROW_KEYS;
     target.subgroup_size = SDPA_FWD_CPU_NARROW_SG;
     if (plan->config.wg_n_kq != 1 || plan->config.unroll_n_kq != plan->config.unroll_n_vs ||
         sdpa_fwd_config_check(&narrow, &target, plan->source.text) != SDPA_SUCCESS) {

@@ -167,8 +167,9 @@ START_TEST(q1_gqa_decode_batches_query_heads)
     plan_ok(&p, &s, &cpu, &plan);
     ck_assert(get_bool(&plan, SDPA_SC_Q1_GQA_BATCH));
     ck_assert_int_eq(get_int(&plan, SDPA_SC_KV_GROUP_SIZE), 4);
-    /* At most 8 rows: the CPU device runs them in sub-group 8, query tiles of 8. */
-    ck_assert_str_eq(plan.config_string, "fwd d128 sg8 cfg=128,8,128,8,1,1,1,1 (table: cpu h128 "
+    /* At most 8 rows: the CPU device runs them in sub-group 8, query tiles
+     * of 8 and key tiles of 16. */
+    ck_assert_str_eq(plan.config_string, "fwd d128 sg8 cfg=16,8,128,8,1,1,1,1 (table: cpu h128 "
                                          "thin fma, rows<=8 sg8)");
     ck_assert_uint_eq(plan.subgroup_size, 8);
     ck_assert_uint_eq(plan.local_size[0], 8);
@@ -179,6 +180,7 @@ START_TEST(q1_gqa_decode_batches_query_heads)
     ck_assert(get_bool(&plan, SDPA_SC_REMAINDER_Q)); /* 4 of 8 rows */
     ck_assert_int_eq(get_int(&plan, SDPA_SC_UNROLL_N_KQ), 8);
     ck_assert_int_eq(get_int(&plan, SDPA_SC_UNROLL_N_VS), 8);
+    ck_assert_int_eq(get_int(&plan, SDPA_SC_UNROLL_M_KQ), 16);
     ck_assert_int_eq(plan.q_len, 1);
 
     /* An environment override is taken as it is, in sub-group 16. */
@@ -366,7 +368,7 @@ START_TEST(quantized_kv)
     ck_assert_int_eq(get_int(&plan, SDPA_SC_VAL_ZP_DT), SDPA_DTYPE_UNDEF);
     ck_assert_int_eq(get_int(&plan, SDPA_SC_KEY_GROUP_SIZE), 32);
     ck_assert_int_eq(get_int(&plan, SDPA_SC_VAL_GROUP_SIZE), 1);
-    ck_assert_str_eq(plan.config_string, "fwd d128 sg8 cfg=128,8,128,8,1,1,1,1 (table: cpu h128 "
+    ck_assert_str_eq(plan.config_string, "fwd d128 sg8 cfg=16,8,128,8,1,1,1,1 (table: cpu h128 "
                                          "thin quant fma, rows<=8 sg8)");
 
     /* Only QUANTIZED_SDPA_CONFIG applies to quantized K/V. */
