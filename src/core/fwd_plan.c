@@ -139,7 +139,7 @@ static void set_constants(sdpa_fwd_plan_t *plan, const sdpa_problem_desc_t *p,
 
 /* Query rows the CPU device runs in sub-group 8 (SDPA_FWD_CPU_NARROW_SG),
  * with key tiles of at most SDPA_FWD_CPU_NARROW_KEYS. */
-#define SDPA_FWD_CPU_NARROW_ROWS 8
+#define SDPA_FWD_CPU_NARROW_ROWS 4
 #define SDPA_FWD_CPU_NARROW_SG 8u
 #define SDPA_FWD_CPU_NARROW_KEYS 16
 
@@ -147,15 +147,22 @@ static void set_constants(sdpa_fwd_plan_t *plan, const sdpa_problem_desc_t *p,
  * The portable forward's configuration. The sub-group of S = K^T Q runs
  * along query rows, and the CPU device runs a sub-group as one vector: a
  * decode step with GQA (Sq = 1, Hq / Hkv rows, 4 for Llama-3) in sub-group
- * 16 computes 16 lanes of S for 4 rows. With at most 8 rows the CPU device
+ * 16 computes 16 lanes of S for 4 rows. With at most 4 rows the CPU device
  * takes the sub-group-8 variant and query tiles of 8: half the wasted
  * lanes, in 256-bit vectors, which Zen 4 issues two per cycle where it
  * issues one 512-bit. The tile then stages 16 keys at a time (f32 K and V
  * tiles of 8 KiB each, which stay in the L1 cache between the staging and
  * the two products, where 128 keys took 64 KiB each). The table row is
- * narrowed that way; an environment override is left alone. Measured in
- * doc/decode.md.
+ * narrowed that way; an environment override is left alone. Not for 5-8
+ * rows (Hq8 Hkv1: 10% slower, the head-dim vectors of O = V P cost twice
+ * the instructions in sub-group 8) nor 4-bit K or V (5% slower); measured
+ * in doc/decode.md.
  */
+static int is_nibble(sdpa_dtype_t dt)
+{
+    return dt == SDPA_DTYPE_S4 || dt == SDPA_DTYPE_U4;
+}
+
 static sdpa_status_t portable_config(sdpa_fwd_plan_t *plan, const sdpa_problem_desc_t *p,
                                      const sdpa_shape_t *shape, const sdpa_device_info_t *device)
 {
@@ -167,6 +174,7 @@ static sdpa_status_t portable_config(sdpa_fwd_plan_t *plan, const sdpa_problem_d
     const int64_t rows = q1_gqa_batch(shape) ? shape->kv_group_size : shape->q_len;
     if (status != SDPA_SUCCESS || plan->source.from_env ||
         device->device_class != SDPA_DEVICE_CLASS_CPU || rows > SDPA_FWD_CPU_NARROW_ROWS ||
+        is_nibble(p->k.dtype) || is_nibble(p->v.dtype) ||
         plan->subgroup_size <= SDPA_FWD_CPU_NARROW_SG ||
         !sdpa_device_supports_subgroup(device, SDPA_FWD_CPU_NARROW_SG))
         return status;
