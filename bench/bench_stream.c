@@ -19,11 +19,6 @@
 
 #include "bench.h"
 
-int bench_case_is_decode(const bench_case_t *c)
-{
-    return c->pass == BENCH_FORWARD && c->q_len <= BENCH_DECODE_MAX_Q;
-}
-
 /* 16 bytes of 64-bit lanes (one SSE2 register on x86-64): two loads per
  * cycle of these outrun any cache level below L1. */
 typedef uint64_t stream_vec_t __attribute__((vector_size(16)));
