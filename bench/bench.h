@@ -91,6 +91,11 @@ double bench_case_min_bytes(const bench_case_t *c);
 int64_t bench_q_elements(const bench_case_t *c);
 int64_t bench_kv_elements(const bench_case_t *c);
 
+/* Decode rows: forward with at most BENCH_DECODE_MAX_Q queries per head,
+ * bound by reading K and V; they get the streaming-read baseline. */
+#define BENCH_DECODE_MAX_Q 8
+int bench_case_is_decode(const bench_case_t *c);
+
 /* "fwd" or "bwd". */
 const char *bench_pass_name(bench_pass_t pass);
 
@@ -270,6 +275,23 @@ int bench_run_naive(const bench_case_t *c, const bench_host_t *h, const bench_po
 int bench_run_sgemm(double flops, const bench_policy_t *policy, bench_sgemm_t *result);
 
 /* ------------------------------------------------------------------------- */
+/* The streaming-read baseline of the decode rows (bench_stream.c)           */
+/* ------------------------------------------------------------------------- */
+
+typedef struct bench_stream {
+    double seconds; /* median time to read bytes once */
+    double bytes;   /* bench_case_min_bytes of the case */
+    int threads;    /* one per online core */
+    int reps;
+} bench_stream_t;
+
+/* Times reading the case's least bytes (bench_case_min_bytes) from host
+ * memory with one thread per online core, each summing its share; the
+ * same buffer every run, as the backend reads the same K/V every run.
+ * Returns 0, or -1 (out of memory or threads). */
+int bench_run_stream(const bench_case_t *c, const bench_policy_t *policy, bench_stream_t *result);
+
+/* ------------------------------------------------------------------------- */
 /* The PyTorch peer (bench_torch.c, torch_peer.py)                           */
 /* ------------------------------------------------------------------------- */
 
@@ -362,9 +384,10 @@ typedef struct bench_row {
     const char *skipped;   /* why it did not run, or NULL */
     int failed;            /* an error stopped it */
     bench_ours_t ours;
-    int have_naive, have_sgemm, have_torch;
+    int have_naive, have_sgemm, have_torch, have_stream;
     bench_naive_t naive;
     bench_sgemm_t sgemm;
+    bench_stream_t stream; /* decode rows */
     bench_torch_t torch; /* torch.why says why when !have_torch */
     /* Accuracy against the naive baseline: largest |ours - naive|, largest
      * |naive|, and (forward) the tolerance of the dtype. */

@@ -307,6 +307,11 @@ double bench_case_min_bytes(const bench_case_t *c)
     return 3.0 * q + 2.0 * kv + lse + q + 2.0 * kv;
 }
 
+int bench_case_is_decode(const bench_case_t *c)
+{
+    return c->pass == BENCH_FORWARD && c->q_len <= BENCH_DECODE_MAX_Q;
+}
+
 sdpa_dtype_t bench_kv_dtype(const bench_case_t *c)
 {
     return c->kv_dtype != SDPA_DTYPE_UNDEF ? c->kv_dtype : c->dtype;

@@ -34,6 +34,21 @@ static double sgemm_equivalent_seconds(const bench_row_t *r)
     return bench_case_flops(r->c) / (r->sgemm.gflops * 1e9);
 }
 
+/* ratio_stream: the time the host takes to read the case's bytes once / our
+ * time (1: we read at the host's streaming rate). */
+static double ratio_stream(const bench_row_t *r)
+{
+    return r->stream.seconds / r->ours.seconds;
+}
+
+/* The streaming rate a goal of x sgemm would need, as a fraction of the
+ * measured one: at x sgemm a run takes sgemm_equivalent / x seconds for
+ * the same bytes. */
+static double stream_fraction_at_sgemm(const bench_row_t *r, double x)
+{
+    return r->stream.seconds * x / sgemm_equivalent_seconds(r);
+}
+
 static double ratio_torch(const bench_row_t *r)
 {
     return r->torch.seconds / r->ours.seconds;
@@ -46,9 +61,9 @@ static int row_ran(const bench_row_t *r)
 
 void bench_print_table(const bench_row_t *rows, int count, int torch)
 {
-    printf("\n%-22s %4s %9s %8s %9s %9s | %8s %7s | %9s %10s %7s | %9s %7s | ", "case", "pass",
-           "ours ms", "TFLOP/s", "moved MiB", "peak MiB", "cold ms", "warm ms", "naive ms",
-           "naive MiB", "x naive", "sgemm GF", "x sgemm");
+    printf("\n%-22s %4s %9s %8s %9s %9s | %8s %7s | %9s %10s %7s | %9s %7s | %8s | ", "case",
+           "pass", "ours ms", "TFLOP/s", "moved MiB", "peak MiB", "cold ms", "warm ms", "naive ms",
+           "naive MiB", "x naive", "sgemm GF", "x sgemm", "x stream");
     if (torch)
         printf("%9s %7s | ", "torch ms", "x torch");
     printf("%9s %s\n", "max err", "reps");
@@ -77,6 +92,10 @@ void bench_print_table(const bench_row_t *rows, int count, int torch)
                    sgemm_equivalent_seconds(r) / r->ours.seconds);
         else
             printf("%9s %7s | ", "-", "-");
+        if (r->have_stream)
+            printf("%7.3fx | ", ratio_stream(r));
+        else
+            printf("%8s | ", "-");
         if (torch && r->have_torch)
             printf("%9.2f %6.2fx | ", r->torch.seconds * 1e3, ratio_torch(r));
         else if (torch)
@@ -105,13 +124,27 @@ void bench_print_table(const bench_row_t *rows, int count, int torch)
            "naive: f32 S = QK^T, softmax, PV with OpenBLAS sgemm, one head's S at a time;\n"
            "x naive: naive time / ours (> 1: we are faster); sgemm GF: host sgemm GFLOP/s at "
            "the case's flops;\n"
-           "x sgemm: the time sgemm needs for our flops / ours (1: host sgemm throughput);\n");
+           "x sgemm: the time sgemm needs for our flops / ours (1: host sgemm throughput);\n"
+           "x stream (decode rows): the time the host, one thread per core, takes to read the "
+           "moved bytes once\n(summing them) / ours (1: we read K/V as fast as the host streams "
+           "them);\n");
     if (torch)
         printf("torch ms: PyTorch's CPU scaled_dot_product_attention on the same case; x torch: "
                "torch time / ours (> 1: we are faster);\n");
     printf("max err: |ours - naive|, relative to max|grad| for backward, '!' above the forward "
            "tolerance;\nreps: ours/naive/sgemm%s timed runs.\n",
            torch ? "/torch" : "");
+    for (int i = 0; i < count; i++) {
+        const bench_row_t *r = &rows[i];
+        if (!row_ran(r) || !r->have_stream)
+            continue;
+        printf("stream %s: %.1f GB/s read by %d threads (%.3f ms), ours %.1f GB/s", r->c->name,
+               r->stream.bytes / r->stream.seconds * 1e-9, r->stream.threads,
+               r->stream.seconds * 1e3, r->stream.bytes / r->ours.seconds * 1e-9);
+        if (r->have_sgemm)
+            printf("; 0.7x sgemm would read at %.2fx that rate", stream_fraction_at_sgemm(r, 0.7));
+        printf("\n");
+    }
     for (int i = 0; torch && i < count; i++)
         if (row_ran(&rows[i]) && !rows[i].have_torch)
             printf("torch %s: %s\n", rows[i].c->name, rows[i].torch.why);
@@ -144,6 +177,13 @@ void bench_print_line(const bench_row_t *r, const char *backend)
         printf(" sgemm_n=%lld sgemm_gflops=%.3f sgemm_equiv_ms=%.4f ratio_sgemm=%.4f",
                (long long)r->sgemm.n, r->sgemm.gflops, sgemm_equivalent_seconds(r) * 1e3,
                sgemm_equivalent_seconds(r) / r->ours.seconds);
+    if (r->have_stream) {
+        printf(" stream_ms=%.4f stream_gbps=%.3f stream_threads=%d ratio_stream=%.4f",
+               r->stream.seconds * 1e3, r->stream.bytes / r->stream.seconds * 1e-9,
+               r->stream.threads, ratio_stream(r));
+        if (r->have_sgemm)
+            printf(" stream_fraction_at_07_sgemm=%.4f", stream_fraction_at_sgemm(r, 0.7));
+    }
     if (r->have_torch)
         printf(" torch_ms=%.4f torch_reps=%d torch_backend=%s ratio_torch=%.4f",
                r->torch.seconds * 1e3, r->torch.reps, r->torch.backend, ratio_torch(r));

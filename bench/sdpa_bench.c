@@ -54,7 +54,7 @@ static void usage(FILE *out)
                  "                  budget, at least 3, at most the case's limit)\n"
                  "  --budget S      seconds of timed runs to aim for per measurement (default 3)\n"
                  "  --backend NAME  backend to measure: \"ze\" (default) or \"ref\" (development)\n"
-                 "  --no-baseline   skip the OpenBLAS baselines\n"
+                 "  --no-baseline   skip the OpenBLAS baselines and the decode rows' streaming read\n"
                  "  --no-torch      skip the PyTorch column even when BENCH_PYTHON is set\n"
                  "  --data FILE     also write GFLOP/s per row, tab-separated, for plots\n"
                  "  --note TEXT     a note for the data file, shown under the plot's title\n"
@@ -287,6 +287,11 @@ static void run_case(const bench_options_t *o, bench_device_t *d, const bench_ba
         bench_progress_end();
         if (row->have_naive)
             check_row(row, &ours, &naive);
+    }
+    if (bench_case_is_decode(c) && !o->no_baselines) {
+        progress_begin(row, index, total, "streaming-read baseline");
+        row->have_stream = bench_run_stream(c, &o->policy, &row->stream) == 0;
+        bench_progress_end();
     }
     if (torch) {
         progress_begin(row, index, total, "torch");

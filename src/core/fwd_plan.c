@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "config_check.h"
 #include "decode_plan.h"
 #include "error.h"
 #include "fwd_plan.h"
@@ -136,6 +137,65 @@ static void set_constants(sdpa_fwd_plan_t *plan, const sdpa_problem_desc_t *p,
         sdpa_spec_values_set_int(v, SDPA_SC_DST_DT, SDPA_DTYPE_F32);
 }
 
+/* Query rows the CPU device runs in sub-group 8 (SDPA_FWD_CPU_NARROW_SG),
+ * with key tiles of at most SDPA_FWD_CPU_NARROW_KEYS. */
+#define SDPA_FWD_CPU_NARROW_ROWS 4
+#define SDPA_FWD_CPU_NARROW_SG 8u
+#define SDPA_FWD_CPU_NARROW_KEYS 16
+
+/*
+ * The portable forward's configuration. The sub-group of S = K^T Q runs
+ * along query rows, and the CPU device runs a sub-group as one vector: a
+ * decode step with GQA (Sq = 1, Hq / Hkv rows, 4 for Llama-3) in sub-group
+ * 16 computes 16 lanes of S for 4 rows. With at most 4 rows the CPU device
+ * takes the sub-group-8 variant and query tiles of 8: half the wasted
+ * lanes, in 256-bit vectors, which Zen 4 issues two per cycle where it
+ * issues one 512-bit. The tile then stages 16 keys at a time (f32 K and V
+ * tiles of 8 KiB each, which stay in the L1 cache between the staging and
+ * the two products, where 128 keys took 64 KiB each). The table row is
+ * narrowed that way; an environment override is left alone. Not for 5-8
+ * rows (Hq8 Hkv1: 10% slower, the head-dim vectors of O = V P cost twice
+ * the instructions in sub-group 8) nor 4-bit K or V (5% slower); measured
+ * in doc/decode.md.
+ */
+static int is_nibble(sdpa_dtype_t dt)
+{
+    return dt == SDPA_DTYPE_S4 || dt == SDPA_DTYPE_U4;
+}
+
+static sdpa_status_t portable_config(sdpa_fwd_plan_t *plan, const sdpa_problem_desc_t *p,
+                                     const sdpa_shape_t *shape, const sdpa_device_info_t *device)
+{
+    sdpa_config_query_t query;
+    sdpa_fwd_config_query_for(p, shape, device, &query);
+    sdpa_kernel_target_t target = {device, plan->subgroup_size, plan->d_max, shape->head_size};
+    sdpa_status_t status =
+            sdpa_fwd_config_choose(&query, is_quantized(p), &target, &plan->config, &plan->source);
+    const int64_t rows = q1_gqa_batch(shape) ? shape->kv_group_size : shape->q_len;
+    if (status != SDPA_SUCCESS || plan->source.from_env ||
+        device->device_class != SDPA_DEVICE_CLASS_CPU || rows > SDPA_FWD_CPU_NARROW_ROWS ||
+        is_nibble(p->k.dtype) || is_nibble(p->v.dtype) ||
+        plan->subgroup_size <= SDPA_FWD_CPU_NARROW_SG ||
+        !sdpa_device_supports_subgroup(device, SDPA_FWD_CPU_NARROW_SG))
+        return status;
+    sdpa_fwd_config_t narrow = plan->config;
+    narrow.unroll_n_kq = narrow.unroll_n_vs = (int)SDPA_FWD_CPU_NARROW_SG;
+    if (narrow.unroll_m_kq > SDPA_FWD_CPU_NARROW_KEYS)
+        narrow.unroll_m_kq = SDPA_FWD_CPU_NARROW_KEYS;
+    target.subgroup_size = SDPA_FWD_CPU_NARROW_SG;
+    if (plan->config.wg_n_kq != 1 || plan->config.unroll_n_kq != plan->config.unroll_n_vs ||
+        sdpa_fwd_config_check(&narrow, &target, plan->source.text) != SDPA_SUCCESS) {
+        sdpa_error_clear(); /* the row as chosen stays */
+        return SDPA_SUCCESS;
+    }
+    plan->config = narrow;
+    plan->subgroup_size = SDPA_FWD_CPU_NARROW_SG;
+    size_t used = strlen(plan->source.text);
+    snprintf(plan->source.text + used, sizeof(plan->source.text) - used, ", rows<=%d sg%u",
+             SDPA_FWD_CPU_NARROW_ROWS, SDPA_FWD_CPU_NARROW_SG);
+    return SDPA_SUCCESS;
+}
+
 /* The decode kernel's launch and, with splits, the merge's (plan->config,
  * constants and strides follow in sdpa_fwd_plan_make). */
 static sdpa_status_t decode_plan(sdpa_fwd_plan_t *plan, const sdpa_problem_desc_t *p,
@@ -257,12 +317,7 @@ sdpa_status_t sdpa_fwd_plan_make(const sdpa_problem_desc_t *problem, const sdpa_
     } else {
         plan.kernel_name = SDPA_FWD_KERNEL;
         snprintf(plan.variant, sizeof(plan.variant), "%s", SDPA_FWD_SOURCE);
-        sdpa_config_query_t query;
-        sdpa_fwd_config_query_for(problem, shape, device, &query);
-        sdpa_kernel_target_t target = {device, plan.subgroup_size, plan.d_max, shape->head_size};
-        status = sdpa_fwd_config_choose(&query, is_quantized(problem), &target, &plan.config,
-                                        &plan.source);
-        if (status != SDPA_SUCCESS)
+        if ((status = portable_config(&plan, problem, shape, device)) != SDPA_SUCCESS)
             return status;
     }
     const sdpa_fwd_config_t *c = &plan.config;

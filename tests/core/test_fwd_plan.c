@@ -168,14 +168,33 @@ START_TEST(q1_gqa_decode_batches_query_heads)
     plan_ok(&p, &s, &cpu, &plan);
     ck_assert(get_bool(&plan, SDPA_SC_Q1_GQA_BATCH));
     ck_assert_int_eq(get_int(&plan, SDPA_SC_KV_GROUP_SIZE), 4);
-    ck_assert_str_eq(plan.config_string,
-                     "fwd d128 sg16 cfg=128,16,128,16,1,1,1,1 (table: cpu h128 thin fma)");
-    ck_assert_uint_eq(plan.group_count[0], 1); /* ceil(4 / 16) */
+    /* At most 4 rows: the CPU device runs them in sub-group 8, query tiles
+     * of 8 and key tiles of 16. */
+    ck_assert_str_eq(plan.config_string, "fwd d128 sg8 cfg=16,8,128,8,1,1,1,1 (table: cpu h128 "
+                                         "thin fma, rows<=4 sg8)");
+    ck_assert_uint_eq(plan.subgroup_size, 8);
+    ck_assert_uint_eq(plan.local_size[0], 8);
+    ck_assert_uint_eq(plan.group_count[0], 1); /* ceil(4 / 8) */
     ck_assert_uint_eq(plan.group_count[1], 8); /* K/V heads */
     ck_assert_uint_eq(plan.group_count[2], 3);
     ck_assert_uint_eq(plan.local_size[1], 1);
-    ck_assert(get_bool(&plan, SDPA_SC_REMAINDER_Q)); /* 4 of 16 rows */
+    ck_assert(get_bool(&plan, SDPA_SC_REMAINDER_Q)); /* 4 of 8 rows */
+    ck_assert_int_eq(get_int(&plan, SDPA_SC_UNROLL_N_KQ), 8);
+    ck_assert_int_eq(get_int(&plan, SDPA_SC_UNROLL_N_VS), 8);
+    ck_assert_int_eq(get_int(&plan, SDPA_SC_UNROLL_M_KQ), 16);
     ck_assert_int_eq(plan.q_len, 1);
+
+    /* An environment override is taken as it is, in sub-group 16. */
+    fixture_setenv("SDPA_CONFIG", "128,16,128,16,1,1,1,1");
+    plan_ok(&p, &s, &cpu, &plan);
+    ck_assert_str_eq(plan.config_string, "fwd d128 sg16 cfg=128,16,128,16,1,1,1,1 (SDPA_CONFIG)");
+    fixture_setenv("SDPA_CONFIG", NULL);
+
+    /* 8 rows stay in sub-group 16. */
+    fixture_problem(SDPA_DTYPE_F16, 1, 32, 4, 1, 1000, 128, &p, &s);
+    plan_ok(&p, &s, &cpu, &plan);
+    ck_assert_str_eq(plan.config_string,
+                     "fwd d128 sg16 cfg=128,16,128,16,1,1,1,1 (table: cpu h128 thin fma)");
 
     /* 32 query heads per K/V head are no longer thin. */
     fixture_problem(SDPA_DTYPE_F16, 1, 32, 1, 1, 1000, 128, &p, &s);
@@ -350,8 +369,14 @@ START_TEST(quantized_kv)
     ck_assert_int_eq(get_int(&plan, SDPA_SC_VAL_ZP_DT), SDPA_DTYPE_UNDEF);
     ck_assert_int_eq(get_int(&plan, SDPA_SC_KEY_GROUP_SIZE), 32);
     ck_assert_int_eq(get_int(&plan, SDPA_SC_VAL_GROUP_SIZE), 1);
+    /* 4-bit K keeps sub-group 16 on the CPU device; 8-bit K and V take 8. */
     ck_assert_str_eq(plan.config_string,
                      "fwd d128 sg16 cfg=128,16,128,16,1,1,1,1 (table: cpu h128 thin quant fma)");
+    p.k.dtype = SDPA_DTYPE_S8;
+    plan_ok(&p, &s, &cpu, &plan);
+    ck_assert_str_eq(plan.config_string, "fwd d128 sg8 cfg=16,8,128,8,1,1,1,1 (table: cpu h128 "
+                                         "thin quant fma, rows<=4 sg8)");
+    p.k.dtype = SDPA_DTYPE_U4;
 
     /* Only QUANTIZED_SDPA_CONFIG applies to quantized K/V. */
     fixture_setenv("SDPA_CONFIG", "16,16,16,16,8,1,8,1");
