@@ -332,7 +332,13 @@ static void check_bwd_plan(const sdpa_problem_desc_t *p, const sdpa_shape_t *s,
     const int64_t kv[4] = {s->batch, s->kv_heads, s->k_len, s->head_size};
     const int64_t partial[4] = {s->batch, s->q_heads, s->k_len, s->head_size};
     const sdpa_scratch_region_t *regions[5] = {&sc->dq, &sc->dk, &sc->dv, &sc->d_i, &sc->strides};
-    const u128 exact[5] = {product(q, 4) * 4, product(sc->dkv_partials ? partial : kv, 4) * 4,
+    /* Partial dQ slices: one dQ per key block, within the plan's bounds. */
+    const u128 dq_copies = sc->dq_slices > 0 ? (u128)sc->dq_slices : 1;
+    if (sc->dq_slices > SDPA_BWD_DQ_PARTIALS_MAX_SLICES ||
+        (sc->dq_slices > 0 && product(q, 4) * 4 * dq_copies > SDPA_BWD_DQ_PARTIALS_MAX_BYTES))
+        fuzz_fail("%lld partial dQ slices past the bounds", (long long)sc->dq_slices);
+    const u128 exact[5] = {product(q, 4) * 4 * dq_copies,
+                           product(sc->dkv_partials ? partial : kv, 4) * 4,
                            product(sc->dkv_partials ? partial : kv, 4) * 4, product(q, 3) * 4,
                            SDPA_BWD_STRIDES_COUNT * 8};
     /* Zero fills stay inside the scratch, or cover exactly a dense f32
