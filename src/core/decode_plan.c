@@ -5,6 +5,7 @@
 #include "decode_plan.h"
 #include "error.h"
 #include "kernel_abi_decode.h"
+#include "name_table.h"
 #include "scratch_layout.h"
 #include "size_math.h"
 
@@ -17,16 +18,13 @@ _Static_assert(SDPA_DECODE_MAX_SPLITS <= SDPA_MERGE_MAX_STATES,
  * otherwise measure the kernel it meant to avoid). */
 static sdpa_status_t decode_mode(int *mode)
 {
+    static const char *const names[] = {"auto", "0", "1"}; /* modes -1, 0, 1 */
     const char *v = getenv("SDPA_ZE_DECODE");
-    if (v == NULL || v[0] == '\0' || strcmp(v, "auto") == 0)
-        *mode = -1;
-    else if (strcmp(v, "0") == 0)
-        *mode = 0;
-    else if (strcmp(v, "1") == 0)
-        *mode = 1;
-    else
+    const int i = sdpa_name_index(v, names, sizeof(names) / sizeof(names[0]));
+    if (i < 0)
         return sdpa_fail(SDPA_ERROR_INVALID_CONFIG,
                          "SDPA_ZE_DECODE = \"%s\": expected auto, 0 or 1", v);
+    *mode = i - 1;
     return SDPA_SUCCESS;
 }
 

@@ -1,8 +1,7 @@
 /* float_atomics.c - how the backward kernels add f32 into global memory on a
  * device: its native atomic add, or compare-and-swap loops (SDPA_ZE_FLOAT_ATOMICS). */
-#include <string.h>
-
 #include "device.h"
+#include "name_table.h"
 
 int sdpa_device_native_f32_add(const sdpa_device_info_t *device)
 {
@@ -32,14 +31,9 @@ static const char *const names[] = {
 
 int sdpa_float_atomics_parse(const char *text, sdpa_float_atomics_t *out)
 {
-    if (text == NULL || text[0] == '\0') {
-        *out = SDPA_FLOAT_ATOMICS_AUTO;
-        return 0;
-    }
-    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-        if (strcmp(text, names[i]) == 0) {
-            *out = (sdpa_float_atomics_t)i;
-            return 0;
-        }
-    return -1;
+    const int i = sdpa_name_index(text, names, sizeof(names) / sizeof(names[0]));
+    if (i < 0)
+        return -1;
+    *out = (sdpa_float_atomics_t)i;
+    return 0;
 }

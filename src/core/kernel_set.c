@@ -1,7 +1,6 @@
 /* kernel_set.c - the SDPA_ZE_KERNELS choice between the kernel sets. */
-#include <string.h>
-
 #include "device.h"
+#include "name_table.h"
 
 static const char *const set_names[] = {
         [SDPA_KERNELS_AUTO] = "auto",
@@ -12,16 +11,11 @@ static const char *const set_names[] = {
 
 int sdpa_kernel_set_parse(const char *text, sdpa_kernel_set_t *out)
 {
-    if (text == NULL || text[0] == '\0') {
-        *out = SDPA_KERNELS_AUTO;
-        return 0;
-    }
-    for (size_t i = 0; i < sizeof(set_names) / sizeof(set_names[0]); i++)
-        if (strcmp(text, set_names[i]) == 0) {
-            *out = (sdpa_kernel_set_t)i;
-            return 0;
-        }
-    return -1;
+    const int i = sdpa_name_index(text, set_names, sizeof(set_names) / sizeof(set_names[0]));
+    if (i < 0)
+        return -1;
+    *out = (sdpa_kernel_set_t)i;
+    return 0;
 }
 
 const char *sdpa_kernel_set_name(sdpa_kernel_set_t set)
