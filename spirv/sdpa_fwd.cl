@@ -264,8 +264,12 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_fwd(
         /* 1. K and V tiles, f32, dequantized. */
         sdpa_fwd_stage_kv(k_slm, k_key_stride, k_d_stride, K, k_head, K_S2, K_S3, &k_fmt, token0,
                           k0, bk, sk, D, transpose_k, &pg, K_S0);
-        sdpa_fwd_stage_kv(v_slm, kv_ld, 1, V, v_head, V_S2, V_S3, &v_fmt, token0, k0, bk, sk, D,
-                          false, &pg, V_S0);
+        const sdpa_fwd_v_source vg = {V, v_head, V_S2, V_S0, token0, k0, vs_d0, sk, &v_fmt, &pg};
+        if (sdpa_fwd_v_from_global())
+            sdpa_fwd_v_prefetch(&vg, k0, bk, D);
+        else
+            sdpa_fwd_stage_kv(v_slm, kv_ld, 1, V, v_head, V_S2, V_S3, &v_fmt, token0, k0, bk, sk,
+                              D, false, &pg, V_S0);
         barrier(CLK_LOCAL_MEM_FENCE);
 
         /* 2. S = K^T Q for this sub-group's keys and queries. */
@@ -325,7 +329,8 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_fwd(
          *    the keys P and V are 0 (a trip count that depends on the tile
          *    would make the CPU vectorizer mask the loop, see above). */
         sdpa_fwd_vs_tile(o_slm + vs_row0 * D_MAX + vs_d0 + lane, D_MAX, v_slm + vs_d0 + lane, kv_ld,
-                         s_slm + vs_row0, s_ld, alpha_slm + vs_row0, bk, vs_rows, vs_nvec_used);
+                         &vg, s_slm + vs_row0, s_ld, alpha_slm + vs_row0, bk, vs_rows,
+                         vs_nvec_used);
         barrier(CLK_LOCAL_MEM_FENCE);
     }
 

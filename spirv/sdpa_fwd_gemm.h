@@ -33,6 +33,7 @@
 #define SDPA_SPIRV_FWD_GEMM_H
 
 #include "sdpa_common.h"
+#include "sdpa_fwd_tile.h"
 #include "sdpa_uniform.h"
 
 #ifndef SDPA_FWD_RB_ROWS
@@ -94,14 +95,14 @@ static inline float sdpa_fwd_fma(float a, float b, float acc, bool f16_acc)
         } while (++d < d_end);                                                                     \
     } while (0)
 
-/* The reduction loop of a VS block, over keys >= 1. */
-#define SDPA_FWD_VS_LOOP(RM, RN, F16)                                                              \
+/* The reduction loop of a VS block, over keys >= 1; VLOAD(key, j) is
+ * this lane's element of V for the key and vector j of the block. */
+#define SDPA_FWD_VS_LOOP(RM, RN, F16, VLOAD)                                                       \
     do {                                                                                           \
         int key = 0;                                                                               \
         do {                                                                                       \
             float vv[RN];                                                                          \
-            _Pragma("unroll") for (int j = 0; j < RN; j++) vv[j] =                                 \
-                    vb[key * v_ld + j * SUBGROUP_SIZE];                                            \
+            _Pragma("unroll") for (int j = 0; j < RN; j++) vv[j] = VLOAD(key, j);                  \
             _Pragma("unroll") for (int i = 0; i < RM; i++)                                         \
             {                                                                                      \
                 float pv = pb[key * p_ld + i];                                                     \
@@ -140,7 +141,8 @@ static inline float sdpa_fwd_fma(float a, float b, float acc, bool f16_acc)
  * j < RN head-dim vectors (o points at this lane's element of vector 0,
  * query 0).
  *   v: this lane's head-dim element of vector 0, key 0; element (key,
- *      vector j) at v[key * v_ld + j * SUBGROUP_SIZE]
+ *      vector j) at v[key * v_ld + j * SUBGROUP_SIZE]; or, with
+ *      V_FROM_GLOBAL, read from V itself through vg (sdpa_fwd_v_global)
  *   p: query 0 of the sub-group's rows; element (key, query) at
  *      p[key * p_ld + query] (read as broadcasts)
  *   alpha: per-query rescaling of the old O (broadcasts)
@@ -148,10 +150,13 @@ static inline float sdpa_fwd_fma(float a, float b, float acc, bool f16_acc)
  * (emulated) half precision and then added to the f32 O, as a GPU kernel
  * with a half accumulator does per key tile.
  */
+#define SDPA_FWD_VS_LOCAL_V(key, j) vb[(key)*v_ld + (j)*SUBGROUP_SIZE]
+#define SDPA_FWD_VS_GLOBAL_V(key, j) sdpa_fwd_v_global(vg, key, (j0 + (j)) * SUBGROUP_SIZE)
 #define SDPA_FWD_DEFINE_VS_BLOCK_(RM, RN)                                                          \
     static inline __attribute__((always_inline)) void sdpa_fwd_vs_block_##RM##x##RN(               \
             local float *o, int o_ld, int i0, int j0, local const float *v, int v_ld,              \
-            local const float *p, int p_ld, local const float *alpha, int keys)                    \
+            const private sdpa_fwd_v_source *vg, local const float *p, int p_ld,                   \
+            local const float *alpha, int keys)                                                    \
     {                                                                                              \
         const bool f16_acc = SC(VS_F16_ACC);                                                       \
         /* O * alpha through fma(), an opaque call to clang: a plain multiply                      \
@@ -164,10 +169,14 @@ static inline float sdpa_fwd_fma(float a, float b, float acc, bool f16_acc)
                         : fma(o[(i0 + i) * o_ld + (j0 + j) * SUBGROUP_SIZE], alpha[i0 + i], 0.0f); \
         local const float *vb = v + j0 * SUBGROUP_SIZE;                                            \
         local const float *pb = p + i0;                                                            \
-        if (f16_acc)                                                                               \
-            SDPA_FWD_VS_LOOP(RM, RN, true);                                                        \
+        if (sdpa_fwd_v_from_global() && f16_acc)                                                   \
+            SDPA_FWD_VS_LOOP(RM, RN, true, SDPA_FWD_VS_GLOBAL_V);                                  \
+        else if (sdpa_fwd_v_from_global())                                                         \
+            SDPA_FWD_VS_LOOP(RM, RN, false, SDPA_FWD_VS_GLOBAL_V);                                 \
+        else if (f16_acc)                                                                          \
+            SDPA_FWD_VS_LOOP(RM, RN, true, SDPA_FWD_VS_LOCAL_V);                                   \
         else                                                                                       \
-            SDPA_FWD_VS_LOOP(RM, RN, false);                                                       \
+            SDPA_FWD_VS_LOOP(RM, RN, false, SDPA_FWD_VS_LOCAL_V);                                  \
         _Pragma("unroll") for (int i = 0; i < RM; i++)                                             \
                 _Pragma("unroll") for (int j = 0; j < RN; j++)                                     \
         {                                                                                          \
@@ -193,6 +202,19 @@ static inline float sdpa_fwd_fma(float a, float b, float acc, bool f16_acc)
 SDPA_FWD_DEFINE_BLOCKS(SDPA_FWD_RB_VECS)
 #if SDPA_FWD_RB_VECS != 1
 SDPA_FWD_DEFINE_BLOCKS(1)
+#endif
+
+/* With V read from global memory (V_FROM_GLOBAL, the CPU device only) a
+ * key's V is taken SDPA_FWD_V_GLOBAL_VECS vectors at a time: one cache line
+ * of f16 per key and 4 x 4 accumulators for the decode rows, where one
+ * vector per key left the loop bound by the FMA latency and the per-key
+ * address arithmetic. Dead code wherever the constant is false (the GPUs). */
+#define SDPA_FWD_V_GLOBAL_VECS 4
+#if SDPA_FWD_RB_VECS != SDPA_FWD_V_GLOBAL_VECS
+SDPA_FWD_DEFINE_VS_BLOCK(SDPA_FWD_RB_ROWS, SDPA_FWD_V_GLOBAL_VECS)
+SDPA_FWD_DEFINE_VS_BLOCK(4, SDPA_FWD_V_GLOBAL_VECS)
+SDPA_FWD_DEFINE_VS_BLOCK(2, SDPA_FWD_V_GLOBAL_VECS)
+SDPA_FWD_DEFINE_VS_BLOCK(1, SDPA_FWD_V_GLOBAL_VECS)
 #endif
 
 #define SDPA_FWD_CAT4_(a, b, c, d) a##b##c##d
@@ -276,16 +298,21 @@ sdpa_fwd_kq_tile(local float *s, int s_ld, local const float *k, int k_key_strid
  * Intel's CPU vectorizer run it under lane masks, twice as slow.
  */
 static inline __attribute__((always_inline)) void
-sdpa_fwd_vs_tile(local float *o, int o_ld, local const float *v, int v_ld, local const float *p,
-                 int p_ld, local const float *alpha, int keys, int rows, int nvec_used)
+sdpa_fwd_vs_tile(local float *o, int o_ld, local const float *v, int v_ld,
+                 const private sdpa_fwd_v_source *vg, local const float *p, int p_ld,
+                 local const float *alpha, int keys, int rows, int nvec_used)
 {
     int j0 = 0;
+    if (sdpa_fwd_v_from_global())
+        for (; j0 + SDPA_FWD_V_GLOBAL_VECS <= nvec_used; j0 += SDPA_FWD_V_GLOBAL_VECS)
+            SDPA_FWD_FOR_ROW_BLOCKS(vs, SDPA_FWD_V_GLOBAL_VECS, rows, o, o_ld, i0_, j0, v, v_ld,
+                                    vg, p, p_ld, alpha, keys);
     for (; j0 + SDPA_FWD_RB_VECS <= nvec_used; j0 += SDPA_FWD_RB_VECS)
-        SDPA_FWD_FOR_ROW_BLOCKS(vs, SDPA_FWD_RB_VECS, rows, o, o_ld, i0_, j0, v, v_ld, p, p_ld,
+        SDPA_FWD_FOR_ROW_BLOCKS(vs, SDPA_FWD_RB_VECS, rows, o, o_ld, i0_, j0, v, v_ld, vg, p, p_ld,
                                 alpha, keys);
 #if SDPA_FWD_RB_VECS != 1
     for (; j0 < nvec_used; j0++)
-        SDPA_FWD_FOR_ROW_BLOCKS(vs, 1, rows, o, o_ld, i0_, j0, v, v_ld, p, p_ld, alpha, keys);
+        SDPA_FWD_FOR_ROW_BLOCKS(vs, 1, rows, o, o_ld, i0_, j0, v, v_ld, vg, p, p_ld, alpha, keys);
 #endif
 }
 

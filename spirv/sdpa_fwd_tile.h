@@ -203,6 +203,68 @@ sdpa_fwd_stage_kv(local float *dst, int dst_key_stride, int dst_d_stride, const 
     }
 }
 
+/*
+ * V read straight from global memory by O += V P (V_FROM_GLOBAL), instead of
+ * staged as f32 in local memory: on the CPU device the staging's converting
+ * loads and stores cost as much as the product (doc/decode.md). Only with
+ * D_FULL, so that every head-dim chunk of SUBGROUP_SIZE lies in the row,
+ * and for V's rows contiguous (V_S3 == 1: the plan checks it).
+ */
+static inline bool sdpa_fwd_v_from_global(void)
+{
+    return SC(V_FROM_GLOBAL) && SC(D_FULL);
+}
+
+/* Where the key tile's V lives: what sdpa_fwd_stage_kv would read. */
+typedef struct sdpa_fwd_v_source {
+    const global void *src;
+    long head;         /* offset of the head (with PAGED: inside a block) */
+    long key_stride;   /* V_S2 */
+    long block_stride; /* V_S0 (PAGED) */
+    long token0;       /* dense token index of key 0 of the head */
+    int k0;            /* first key of the tile, plus the sub-group's first head-dim element: */
+    int d0;
+    int sk; /* keys at or past sk are zero */
+    const private sdpa_fwd_kv_format *f;
+    const private sdpa_fwd_paged *pg;
+} sdpa_fwd_v_source;
+
+/* This lane's element of V for key k0 + key and head-dim chunk d0 + c0 (as
+ * the staging writes it: zero past the last key). */
+static inline __attribute__((always_inline)) float
+sdpa_fwd_v_global(const private sdpa_fwd_v_source *v, int key, int c0)
+{
+    const int k = v->k0 + key;
+    const int key_read = k < v->sk ? k : v->sk - 1;
+    long off = v->head + (long)key_read * v->key_stride, token = v->token0 + key_read;
+    sdpa_fwd_paged_key(v->pg, key_read, v->block_stride, v->key_stride, &off, &token);
+    /* Contiguous rows only (a stride tested here would leave the gather in
+     * the loop, if-converted by the CPU vectorizer). */
+    const float x = sdpa_fwd_kv_row_element(v->src, off, 1, v->d0 + c0, v->f, token, true);
+    return k < v->sk ? x : 0.0f;
+}
+
+/* Asks the cache for the V rows of keys k0 .. k0 + bk - 1 (d elements each),
+ * one row per lane, ahead of sdpa_fwd_v_global: its reads walk down a column
+ * of the tile, which the hardware prefetchers do not follow the way they
+ * follow the staging's sequential reads. */
+static inline __attribute__((always_inline)) void
+sdpa_fwd_v_prefetch(const private sdpa_fwd_v_source *v, int k0, int bk, int d)
+{
+    const int dt = v->f->dt;
+    const size_t row_bytes = sdpa_fwd_is_nibble(dt) ? (size_t)d / 2
+                             : dt == SDPA_DT_F16 || dt == SDPA_DT_BF16 ? (size_t)d * 2
+                             : dt == SDPA_DT_S8 || dt == SDPA_DT_U8    ? (size_t)d
+                                                                       : (size_t)d * 4;
+    for (int r = get_sub_group_local_id(); r < bk; r += SUBGROUP_SIZE) {
+        const int key = sdpa_imin(k0 + r, v->sk - 1);
+        long off = v->head + (long)key * v->key_stride, token = v->token0 + key;
+        sdpa_fwd_paged_key(v->pg, key, v->block_stride, v->key_stride, &off, &token);
+        const long byte = sdpa_fwd_is_nibble(dt) ? off >> 1 : (long)(off * (long)(row_bytes / d));
+        prefetch((const global uchar *)v->src + byte, row_bytes);
+    }
+}
+
 /* Element c0 + lane of a Q row as f32. */
 static inline __attribute__((always_inline)) float
 sdpa_fwd_q_row_element(const global void *src, long off, long stride, int c0)

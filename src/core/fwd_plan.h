@@ -44,6 +44,10 @@ typedef struct sdpa_fwd_plan {
     int d_max;
     uint32_t subgroup_size;
     sdpa_fwd_config_t config;
+    /* The portable forward reads V straight from global memory in O += V P
+     * instead of staging it (V_FROM_GLOBAL; the CPU device's narrow decode
+     * tiles, where it measured faster: fwd_plan.c, portable_config). */
+    int v_from_global;
     /* Every forward constant of spec_constants.def. Call
      * sdpa_spec_values_ze(&plan->constants) for ze_module_constants_t after
      * the plan has reached its final address. */

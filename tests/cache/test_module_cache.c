@@ -329,7 +329,7 @@ START_TEST(hit_and_miss_across_processes)
     cache_dir_make(warm_dir, sizeof(warm_dir), "warm");
 
     /* Three old entries of someone else's modules, oldest first. */
-    const size_t fake_bytes = 30000;
+    const size_t fake_bytes = 120000;
     char fakes[3][4300];
     unsigned char *junk = calloc(1, fake_bytes);
     time_t now = time(NULL);
@@ -342,8 +342,10 @@ START_TEST(hit_and_miss_across_processes)
     free(junk);
 
     /* A miss: built, stored, and the oldest entries evicted to fit the cap. */
-    const uint64_t cap = 100000;
-    client_t a = {.dir = warm_dir, .env = {"SDPA_CACHE_MAX_BYTES=100000"}, .args = {"fwd"}};
+    /* The cap holds the forward entry (~110 KB on the CPU device) and some,
+     * not all, of the fakes. */
+    const uint64_t cap = 400000;
+    client_t a = {.dir = warm_dir, .env = {"SDPA_CACHE_MAX_BYTES=400000"}, .args = {"fwd"}};
     run_client(&a);
     expect_counts(&a, 1, 0, 1);
     char entry[4300];

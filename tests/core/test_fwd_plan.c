@@ -169,9 +169,12 @@ START_TEST(q1_gqa_decode_batches_query_heads)
     ck_assert(get_bool(&plan, SDPA_SC_Q1_GQA_BATCH));
     ck_assert_int_eq(get_int(&plan, SDPA_SC_KV_GROUP_SIZE), 4);
     /* At most 4 rows: the CPU device runs them in sub-group 8, query tiles
-     * of 8 and key tiles of 16. */
+     * of 8 and key tiles of 16, V read from global memory (D is full, V's
+     * rows contiguous). */
     ck_assert_str_eq(plan.config_string, "fwd d128 sg8 cfg=16,8,128,8,1,1,1,1 (table: cpu h128 "
-                                         "thin fma, rows<=4 sg8)");
+                                         "thin fma, rows<=4 sg8 V global)");
+    ck_assert(get_bool(&plan, SDPA_SC_V_FROM_GLOBAL));
+    ck_assert(get_bool(&plan, SDPA_SC_D_FULL));
     ck_assert_uint_eq(plan.subgroup_size, 8);
     ck_assert_uint_eq(plan.local_size[0], 8);
     ck_assert_uint_eq(plan.group_count[0], 1); /* ceil(4 / 8) */
@@ -184,17 +187,27 @@ START_TEST(q1_gqa_decode_batches_query_heads)
     ck_assert_int_eq(get_int(&plan, SDPA_SC_UNROLL_M_KQ), 16);
     ck_assert_int_eq(plan.q_len, 1);
 
+    /* V's head dimension strided: staged, as the kernel reads V only from
+     * contiguous rows. */
+    p.v.strides[3] = 2;
+    plan_ok(&p, &s, &cpu, &plan);
+    ck_assert_uint_eq(plan.subgroup_size, 8);
+    ck_assert(!get_bool(&plan, SDPA_SC_V_FROM_GLOBAL));
+    p.v.strides[3] = 1;
+
     /* An environment override is taken as it is, in sub-group 16. */
     fixture_setenv("SDPA_CONFIG", "128,16,128,16,1,1,1,1");
     plan_ok(&p, &s, &cpu, &plan);
     ck_assert_str_eq(plan.config_string, "fwd d128 sg16 cfg=128,16,128,16,1,1,1,1 (SDPA_CONFIG)");
+    ck_assert(!get_bool(&plan, SDPA_SC_V_FROM_GLOBAL));
     fixture_setenv("SDPA_CONFIG", NULL);
 
-    /* 8 rows stay in sub-group 16. */
+    /* 8 rows stay in sub-group 16, V staged. */
     fixture_problem(SDPA_DTYPE_F16, 1, 32, 4, 1, 1000, 128, &p, &s);
     plan_ok(&p, &s, &cpu, &plan);
     ck_assert_str_eq(plan.config_string,
                      "fwd d128 sg16 cfg=128,16,128,16,1,1,1,1 (table: cpu h128 thin fma)");
+    ck_assert(!get_bool(&plan, SDPA_SC_V_FROM_GLOBAL));
 
     /* 32 query heads per K/V head are no longer thin. */
     fixture_problem(SDPA_DTYPE_F16, 1, 32, 1, 1, 1000, 128, &p, &s);
@@ -375,7 +388,7 @@ START_TEST(quantized_kv)
     p.k.dtype = SDPA_DTYPE_S8;
     plan_ok(&p, &s, &cpu, &plan);
     ck_assert_str_eq(plan.config_string, "fwd d128 sg8 cfg=16,8,128,8,1,1,1,1 (table: cpu h128 "
-                                         "thin quant fma, rows<=4 sg8)");
+                                         "thin quant fma, rows<=4 sg8 V global)");
     p.k.dtype = SDPA_DTYPE_U4;
 
     /* Only QUANTIZED_SDPA_CONFIG applies to quantized K/V. */

@@ -334,6 +334,33 @@ START_TEST(test_quantized_kv)
 }
 END_TEST
 
+/* Paged decode on the CPU device's narrow decode tiles, which read V
+ * straight from the cache's blocks (V_FROM_GLOBAL, src/core/fwd_plan.c):
+ * GQA 8/2, D equal to its bucket (128 in f16, 64 in s8), cache lengths that
+ * end in a partial key tile and a partial block; the configuration string
+ * proves the path ran. */
+START_TEST(test_paged_v_global)
+{
+    const int64_t len_k[4] = {1, 33, 70, 300};
+    llm_spec_t s = padded(SDPA_FORWARD_INFERENCE, 4, 1, 1, SDPA_DTYPE_F16);
+    s.layout = LLM_PAGED;
+    for (int b = 0; b < 4; b++)
+        s.len_k[b] = len_k[b];
+    s.q_heads = 8;
+    s.head_size = _i ? 64 : 128;
+    s.block_size = _i ? 16 : 32;
+    s.spare_blocks = 3;
+    s.kvdt = _i ? SDPA_DTYPE_S8 : SDPA_DTYPE_F16;
+    s.softmax = SDPA_SOFTMAX_INF_AS_ZERO;
+    llm_case_t c;
+    llm_desc_init(&c, &s);
+    char config[256];
+    test_config_string(&suite_env, &c.c.desc, config, sizeof(config));
+    ck_assert_msg(strstr(config, "V global") != NULL, "not V_FROM_GLOBAL: %s", config);
+    check_spec(&s, 320 + (uint64_t)_i);
+}
+END_TEST
+
 /* The features query agrees with what ze runs. */
 START_TEST(test_features)
 {
@@ -365,6 +392,7 @@ int main(void)
     tcase_add_loop_test(t, test_varlen_backward_long, 0, 4);
     tcase_add_loop_test(t, test_paged, 0, 10);
     tcase_add_loop_test(t, test_quantized_kv, 0, 6);
+    tcase_add_loop_test(t, test_paged_v_global, 0, 2);
     tcase_add_test(t, test_features);
     suite_add_tcase(s, t);
     return test_env_run_suite(s);

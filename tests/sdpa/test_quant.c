@@ -6,6 +6,7 @@
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "fwd_case.h"
 #include "problem.h"
@@ -120,6 +121,50 @@ START_TEST(one_side_and_decode)
 }
 END_TEST
 
+/* The CPU device's narrow decode tiles read V straight from global memory
+ * (V_FROM_GLOBAL, src/core/fwd_plan.c): one query per head, at most 4 query
+ * heads per K/V head, D equal to its bucket, V's rows contiguous. Each dtype
+ * once (one module each), over key counts that end in a partial key tile;
+ * the configuration string proves the path ran. */
+START_TEST(v_from_global)
+{
+    static const int64_t v_sizes[][4] = {{1, 4, 1, 1}, {1, 4, 1, 37}, {2, 2, 1, 75}, {1, 4, 2, 301}};
+    fwd_case_t c;
+    fwd_case_init(&c, 1, 1, 1, 1, 1, _i % 2 ? 64 : 128);
+    const sdpa_dtype_t dense[3] = {SDPA_DTYPE_F16, SDPA_DTYPE_BF16, SDPA_DTYPE_F32};
+    c.q_dtype = c.k_dtype = c.v_dtype = dense[_i % 3];
+    if (_i >= 3) { /* s8 with per-group scales; u8 with per-group zero points too */
+        c.k_dtype = c.v_dtype = _i == 3 ? SDPA_DTYPE_S8 : SDPA_DTYPE_U8;
+        sdpa_quant_desc_t grouped = {SDPA_QUANT_PER_GROUP, SDPA_DTYPE_F16,
+                                     _i == 3 ? SDPA_QUANT_NONE : SDPA_QUANT_PER_GROUP,
+                                     _i == 3 ? SDPA_DTYPE_UNDEF : SDPA_DTYPE_U8, _i == 3 ? 32 : 16};
+        c.k_quant = c.v_quant = grouped;
+    }
+    double worst = 0;
+    for (size_t i = 0; i < sizeof(v_sizes) / sizeof(v_sizes[0]); i++) {
+        c.batch = v_sizes[i][0];
+        c.q_heads = v_sizes[i][1];
+        c.kv_heads = v_sizes[i][2];
+        c.q_len = 1;
+        c.k_len = v_sizes[i][3];
+        sdpa_problem_desc_t p;
+        fwd_case_problem(&c, &p);
+        char config[256];
+        test_config_string(&suite_env, &p, config, sizeof(config));
+        /* Under SDPA_ZE_KERNELS (xe_quant.sh) the fast path runs them. */
+        const int fast = getenv("SDPA_ZE_KERNELS") && strncmp(config, "fwd xe", 6) == 0;
+        ck_assert_msg(fast || strstr(config, "V global") != NULL, "not V_FROM_GLOBAL: %s",
+                      config);
+        double r = fwd_case_run(&suite_env, &c, 5000 + i);
+        worst = r > worst ? r : worst;
+        cases_run++;
+    }
+    printf("quant family V global %s/%s D%lld          %zu cases, worst error/tolerance %.3f\n",
+           sdpa_dtype_name(c.q_dtype), sdpa_dtype_name(c.v_dtype), (long long)c.head_size,
+           sizeof(v_sizes) / sizeof(v_sizes[0]), worst);
+}
+END_TEST
+
 START_TEST(case_count)
 {
     printf("quantized cases run against ref: %d (%d primitives on the fast path), modules built: "
@@ -138,6 +183,7 @@ int main(void)
     tcase_set_timeout(t, 1800);
     tcase_add_loop_test(t, k_and_v, 0, 24);
     tcase_add_loop_test(t, one_side_and_decode, 0, 4);
+    tcase_add_loop_test(t, v_from_global, 0, 5);
     tcase_add_test(t, case_count);
     suite_add_tcase(s, t);
     return test_env_run_suite(s);

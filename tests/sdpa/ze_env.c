@@ -125,6 +125,17 @@ uint64_t test_modules_built(test_env_t *env)
     return built;
 }
 
+void test_config_string(test_env_t *env, const sdpa_problem_desc_t *p, char *out, size_t size)
+{
+    sdpa_primitive_t *prim = NULL;
+    sdpa_status_t status = env->ze->primitive_create(env->ze_ctx, p, &prim);
+    ck_assert_msg(status == SDPA_SUCCESS, "%s: %s", sdpa_status_name(status),
+                  env->ze->last_error());
+    status = env->ze->primitive_query(prim, SDPA_QUERY_CONFIG_STRING, out, size);
+    env->ze->primitive_destroy(prim);
+    ck_assert_int_eq(status, SDPA_SUCCESS);
+}
+
 test_env_t suite_env;
 static int suite_env_open;
 

@@ -65,4 +65,9 @@ void suite_shared_release(void *pointer, void *user);
 /* Modules the ze context has built so far (SDPA_QUERY_MODULES_BUILT). */
 uint64_t test_modules_built(test_env_t *env);
 
+/* Creates the ze primitive of p in env (asserting success), copies its
+ * SDPA_QUERY_CONFIG_STRING into out (size bytes) and destroys it: which
+ * kernel and settings ze chose, for tests that must reach one path. */
+void test_config_string(test_env_t *env, const sdpa_problem_desc_t *p, char *out, size_t size);
+
 #endif /* SDPA_TEST_ZE_ENV_H */
