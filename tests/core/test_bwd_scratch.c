@@ -426,6 +426,57 @@ START_TEST(dq_slices_past_max_alloc_fall_back)
 }
 END_TEST
 
+/* BWD_UNIT_D_STRIDES follows the strides the main and dQ kernels see: set
+ * for dense tensors; cleared by an input or a directly written gradient
+ * whose head-dim stride is not 1; still set when such a gradient goes
+ * through a dense f32 buffer of the scratch. */
+START_TEST(unit_d_strides_constant)
+{
+    sdpa_device_info_t device;
+    fixture_cpu_device(&device);
+    sdpa_problem_desc_t p;
+    sdpa_shape_t shape;
+    sdpa_bwd_plan_t plan;
+    fixture_problem(SDPA_DTYPE_F16, 1, 2, 2, 64, 64, 32, &p, &shape);
+    fixture_make_backward(&p, SDPA_DTYPE_F16);
+    ck_assert_int_eq(sdpa_bwd_plan_make(&p, &shape, &device, &plan), SDPA_SUCCESS);
+    ck_assert(sdpa_spec_values_get_bool(&plan.constants, SDPA_SC_BWD_UNIT_D_STRIDES));
+
+    /* K transposed: keys contiguous, head-dim elements Sk apart. */
+    sdpa_problem_desc_t t = p;
+    t.k.strides[3] = 64;
+    t.k.strides[2] = 1;
+    ck_assert_int_eq(sdpa_bwd_plan_make(&t, &shape, &device, &plan), SDPA_SUCCESS);
+    ck_assert(!sdpa_spec_values_get_bool(&plan.constants, SDPA_SC_BWD_UNIT_D_STRIDES));
+
+    /* dO with its head dimension strided (every other element). */
+    t = p;
+    for (int axis = 0; axis < 4; axis++)
+        t.diff_dst.strides[axis] *= 2;
+    ck_assert_int_eq(sdpa_bwd_plan_make(&t, &shape, &device, &plan), SDPA_SUCCESS);
+    ck_assert(!sdpa_spec_values_get_bool(&plan.constants, SDPA_SC_BWD_UNIT_D_STRIDES));
+
+    /* dK sequence-contiguous (f16: written directly by the main kernel
+     * without GQA), then dQ so in deterministic mode past the slices'
+     * bound (written by the dQ pass). */
+    t = p;
+    t.diff_k.strides[3] = 64;
+    t.diff_k.strides[2] = 1;
+    ck_assert_int_eq(sdpa_bwd_plan_make(&t, &shape, &device, &plan), SDPA_SUCCESS);
+    ck_assert_int_eq(plan.dkv_target, SDPA_BWD_TARGET_OUTPUT);
+    ck_assert(!sdpa_spec_values_get_bool(&plan.constants, SDPA_SC_BWD_UNIT_D_STRIDES));
+
+    /* dQ sequence-contiguous, atomic: added into dense f32 slices or sums of
+     * the scratch, so the kernels see unit strides. */
+    t = p;
+    t.diff_q.strides[3] = 64;
+    t.diff_q.strides[2] = 1;
+    ck_assert_int_eq(sdpa_bwd_plan_make(&t, &shape, &device, &plan), SDPA_SUCCESS);
+    ck_assert_int_eq(plan.dq_target, SDPA_BWD_TARGET_SCRATCH);
+    ck_assert(sdpa_spec_values_get_bool(&plan.constants, SDPA_SC_BWD_UNIT_D_STRIDES));
+}
+END_TEST
+
 int main(void)
 {
     Suite *suite = suite_create("bwd_scratch");
@@ -443,6 +494,7 @@ int main(void)
     tcase_add_test(tc, dq_slices_bound);
     tcase_add_test(tc, plan_chooses_dq_slices);
     tcase_add_test(tc, dq_slices_past_max_alloc_fall_back);
+    tcase_add_test(tc, unit_d_strides_constant);
     suite_add_tcase(suite, tc);
     return test_run_suite(suite);
 }
