@@ -426,54 +426,55 @@ START_TEST(dq_slices_past_max_alloc_fall_back)
 }
 END_TEST
 
+/* Tensor t laid out with its sequence axis contiguous: head-dim elements
+ * seq apart (t's heads keep their size, so the layout stays valid). */
+static void sequence_contiguous(sdpa_tensor_desc_t *t, int64_t seq)
+{
+    t->strides[3] = seq;
+    t->strides[2] = 1;
+}
+
+/* The plan of p, and its BWD_UNIT_D_STRIDES. */
+static int unit_d_strides_of(const sdpa_problem_desc_t *p, const sdpa_shape_t *shape,
+                             sdpa_bwd_plan_t *plan)
+{
+    sdpa_device_info_t device;
+    fixture_cpu_device(&device);
+    ck_assert_int_eq(sdpa_bwd_plan_make(p, shape, &device, plan), SDPA_SUCCESS);
+    return sdpa_spec_values_get_bool(&plan->constants, SDPA_SC_BWD_UNIT_D_STRIDES);
+}
+
 /* BWD_UNIT_D_STRIDES follows the strides the main and dQ kernels see: set
  * for dense tensors; cleared by an input or a directly written gradient
  * whose head-dim stride is not 1; still set when such a gradient goes
  * through a dense f32 buffer of the scratch. */
 START_TEST(unit_d_strides_constant)
 {
-    sdpa_device_info_t device;
-    fixture_cpu_device(&device);
-    sdpa_problem_desc_t p;
+    sdpa_problem_desc_t p, t;
     sdpa_shape_t shape;
     sdpa_bwd_plan_t plan;
     fixture_problem(SDPA_DTYPE_F16, 1, 2, 2, 64, 64, 32, &p, &shape);
     fixture_make_backward(&p, SDPA_DTYPE_F16);
-    ck_assert_int_eq(sdpa_bwd_plan_make(&p, &shape, &device, &plan), SDPA_SUCCESS);
-    ck_assert(sdpa_spec_values_get_bool(&plan.constants, SDPA_SC_BWD_UNIT_D_STRIDES));
+    ck_assert(unit_d_strides_of(&p, &shape, &plan));
 
-    /* K transposed: keys contiguous, head-dim elements Sk apart. */
-    sdpa_problem_desc_t t = p;
-    t.k.strides[3] = 64;
-    t.k.strides[2] = 1;
-    ck_assert_int_eq(sdpa_bwd_plan_make(&t, &shape, &device, &plan), SDPA_SUCCESS);
-    ck_assert(!sdpa_spec_values_get_bool(&plan.constants, SDPA_SC_BWD_UNIT_D_STRIDES));
+    t = p; /* transposed K */
+    sequence_contiguous(&t.k, 64);
+    ck_assert(!unit_d_strides_of(&t, &shape, &plan));
 
-    /* dO with its head dimension strided (every other element). */
-    t = p;
+    t = p; /* dO with its head dimension strided (every other element) */
     for (int axis = 0; axis < 4; axis++)
         t.diff_dst.strides[axis] *= 2;
-    ck_assert_int_eq(sdpa_bwd_plan_make(&t, &shape, &device, &plan), SDPA_SUCCESS);
-    ck_assert(!sdpa_spec_values_get_bool(&plan.constants, SDPA_SC_BWD_UNIT_D_STRIDES));
+    ck_assert(!unit_d_strides_of(&t, &shape, &plan));
 
-    /* dK sequence-contiguous (f16: written directly by the main kernel
-     * without GQA), then dQ so in deterministic mode past the slices'
-     * bound (written by the dQ pass). */
-    t = p;
-    t.diff_k.strides[3] = 64;
-    t.diff_k.strides[2] = 1;
-    ck_assert_int_eq(sdpa_bwd_plan_make(&t, &shape, &device, &plan), SDPA_SUCCESS);
+    t = p; /* dK, f16 without GQA: written directly by the main kernel */
+    sequence_contiguous(&t.diff_k, 64);
+    ck_assert(!unit_d_strides_of(&t, &shape, &plan));
     ck_assert_int_eq(plan.dkv_target, SDPA_BWD_TARGET_OUTPUT);
-    ck_assert(!sdpa_spec_values_get_bool(&plan.constants, SDPA_SC_BWD_UNIT_D_STRIDES));
 
-    /* dQ sequence-contiguous, atomic: added into dense f32 slices or sums of
-     * the scratch, so the kernels see unit strides. */
-    t = p;
-    t.diff_q.strides[3] = 64;
-    t.diff_q.strides[2] = 1;
-    ck_assert_int_eq(sdpa_bwd_plan_make(&t, &shape, &device, &plan), SDPA_SUCCESS);
+    t = p; /* dQ, atomic: added into dense f32 slices of the scratch */
+    sequence_contiguous(&t.diff_q, 64);
+    ck_assert(unit_d_strides_of(&t, &shape, &plan));
     ck_assert_int_eq(plan.dq_target, SDPA_BWD_TARGET_SCRATCH);
-    ck_assert(sdpa_spec_values_get_bool(&plan.constants, SDPA_SC_BWD_UNIT_D_STRIDES));
 }
 END_TEST
 
