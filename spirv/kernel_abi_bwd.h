@@ -86,6 +86,11 @@
  *         [B, Hq, Sk, D], indexed by query head (dense: Hq*Sk*D, Sk*D, D, 1).
  *
  * The mask's and dS's strides are kernel arguments (both are optional).
+ *
+ * BWD_UNIT_D_STRIDES (a specialization constant): the host sets it when the
+ * head-dim stride (the fourth) of K, Q, V, dO, DQ, DK and DV above is 1,
+ * and sdpa_bwd and sdpa_bwd_dq then assume it is (only the contiguous
+ * copies are compiled); when it is false they test the strides at run time.
  */
 enum sdpa_bwd_stride {
     SDPA_BWD_STRIDE_K = 0,

@@ -301,7 +301,7 @@ sdpa_bwd_store_acc(global void *dst, long head, long s2, long s3, int j0, local 
 {
     const long off = head + (long)j0 * s2;
     const int n_sg = sdpa_bwd_subgroups();
-    if (s2 == 1 && s3 != 1) /* rows are head-dim elements, lanes run along j: uncommon */
+    if (!SC(BWD_UNIT_D_STRIDES) && s2 == 1 && s3 != 1) /* head-dim rows, lanes along j: uncommon */
         sdpa_bwd_unstage_other(dst, off, s3, s2, acc, acc_d, acc_j, d, count, factor, out.f32,
                                out.atomic, SC(QRY_DT), n_sg);
     else

@@ -9,6 +9,12 @@
  * copy checks the column stride at run time (uniform, free) and calls the
  * row copy with a literal 1, so that consecutive lanes at consecutive
  * addresses become vector loads on the CPU and block loads on a GPU.
+ *
+ * The column stride is the head-dim stride of every copy of the main and
+ * dQ kernels. When the host knows them all to be 1 (BWD_UNIT_D_STRIDES,
+ * kernel_abi_bwd.h), the tests fold to the contiguous path and the
+ * out-of-line copies for other layouts are not compiled at all: a fifth of
+ * the main module's JIT on the CPU device (build time, issue 14).
  */
 #ifndef SDPA_SPIRV_BWD_TILE_H
 #define SDPA_SPIRV_BWD_TILE_H
@@ -64,7 +70,7 @@ sdpa_bwd_stage(local float *dst, int dst_r, int dst_c, const global void *src, l
         local float *row = dst + r * dst_r;
         const long row_off = off + (long)r * src_r;
         const int valid = r < rows_valid ? cols_valid : 0;
-        if (src_c == 1)
+        if (SC(BWD_UNIT_D_STRIDES) || src_c == 1)
             sdpa_bwd_copy_row(row, dst_c, src, row_off, 1, cols, valid, dt);
         else
             sdpa_bwd_copy_row_strided(row, dst_c, src, row_off, src_c, cols, valid, dt);
@@ -95,7 +101,7 @@ sdpa_bwd_stage_transposed(local float *dst, int bc, const global void *src, long
                           long s_d, int k0, int keys, int d_rows, int dt, int n_sg)
 {
     const long off = head + (long)k0 * s_key;
-    if (s_key == 1 && s_d != 1) /* transposed K: uncommon */
+    if (!SC(BWD_UNIT_D_STRIDES) && s_key == 1 && s_d != 1) /* transposed K: uncommon */
         sdpa_bwd_stage_other(dst, bc, 1, src, off, s_d, s_key, d_rows, d_rows, bc, keys, dt, n_sg);
     else
         sdpa_bwd_stage(dst, 1, bc, src, off, s_key, s_d, bc, keys, d_rows, d_rows, dt, n_sg);
@@ -173,7 +179,7 @@ sdpa_bwd_unstage(global void *dst, long off, long dst_r, long dst_c, local const
 {
     for (int r = get_sub_group_id(); r < rows; r += n_sg) {
         const long row_off = off + (long)r * dst_r;
-        if (dst_c == 1)
+        if (SC(BWD_UNIT_D_STRIDES) || dst_c == 1)
             sdpa_bwd_unstage_row(dst, row_off, 1, src + r * src_r, src_c, cols, factor, out, dt);
         else
             sdpa_bwd_unstage_row_strided(dst, row_off, dst_c, src + r * src_r, src_c, cols,

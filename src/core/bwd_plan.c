@@ -20,6 +20,21 @@ void sdpa_bwd_config_query_for(const sdpa_problem_desc_t *problem, const sdpa_sh
     *out = (sdpa_config_query_t){device->device_class, shape->head_size, shape->k_len, props};
 }
 
+/* 1 when every tensor the main and dQ kernels copy (K, Q, V, dO, and
+ * where dQ, dK and dV go: the strides buffer, kernel_abi_bwd.h) has
+ * head-dim stride 1, the usual layout: BWD_UNIT_D_STRIDES then drops the
+ * kernels' copies for other layouts from the build (issue 14). */
+static int unit_d_strides(const int64_t *strides)
+{
+    static const int tensors[] = {SDPA_BWD_STRIDE_K,        SDPA_BWD_STRIDE_Q,  SDPA_BWD_STRIDE_V,
+                                  SDPA_BWD_STRIDE_DIFF_DST, SDPA_BWD_STRIDE_DQ, SDPA_BWD_STRIDE_DK,
+                                  SDPA_BWD_STRIDE_DV};
+    for (size_t i = 0; i < sizeof(tensors) / sizeof(tensors[0]); i++)
+        if (strides[tensors[i] + 3] != 1)
+            return 0;
+    return 1;
+}
+
 static void set_constants(sdpa_bwd_plan_t *plan, const sdpa_problem_desc_t *p,
                           const sdpa_shape_t *shape)
 {
@@ -50,6 +65,7 @@ static void set_constants(sdpa_bwd_plan_t *plan, const sdpa_problem_desc_t *p,
                               plan->scratch.mode == SDPA_BWD_MODE_DETERMINISTIC);
     sdpa_spec_values_set_bool(v, SDPA_SC_VARLEN, p->varlen.enabled != 0);
     sdpa_spec_values_set_bool(v, SDPA_SC_DQ_PARTIALS, plan->scratch.dq_slices > 0);
+    sdpa_spec_values_set_bool(v, SDPA_SC_BWD_UNIT_D_STRIDES, unit_d_strides(plan->strides));
 }
 
 static void copy4(int64_t *out, const int64_t in[4])

@@ -426,6 +426,58 @@ START_TEST(dq_slices_past_max_alloc_fall_back)
 }
 END_TEST
 
+/* Tensor t laid out with its sequence axis contiguous: head-dim elements
+ * seq apart (t's heads keep their size, so the layout stays valid). */
+static void sequence_contiguous(sdpa_tensor_desc_t *t, int64_t seq)
+{
+    t->strides[3] = seq;
+    t->strides[2] = 1;
+}
+
+/* The plan of p, and its BWD_UNIT_D_STRIDES. */
+static int unit_d_strides_of(const sdpa_problem_desc_t *p, const sdpa_shape_t *shape,
+                             sdpa_bwd_plan_t *plan)
+{
+    sdpa_device_info_t device;
+    fixture_cpu_device(&device);
+    ck_assert_int_eq(sdpa_bwd_plan_make(p, shape, &device, plan), SDPA_SUCCESS);
+    return sdpa_spec_values_get_bool(&plan->constants, SDPA_SC_BWD_UNIT_D_STRIDES);
+}
+
+/* BWD_UNIT_D_STRIDES follows the strides the main and dQ kernels see: set
+ * for dense tensors; cleared by an input or a directly written gradient
+ * whose head-dim stride is not 1; still set when such a gradient goes
+ * through a dense f32 buffer of the scratch. */
+START_TEST(unit_d_strides_constant)
+{
+    sdpa_problem_desc_t p, t;
+    sdpa_shape_t shape;
+    sdpa_bwd_plan_t plan;
+    fixture_problem(SDPA_DTYPE_F16, 1, 2, 2, 64, 64, 32, &p, &shape);
+    fixture_make_backward(&p, SDPA_DTYPE_F16);
+    ck_assert(unit_d_strides_of(&p, &shape, &plan));
+
+    t = p; /* transposed K */
+    sequence_contiguous(&t.k, 64);
+    ck_assert(!unit_d_strides_of(&t, &shape, &plan));
+
+    t = p; /* dO with its head dimension strided (every other element) */
+    for (int axis = 0; axis < 4; axis++)
+        t.diff_dst.strides[axis] *= 2;
+    ck_assert(!unit_d_strides_of(&t, &shape, &plan));
+
+    t = p; /* dK, f16 without GQA: written directly by the main kernel */
+    sequence_contiguous(&t.diff_k, 64);
+    ck_assert(!unit_d_strides_of(&t, &shape, &plan));
+    ck_assert_int_eq(plan.dkv_target, SDPA_BWD_TARGET_OUTPUT);
+
+    t = p; /* dQ, atomic: added into dense f32 slices of the scratch */
+    sequence_contiguous(&t.diff_q, 64);
+    ck_assert(unit_d_strides_of(&t, &shape, &plan));
+    ck_assert_int_eq(plan.dq_target, SDPA_BWD_TARGET_SCRATCH);
+}
+END_TEST
+
 int main(void)
 {
     Suite *suite = suite_create("bwd_scratch");
@@ -443,6 +495,7 @@ int main(void)
     tcase_add_test(tc, dq_slices_bound);
     tcase_add_test(tc, plan_chooses_dq_slices);
     tcase_add_test(tc, dq_slices_past_max_alloc_fall_back);
+    tcase_add_test(tc, unit_d_strides_constant);
     suite_add_tcase(suite, tc);
     return test_run_suite(suite);
 }

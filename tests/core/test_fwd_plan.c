@@ -41,7 +41,7 @@ static int is_backward_only(uint32_t id)
 {
     return (id >= SDPA_SC_UNROLL_M_BCBR && id <= SDPA_SC_WG_N_DBR) ||
            (id >= SDPA_SC_WITH_DS && id <= SDPA_SC_DETERMINISTIC) || id == SDPA_SC_DS_DT ||
-           id == SDPA_SC_DQ_PARTIALS;
+           id == SDPA_SC_DQ_PARTIALS || id == SDPA_SC_BWD_UNIT_D_STRIDES;
 }
 
 /* The merge kernel's own constants (sdpa_merge.cl). */
