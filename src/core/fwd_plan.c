@@ -97,6 +97,7 @@ static void set_constants(sdpa_fwd_plan_t *plan, const sdpa_problem_desc_t *p,
     /* Decode batching, accumulation, training. */
     sdpa_spec_values_set_bool(v, SDPA_SC_Q1_GQA_BATCH, q1_gqa_batch(shape));
     sdpa_spec_values_set_bool(v, SDPA_SC_V_FROM_GLOBAL, plan->v_from_global);
+    sdpa_spec_values_set_bool(v, SDPA_SC_K_FROM_GLOBAL, plan->k_from_global);
     sdpa_spec_values_set_bool(v, SDPA_SC_KQ_F16_ACC, p->kq_acc_dtype == SDPA_DTYPE_F16);
     sdpa_spec_values_set_bool(v, SDPA_SC_VS_F16_ACC, p->vs_acc_dtype == SDPA_DTYPE_F16);
     sdpa_spec_values_set_bool(v, SDPA_SC_IS_TRAINING, p->prop_kind == SDPA_FORWARD_TRAINING);
@@ -195,10 +196,17 @@ static sdpa_status_t portable_config(sdpa_fwd_plan_t *plan, const sdpa_problem_d
      * product (doc/decode.md). The kernel needs whole head-dim chunks of
      * contiguous rows. */
     plan->v_from_global = shape->head_size == plan->d_max && p->v.strides[3] == 1;
+    /* S = K^T Q with keys along lanes, K read where it lies: all lanes of
+     * S busy for the few query rows, and no f32 staging of K. The kernel
+     * needs whole head-dim chunks of contiguous rows, key tiles of whole
+     * sub-groups, and f32 accumulation (the emulated f16 one is not there). */
+    plan->k_from_global = shape->head_size == plan->d_max && p->k.strides[3] == 1 &&
+                          p->kq_acc_dtype != SDPA_DTYPE_F16 &&
+                          narrow.unroll_m_kq % (int)SDPA_FWD_CPU_NARROW_SG == 0;
     size_t used = strlen(plan->source.text);
-    snprintf(plan->source.text + used, sizeof(plan->source.text) - used, ", rows<=%d sg%u%s",
+    snprintf(plan->source.text + used, sizeof(plan->source.text) - used, ", rows<=%d sg%u%s%s",
              SDPA_FWD_CPU_NARROW_ROWS, SDPA_FWD_CPU_NARROW_SG,
-             plan->v_from_global ? " V global" : "");
+             plan->k_from_global ? " K global" : "", plan->v_from_global ? " V global" : "");
     return SDPA_SUCCESS;
 }
 

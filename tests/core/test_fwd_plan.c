@@ -169,11 +169,12 @@ START_TEST(q1_gqa_decode_batches_query_heads)
     ck_assert(get_bool(&plan, SDPA_SC_Q1_GQA_BATCH));
     ck_assert_int_eq(get_int(&plan, SDPA_SC_KV_GROUP_SIZE), 4);
     /* At most 4 rows: the CPU device runs them in sub-group 8, query tiles
-     * of 8 and key tiles of 16, V read from global memory (D is full, V's
-     * rows contiguous). */
+     * of 8 and key tiles of 16, K and V read from global memory (D is full,
+     * their rows contiguous). */
     ck_assert_str_eq(plan.config_string, "fwd d128 sg8 cfg=16,8,128,8,1,1,1,1 (table: cpu h128 "
-                                         "thin fma, rows<=4 sg8 V global)");
+                                         "thin fma, rows<=4 sg8 K global V global)");
     ck_assert(get_bool(&plan, SDPA_SC_V_FROM_GLOBAL));
+    ck_assert(get_bool(&plan, SDPA_SC_K_FROM_GLOBAL));
     ck_assert(get_bool(&plan, SDPA_SC_D_FULL));
     ck_assert_uint_eq(plan.subgroup_size, 8);
     ck_assert_uint_eq(plan.local_size[0], 8);
@@ -193,13 +194,29 @@ START_TEST(q1_gqa_decode_batches_query_heads)
     plan_ok(&p, &s, &cpu, &plan);
     ck_assert_uint_eq(plan.subgroup_size, 8);
     ck_assert(!get_bool(&plan, SDPA_SC_V_FROM_GLOBAL));
+    ck_assert(get_bool(&plan, SDPA_SC_K_FROM_GLOBAL));
     p.v.strides[3] = 1;
+
+    /* Likewise K; and K staged for the emulated f16 accumulation of S. */
+    p.k.strides[3] = 2;
+    plan_ok(&p, &s, &cpu, &plan);
+    ck_assert(!get_bool(&plan, SDPA_SC_K_FROM_GLOBAL));
+    ck_assert(get_bool(&plan, SDPA_SC_V_FROM_GLOBAL));
+    ck_assert_str_eq(plan.config_string, "fwd d128 sg8 cfg=16,8,128,8,1,1,1,1 (table: cpu h128 "
+                                         "thin fma, rows<=4 sg8 V global)");
+    p.k.strides[3] = 1;
+    p.kq_acc_dtype = SDPA_DTYPE_F16;
+    plan_ok(&p, &s, &cpu, &plan);
+    ck_assert_uint_eq(plan.subgroup_size, 8);
+    ck_assert(!get_bool(&plan, SDPA_SC_K_FROM_GLOBAL));
+    p.kq_acc_dtype = SDPA_DTYPE_F32;
 
     /* An environment override is taken as it is, in sub-group 16. */
     fixture_setenv("SDPA_CONFIG", "128,16,128,16,1,1,1,1");
     plan_ok(&p, &s, &cpu, &plan);
     ck_assert_str_eq(plan.config_string, "fwd d128 sg16 cfg=128,16,128,16,1,1,1,1 (SDPA_CONFIG)");
     ck_assert(!get_bool(&plan, SDPA_SC_V_FROM_GLOBAL));
+    ck_assert(!get_bool(&plan, SDPA_SC_K_FROM_GLOBAL));
     fixture_setenv("SDPA_CONFIG", NULL);
 
     /* 8 rows stay in sub-group 16, V staged. */
@@ -208,6 +225,7 @@ START_TEST(q1_gqa_decode_batches_query_heads)
     ck_assert_str_eq(plan.config_string,
                      "fwd d128 sg16 cfg=128,16,128,16,1,1,1,1 (table: cpu h128 thin fma)");
     ck_assert(!get_bool(&plan, SDPA_SC_V_FROM_GLOBAL));
+    ck_assert(!get_bool(&plan, SDPA_SC_K_FROM_GLOBAL));
 
     /* 32 query heads per K/V head are no longer thin. */
     fixture_problem(SDPA_DTYPE_F16, 1, 32, 1, 1, 1000, 128, &p, &s);
@@ -388,7 +406,8 @@ START_TEST(quantized_kv)
     p.k.dtype = SDPA_DTYPE_S8;
     plan_ok(&p, &s, &cpu, &plan);
     ck_assert_str_eq(plan.config_string, "fwd d128 sg8 cfg=16,8,128,8,1,1,1,1 (table: cpu h128 "
-                                         "thin quant fma, rows<=4 sg8 V global)");
+                                         "thin quant fma, rows<=4 sg8 K global V global)");
+    ck_assert(get_bool(&plan, SDPA_SC_K_FROM_GLOBAL));
     p.k.dtype = SDPA_DTYPE_U4;
 
     /* Only QUANTIZED_SDPA_CONFIG applies to quantized K/V. */
