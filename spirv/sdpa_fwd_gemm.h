@@ -291,8 +291,8 @@ sdpa_fwd_kq_tile(local float *s, int s_ld, local const float *k, int k_key_strid
 
 /*
  * The sub-group's tile of S = K^T Q with K read from global memory
- * (K_FROM_GLOBAL): `keys` keys (a multiple of SDPA_FWD_KQ_GLOBAL_KEYS) from
- * key kg->k0 + key0 by query rows 0 .. rows - 1, rounded up to blocks of
+ * (K_FROM_GLOBAL): `keys` keys (a multiple of SDPA_FWD_KQ_GLOBAL_KEYS,
+ * kernel_abi.h) from key kg->k0 + key0 by query rows 0 .. rows - 1, rounded up to blocks of
  * SDPA_FWD_KQ_GLOBAL_ROWS (Q's staged rows past the work-group's are zero),
  * into s[key * s_ld + row] (s: key key0, row 0 of the sub-group's tile).
  * Lanes run along the head dimension: each key's row is read with
@@ -302,7 +302,6 @@ sdpa_fwd_kq_tile(local float *s, int s_ld, local const float *k, int k_key_strid
  * past the end read the last key (finite scores that the mask pass sets to
  * -inf).
  */
-#define SDPA_FWD_KQ_GLOBAL_KEYS 2
 #define SDPA_FWD_KQ_GLOBAL_ROWS 4
 static inline __attribute__((always_inline)) void
 sdpa_fwd_kq_global_tile(local float *s, int s_ld, const private sdpa_fwd_v_source *kg, int key0,
