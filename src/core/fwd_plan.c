@@ -144,6 +144,7 @@ static void set_constants(sdpa_fwd_plan_t *plan, const sdpa_problem_desc_t *p,
  * when K is staged, in the table's sub-group when it is read from global
  * memory. */
 #define SDPA_FWD_CPU_NARROW_ROWS 4
+#define SDPA_FWD_CPU_K_GLOBAL_ROWS 8
 #define SDPA_FWD_CPU_NARROW_SG 8u
 #define SDPA_FWD_CPU_NARROW_KEYS 16
 
@@ -157,11 +158,14 @@ static void set_constants(sdpa_fwd_plan_t *plan, const sdpa_problem_desc_t *p,
  *   - when D is full, K's rows contiguous and S accumulates in f32, reads K
  *     where it lies with lanes along the head dimension (K_FROM_GLOBAL:
  *     every lane busy, no f32 staging of K), in the table's sub-group 16,
- *     which halves the instructions of O += V P against sub-group 8;
- *   - otherwise takes the sub-group-8 variant and query tiles of 8: half the
- *     wasted lanes of S, in 256-bit vectors.
- * An environment override is left alone. Not for 5-8 rows nor 4-bit K or V
- * (measured with staged K: slower); doc/decode.md.
+ *     which halves the instructions of O += V P against sub-group 8; this
+ *     serves up to 8 rows (Hq8 Hkv1 decode too);
+ *   - otherwise, for at most 4 rows, takes the sub-group-8 variant and
+ *     query tiles of 8: half the wasted lanes of S, in 256-bit vectors (5-8
+ *     rows were slower that way).
+ * An environment override is left alone. Not for 4-bit K or V (measured
+ * with staged K: slower; not measured with K from global memory);
+ * doc/decode.md.
  */
 static int is_nibble(sdpa_dtype_t dt)
 {
@@ -178,7 +182,7 @@ static sdpa_status_t portable_config(sdpa_fwd_plan_t *plan, const sdpa_problem_d
             sdpa_fwd_config_choose(&query, is_quantized(p), &target, &plan->config, &plan->source);
     const int64_t rows = q1_gqa_batch(shape) ? shape->kv_group_size : shape->q_len;
     if (status != SDPA_SUCCESS || plan->source.from_env ||
-        device->device_class != SDPA_DEVICE_CLASS_CPU || rows > SDPA_FWD_CPU_NARROW_ROWS ||
+        device->device_class != SDPA_DEVICE_CLASS_CPU || rows > SDPA_FWD_CPU_K_GLOBAL_ROWS ||
         is_nibble(p->k.dtype) || is_nibble(p->v.dtype))
         return status;
     /* The kernel needs whole head-dim chunks of contiguous rows to read K
@@ -188,8 +192,9 @@ static sdpa_status_t portable_config(sdpa_fwd_plan_t *plan, const sdpa_problem_d
     const int k_global = d_full && p->k.strides[3] == 1 && p->kq_acc_dtype != SDPA_DTYPE_F16 &&
                          (int64_t)plan->subgroup_size <= plan->d_max;
     const uint32_t sg = k_global ? plan->subgroup_size : SDPA_FWD_CPU_NARROW_SG;
-    if (!k_global && (plan->subgroup_size <= SDPA_FWD_CPU_NARROW_SG ||
-                      !sdpa_device_supports_subgroup(device, SDPA_FWD_CPU_NARROW_SG)))
+    if (!k_global &&
+        (rows > SDPA_FWD_CPU_NARROW_ROWS || plan->subgroup_size <= SDPA_FWD_CPU_NARROW_SG ||
+         !sdpa_device_supports_subgroup(device, SDPA_FWD_CPU_NARROW_SG)))
         return status;
     sdpa_fwd_config_t narrow = plan->config;
     narrow.unroll_n_kq = narrow.unroll_n_vs = (int)sg;
@@ -210,8 +215,8 @@ static sdpa_status_t portable_config(sdpa_fwd_plan_t *plan, const sdpa_problem_d
     plan->v_from_global = d_full && p->v.strides[3] == 1;
     size_t used = strlen(plan->source.text);
     snprintf(plan->source.text + used, sizeof(plan->source.text) - used, ", rows<=%d sg%u%s%s",
-             SDPA_FWD_CPU_NARROW_ROWS, sg, plan->k_from_global ? " K global" : "",
-             plan->v_from_global ? " V global" : "");
+             k_global ? SDPA_FWD_CPU_K_GLOBAL_ROWS : SDPA_FWD_CPU_NARROW_ROWS, sg,
+             plan->k_from_global ? " K global" : "", plan->v_from_global ? " V global" : "");
     return SDPA_SUCCESS;
 }
 

@@ -172,7 +172,7 @@ START_TEST(q1_gqa_decode_batches_query_heads)
      * D is full and K's and V's rows contiguous, reads K and V from global
      * memory, in sub-group 16. */
     ck_assert_str_eq(plan.config_string, "fwd d128 sg16 cfg=16,16,128,16,1,1,1,1 (table: cpu h128 "
-                                         "thin fma, rows<=4 sg16 K global V global)");
+                                         "thin fma, rows<=8 sg16 K global V global)");
     ck_assert(get_bool(&plan, SDPA_SC_V_FROM_GLOBAL));
     ck_assert(get_bool(&plan, SDPA_SC_K_FROM_GLOBAL));
     ck_assert(get_bool(&plan, SDPA_SC_D_FULL));
@@ -222,13 +222,21 @@ START_TEST(q1_gqa_decode_batches_query_heads)
     ck_assert(!get_bool(&plan, SDPA_SC_K_FROM_GLOBAL));
     fixture_setenv("SDPA_CONFIG", NULL);
 
-    /* 8 rows stay in sub-group 16, V staged. */
+    /* 8 rows: K and V from global memory in the narrow tiles; with K
+     * staged they keep the table row (sub-group 8 is for at most 4 rows). */
     fixture_problem(SDPA_DTYPE_F16, 1, 32, 4, 1, 1000, 128, &p, &s);
+    plan_ok(&p, &s, &cpu, &plan);
+    ck_assert_str_eq(plan.config_string, "fwd d128 sg16 cfg=16,16,128,16,1,1,1,1 (table: cpu h128 "
+                                         "thin fma, rows<=8 sg16 K global V global)");
+    ck_assert(get_bool(&plan, SDPA_SC_V_FROM_GLOBAL));
+    ck_assert(get_bool(&plan, SDPA_SC_K_FROM_GLOBAL));
+    p.k.strides[3] = 2;
     plan_ok(&p, &s, &cpu, &plan);
     ck_assert_str_eq(plan.config_string,
                      "fwd d128 sg16 cfg=128,16,128,16,1,1,1,1 (table: cpu h128 thin fma)");
     ck_assert(!get_bool(&plan, SDPA_SC_V_FROM_GLOBAL));
     ck_assert(!get_bool(&plan, SDPA_SC_K_FROM_GLOBAL));
+    p.k.strides[3] = 1;
 
     /* 32 query heads per K/V head are no longer thin. */
     fixture_problem(SDPA_DTYPE_F16, 1, 32, 1, 1, 1000, 128, &p, &s);
@@ -410,7 +418,7 @@ START_TEST(quantized_kv)
     p.k.dtype = SDPA_DTYPE_S8;
     plan_ok(&p, &s, &cpu, &plan);
     ck_assert_str_eq(plan.config_string, "fwd d128 sg16 cfg=16,16,128,16,1,1,1,1 (table: cpu "
-                                         "h128 thin quant fma, rows<=4 sg16 K global V global)");
+                                         "h128 thin quant fma, rows<=8 sg16 K global V global)");
     ck_assert(get_bool(&plan, SDPA_SC_K_FROM_GLOBAL));
     p.k.dtype = SDPA_DTYPE_U4;
 
