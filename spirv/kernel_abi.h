@@ -105,6 +105,12 @@
      3 * (wg_m_kq) * (bq) + 2 * (bq))
 #define SDPA_FWD_SLM_BYTES(d_max, bq, bk, wg_m_kq) (4 * SDPA_FWD_SLM_FLOATS(d_max, bq, bk, wg_m_kq))
 
+/* With K_FROM_GLOBAL, S = K^T Q takes this many keys per step
+ * (sdpa_fwd_kq_global_tile): the key tile must be a multiple of it. Q is
+ * then staged by rows, [bq][d_max + pad] in the place of Q^T, which needs
+ * bq <= d_max. */
+#define SDPA_FWD_KQ_GLOBAL_KEYS 4
+
 /* Per-lane caps on a sub-group's share of the tiles, for the host's config
  * check. The kernel keeps S, P and O in local memory (SDPA_FWD_SLM_BYTES is
  * the binding limit), so these are not array sizes: they only keep configs

@@ -196,7 +196,12 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_fwd(
     {
         long q_off = q_base + (long)w.head0 * Q_S1 + (long)w.query0 * Q_S2;
         long q_row_stride = SC(Q1_GQA_BATCH) ? Q_S1 : Q_S2;
-        sdpa_fwd_stage_q(q_slm, q_ld, Q, q_off, q_row_stride, Q_S3, bq, w.rows, D);
+        /* By rows (stride kv_ld: bq * kv_ld <= D_MAX * q_ld) for K read
+         * from global memory, else transposed. */
+        if (sdpa_fwd_k_from_global())
+            sdpa_fwd_stage_q(q_slm, kv_ld, 1, Q, q_off, q_row_stride, Q_S3, bq, w.rows, D);
+        else
+            sdpa_fwd_stage_q(q_slm, 1, q_ld, Q, q_off, q_row_stride, Q_S3, bq, w.rows, D);
     }
 
     /* Keys this work-group can see: all of them, or up to the causal band
@@ -261,9 +266,11 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_fwd(
         barrier(CLK_LOCAL_MEM_FENCE);
 
     for (int k0 = k_begin; k0 < k_end; k0 += bk) {
-        /* 1. K and V tiles, f32, dequantized. */
-        sdpa_fwd_stage_kv(k_slm, k_key_stride, k_d_stride, K, k_head, K_S2, K_S3, &k_fmt, token0,
-                          k0, bk, sk, D, transpose_k, &pg, K_S0);
+        /* 1. K and V tiles, f32, dequantized (or read where they lie). */
+        const sdpa_fwd_v_source kg = {K, k_head, K_S2, K_S0, token0, k0, 0, sk, &k_fmt, &pg};
+        if (!sdpa_fwd_k_from_global())
+            sdpa_fwd_stage_kv(k_slm, k_key_stride, k_d_stride, K, k_head, K_S2, K_S3, &k_fmt,
+                              token0, k0, bk, sk, D, transpose_k, &pg, K_S0);
         const sdpa_fwd_v_source vg = {V, v_head, V_S2, V_S0, token0, k0, vs_d0, sk, &v_fmt, &pg};
         if (sdpa_fwd_v_from_global())
             sdpa_fwd_v_prefetch(&vg, k0, bk, D);
@@ -274,7 +281,15 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_fwd(
 
         /* 2. S = K^T Q for this sub-group's keys and queries. */
         local float *s_tile = s_slm + kq_key0 * s_ld + kq_col0 + lane;
-        sdpa_fwd_kq_tile(s_tile, s_ld, k_slm + kq_key0 * k_key_stride, k_key_stride, k_d_stride,
+        if (sdpa_fwd_k_from_global())
+            sdpa_fwd_kq_global_tile(s_slm + kq_col0, s_ld, &kg, kq_key0, q_slm + kq_col0 * kv_ld,
+                                    kv_ld,
+                                    SC(UNROLL_M_KQ),
+                                    SC(REMAINDER_Q)
+                                            ? sdpa_iclamp(w.rows - kq_col0, 0, SC(UNROLL_N_KQ))
+                                            : SC(UNROLL_N_KQ));
+        else
+            sdpa_fwd_kq_tile(s_tile, s_ld, k_slm + kq_key0 * k_key_stride, k_key_stride, k_d_stride,
                          q_slm + kq_col0 + lane, q_ld, d_end, SC(UNROLL_M_KQ), kq_nvec,
                          sdpa_fwd_causal_last(&w, kq_col0, k0 + kq_key0, causal_offset));
 

@@ -290,6 +290,60 @@ sdpa_fwd_kq_tile(local float *s, int s_ld, local const float *k, int k_key_strid
 }
 
 /*
+ * The sub-group's tile of S = K^T Q with K read from global memory
+ * (K_FROM_GLOBAL): `keys` keys (a multiple of SDPA_FWD_KQ_GLOBAL_KEYS,
+ * kernel_abi.h) from key kg->k0 + key0 by query rows 0 .. rows - 1, rounded up to blocks of
+ * SDPA_FWD_KQ_GLOBAL_ROWS (Q's staged rows past the work-group's are zero),
+ * into s[key * s_ld + row] (s: key key0, row 0 of the sub-group's tile).
+ * Lanes run along the head dimension: each key's row is read with
+ * contiguous loads, multiplied by the query rows (q: Q as staged by rows,
+ * element (row, d) at q[row * q_ld + d]) and summed across the lanes, so
+ * that every lane is busy however few query rows a decode step has. Keys
+ * past the end read the last key (finite scores that the mask pass sets to
+ * -inf).
+ */
+#define SDPA_FWD_KQ_GLOBAL_ROWS 4
+static inline __attribute__((always_inline)) void
+sdpa_fwd_kq_global_tile(local float *s, int s_ld, const private sdpa_fwd_v_source *kg, int key0,
+                        local const float *q, int q_ld, int keys, int rows)
+{
+    const int lane = get_sub_group_local_id();
+    for (int kk = 0; kk < keys; kk += SDPA_FWD_KQ_GLOBAL_KEYS) {
+        long off[SDPA_FWD_KQ_GLOBAL_KEYS], token[SDPA_FWD_KQ_GLOBAL_KEYS];
+        _Pragma("unroll") for (int u = 0; u < SDPA_FWD_KQ_GLOBAL_KEYS; u++)
+        {
+            const int k = kg->k0 + key0 + kk + u;
+            const int key_read = k < kg->sk ? k : kg->sk - 1;
+            off[u] = kg->head + (long)key_read * kg->key_stride;
+            token[u] = kg->token0 + key_read;
+            sdpa_fwd_paged_key(kg->pg, key_read, kg->block_stride, kg->key_stride, &off[u],
+                               &token[u]);
+        }
+        for (int i0 = 0; i0 < rows; i0 += SDPA_FWD_KQ_GLOBAL_ROWS) {
+            float acc[SDPA_FWD_KQ_GLOBAL_KEYS][SDPA_FWD_KQ_GLOBAL_ROWS];
+            _Pragma("unroll") for (int u = 0; u < SDPA_FWD_KQ_GLOBAL_KEYS; u++)
+                    _Pragma("unroll") for (int i = 0; i < SDPA_FWD_KQ_GLOBAL_ROWS; i++)
+                            acc[u][i] = 0.0f;
+            int c0 = 0;
+            do {
+                float kx[SDPA_FWD_KQ_GLOBAL_KEYS];
+                _Pragma("unroll") for (int u = 0; u < SDPA_FWD_KQ_GLOBAL_KEYS; u++) kx[u] =
+                        sdpa_fwd_kv_row_element(kg->src, off[u], 1, c0, kg->f, token[u], true);
+                _Pragma("unroll") for (int i = 0; i < SDPA_FWD_KQ_GLOBAL_ROWS; i++)
+                {
+                    const float qv = q[(i0 + i) * q_ld + c0 + lane];
+                    _Pragma("unroll") for (int u = 0; u < SDPA_FWD_KQ_GLOBAL_KEYS; u++)
+                            acc[u][i] = fma(kx[u], qv, acc[u][i]);
+                }
+            } while ((c0 += SUBGROUP_SIZE) < D_MAX);
+            _Pragma("unroll") for (int u = 0; u < SDPA_FWD_KQ_GLOBAL_KEYS; u++)
+                    _Pragma("unroll") for (int i = 0; i < SDPA_FWD_KQ_GLOBAL_ROWS; i++)
+                            s[(key0 + kk + u) * s_ld + i0 + i] = sub_group_reduce_add(acc[u][i]);
+        }
+    }
+}
+
+/*
  * The sub-group's tile of O = alpha * O + V P: `rows` queries by head-dim
  * vectors 0..nvec_used-1 in o[query * o_ld + vector * SUBGROUP_SIZE] (o:
  * this lane's element of vector 0, first query); the vectors past

@@ -265,6 +265,19 @@ sdpa_fwd_v_prefetch(const private sdpa_fwd_v_source *v, int k0, int bk, int d)
     }
 }
 
+/*
+ * K read straight from global memory by S = K^T Q (K_FROM_GLOBAL), instead
+ * of staged as f32 in local memory: the lanes run along the head dimension
+ * and each key's q.k is summed across them (sdpa_fwd_kq_global_tile), so
+ * every lane of S is busy however few query rows a decode step has
+ * (doc/decode.md). Only with D_FULL (whole head-dim chunks) and K's rows
+ * contiguous (K_S3 == 1: the plan checks it).
+ */
+static inline bool sdpa_fwd_k_from_global(void)
+{
+    return SC(K_FROM_GLOBAL) && SC(D_FULL);
+}
+
 /* Element c0 + lane of a Q row as f32. */
 static inline __attribute__((always_inline)) float
 sdpa_fwd_q_row_element(const global void *src, long off, long stride, int c0)
@@ -290,12 +303,15 @@ static inline __attribute__((always_inline)) void sdpa_fwd_copy_q_row(local floa
 }
 
 /*
- * Stages the work-group's queries as f32, transposed: row r (0 <= r < bq) of
- * the tile goes to dst[d * ld + r], so that the S = K^T Q inner loop reads
- * consecutive queries with consecutive lanes. Row r lives at
- * src + off + r * row_stride; rows at or past `rows` are zero.
+ * Stages the work-group's queries as f32: element d of row r (0 <= r < bq)
+ * of the tile goes to dst[r * row_ld + d * ld]. Transposed (row_ld 1) for
+ * the S = K^T Q micro-kernel, which reads consecutive queries with
+ * consecutive lanes; by rows (ld 1) when K is read from global memory
+ * (sdpa_fwd_kq_global_tile). Row r lives at src + off + r * row_stride;
+ * rows at or past `rows` are zero.
  */
-static inline __attribute__((always_inline)) void sdpa_fwd_stage_q(local float *dst, int ld,
+static inline __attribute__((always_inline)) void sdpa_fwd_stage_q(local float *dst, int row_ld,
+                                                                   int ld,
                                                                    const global void *src, long off,
                                                                    long row_stride, long d_stride,
                                                                    int bq, int rows, int d)
@@ -305,14 +321,14 @@ static inline __attribute__((always_inline)) void sdpa_fwd_stage_q(local float *
 
     for (int r = sg_id; r < bq; r += n_sg) {
         if (SC(REMAINDER_Q) && r >= rows) {
-            sdpa_fwd_zero_row(dst + r, ld, d);
+            sdpa_fwd_zero_row(dst + r * row_ld, ld, d);
             continue;
         }
         long row_off = off + (long)r * row_stride;
         if (d_stride == 1)
-            sdpa_fwd_copy_q_row(dst + r, ld, src, row_off, 1, d);
+            sdpa_fwd_copy_q_row(dst + r * row_ld, ld, src, row_off, 1, d);
         else
-            sdpa_fwd_copy_q_row(dst + r, ld, src, row_off, d_stride, d);
+            sdpa_fwd_copy_q_row(dst + r * row_ld, ld, src, row_off, d_stride, d);
     }
 }
 

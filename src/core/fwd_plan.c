@@ -97,6 +97,7 @@ static void set_constants(sdpa_fwd_plan_t *plan, const sdpa_problem_desc_t *p,
     /* Decode batching, accumulation, training. */
     sdpa_spec_values_set_bool(v, SDPA_SC_Q1_GQA_BATCH, q1_gqa_batch(shape));
     sdpa_spec_values_set_bool(v, SDPA_SC_V_FROM_GLOBAL, plan->v_from_global);
+    sdpa_spec_values_set_bool(v, SDPA_SC_K_FROM_GLOBAL, plan->k_from_global);
     sdpa_spec_values_set_bool(v, SDPA_SC_KQ_F16_ACC, p->kq_acc_dtype == SDPA_DTYPE_F16);
     sdpa_spec_values_set_bool(v, SDPA_SC_VS_F16_ACC, p->vs_acc_dtype == SDPA_DTYPE_F16);
     sdpa_spec_values_set_bool(v, SDPA_SC_IS_TRAINING, p->prop_kind == SDPA_FORWARD_TRAINING);
@@ -138,9 +139,12 @@ static void set_constants(sdpa_fwd_plan_t *plan, const sdpa_problem_desc_t *p,
         sdpa_spec_values_set_int(v, SDPA_SC_DST_DT, SDPA_DTYPE_F32);
 }
 
-/* Query rows the CPU device runs in sub-group 8 (SDPA_FWD_CPU_NARROW_SG),
- * with key tiles of at most SDPA_FWD_CPU_NARROW_KEYS. */
+/* Query rows the CPU device runs in narrow tiles, with key tiles of at
+ * most SDPA_FWD_CPU_NARROW_KEYS: in sub-group 8 (SDPA_FWD_CPU_NARROW_SG)
+ * when K is staged, in the table's sub-group when it is read from global
+ * memory. */
 #define SDPA_FWD_CPU_NARROW_ROWS 4
+#define SDPA_FWD_CPU_K_GLOBAL_ROWS 8
 #define SDPA_FWD_CPU_NARROW_SG 8u
 #define SDPA_FWD_CPU_NARROW_KEYS 16
 
@@ -149,15 +153,19 @@ static void set_constants(sdpa_fwd_plan_t *plan, const sdpa_problem_desc_t *p,
  * along query rows, and the CPU device runs a sub-group as one vector: a
  * decode step with GQA (Sq = 1, Hq / Hkv rows, 4 for Llama-3) in sub-group
  * 16 computes 16 lanes of S for 4 rows. With at most 4 rows the CPU device
- * takes the sub-group-8 variant and query tiles of 8: half the wasted
- * lanes, in 256-bit vectors, which Zen 4 issues two per cycle where it
- * issues one 512-bit. The tile then stages 16 keys at a time (f32 K and V
- * tiles of 8 KiB each, which stay in the L1 cache between the staging and
- * the two products, where 128 keys took 64 KiB each). The table row is
- * narrowed that way; an environment override is left alone. Not for 5-8
- * rows (Hq8 Hkv1: 10% slower, the head-dim vectors of O = V P cost twice
- * the instructions in sub-group 8) nor 4-bit K or V (5% slower); measured
- * in doc/decode.md.
+ * narrows the table row to 16-key tiles (the K and V tiles stay in the L1
+ * cache, where 128 keys took 64 KiB each) and:
+ *   - when D is full, K's rows contiguous and S accumulates in f32, reads K
+ *     where it lies with lanes along the head dimension (K_FROM_GLOBAL:
+ *     every lane busy, no f32 staging of K), in the table's sub-group 16,
+ *     which halves the instructions of O += V P against sub-group 8; this
+ *     serves up to 8 rows (Hq8 Hkv1 decode too);
+ *   - otherwise, for at most 4 rows, takes the sub-group-8 variant and
+ *     query tiles of 8: half the wasted lanes of S, in 256-bit vectors (5-8
+ *     rows were slower that way).
+ * An environment override is left alone. Not for 4-bit K or V (measured
+ * with staged K: slower; not measured with K from global memory);
+ * doc/decode.md.
  */
 static int is_nibble(sdpa_dtype_t dt)
 {
@@ -174,31 +182,41 @@ static sdpa_status_t portable_config(sdpa_fwd_plan_t *plan, const sdpa_problem_d
             sdpa_fwd_config_choose(&query, is_quantized(p), &target, &plan->config, &plan->source);
     const int64_t rows = q1_gqa_batch(shape) ? shape->kv_group_size : shape->q_len;
     if (status != SDPA_SUCCESS || plan->source.from_env ||
-        device->device_class != SDPA_DEVICE_CLASS_CPU || rows > SDPA_FWD_CPU_NARROW_ROWS ||
-        is_nibble(p->k.dtype) || is_nibble(p->v.dtype) ||
-        plan->subgroup_size <= SDPA_FWD_CPU_NARROW_SG ||
-        !sdpa_device_supports_subgroup(device, SDPA_FWD_CPU_NARROW_SG))
+        device->device_class != SDPA_DEVICE_CLASS_CPU || rows > SDPA_FWD_CPU_K_GLOBAL_ROWS ||
+        is_nibble(p->k.dtype) || is_nibble(p->v.dtype))
+        return status;
+    /* The kernel needs whole head-dim chunks of contiguous rows to read K
+     * or V from global memory; for K also f32 accumulation (the emulated f16
+     * one is not there) and Q by rows in the place of Q^T (bq <= D_MAX). */
+    const int d_full = shape->head_size == plan->d_max;
+    const int k_global = d_full && p->k.strides[3] == 1 && p->kq_acc_dtype != SDPA_DTYPE_F16 &&
+                         (int64_t)plan->subgroup_size <= plan->d_max;
+    const uint32_t sg = k_global ? plan->subgroup_size : SDPA_FWD_CPU_NARROW_SG;
+    if (!k_global &&
+        (rows > SDPA_FWD_CPU_NARROW_ROWS || plan->subgroup_size <= SDPA_FWD_CPU_NARROW_SG ||
+         !sdpa_device_supports_subgroup(device, SDPA_FWD_CPU_NARROW_SG)))
         return status;
     sdpa_fwd_config_t narrow = plan->config;
-    narrow.unroll_n_kq = narrow.unroll_n_vs = (int)SDPA_FWD_CPU_NARROW_SG;
+    narrow.unroll_n_kq = narrow.unroll_n_vs = (int)sg;
     if (narrow.unroll_m_kq > SDPA_FWD_CPU_NARROW_KEYS)
         narrow.unroll_m_kq = SDPA_FWD_CPU_NARROW_KEYS;
-    target.subgroup_size = SDPA_FWD_CPU_NARROW_SG;
+    target.subgroup_size = sg;
     if (plan->config.wg_n_kq != 1 || plan->config.unroll_n_kq != plan->config.unroll_n_vs ||
+        (k_global && narrow.unroll_m_kq % SDPA_FWD_KQ_GLOBAL_KEYS != 0) ||
         sdpa_fwd_config_check(&narrow, &target, plan->source.text) != SDPA_SUCCESS) {
         sdpa_error_clear(); /* the row as chosen stays */
         return SDPA_SUCCESS;
     }
     plan->config = narrow;
-    plan->subgroup_size = SDPA_FWD_CPU_NARROW_SG;
+    plan->subgroup_size = sg;
+    plan->k_from_global = k_global;
     /* O += V P reads V where it lies: its f32 staging cost as much as the
-     * product (doc/decode.md). The kernel needs whole head-dim chunks of
-     * contiguous rows. */
-    plan->v_from_global = shape->head_size == plan->d_max && p->v.strides[3] == 1;
+     * product (doc/decode.md). */
+    plan->v_from_global = d_full && p->v.strides[3] == 1;
     size_t used = strlen(plan->source.text);
-    snprintf(plan->source.text + used, sizeof(plan->source.text) - used, ", rows<=%d sg%u%s",
-             SDPA_FWD_CPU_NARROW_ROWS, SDPA_FWD_CPU_NARROW_SG,
-             plan->v_from_global ? " V global" : "");
+    snprintf(plan->source.text + used, sizeof(plan->source.text) - used, ", rows<=%d sg%u%s%s",
+             k_global ? SDPA_FWD_CPU_K_GLOBAL_ROWS : SDPA_FWD_CPU_NARROW_ROWS, sg,
+             plan->k_from_global ? " K global" : "", plan->v_from_global ? " V global" : "");
     return SDPA_SUCCESS;
 }
 

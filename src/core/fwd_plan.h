@@ -48,6 +48,8 @@ typedef struct sdpa_fwd_plan {
      * instead of staging it (V_FROM_GLOBAL; the CPU device's narrow decode
      * tiles, where it measured faster: fwd_plan.c, portable_config). */
     int v_from_global;
+    /* Likewise K in S = K^T Q, with keys along lanes (K_FROM_GLOBAL). */
+    int k_from_global;
     /* Every forward constant of spec_constants.def. Call
      * sdpa_spec_values_ze(&plan->constants) for ze_module_constants_t after
      * the plan has reached its final address. */

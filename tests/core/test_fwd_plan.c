@@ -168,22 +168,23 @@ START_TEST(q1_gqa_decode_batches_query_heads)
     plan_ok(&p, &s, &cpu, &plan);
     ck_assert(get_bool(&plan, SDPA_SC_Q1_GQA_BATCH));
     ck_assert_int_eq(get_int(&plan, SDPA_SC_KV_GROUP_SIZE), 4);
-    /* At most 4 rows: the CPU device runs them in sub-group 8, query tiles
-     * of 8 and key tiles of 16, V read from global memory (D is full, V's
-     * rows contiguous). */
-    ck_assert_str_eq(plan.config_string, "fwd d128 sg8 cfg=16,8,128,8,1,1,1,1 (table: cpu h128 "
-                                         "thin fma, rows<=4 sg8 V global)");
+    /* At most 4 rows: the CPU device narrows the tiles to 16 keys and, as
+     * D is full and K's and V's rows contiguous, reads K and V from global
+     * memory, in sub-group 16. */
+    ck_assert_str_eq(plan.config_string, "fwd d128 sg16 cfg=16,16,128,16,1,1,1,1 (table: cpu h128 "
+                                         "thin fma, rows<=8 sg16 K global V global)");
     ck_assert(get_bool(&plan, SDPA_SC_V_FROM_GLOBAL));
+    ck_assert(get_bool(&plan, SDPA_SC_K_FROM_GLOBAL));
     ck_assert(get_bool(&plan, SDPA_SC_D_FULL));
-    ck_assert_uint_eq(plan.subgroup_size, 8);
-    ck_assert_uint_eq(plan.local_size[0], 8);
-    ck_assert_uint_eq(plan.group_count[0], 1); /* ceil(4 / 8) */
+    ck_assert_uint_eq(plan.subgroup_size, 16);
+    ck_assert_uint_eq(plan.local_size[0], 16);
+    ck_assert_uint_eq(plan.group_count[0], 1); /* ceil(4 / 16) */
     ck_assert_uint_eq(plan.group_count[1], 8); /* K/V heads */
     ck_assert_uint_eq(plan.group_count[2], 3);
     ck_assert_uint_eq(plan.local_size[1], 1);
-    ck_assert(get_bool(&plan, SDPA_SC_REMAINDER_Q)); /* 4 of 8 rows */
-    ck_assert_int_eq(get_int(&plan, SDPA_SC_UNROLL_N_KQ), 8);
-    ck_assert_int_eq(get_int(&plan, SDPA_SC_UNROLL_N_VS), 8);
+    ck_assert(get_bool(&plan, SDPA_SC_REMAINDER_Q)); /* 4 of 16 rows */
+    ck_assert_int_eq(get_int(&plan, SDPA_SC_UNROLL_N_KQ), 16);
+    ck_assert_int_eq(get_int(&plan, SDPA_SC_UNROLL_N_VS), 16);
     ck_assert_int_eq(get_int(&plan, SDPA_SC_UNROLL_M_KQ), 16);
     ck_assert_int_eq(plan.q_len, 1);
 
@@ -191,23 +192,51 @@ START_TEST(q1_gqa_decode_batches_query_heads)
      * contiguous rows. */
     p.v.strides[3] = 2;
     plan_ok(&p, &s, &cpu, &plan);
-    ck_assert_uint_eq(plan.subgroup_size, 8);
+    ck_assert_uint_eq(plan.subgroup_size, 16);
     ck_assert(!get_bool(&plan, SDPA_SC_V_FROM_GLOBAL));
+    ck_assert(get_bool(&plan, SDPA_SC_K_FROM_GLOBAL));
     p.v.strides[3] = 1;
+
+    /* Likewise K, and for the emulated f16 accumulation of S: K staged, in
+     * sub-group 8 and query tiles of 8. */
+    p.k.strides[3] = 2;
+    plan_ok(&p, &s, &cpu, &plan);
+    ck_assert(!get_bool(&plan, SDPA_SC_K_FROM_GLOBAL));
+    ck_assert(get_bool(&plan, SDPA_SC_V_FROM_GLOBAL));
+    ck_assert_str_eq(plan.config_string, "fwd d128 sg8 cfg=16,8,128,8,1,1,1,1 (table: cpu h128 "
+                                         "thin fma, rows<=4 sg8 V global)");
+    ck_assert_uint_eq(plan.local_size[0], 8);
+    ck_assert_int_eq(get_int(&plan, SDPA_SC_UNROLL_N_KQ), 8);
+    p.k.strides[3] = 1;
+    p.kq_acc_dtype = SDPA_DTYPE_F16;
+    plan_ok(&p, &s, &cpu, &plan);
+    ck_assert_uint_eq(plan.subgroup_size, 8);
+    ck_assert(!get_bool(&plan, SDPA_SC_K_FROM_GLOBAL));
+    p.kq_acc_dtype = SDPA_DTYPE_F32;
 
     /* An environment override is taken as it is, in sub-group 16. */
     fixture_setenv("SDPA_CONFIG", "128,16,128,16,1,1,1,1");
     plan_ok(&p, &s, &cpu, &plan);
     ck_assert_str_eq(plan.config_string, "fwd d128 sg16 cfg=128,16,128,16,1,1,1,1 (SDPA_CONFIG)");
     ck_assert(!get_bool(&plan, SDPA_SC_V_FROM_GLOBAL));
+    ck_assert(!get_bool(&plan, SDPA_SC_K_FROM_GLOBAL));
     fixture_setenv("SDPA_CONFIG", NULL);
 
-    /* 8 rows stay in sub-group 16, V staged. */
+    /* 8 rows: K and V from global memory in the narrow tiles; with K
+     * staged they keep the table row (sub-group 8 is for at most 4 rows). */
     fixture_problem(SDPA_DTYPE_F16, 1, 32, 4, 1, 1000, 128, &p, &s);
+    plan_ok(&p, &s, &cpu, &plan);
+    ck_assert_str_eq(plan.config_string, "fwd d128 sg16 cfg=16,16,128,16,1,1,1,1 (table: cpu h128 "
+                                         "thin fma, rows<=8 sg16 K global V global)");
+    ck_assert(get_bool(&plan, SDPA_SC_V_FROM_GLOBAL));
+    ck_assert(get_bool(&plan, SDPA_SC_K_FROM_GLOBAL));
+    p.k.strides[3] = 2;
     plan_ok(&p, &s, &cpu, &plan);
     ck_assert_str_eq(plan.config_string,
                      "fwd d128 sg16 cfg=128,16,128,16,1,1,1,1 (table: cpu h128 thin fma)");
     ck_assert(!get_bool(&plan, SDPA_SC_V_FROM_GLOBAL));
+    ck_assert(!get_bool(&plan, SDPA_SC_K_FROM_GLOBAL));
+    p.k.strides[3] = 1;
 
     /* 32 query heads per K/V head are no longer thin. */
     fixture_problem(SDPA_DTYPE_F16, 1, 32, 1, 1, 1000, 128, &p, &s);
@@ -382,13 +411,15 @@ START_TEST(quantized_kv)
     ck_assert_int_eq(get_int(&plan, SDPA_SC_VAL_ZP_DT), SDPA_DTYPE_UNDEF);
     ck_assert_int_eq(get_int(&plan, SDPA_SC_KEY_GROUP_SIZE), 32);
     ck_assert_int_eq(get_int(&plan, SDPA_SC_VAL_GROUP_SIZE), 1);
-    /* 4-bit K keeps sub-group 16 on the CPU device; 8-bit K and V take 8. */
+    /* 4-bit K keeps the table row on the CPU device; 8-bit K and V read
+     * from global memory take the narrow tiles. */
     ck_assert_str_eq(plan.config_string,
                      "fwd d128 sg16 cfg=128,16,128,16,1,1,1,1 (table: cpu h128 thin quant fma)");
     p.k.dtype = SDPA_DTYPE_S8;
     plan_ok(&p, &s, &cpu, &plan);
-    ck_assert_str_eq(plan.config_string, "fwd d128 sg8 cfg=16,8,128,8,1,1,1,1 (table: cpu h128 "
-                                         "thin quant fma, rows<=4 sg8 V global)");
+    ck_assert_str_eq(plan.config_string, "fwd d128 sg16 cfg=16,16,128,16,1,1,1,1 (table: cpu "
+                                         "h128 thin quant fma, rows<=8 sg16 K global V global)");
+    ck_assert(get_bool(&plan, SDPA_SC_K_FROM_GLOBAL));
     p.k.dtype = SDPA_DTYPE_U4;
 
     /* Only QUANTIZED_SDPA_CONFIG applies to quantized K/V. */

@@ -334,8 +334,9 @@ START_TEST(test_quantized_kv)
 }
 END_TEST
 
-/* Paged decode on the CPU device's narrow decode tiles, which read V
- * straight from the cache's blocks (V_FROM_GLOBAL, src/core/fwd_plan.c):
+/* Paged decode on the CPU device's narrow decode tiles, which read K and V
+ * straight from the cache's blocks (K_FROM_GLOBAL, V_FROM_GLOBAL,
+ * src/core/fwd_plan.c):
  * GQA 8/2, D equal to its bucket (128 in f16, 64 in s8), cache lengths that
  * end in a partial key tile and a partial block; the configuration string
  * proves the path ran. */
@@ -356,7 +357,8 @@ START_TEST(test_paged_v_global)
     llm_desc_init(&c, &s);
     char config[256];
     test_config_string(&suite_env, &c.c.desc, config, sizeof(config));
-    ck_assert_msg(strstr(config, "V global") != NULL, "not V_FROM_GLOBAL: %s", config);
+    ck_assert_msg(strstr(config, "K global V global") != NULL,
+                  "not K_FROM_GLOBAL and V_FROM_GLOBAL: %s", config);
     check_spec(&s, 320 + (uint64_t)_i);
 }
 END_TEST

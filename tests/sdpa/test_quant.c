@@ -121,14 +121,16 @@ START_TEST(one_side_and_decode)
 }
 END_TEST
 
-/* The CPU device's narrow decode tiles read V straight from global memory
- * (V_FROM_GLOBAL, src/core/fwd_plan.c): one query per head, at most 4 query
- * heads per K/V head, D equal to its bucket, V's rows contiguous. Each dtype
+/* The CPU device's narrow decode tiles read K and V straight from global
+ * memory (K_FROM_GLOBAL, V_FROM_GLOBAL, src/core/fwd_plan.c): one query per
+ * head, at most 8 query heads per K/V head (6: two blocks of rows in S),
+ * D equal to its bucket, K's and V's rows contiguous. Each dtype
  * once (one module each), over key counts that end in a partial key tile;
  * the configuration string proves the path ran. */
 START_TEST(v_from_global)
 {
-    static const int64_t v_sizes[][4] = {{1, 4, 1, 1}, {1, 4, 1, 37}, {2, 2, 1, 75}, {1, 4, 2, 301}};
+    static const int64_t v_sizes[][4] = {
+            {1, 4, 1, 1}, {1, 4, 1, 37}, {2, 2, 1, 75}, {1, 4, 2, 301}, {1, 6, 1, 45}};
     fwd_case_t c;
     fwd_case_init(&c, 1, 1, 1, 1, 1, _i % 2 ? 64 : 128);
     const sdpa_dtype_t dense[3] = {SDPA_DTYPE_F16, SDPA_DTYPE_BF16, SDPA_DTYPE_F32};
@@ -153,8 +155,8 @@ START_TEST(v_from_global)
         test_config_string(&suite_env, &p, config, sizeof(config));
         /* Under SDPA_ZE_KERNELS (xe_quant.sh) the fast path runs them. */
         const int fast = getenv("SDPA_ZE_KERNELS") && strncmp(config, "fwd xe", 6) == 0;
-        ck_assert_msg(fast || strstr(config, "V global") != NULL, "not V_FROM_GLOBAL: %s",
-                      config);
+        ck_assert_msg(fast || strstr(config, "K global V global") != NULL,
+                      "not K_FROM_GLOBAL and V_FROM_GLOBAL: %s", config);
         double r = fwd_case_run(&suite_env, &c, 5000 + i);
         worst = r > worst ? r : worst;
         cases_run++;
