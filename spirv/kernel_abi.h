@@ -78,6 +78,13 @@
  * s_ij are the scaled and masked scores, in natural-log units.
  */
 #define SDPA_FWD_SOURCE "sdpa_fwd"
+/* The variant field of the forward built with the code that reads K and V
+ * straight from global memory (K_FROM_GLOBAL, V_FROM_GLOBAL: the CPU
+ * device's decode tiles), "sdpa_fwd-kvg.<d_max>.<sg>". That code is four
+ * times the rest of the kernel in SPIR-V, and a module's size is paid at
+ * every build and every load from the persistent cache, where the constants
+ * are off: the plain variant compiles it out (spirv/Makefile.am). */
+#define SDPA_FWD_GLOBAL_KV_FIELD "-kvg"
 #define SDPA_FWD_KERNEL "sdpa_fwd"
 
 /* The arguments: sdpa_fwd_args.def. The host gets SDPA_FWD_ARG_<NAME>,

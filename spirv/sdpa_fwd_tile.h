@@ -212,7 +212,11 @@ sdpa_fwd_stage_kv(local float *dst, int dst_key_stride, int dst_d_stride, const 
  */
 static inline bool sdpa_fwd_v_from_global(void)
 {
+#ifdef SDPA_FWD_GLOBAL_KV /* the -kvg variant (SDPA_FWD_GLOBAL_KV_FIELD) */
     return SC(V_FROM_GLOBAL) && SC(D_FULL);
+#else
+    return false;
+#endif
 }
 
 /* Where the key tile's V lives: what sdpa_fwd_stage_kv would read. */
@@ -275,7 +279,11 @@ sdpa_fwd_v_prefetch(const private sdpa_fwd_v_source *v, int k0, int bk, int d)
  */
 static inline bool sdpa_fwd_k_from_global(void)
 {
+#ifdef SDPA_FWD_GLOBAL_KV /* as sdpa_fwd_v_from_global */
     return SC(K_FROM_GLOBAL) && SC(D_FULL);
+#else
+    return false;
+#endif
 }
 
 /* Element c0 + lane of a Q row as f32. */

@@ -213,6 +213,9 @@ static sdpa_status_t portable_config(sdpa_fwd_plan_t *plan, const sdpa_problem_d
     /* O += V P reads V where it lies: its f32 staging cost as much as the
      * product (doc/decode.md). */
     plan->v_from_global = d_full && p->v.strides[3] == 1;
+    if (plan->k_from_global || plan->v_from_global) /* the variant with their code */
+        snprintf(plan->variant, sizeof(plan->variant), "%s%s", SDPA_FWD_SOURCE,
+                 SDPA_FWD_GLOBAL_KV_FIELD);
     size_t used = strlen(plan->source.text);
     snprintf(plan->source.text + used, sizeof(plan->source.text) - used, ", rows<=%d sg%u%s%s",
              k_global ? SDPA_FWD_CPU_K_GLOBAL_ROWS : SDPA_FWD_CPU_NARROW_ROWS, sg,

@@ -38,7 +38,8 @@ typedef struct sdpa_fwd_plan {
     int xe;
     const char *kernel_name; /* SDPA_FWD_KERNEL or SDPA_XE_FWD_KERNEL */
     /* The SPIR-V variant: sdpa_spirv_find(variant, d_max, subgroup_size);
-     * variant is SDPA_FWD_SOURCE ("sdpa_fwd", d_max the head-size bucket)
+     * variant is SDPA_FWD_SOURCE ("sdpa_fwd", d_max the head-size bucket;
+     * "sdpa_fwd-kvg" with K or V read from global memory, below)
      * or a fast-path name ("sdpa_xe_fwd-k32-d64", d_max 0). */
     char variant[64];
     int d_max;

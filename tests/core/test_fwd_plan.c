@@ -34,6 +34,13 @@ static void plan_ok(const sdpa_problem_desc_t *p, const sdpa_shape_t *s,
     sdpa_status_t status = sdpa_fwd_plan_make(p, s, dev, plan);
     ck_assert_msg(status == SDPA_SUCCESS, "%s: %s", sdpa_status_string(status),
                   sdpa_error_message());
+    /* K or V read from global memory only in the variant that has the code
+     * (SDPA_FWD_GLOBAL_KV_FIELD): the plain one would stage them silently. */
+    const int global_kv = sdpa_spec_values_get_bool(&plan->constants, SDPA_SC_K_FROM_GLOBAL) ||
+                          sdpa_spec_values_get_bool(&plan->constants, SDPA_SC_V_FROM_GLOBAL);
+    ck_assert_msg((strcmp(plan->variant, SDPA_FWD_SOURCE SDPA_FWD_GLOBAL_KV_FIELD) == 0) ==
+                          global_kv,
+                  "variant %s with K/V from global memory %d", plan->variant, global_kv);
 }
 
 /* Backward-only constants; every other attention constant is forward's. */

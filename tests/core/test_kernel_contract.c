@@ -25,6 +25,7 @@ typedef struct kernel_entry {
 
 static const kernel_entry_t kernels[] = {
         {SDPA_FWD_SOURCE, SDPA_FWD_KERNEL, &sdpa_fwd_args_table, 2},
+        {SDPA_FWD_SOURCE SDPA_FWD_GLOBAL_KV_FIELD, SDPA_FWD_KERNEL, &sdpa_fwd_args_table, 2},
         {SDPA_BWD_SOURCE, SDPA_BWD_PREPROCESS_KERNEL, &sdpa_bwd_pre_args_table, 2},
         {SDPA_BWD_SOURCE, SDPA_BWD_KERNEL, &sdpa_bwd_args_table, 2},
         {SDPA_BWD_SOURCE, SDPA_BWD_DQ_KERNEL, &sdpa_bwd_args_table, 2},
