@@ -267,11 +267,11 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_fwd(
 
     for (int k0 = k_begin; k0 < k_end; k0 += bk) {
         /* 1. K and V tiles, f32, dequantized (or read where they lie). */
-        const sdpa_fwd_v_source kg = {K, k_head, K_S2, K_S0, token0, k0, 0, sk, &k_fmt, &pg};
+        const sdpa_fwd_kv_source kg = {K, k_head, K_S2, K_S0, token0, k0, 0, sk, &k_fmt, &pg};
         if (!sdpa_fwd_k_from_global())
             sdpa_fwd_stage_kv(k_slm, k_key_stride, k_d_stride, K, k_head, K_S2, K_S3, &k_fmt,
                               token0, k0, bk, sk, D, transpose_k, &pg, K_S0);
-        const sdpa_fwd_v_source vg = {V, v_head, V_S2, V_S0, token0, k0, vs_d0, sk, &v_fmt, &pg};
+        const sdpa_fwd_kv_source vg = {V, v_head, V_S2, V_S0, token0, k0, vs_d0, sk, &v_fmt, &pg};
         if (sdpa_fwd_v_from_global())
             sdpa_fwd_v_prefetch(&vg, k0, bk, D);
         else

@@ -155,7 +155,7 @@ static inline float sdpa_fwd_fma(float a, float b, float acc, bool f16_acc)
 #define SDPA_FWD_DEFINE_VS_BLOCK_(RM, RN)                                                          \
     static inline __attribute__((always_inline)) void sdpa_fwd_vs_block_##RM##x##RN(               \
             local float *o, int o_ld, int i0, int j0, local const float *v, int v_ld,              \
-            const private sdpa_fwd_v_source *vg, local const float *p, int p_ld,                   \
+            const private sdpa_fwd_kv_source *vg, local const float *p, int p_ld,                   \
             local const float *alpha, int keys)                                                    \
     {                                                                                              \
         const bool f16_acc = SC(VS_F16_ACC);                                                       \
@@ -304,21 +304,14 @@ sdpa_fwd_kq_tile(local float *s, int s_ld, local const float *k, int k_key_strid
  */
 #define SDPA_FWD_KQ_GLOBAL_ROWS 4
 static inline __attribute__((always_inline)) void
-sdpa_fwd_kq_global_tile(local float *s, int s_ld, const private sdpa_fwd_v_source *kg, int key0,
+sdpa_fwd_kq_global_tile(local float *s, int s_ld, const private sdpa_fwd_kv_source *kg, int key0,
                         local const float *q, int q_ld, int keys, int rows)
 {
     const int lane = get_sub_group_local_id();
     for (int kk = 0; kk < keys; kk += SDPA_FWD_KQ_GLOBAL_KEYS) {
         long off[SDPA_FWD_KQ_GLOBAL_KEYS], token[SDPA_FWD_KQ_GLOBAL_KEYS];
         _Pragma("unroll") for (int u = 0; u < SDPA_FWD_KQ_GLOBAL_KEYS; u++)
-        {
-            const int k = kg->k0 + key0 + kk + u;
-            const int key_read = k < kg->sk ? k : kg->sk - 1;
-            off[u] = kg->head + (long)key_read * kg->key_stride;
-            token[u] = kg->token0 + key_read;
-            sdpa_fwd_paged_key(kg->pg, key_read, kg->block_stride, kg->key_stride, &off[u],
-                               &token[u]);
-        }
+                sdpa_fwd_source_key(kg, kg->k0 + key0 + kk + u, &off[u], &token[u]);
         for (int i0 = 0; i0 < rows; i0 += SDPA_FWD_KQ_GLOBAL_ROWS) {
             float acc[SDPA_FWD_KQ_GLOBAL_KEYS][SDPA_FWD_KQ_GLOBAL_ROWS];
             _Pragma("unroll") for (int u = 0; u < SDPA_FWD_KQ_GLOBAL_KEYS; u++)
@@ -353,7 +346,7 @@ sdpa_fwd_kq_global_tile(local float *s, int s_ld, const private sdpa_fwd_v_sourc
  */
 static inline __attribute__((always_inline)) void
 sdpa_fwd_vs_tile(local float *o, int o_ld, local const float *v, int v_ld,
-                 const private sdpa_fwd_v_source *vg, local const float *p, int p_ld,
+                 const private sdpa_fwd_kv_source *vg, local const float *p, int p_ld,
                  local const float *alpha, int keys, int rows, int nvec_used)
 {
     int j0 = 0;

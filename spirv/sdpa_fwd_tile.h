@@ -219,8 +219,8 @@ static inline bool sdpa_fwd_v_from_global(void)
 #endif
 }
 
-/* Where the key tile's V lives: what sdpa_fwd_stage_kv would read. */
-typedef struct sdpa_fwd_v_source {
+/* Where the key tile's K or V lives: what sdpa_fwd_stage_kv would read. */
+typedef struct sdpa_fwd_kv_source {
     const global void *src;
     long head;         /* offset of the head (with PAGED: inside a block) */
     long key_stride;   /* V_S2 */
@@ -231,17 +231,29 @@ typedef struct sdpa_fwd_v_source {
     int sk; /* keys at or past sk are zero */
     const private sdpa_fwd_kv_format *f;
     const private sdpa_fwd_paged *pg;
-} sdpa_fwd_v_source;
+} sdpa_fwd_kv_source;
+
+/* The offset and dense token index of key `key` of the source's head (a
+ * key at or past sk reads the last one: its value is never used), through
+ * the block table with PAGED. */
+static inline __attribute__((always_inline)) void
+sdpa_fwd_source_key(const private sdpa_fwd_kv_source *s, int key, private long *off,
+                    private long *token)
+{
+    const int key_read = key < s->sk ? key : s->sk - 1;
+    *off = s->head + (long)key_read * s->key_stride;
+    *token = s->token0 + key_read;
+    sdpa_fwd_paged_key(s->pg, key_read, s->block_stride, s->key_stride, off, token);
+}
 
 /* This lane's element of V for key k0 + key and head-dim chunk d0 + c0 (as
  * the staging writes it: zero past the last key). */
 static inline __attribute__((always_inline)) float
-sdpa_fwd_v_global(const private sdpa_fwd_v_source *v, int key, int c0)
+sdpa_fwd_v_global(const private sdpa_fwd_kv_source *v, int key, int c0)
 {
     const int k = v->k0 + key;
-    const int key_read = k < v->sk ? k : v->sk - 1;
-    long off = v->head + (long)key_read * v->key_stride, token = v->token0 + key_read;
-    sdpa_fwd_paged_key(v->pg, key_read, v->block_stride, v->key_stride, &off, &token);
+    long off, token;
+    sdpa_fwd_source_key(v, k, &off, &token);
     /* Contiguous rows only (a stride tested here would leave the gather in
      * the loop, if-converted by the CPU vectorizer). */
     const float x = sdpa_fwd_kv_row_element(v->src, off, 1, v->d0 + c0, v->f, token, true);
@@ -253,7 +265,7 @@ sdpa_fwd_v_global(const private sdpa_fwd_v_source *v, int key, int c0)
  * of the tile, which the hardware prefetchers do not follow the way they
  * follow the staging's sequential reads. */
 static inline __attribute__((always_inline)) void
-sdpa_fwd_v_prefetch(const private sdpa_fwd_v_source *v, int k0, int bk, int d)
+sdpa_fwd_v_prefetch(const private sdpa_fwd_kv_source *v, int k0, int bk, int d)
 {
     const int dt = v->f->dt;
     const size_t row_bytes = sdpa_fwd_is_nibble(dt) ? (size_t)d / 2
@@ -261,9 +273,8 @@ sdpa_fwd_v_prefetch(const private sdpa_fwd_v_source *v, int k0, int bk, int d)
                              : dt == SDPA_DT_S8 || dt == SDPA_DT_U8    ? (size_t)d
                                                                        : (size_t)d * 4;
     for (int r = get_sub_group_local_id(); r < bk; r += SUBGROUP_SIZE) {
-        const int key = sdpa_imin(k0 + r, v->sk - 1);
-        long off = v->head + (long)key * v->key_stride, token = v->token0 + key;
-        sdpa_fwd_paged_key(v->pg, key, v->block_stride, v->key_stride, &off, &token);
+        long off, token;
+        sdpa_fwd_source_key(v, k0 + r, &off, &token);
         const long byte = sdpa_fwd_is_nibble(dt) ? off >> 1 : (long)(off * (long)(row_bytes / d));
         prefetch((const global uchar *)v->src + byte, row_bytes);
     }
