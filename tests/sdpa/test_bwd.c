@@ -221,12 +221,7 @@ static void config_of(const bwd_case_t *c, char *config, size_t n)
 {
     sdpa_problem_desc_t p;
     bwd_case_problem(c, &p);
-    sdpa_primitive_t *prim = NULL;
-    ck_assert_msg(suite_env.ze->primitive_create(suite_env.ze_ctx, &p, &prim) == SDPA_SUCCESS,
-                  "primitive_create: %s", suite_env.ze->last_error());
-    ck_assert_int_eq(suite_env.ze->primitive_query(prim, SDPA_QUERY_CONFIG_STRING, config, n),
-                     SDPA_SUCCESS);
-    suite_env.ze->primitive_destroy(prim);
+    test_config_string(&suite_env, &p, config, n);
 }
 
 /* Both ways the portable kernels form dQ (bwd_plan.h): partial slices per
