@@ -72,126 +72,21 @@
  * Level Zero call. Destroying a context while another thread uses it or one
  * of its primitives is the caller's error.
  *
- * Environment variables (read when a primitive or backend is created, the
- * SDPA_CACHE* ones when a context is, SDPA_VERBOSE once per process):
- *   SDPA_BACKEND          front loader: "ze" (default), "ref", or a path to a
- *                         plugin exporting sdpa_backend_negotiate.
- *   SDPA_PLUGIN_DIR       front loader: directory searched first for
- *                         libsdpa_<name>.so (default: the install's plugin dir).
- *   SDPA_CONFIG           ze backend: forward kernel configuration override,
- *                         8 integers "unroll_m_kq,unroll_n_kq,unroll_m_vs,
- *                         unroll_n_vs,wg_m_kq,wg_n_kq,wg_m_vs,wg_n_vs".
- *   QUANTIZED_SDPA_CONFIG ze backend: the same override for quantized K/V.
- *   BWD_SDPA_CONFIG       ze backend: backward override, 12 integers
- *                         "unroll_m_BcBr,unroll_n_BcBr,unroll_m_DBc,
- *                         unroll_n_DBc,unroll_m_DBr,unroll_n_DBr,wg_m_BcBr,
- *                         wg_n_BcBr,wg_m_DBc,wg_n_DBc,wg_m_DBr,wg_n_DBr".
- *   A malformed or inconsistent override makes primitive creation fail with
- *   SDPA_ERROR_INVALID_CONFIG and a message that quotes it.
- *   SDPA_CACHE            ze backend: "0" (or "off", "no", "false") turns the
- *                         persistent module cache off (below); default on.
- *   SDPA_CACHE_DIR        ze backend: the cache's directory, created (mode
- *                         0700) if missing. Default $XDG_CACHE_HOME/sdpa-ze,
- *                         else $HOME/.cache/sdpa-ze.
- *   SDPA_CACHE_MAX_BYTES  ze backend: the cache's size cap, in bytes with an
- *                         optional K, M or G suffix (KiB, MiB, GiB); default
- *                         1G. A malformed value gets a note and the default.
- *   SDPA_VERBOSE          both backends: 1 prints a line on stderr per
- *                         primitive creation and execution, 2 also module
- *                         builds, cache lookups and stores, scratch
- *                         allocations (below). Unset or 0: nothing, at the
- *                         cost of one load and compare per call.
- *   SDPA_ZE_KERNELS       ze backend, read when a context is created: which
- *                         kernels run. "auto" (default, or unset/empty): the
- *                         fast path (matrix engines, register tiles) on Intel
- *                         GPUs that have matrix engines (discrete Xe-HPG,
- *                         Xe-HPC, Xe2) for the problems it serves, the
- *                         portable kernels elsewhere. "portable": never the
- *                         fast path. "xe" / "xe_hpg": the fast path wherever
- *                         it serves the problem; on a device without matrix
- *                         engines (the CPU) its variants that emulate the
- *                         matrix products, configured as on Xe-HPC
- *                         (sub-group 16) / Xe-HPG (sub-group 8). Any other
- *                         value makes context creation fail with
- *                         SDPA_ERROR_INVALID_CONFIG. SDPA_CONFIG (and
- *                         BWD_SDPA_CONFIG) then force a fast-path
- *                         configuration, or a portable one, whichever the
- *                         integers describe; SDPA_QUERY_CONFIG_STRING starts
- *                         with "fwd xe" (or "bwd xe") on the fast path.
- *   SDPA_ZE_DECODE        ze backend, read when a forward primitive is
- *                         created: the thin-Q decode kernel (split-KV, see
- *                         num_splits). "0": never; "1": for every problem it
- *                         serves, split or not; "auto" (default, or
- *                         unset/empty): only for problems whose keys are
- *                         split. Any other value makes forward primitive
- *                         creation fail with SDPA_ERROR_INVALID_CONFIG.
- *   SDPA_ZE_FLOAT_ATOMICS ze backend, read when a context is created: how the
- *                         backward kernels add f32 into global memory (dQ,
- *                         and dK/dV for GQA, in atomic mode). "auto"
- *                         (default, or unset/empty): the device's native
- *                         atomic add on GPUs that report it
- *                         (ze_float_atomic_ext_properties_t,
- *                         ZE_DEVICE_FP_ATOMIC_EXT_FLAG_GLOBAL_ADD) but
- *                         Xe-LP, compare-and-swap loops elsewhere, the CPU
- *                         device included (neither adds in hardware). "cas": compare-and-swap loops
- *                         everywhere. "native": the native add wherever the
- *                         device reports it, the CPU device included. Each
- *                         choice is a SPIR-V module of its own. Any other
- *                         value makes context creation fail with
- *                         SDPA_ERROR_INVALID_CONFIG.
+ * Environment variables. SDPA_BACKEND and SDPA_PLUGIN_DIR steer the front
+ * loader; SDPA_ZE_* settings, configuration overrides (SDPA_CONFIG,
+ * QUANTIZED_SDPA_CONFIG, BWD_SDPA_CONFIG), the persistent module cache
+ * (SDPA_CACHE*) and verbose mode (SDPA_VERBOSE, like ONEDNN_VERBOSE) steer
+ * the backends. Each is described, with when it is read and the status a bad
+ * value gets (SDPA_ERROR_INVALID_CONFIG), in doc/environment.md (installed
+ * as PREFIX/share/doc/sdpa-ze/environment.md), with the verbose format.
  *
- * Persistent module cache (ze). Building a module is most of a primitive's
- * creation (hundreds of milliseconds to seconds). After a build the backend
- * stores the module's native binary (zeModuleGetNativeBinary) in
- * SDPA_CACHE_DIR; a context of any later process that needs the same module
- * loads it (zeModuleCreate with ZE_MODULE_FORMAT_NATIVE) instead. An entry's
- * key is everything the binary depends on: the SPIR-V's SHA-256, the
- * specialization constants, the build flags, the driver (UUID and version),
- * the device (UUID, vendor and device ids, name) and the cache's format
- * version. It never makes creation fail: entries are written to a temporary
- * file and renamed (processes storing the same module at once are safe); an
- * entry whose header, size, key or SHA-256 checksum is wrong is ignored and
- * replaced; a native binary the driver refuses is built again from SPIR-V
- * and replaced; a directory that cannot be created or written means no new
- * entries and one note on stderr per process ("sdpa-ze: note: module cache:
- * ..."), entries already there are still used. The least recently used
- * entries (by modification time, which a hit refreshes) are removed when the
- * entries pass SDPA_CACHE_MAX_BYTES. SDPA_QUERY_MODULES_BUILT counts builds
- * only; SDPA_QUERY_MODULE_CACHE_HITS and _MISSES count the cache's work.
- *
- * Verbose mode (SDPA_VERBOSE, like ONEDNN_VERBOSE). Every line starts with
- * "sdpa_verbose," and has comma-separated fields; only the last field of a
- * line may contain commas or spaces, so split each kind on its first n - 1
- * commas:
- *   sdpa_verbose,info,<package version>,SDPA_VERBOSE=<level>
- *       first line of each backend in a process
- *   sdpa_verbose,create,<backend>,<device>,<problem>,<modules>,<ms>,<config>
- *       modules: "built=B cache_hit=H cache_miss=M reused=R", the module
- *       lookups of this creation (built from SPIR-V, loaded from the
- *       persistent cache, looked up there in vain, already in the context);
- *       config: SDPA_QUERY_CONFIG_STRING
- *   sdpa_verbose,exec,<backend>,<device>,<problem>,<list>,<ms>,<config>
- *       list: "sync_list" (the context's own list: ms is the execution),
- *       "caller_list" (ms is the time to append), "host" (ref: synchronous)
- *   sdpa_verbose,context,ze,<device>,module cache in <dir>
- *       or "module cache off: <why>"
- *   sdpa_verbose,module,<event>,<variant>,<ms>,<detail>
- *       event: build, cache_hit, cache_miss (detail: why), cache_store;
- *       variant: the SPIR-V variant, e.g. sdpa_fwd.128.16
- *   sdpa_verbose,scratch,alloc,<bytes>,<ms>,<detail>
- * (the context, module and scratch lines at level 2 only). <problem> is one
- * token string without spaces or commas, tokens joined by ':': the kind
- * (fwd_inf, fwd_train, bwd), b<B>, hq<Hq>, hkv<Hkv>, sq<Sq>, sk<Sk>, d<D>,
- * qkvo=<dtypes of q.k.v.dst>, kT when K is transposed, mask=none |
- * causal_tl | causal_br | <dtype>.<BxHxSqxSk of the mask>, scale=none |
- * host | dev.<dtype> (_div: divided), then when they apply
- * softmax=inf_as_zero, acc=<kq>.<vs>, kq= and vq= (quantized K, V:
- * s.<t|g<group>>.<dtype> scales, zp.<t|g<group>>.<dtype> zero points),
- * dropout=<host|dev>[+offset][+mask], ds=<dtype>, deterministic. Example:
- *   sdpa_verbose,create,ze,Intel(R) Arc(TM) A770 Graphics,fwd_inf:b1:hq32:
- *   hkv8:sq1024:sk1024:d128:qkvo=f16.f16.f16.f16:mask=causal_tl:scale=host,
- *   built=1 cache_hit=0 cache_miss=1 reused=0,512.3,fwd d128 sg16 cfg=...
- * (one line). <ms> has three decimals (one for module lines).
+ * Persistent module cache (ze). A context stores the native binary of every
+ * module it builds on disk and a later process loads it instead of building
+ * again; the key holds everything the binary depends on, so a new driver,
+ * device or release never loads a stale binary. The cache never makes
+ * creation fail. SDPA_QUERY_MODULES_BUILT counts builds only;
+ * SDPA_QUERY_MODULE_CACHE_HITS and _MISSES count the cache's work. Its
+ * behaviour is in doc/module-cache.md.
  */
 #ifndef SDPA_H
 #define SDPA_H
@@ -564,7 +459,7 @@ typedef struct sdpa_problem_desc {
      * least per split, the problems its decode kernel serves (Hq / Hkv * Sq
      * <= 16 rows, Sq <= 8, no dropout, no varlen, f32 accumulation) and
      * ignores num_splits for the others; with 0 it splits on GPUs, not on
-     * the CPU device (README, doc/decode.md). A split execution uses scratch
+     * the CPU device (doc/decode.md). A split execution uses scratch
      * (SDPA_QUERY_SCRATCH_BYTES). */
     uint32_t num_splits;
 } sdpa_problem_desc_t;

@@ -14,7 +14,7 @@ kDLCPU or kDLOneAPI; memory that already is USM of the package's Level Zero
 context is used in place, anything else is copied into USM first. Everything
 runs on the first device of the first Level Zero driver (default_device()).
 Failures of the C ABI raise SdpaError, with the status name and the
-backend's message. See the README's "Python" section for where the package
+backend's message. See doc/python.md in the sdpa-ze sources for where the package
 finds libsdpa.
 """
 
