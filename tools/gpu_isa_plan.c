@@ -56,7 +56,7 @@ typedef struct gate_problem {
      * packed as 4 sequences (varlen). */
     int modifiers, paged, varlen;
     /* ABI 1.1 num_splits: >= 2 forces split-KV decode (the thin-Q decode
-     * kernel, spirv/sdpa_decode.cl). */
+     * kernel, spirv/portable/sdpa_decode.cl). */
     uint32_t num_splits;
     /* Plan with this configuration override (SDPA_CONFIG or
      * BWD_SDPA_CONFIG, by kind) instead of the tables: a fallback row. */

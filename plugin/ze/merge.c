@@ -1,5 +1,5 @@
 /* merge.c - merge primitives of the ze backend: one sdpa_merge launch per
- * execution (spirv/sdpa_merge.cl, kernel_abi_merge.h). */
+ * execution (spirv/portable/sdpa_merge.cl, kernel_abi_merge.h). */
 #include <stddef.h>
 #include <stdlib.h>
 

@@ -1,7 +1,7 @@
 /*
  * invalid_table.h - the table of invalid problems and arguments every
  * backend must refuse with the same status and a message naming the field
- * (validation lives in src/core/problem.c, shared by all backends).
+ * (validation lives in src/validate/problem_check.c, shared by all backends).
  *
  * Running it against another backend is one call: build a Check TCase with
  * invalid_table_tcase("ze", &env) where env says how to create a context and

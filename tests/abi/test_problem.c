@@ -1,4 +1,4 @@
-/* test_problem.c - src/core/problem.c directly: the normalized copy (a cache
+/* test_problem.c - src/validate/problem_check.c directly: the normalized copy (a cache
  * key), the shape, the struct size/version rule and the names. The refusals
  * themselves are in the invalid table (invalid_table.c). */
 #include <check.h>

@@ -1,6 +1,6 @@
 /*
  * test_disk_cache.c - the persistent module cache's store without a device
- * (plugin/ze/disk_cache.h): the settings the environment gives, entries
+ * (plugin/ze/cache/disk_cache.h): the settings the environment gives, entries
  * stored and found, every damaged entry rejected (bad magic, another
  * format version, truncated, padded, a flipped bit, another key under the
  * same name), least-recently-used eviction under the byte cap, debris of

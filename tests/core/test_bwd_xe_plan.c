@@ -1,12 +1,12 @@
 /* test_bwd_xe_plan.c - when the backward fast path serves a problem, its
- * configuration rules, its table, and the plans it makes (bwd_xe_plan.h);
+ * configuration rules, its table, and the plans it makes (xe_bwd_plan.h);
  * which f32 atomic-add variant a backward plan takes, fast path or not. */
 #include <check.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "bwd_plan.h"
-#include "bwd_xe_plan.h"
+#include "xe_bwd_plan.h"
 #include "check_main.h"
 #include "core_fixtures.h"
 #include "error.h"

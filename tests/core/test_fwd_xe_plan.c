@@ -1,5 +1,5 @@
 /* test_fwd_xe_plan.c - when the forward fast path serves a problem, its
- * configuration rules, its table, and the plans it makes (fwd_xe_plan.h). */
+ * configuration rules, its table, and the plans it makes (xe_fwd_plan.h). */
 #include <check.h>
 #include <stdio.h>
 #include <string.h>
@@ -8,7 +8,7 @@
 #include "core_fixtures.h"
 #include "error.h"
 #include "fwd_plan.h"
-#include "fwd_xe_plan.h"
+#include "xe_fwd_plan.h"
 #include "kernel_abi_xe.h"
 #include "spirv_registry.h"
 #include "xe_plan_cases.h"

@@ -1,6 +1,6 @@
 /*
- * test_decode.c - the thin-Q decode kernel (spirv/sdpa_decode.cl) and
- * split-KV decode (its partial states merged by spirv/sdpa_merge.cl) on the
+ * test_decode.c - the thin-Q decode kernel (spirv/portable/sdpa_decode.cl) and
+ * split-KV decode (its partial states merged by spirv/portable/sdpa_merge.cl) on the
  * device, against the independent double-precision oracle of
  * tests/abi/llm_case.c with f32 tolerances: splits forced 1..16 (more than
  * the key tiles too), automatic; Sk of no particular multiple; GQA, MQA and

@@ -1,6 +1,6 @@
 /*
  * test_dropout.c - forward dropout on the ze backend against the ref backend
- * and the host Philox (src/core/philox.c).
+ * and the host Philox (src/validate/philox.c).
  *
  * Both backends draw the keep mask from the same Philox4x32-10 stream, so
  * for the same p, seed and offset they drop the same elements: O is compared

@@ -336,7 +336,7 @@ END_TEST
 
 /* Paged decode on the CPU device's narrow decode tiles, which read K and V
  * straight from the cache's blocks (K_FROM_GLOBAL, V_FROM_GLOBAL,
- * src/core/fwd_plan.c):
+ * src/plan/fwd_plan.c):
  * GQA 8/2, D equal to its bucket (128 in f16, 64 in s8), cache lengths that
  * end in a partial key tile and a partial block; the configuration string
  * proves the path ran. */

@@ -1,5 +1,5 @@
 /*
- * test_merge.c - the merge kernel (spirv/sdpa_merge.cl) on the device
+ * test_merge.c - the merge kernel (spirv/portable/sdpa_merge.cl) on the device
  * against the independent oracle of tests/abi/merge_case.c, with f32
  * tolerances: every variant the ref suite runs, the -inf / NaN rules, in
  * place, states from ze forward executions over chunks of the keys against

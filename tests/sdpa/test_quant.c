@@ -122,7 +122,7 @@ START_TEST(one_side_and_decode)
 END_TEST
 
 /* The CPU device's narrow decode tiles read K and V straight from global
- * memory (K_FROM_GLOBAL, V_FROM_GLOBAL, src/core/fwd_plan.c): one query per
+ * memory (K_FROM_GLOBAL, V_FROM_GLOBAL, src/plan/fwd_plan.c): one query per
  * head, at most 8 query heads per K/V head (6: two blocks of rows in S),
  * D equal to its bucket, K's and V's rows contiguous. Each dtype
  * once (one module each), over key counts that end in a partial key tile;

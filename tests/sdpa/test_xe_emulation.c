@@ -1,9 +1,9 @@
 /*
  * test_xe_emulation.c - the emulated Intel sub-group built-ins of the fast
- * path (spirv/sdpa_xe_emulation.h) against a host matrix product, on the
+ * path (spirv/xe/sdpa_xe_emulation.h) against a host matrix product, on the
  * device (the CPU device: the emulation is what runs there).
  *
- * The probe kernels (spirv/sdpa_xe_probe.cl) build each operand from plain
+ * The probe kernels (spirv/xe/sdpa_xe_probe.cl) build each operand from plain
  * row-major matrices in the layout cl_intel_subgroup_matrix_multiply_
  * accumulate specifies, call one built-in, and write D = A B + C back. For
  * every form the kernels use (f16 and bf16 sources; f32 accumulator with

@@ -23,7 +23,7 @@ typedef struct sdpa_config_source {
 } sdpa_config_source_t;
 
 /* The smallest head-size bucket (a SPIR-V variant's D_MAX, the rows of
- * spirv/head_size_buckets.def: 32, 64, 128, 256, 512) that holds head_size,
+ * spirv/abi/head_size_buckets.def: 32, 64, 128, 256, 512) that holds head_size,
  * or 0 if head_size is above the largest or below 1. */
 int sdpa_head_size_bucket(int64_t head_size);
 

@@ -152,7 +152,7 @@ int sdpa_device_group_count_excess(const sdpa_device_info_t *device, const int64
  * (the -fadd SPIR-V variants, spirv/Makefile.am), 0 if with compare-and-swap
  * loops: native only where the device reports has_f32_atomic_add, and then
  * as device->float_atomics says (sdpa_float_atomics_t). The one place the
- * choice is made (bwd_plan.c and bwd_xe_plan.c name their variants from it). */
+ * choice is made (bwd_plan.c and xe_bwd_plan.c name their variants from it). */
 int sdpa_device_native_f32_add(const sdpa_device_info_t *device);
 
 /* Parses text (SDPA_ZE_FLOAT_ATOMICS: "auto", NULL or empty; "cas";

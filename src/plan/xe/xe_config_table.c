@@ -1,7 +1,7 @@
 /*
- * config_xe_table.c - configurations of the forward fast path
- * (spirv/sdpa_xe_fwd.cl), chosen like the portable tables' rows
- * (kernel_config.h) but only for the fast path (fwd_xe_plan.h).
+ * xe_config_table.c - configurations of the forward fast path
+ * (spirv/xe/sdpa_xe_fwd.cl), chosen like the portable tables' rows
+ * (kernel_config.h) but only for the fast path (xe_fwd_plan.h).
  *
  * R(class, head size, Sk bound or ANY, props, unroll_m_kq, unroll_n_kq,
  *   unroll_m_vs, unroll_n_vs, wg_m_kq, wg_n_kq, wg_m_vs, wg_n_vs)
@@ -30,8 +30,8 @@
  * ISA gate (doc/gpu-isa.md) shows each compiled without spills. The shapes
  * are first choices from the register budget, not tuned on hardware.
  */
-#include "bwd_xe_plan.h"
-#include "fwd_xe_plan.h"
+#include "xe_bwd_plan.h"
+#include "xe_fwd_plan.h"
 
 #define ANY SDPA_CONFIG_ANY_SEQ
 #define THIN SDPA_CONFIG_THIN_Q

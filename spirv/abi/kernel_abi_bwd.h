@@ -6,7 +6,7 @@
  *
  * Pipeline of one backward execution (all on one command list):
  *
- *   1. zero fills (src/core/bwd_scratch.h) of the buffers added into;
+ *   1. zero fills (src/plan/bwd_scratch.h) of the buffers added into;
  *   2. sdpa_bwd_preprocess: D_i = rowsum(dO * O), f32 [B, Hq, Sq];
  *   3. sdpa_bwd: a work-group owns Bc keys of one (batch, query head) and
  *      walks the query blocks of Br: recomputes S and P = exp(S - LSE),
@@ -52,7 +52,7 @@
  * atomic add (<source>-fadd.0.<sg>, sdpa_xe_bwd-...-fadd.0.<sg>; the others
  * with compare-and-swap loops): built for SDPA_BWD_SOURCE,
  * SDPA_BWD_MAIN_SOURCE and the fast path's variants (spirv/Makefile.am),
- * chosen by sdpa_device_native_f32_add (src/core/device.h). */
+ * chosen by sdpa_device_native_f32_add (src/plan/device.h). */
 #define SDPA_BWD_FADD_FIELD "-fadd"
 /* The head-size field of the variants' names (<source>.0.<sg>). */
 #define SDPA_BWD_VARIANT_D_MAX 0

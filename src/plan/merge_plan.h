@@ -1,5 +1,5 @@
 /*
- * merge_plan.h - everything about a merge launch (spirv/sdpa_merge.cl) that
+ * merge_plan.h - everything about a merge launch (spirv/portable/sdpa_merge.cl) that
  * is fixed when the primitive is created: constants, geometry, build flags
  * and the scalar arguments. The ze backend builds (or finds) the module,
  * sets these arguments and, per execution, the state pointers.

@@ -8,7 +8,7 @@
  *
  * it declares enum <NAME>_index {<PREFIX><ROW>..., <PREFIX>COUNT}, the struct
  * <NAME>_t with one field per row (SDPA_ARG_HOST_<kind>, named after the
- * row) and the row table <NAME>_table (defined in src/core/arg_tables.c),
+ * row) and the row table <NAME>_table (defined in src/plan/arg_tables.c),
  * then undefines the three parameters.
  */
 #include "kernel_args.h"

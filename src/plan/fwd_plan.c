@@ -7,7 +7,7 @@
 #include "decode_plan.h"
 #include "error.h"
 #include "fwd_plan.h"
-#include "fwd_xe_plan.h"
+#include "xe_fwd_plan.h"
 #include "kernel_abi_decode.h"
 #include "kernel_abi_xe.h"
 #include "merge_check.h"

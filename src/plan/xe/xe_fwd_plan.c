@@ -1,4 +1,4 @@
-/* fwd_xe_plan.c - whether the forward fast path serves a problem, and its
+/* xe_fwd_plan.c - whether the forward fast path serves a problem, and its
  * configuration. */
 #include <inttypes.h>
 #include <stddef.h>
@@ -8,7 +8,7 @@
 #include "config_env.h"
 #include "error.h"
 #include "fwd_plan.h"
-#include "fwd_xe_plan.h"
+#include "xe_fwd_plan.h"
 #include "kernel_abi_xe.h"
 #include "xe_config_choose.h"
 #include "xe_config_rules.h"

@@ -18,7 +18,7 @@
  *         )
  *   - on the host (kernel_args_host.h): the enum of argument indices
  *     <PREFIX>_<NAME> and <PREFIX>_COUNT, a struct with one field per row
- *     (the value to pass), and a row table (src/core/arg_tables.c) that
+ *     (the value to pass), and a row table (src/plan/arg_tables.c) that
  *     sets every argument from that struct and that the plugin checks the
  *     module's argument count against when it creates the kernel.
  * Adding an argument is one row, plus its value where the struct is filled.

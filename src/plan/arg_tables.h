@@ -1,6 +1,6 @@
 /*
  * arg_tables.h - the row tables of the kernels' argument lists
- * (spirv/kernel_args.h says how the .def tables make them) and the check a
+ * (spirv/abi/kernel_args.h says how the .def tables make them) and the check a
  * backend makes when it creates a kernel.
  */
 #ifndef SDPA_CORE_ARG_TABLES_H

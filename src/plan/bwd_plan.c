@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "bwd_plan.h"
-#include "bwd_xe_plan.h"
+#include "xe_bwd_plan.h"
 #include "error.h"
 #include "fwd_plan.h"
 #include "kernel_abi_bwd.h"

@@ -65,7 +65,7 @@ typedef struct sdpa_bwd_plan {
     /* The main and deterministic-dQ kernels and their variants: the portable
      * ones (SDPA_BWD_KERNEL from SDPA_BWD_MAIN_SOURCE, SDPA_BWD_DQ_KERNEL
      * from SDPA_BWD_DQ_SOURCE) or the fast path's, both from its one variant
-     * (xe: bwd_xe_plan.h, "sdpa_xe_bwd-k16-d16", kernel_abi_xe.h), built
+     * (xe: xe_bwd_plan.h, "sdpa_xe_bwd-k16-d16", kernel_abi_xe.h), built
      * with main_build_flags; the preprocess and postprocess always come from
      * the portable pre/post module (SDPA_BWD_PREPOST_SOURCE,
      * SDPA_BWD_VARIANT_D_MAX). */

@@ -33,7 +33,7 @@
 #define SDPA_ZE_FLAG_LARGE_GRF "-ze-opt-large-register-file"
 
 typedef struct sdpa_fwd_plan {
-    /* The kernel: the fast path (kernel_abi_xe.h, fwd_xe_plan.h) or the
+    /* The kernel: the fast path (kernel_abi_xe.h, xe_fwd_plan.h) or the
      * portable one (kernel_abi.h); both take sdpa_fwd_args.def. */
     int xe;
     const char *kernel_name; /* SDPA_FWD_KERNEL or SDPA_XE_FWD_KERNEL */

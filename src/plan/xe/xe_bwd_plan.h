@@ -1,5 +1,5 @@
 /*
- * bwd_xe_plan.h - the backward fast path (spirv/sdpa_xe_bwd.cl): whether it
+ * xe_bwd_plan.h - the backward fast path (spirv/xe/sdpa_xe_bwd.cl): whether it
  * serves a problem on a device, its configuration rules, table and choice.
  * sdpa_bwd_plan_make asks here first and falls back to the portable
  * kernels; the pipeline (preprocess, postprocess, scratch, strides buffer)
@@ -20,7 +20,7 @@
 #include "xe_config_choose.h"
 #include "xe_target.h"
 
-/* The backward fast path's rows (config_xe_table.c), matched like the
+/* The backward fast path's rows (xe_config_table.c), matched like the
  * portable backward table's (props THIN_Q, never FMA). */
 extern const sdpa_bwd_config_row_t sdpa_bwd_xe_config_table[];
 extern const size_t sdpa_bwd_xe_config_table_size;

@@ -1,5 +1,5 @@
 /*
- * fwd_xe_plan.h - the forward fast path (spirv/sdpa_xe_fwd.cl): whether it
+ * xe_fwd_plan.h - the forward fast path (spirv/xe/sdpa_xe_fwd.cl): whether it
  * serves a problem on a device, its configuration rules, table and choice.
  * sdpa_fwd_plan_make asks here first and falls back to the portable kernel.
  *
@@ -24,7 +24,7 @@
 #include "xe_config_choose.h"
 #include "xe_target.h"
 
-/* The fast path's rows (config_xe_table.c): same form and matching rules
+/* The fast path's rows (xe_config_table.c): same form and matching rules
  * as the portable tables (kernel_config.h), for the classes with matrix
  * engines; props are THIN_Q, QUANTIZED and F16_ACC, never FMA. */
 extern const sdpa_fwd_config_row_t sdpa_fwd_xe_config_table[];

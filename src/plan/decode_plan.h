@@ -1,8 +1,8 @@
 /*
  * decode_plan.h - when the forward takes the thin-Q decode kernel
- * (spirv/sdpa_decode.cl, kernel_abi_decode.h) and how many key splits it
+ * (spirv/portable/sdpa_decode.cl, kernel_abi_decode.h) and how many key splits it
  * runs (split-KV decode: partial states in scratch, merged by
- * spirv/sdpa_merge.cl). Device-free decisions; fwd_plan.c builds the launch.
+ * spirv/portable/sdpa_merge.cl). Device-free decisions; fwd_plan.c builds the launch.
  */
 #ifndef SDPA_CORE_DECODE_PLAN_H
 #define SDPA_CORE_DECODE_PLAN_H

@@ -1,8 +1,8 @@
 /*
  * xe_config_choose.h - how the fast path picks its configuration, the same
- * for the forward (fwd_xe_plan.h) and the backward (bwd_xe_plan.h): an
+ * for the forward (xe_fwd_plan.h) and the backward (xe_bwd_plan.h): an
  * environment override it accepts, else the first matching row of its
- * table (config_xe_table.c) that it accepts, else nothing, and the plan
+ * table (xe_config_table.c) that it accepts, else nothing, and the plan
  * falls back to the portable kernels, whose own choice then reports a bad
  * override. What differs between the directions is a sdpa_xe_direction_t
  * (sdpa_fwd_xe_direction, sdpa_bwd_xe_direction), as the portable plans'

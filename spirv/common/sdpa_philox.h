@@ -1,6 +1,6 @@
 /*
  * sdpa_philox.h - Philox4x32-10 and the dropout keep rule in OpenCL C, the
- * device twin of src/core/philox.c. The counter layout and the keep rule are
+ * device twin of src/validate/philox.c. The counter layout and the keep rule are
  * part of the ABI (sdpa_dropout_desc_t in include/sdpa.h); host and kernels
  * must agree bit for bit (the tests compare the keep masks).
  */

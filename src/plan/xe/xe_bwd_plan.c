@@ -1,11 +1,11 @@
-/* bwd_xe_plan.c - whether the backward fast path serves a problem, and its
+/* xe_bwd_plan.c - whether the backward fast path serves a problem, and its
  * configuration. */
 #include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
 
 #include "bwd_plan.h"
-#include "bwd_xe_plan.h"
+#include "xe_bwd_plan.h"
 #include "config_env.h"
 #include "error.h"
 #include "kernel_abi_xe.h"

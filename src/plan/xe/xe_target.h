@@ -1,12 +1,12 @@
 /*
  * xe_target.h - whether and how a device runs the fast-path (xe) kernels
- * (spirv/kernel_abi_xe.h): the device class and the kernel set
- * (SDPA_ZE_KERNELS, device.h) decide, for the forward (fwd_xe_plan.h) and
- * the backward (bwd_xe_plan.h) alike.
+ * (spirv/abi/kernel_abi_xe.h): the device class and the kernel set
+ * (SDPA_ZE_KERNELS, device.h) decide, for the forward (xe_fwd_plan.h) and
+ * the backward (xe_bwd_plan.h) alike.
  *
  * The fast path runs where a device has matrix engines: discrete Xe-HPG
  * (Arc A-series, Flex; sub-groups of 8), Xe-HPC, Xe2 and Xe3 (sub-groups of
- * 16; Xe3 has no rows in config_xe_table.c yet, so its problems find no
+ * 16; Xe3 has no rows in xe_config_table.c yet, so its problems find no
  * configuration and keep the portable kernels). Integrated Xe-HPG parts (Meteor Lake's Xe-LPG) have
  * none, and the class cannot tell them from Arrow Lake's, which has: they keep the portable
  * kernels. "xe" and "xe_hpg" run the fast path on a device without matrix engines through the
