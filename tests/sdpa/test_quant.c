@@ -153,7 +153,7 @@ START_TEST(v_from_global)
         fwd_case_problem(&c, &p);
         char config[256];
         test_config_string(&suite_env, &p, config, sizeof(config));
-        /* Under SDPA_ZE_KERNELS (xe_quant.sh) the fast path runs them. */
+        /* Under SDPA_ZE_KERNELS (sdpa/test_quant@xe.rerun) the fast path runs them. */
         const int fast = getenv("SDPA_ZE_KERNELS") && strncmp(config, "fwd xe", 6) == 0;
         ck_assert_msg(fast || strstr(config, "K global V global") != NULL,
                       "not K_FROM_GLOBAL and V_FROM_GLOBAL: %s", config);
