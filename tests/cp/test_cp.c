@@ -36,6 +36,13 @@ static int verbose(void)
     return v && *v && strcmp(v, "0") != 0;
 }
 
+/* CP_TEST_MPI_FIRST set (and not "0"): MPI_Init before zeInit. */
+static int mpi_first(void)
+{
+    const char *v = getenv("CP_TEST_MPI_FIRST");
+    return v && *v && strcmp(v, "0") != 0;
+}
+
 /* Fails the running test on every rank unless ok holds on every rank. */
 static void assert_everywhere(int ok, const char *what)
 {
@@ -606,12 +613,19 @@ static Suite *cp_suite(void)
 
 int main(int argc, char **argv)
 {
-    /* Either order of zeInit and MPI_Init works (checked with Open MPI
-     * 4.1.4 and the CPU driver); Level Zero first is a framework's usual
-     * order. */
-    if (zeInit(0) != ZE_RESULT_SUCCESS)
-        fprintf(stderr, "zeInit failed\n");
-    MPI_Init(&argc, &argv);
+    /* Either order of zeInit and MPI_Init works. CP_TEST_MPI_FIRST set:
+     * MPI_Init first, as frameworks do (cp/ring-*ranks-mpi-first.sh), where
+     * Open MPI's hwloc loads the OpenCL ICD loader before the CPU driver
+     * can point it at its engine; otherwise zeInit first. */
+    if (mpi_first()) {
+        MPI_Init(&argc, &argv);
+        if (zeInit(0) != ZE_RESULT_SUCCESS)
+            fprintf(stderr, "zeInit after MPI_Init failed\n");
+    } else {
+        if (zeInit(0) != ZE_RESULT_SUCCESS)
+            fprintf(stderr, "zeInit failed\n");
+        MPI_Init(&argc, &argv);
+    }
     MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &world_size);
     SRunner *runner = srunner_create(cp_suite());
