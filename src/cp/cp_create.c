@@ -504,7 +504,7 @@ static void release(sdpa_cp_t *cp)
         free_primitives(cp);
     /* A request released pending may still touch the message buffers. */
     for (int i = cp->allocation_count - 1; i >= 0; i--)
-        if (!cp->in_flight || !is_message_buffer(cp, cp->allocations[i]))
+        if (!cp->ring_in_flight || !is_message_buffer(cp, cp->allocations[i]))
             zeMemFree(cp->ze_context, cp->allocations[i]);
     cp_agree_free(cp);
     if (cp->staged)

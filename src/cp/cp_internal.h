@@ -132,9 +132,10 @@ struct sdpa_cp {
     /* broken: the messages are out of step (a timeout, a peer out of step
      * or broken); every later execution fails at once. broken_first: that
      * was the execution's first failure, so the device is still sound and
-     * is drained. in_flight: a request was released pending, so the
-     * buffers it may touch are never freed. failed_peer: -1, or the peer. */
-    int broken, broken_first, in_flight, failed_peer;
+     * is drained. ring_in_flight, agree_in_flight: a request of the ring
+     * (of the agreement) was released pending, so the buffers it may touch
+     * are never freed. failed_peer: -1, or the peer. */
+    int broken, broken_first, ring_in_flight, agree_in_flight, failed_peer;
     char broken_message[768];
     int64_t agree_out[CP_AGREE_WORDS];
     int64_t (*agree_in)[CP_AGREE_WORDS]; /* one per rank */
@@ -168,8 +169,8 @@ double cp_deadline(const sdpa_cp_t *cp);
 int cp_wait_until(MPI_Request *requests, int count, double deadline, int *all);
 
 /* Gives up count requests: cancels those pending, and releases those
- * still pending after a short wait (setting cp->in_flight). */
-void cp_abandon(sdpa_cp_t *cp, MPI_Request *requests, int count);
+ * still pending after a short wait (then setting *in_flight). */
+void cp_abandon(MPI_Request *requests, int count, int *in_flight);
 
 /* Breaks the object on peer with status and the message (printf-style),
  * which it returns as the failure. */

@@ -109,7 +109,7 @@ static sdpa_status_t give_up(sdpa_cp_t *cp, cp_transfer_t *t, double waited)
             "this object is broken",
             cp->rank, waited, peer, send ? "its receive" : "its send", what, cp->step,
             (long long)cp->sequence);
-    cp_abandon(cp, t->requests, t->count);
+    cp_abandon(t->requests, t->count, &cp->ring_in_flight);
     t->count = t->done = 0;
     return status;
 }
@@ -139,7 +139,7 @@ void cp_transfers_abandon(sdpa_cp_t *cp, cp_transfer_t *const *transfers, int co
 {
     for (int i = 0; i < count; i++)
         if (transfers[i]->count > 0 && !transfers[i]->done) {
-            cp_abandon(cp, transfers[i]->requests, transfers[i]->count);
+            cp_abandon(transfers[i]->requests, transfers[i]->count, &cp->ring_in_flight);
             transfers[i]->count = 0;
         }
 }

@@ -82,7 +82,7 @@ int cp_wait_until(MPI_Request *requests, int count, double deadline, int *all)
 }
 
 /* Waits a little for requests, then releases those still pending. */
-static void release_pending(sdpa_cp_t *cp, MPI_Request *requests, int count)
+static void release_pending(MPI_Request *requests, int count, int *in_flight)
 {
     int all = 0;
     cp_wait_until(requests, count, MPI_Wtime() + CP_CANCEL_SECONDS, &all);
@@ -90,16 +90,16 @@ static void release_pending(sdpa_cp_t *cp, MPI_Request *requests, int count)
         if (requests[i] != MPI_REQUEST_NULL) {
             /* A send to a stopped peer: MPI may still read its buffer. */
             MPI_Request_free(&requests[i]);
-            cp->in_flight = 1;
+            *in_flight = 1;
         }
 }
 
-void cp_abandon(sdpa_cp_t *cp, MPI_Request *requests, int count)
+void cp_abandon(MPI_Request *requests, int count, int *in_flight)
 {
     for (int i = 0; i < count; i++)
         if (requests[i] != MPI_REQUEST_NULL)
             MPI_Cancel(&requests[i]);
-    release_pending(cp, requests, count);
+    release_pending(requests, count, in_flight);
 }
 
 sdpa_status_t cp_break(sdpa_cp_t *cp, sdpa_status_t status, int peer, const char *format, ...)
@@ -133,7 +133,7 @@ sdpa_status_t cp_agree_alloc(sdpa_cp_t *cp)
 
 void cp_agree_free(sdpa_cp_t *cp)
 {
-    if (cp->in_flight)
+    if (cp->agree_in_flight)
         return; /* a released request may still write or read them */
     free(cp->agree_in);
     free(cp->agree_requests);
@@ -210,7 +210,7 @@ sdpa_status_t cp_agree_execution(sdpa_cp_t *cp, int phase, sdpa_status_t local)
     if (code != MPI_SUCCESS || send_only) {
         /* A broken rank tells the others and goes: small sends complete
          * without the peer (an eager protocol), or are released. */
-        release_pending(cp, cp->agree_requests, n);
+        release_pending(cp->agree_requests, n, &cp->agree_in_flight);
         if (code != MPI_SUCCESS)
             return cp_break(cp, SDPA_ERROR_DEVICE, -1, "MPI_Isend/MPI_Irecv failed (error %d)",
                             code);
@@ -232,7 +232,7 @@ sdpa_status_t cp_agree_execution(sdpa_cp_t *cp, int phase, sdpa_status_t local)
                 missing = missing < 0 ? peer : missing;
                 count++;
             }
-    cp_abandon(cp, cp->agree_requests, n);
+    cp_abandon(cp->agree_requests, n, &cp->agree_in_flight);
     if (code != MPI_SUCCESS)
         return cp_break(cp, SDPA_ERROR_DEVICE, -1, "MPI_Test failed (error %d)", code);
     return cp_break(cp, SDPA_ERROR_DEVICE, missing,
