@@ -222,13 +222,20 @@ sdpa_status_t cp_agree_execution(sdpa_cp_t *cp, int phase, sdpa_status_t local)
     if (code == MPI_SUCCESS && all)
         return read_agreement(cp, phase, local);
 
-    /* The first peer whose message has not come: its receive is request
-     * 2 i for the i-th peer other than this rank. */
+    /* The peers whose message has not come (the receive from the i-th
+     * peer other than this rank is request 2 i), or else whose receive of
+     * this rank's has not completed (request 2 i + 1). */
     int missing = -1, count = 0;
-    for (int pass = 0; pass < 2 && missing < 0; pass++) /* receives, then sends */
+    char list[96] = "";
+    for (int pass = 0; pass < 2 && missing < 0; pass++)
         for (int i = pass; i < n; i += 2)
             if (cp->agree_requests[i] != MPI_REQUEST_NULL) {
                 int peer = i / 2 < cp->rank ? i / 2 : i / 2 + 1;
+                size_t used = strlen(list);
+                if (used + 16 < sizeof(list))
+                    snprintf(list + used, sizeof(list) - used, "%s%d", count ? ", " : "", peer);
+                else if (list[used - 1] != '.')
+                    snprintf(list + used, sizeof(list) - used, ", ...");
                 missing = missing < 0 ? peer : missing;
                 count++;
             }
@@ -236,9 +243,8 @@ sdpa_status_t cp_agree_execution(sdpa_cp_t *cp, int phase, sdpa_status_t local)
     if (code != MPI_SUCCESS)
         return cp_break(cp, SDPA_ERROR_DEVICE, -1, "MPI_Test failed (error %d)", code);
     return cp_break(cp, SDPA_ERROR_DEVICE, missing,
-                    "rank %d waited %.3g s for rank %d (its arrival at the %s of execution %lld)%s",
-                    cp->rank, MPI_Wtime() - start, missing, phase_name(phase),
-                    (long long)cp->sequence,
-                    count > 1 ? " and other ranks; this object is broken"
-                              : "; this object is broken");
+                    "rank %d waited %.3g s for rank%s %s (%s arrival at the %s of execution "
+                    "%lld); this object is broken",
+                    cp->rank, MPI_Wtime() - start, count > 1 ? "s" : "", list,
+                    count > 1 ? "their" : "its", phase_name(phase), (long long)cp->sequence);
 }

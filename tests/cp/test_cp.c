@@ -622,7 +622,7 @@ END_TEST
 
 /* The object's timeout, and the most a rank may take to give up from its
  * call: the timeout, the device's small work and 4 ranks sharing 2 cores. */
-#define TIMEOUT_SECONDS 1.0
+#define TIMEOUT_SECONDS 2.0
 #define GIVE_UP_BOUND (TIMEOUT_SECONDS + 4.0)
 
 /* A small forward (or backward) on every rank with a timeout, and its

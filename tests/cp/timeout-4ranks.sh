@@ -1,5 +1,5 @@
 #!/bin/sh
-# timeout-4ranks.sh - a peer that never comes, on 4 ranks with a 1 s
+# timeout-4ranks.sh - a peer that never comes, on 4 ranks with a 2 s
 # timeout: a rank that does not call execute (then calls it late), a rank
 # stopped by SIGSTOP, a rank whose device holds it back mid-ring (forward
 # and backward). Every rank must give up within its bound, naming the peer
