@@ -58,7 +58,9 @@
 extern "C" {
 #endif
 
-#define SDPA_CP_DESC_VERSION 1u
+/* 2: timeout_seconds appended. A version 1 desc (struct_size up to and
+ * including problem) is still accepted, as timeout_seconds = 0. */
+#define SDPA_CP_DESC_VERSION 2u
 #define SDPA_CP_STATS_VERSION 1u
 
 /* Which global tokens a rank holds. With N ranks and L tokens per rank:
@@ -102,6 +104,17 @@ typedef struct sdpa_cp_desc {
      * to every primitive. Refused (SDPA_ERROR_UNSUPPORTED): mask buffers,
      * dropout, quantized K/V, the dS output, K/V dtypes other than q's. */
     const sdpa_problem_desc_t *problem;
+    /* Version 2. The longest sdpa_cp_execute waits for a peer while it has
+     * nothing else to do (a message of the ring, or a rank's arrival at the
+     * execution's start or end), in seconds: then it gives up, and the
+     * execution fails with SDPA_ERROR_DEVICE naming the rank it waited for
+     * (sdpa_cp_execute). 0: the environment's SDPA_CP_TIMEOUT if set, else
+     * no limit; INFINITY: no limit, whatever the environment says; negative
+     * or NaN: SDPA_ERROR_INVALID_ARGUMENT. It must exceed the largest gap
+     * between the ranks' arrivals in a healthy run (a rank that saves a
+     * checkpoint before its next execution keeps the others waiting). Ranks
+     * may differ. Creation and destruction are not bounded by it. */
+    double timeout_seconds;
 } sdpa_cp_desc_t;
 
 /* Collective. Checks desc (and that every rank passed the same shapes,
@@ -132,7 +145,37 @@ void sdpa_cp_destroy(sdpa_cp_t *cp);
  * host/shared USM). wait_events: the first command waits for them;
  * signal_event: signalled when the outputs are written. command_list and
  * scratch must be NULL (the object uses its own list; backward scratch is
- * the backend context's for that list). */
+ * the backend context's for that list).
+ *
+ * A peer that never comes (stopped, dead, or not calling): with a timeout
+ * (desc->timeout_seconds, SDPA_CP_TIMEOUT), a rank that waited that long for
+ * one peer gives up and returns SDPA_ERROR_DEVICE with a message naming the
+ * rank it waited for and what for ("... waited 2 s for rank 3 (its arrival
+ * at the start of execution 7) ..."); SDPA_CP_QUERY_FAILED_PEER gives that
+ * rank as an int. The rank named is the one this rank depended on, which may
+ * itself be waiting for another: the stopped rank is the one the others
+ * name that names nobody. Every rank whose execution depends on the missing
+ * one returns within about the timeout of blocking, plus the device work it
+ * had queued (which it waits for, so the caller may reuse its buffers).
+ * The object is then broken on that rank: its messages are out of step, so
+ * every later sdpa_cp_execute fails at once (SDPA_ERROR_DEVICE); only
+ * sdpa_cp_destroy is left, which does not wait for the peer. Peers that
+ * learn of a broken rank at the execution's end break too. Pending
+ * receives are cancelled; a send MPI cannot cancel is released
+ * (MPI_Request_free) and the host buffers it reads are not freed by
+ * sdpa_cp_destroy (they stay allocated until the Level Zero context is
+ * destroyed), so MPI never reads freed memory. The duplicated communicator
+ * is freed by sdpa_cp_destroy as usual. Without a timeout a missing peer
+ * makes the others wait forever, as any MPI collective does.
+ *
+ * Every rank's k-th execution of an object pairs with every other rank's
+ * k-th: a rank that skips one call pairs its next call with the others'
+ * skipped one (with the wrong inputs, undetectably: nothing in the call
+ * says which step of the caller's program it belongs to), and the hang
+ * comes at the others' last call, which the timeout then bounds. The
+ * execution number and phase travel in the start and end messages, so a
+ * rank out of step in the protocol itself fails with
+ * SDPA_ERROR_INVALID_ARGUMENT naming it. */
 sdpa_status_t sdpa_cp_execute(sdpa_cp_t *cp, const sdpa_exec_args_t *args);
 
 typedef enum sdpa_cp_query {
@@ -149,6 +192,10 @@ typedef enum sdpa_cp_query {
     SDPA_CP_QUERY_TRANSPORT = 3,
     /* int: ring steps per execution (the number of ranks). */
     SDPA_CP_QUERY_STEPS = 4,
+    /* int: the rank this rank's object broke on (the peer it waited for
+     * when it gave up, a peer out of step, or a peer that broke), or -1
+     * while the object is whole (sdpa_cp_execute). */
+    SDPA_CP_QUERY_FAILED_PEER = 5,
 } sdpa_cp_query_t;
 
 /* Local. Answers what into out (out_size bytes; a string is always

@@ -30,6 +30,8 @@ static ze_result_t create_context(ze_driver_handle_t hDriver, const ze_context_d
     if (context == NULL)
         return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
     cl_int err;
+    /* No CL_CONTEXT_PLATFORM: the ICD loader would look the platform up in
+     * its own list, which need not hold the engine's (engine.c). */
     context->cl = clCreateContext(NULL, 1, &cpu_ze.engine.device, NULL, NULL, &err);
     if (context->cl == NULL) {
         free(context);

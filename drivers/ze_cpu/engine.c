@@ -1,7 +1,18 @@
 /*
  * engine.c - finds the OpenCL platform the driver runs on and reads its
  * device's facts once, so property queries never call OpenCL again.
+ *
+ * The platforms come from the engine library the driver opens itself, or
+ * from the ICD loader (engine_choice.c). Either way they are ICD objects:
+ * each starts with its implementation's dispatch table (cl_khr_icd), and
+ * the ICD loader's entry points, which the rest of the driver calls, send
+ * every call to the table of the object it is about. So a platform the
+ * loader never listed works as well, except where the loader looks the
+ * platform up in its own list: clGetPlatformIDs, and a CL_CONTEXT_PLATFORM
+ * property (context.c passes none).
  */
+#include <dlfcn.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -168,23 +179,73 @@ static bool read_engine(cpu_ze_engine_t *engine, char *why, size_t why_size)
     return true;
 }
 
+typedef cl_int (*icd_get_platform_ids_fn)(cl_uint, cl_platform_id *, cl_uint *);
+typedef void *(*get_extension_function_address_fn)(const char *);
+
+/* The platform lister of the engine library at path, opened as an ICD
+ * loader opens one: the library exports clGetExtensionFunctionAddress,
+ * which answers clIcdGetPlatformIDsKHR. The library stays loaded. */
+static ze_result_t open_library(const char *path, icd_get_platform_ids_fn *get)
+{
+    void *library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (library == NULL)
+        return cpu_ze_fail(ZE_RESULT_ERROR_UNINITIALIZED, "cannot open the OpenCL engine: %s",
+                           dlerror());
+    get_extension_function_address_fn address = NULL;
+    *(void **)&address = dlsym(library, "clGetExtensionFunctionAddress");
+    if (address != NULL)
+        *(void **)get = address("clIcdGetPlatformIDsKHR");
+    if (address == NULL || *get == NULL)
+        return cpu_ze_fail(ZE_RESULT_ERROR_UNINITIALIZED,
+                           "the OpenCL engine %s is not an ICD (no %s)", path,
+                           address ? "clIcdGetPlatformIDsKHR" : "clGetExtensionFunctionAddress");
+    return ZE_RESULT_SUCCESS;
+}
+
+/* The platforms of the engine library at library (not ""), or the ICD
+ * loader's: a malloc'd array in *out, their number in *count. */
+static ze_result_t list_platforms(const char *library, cl_platform_id **out, cl_uint *count)
+{
+    icd_get_platform_ids_fn get = clGetPlatformIDs;
+    if (library[0] != '\0') {
+        ze_result_t r = open_library(library, &get);
+        if (r != ZE_RESULT_SUCCESS)
+            return r;
+    }
+    const char *lister = library[0] ? "clIcdGetPlatformIDsKHR" : "clGetPlatformIDs";
+    *count = 0;
+    cl_int err = get(0, NULL, count);
+    if (err != CL_SUCCESS || *count == 0)
+        return cpu_ze_fail(ZE_RESULT_ERROR_UNINITIALIZED,
+                           "no OpenCL platform (%s: %s, %s%s)", lister, cpu_ze_cl_error_name(err),
+                           library[0] ? "engine " : "OCL_ICD_VENDORS=",
+                           library[0]                  ? library
+                           : getenv("OCL_ICD_VENDORS") ? getenv("OCL_ICD_VENDORS")
+                                                       : "(unset)");
+    *out = malloc(*count * sizeof **out);
+    if (*out == NULL)
+        return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+    err = get(*count, *out, count);
+    if (err != CL_SUCCESS) {
+        free(*out);
+        return cpu_ze_fail(ZE_RESULT_ERROR_UNINITIALIZED, "%s: %s", lister,
+                           cpu_ze_cl_error_name(err));
+    }
+    return ZE_RESULT_SUCCESS;
+}
+
 ze_result_t cpu_ze_engine_open(cpu_ze_engine_t *engine)
 {
-    ze_result_t chosen = cpu_ze_engine_choose();
+    char library[PATH_MAX];
+    ze_result_t chosen = cpu_ze_engine_choose(library);
     if (chosen != ZE_RESULT_SUCCESS)
         return chosen;
 
+    cl_platform_id *platforms = NULL;
     cl_uint count = 0;
-    cl_int err = clGetPlatformIDs(0, NULL, &count);
-    if (err != CL_SUCCESS || count == 0)
-        return cpu_ze_fail(ZE_RESULT_ERROR_UNINITIALIZED,
-                           "no OpenCL platform (clGetPlatformIDs: %s, OCL_ICD_VENDORS=%s)",
-                           cpu_ze_cl_error_name(err),
-                           getenv("OCL_ICD_VENDORS") ? getenv("OCL_ICD_VENDORS") : "(unset)");
-    cl_platform_id *platforms = malloc(count * sizeof *platforms);
-    if (platforms == NULL)
-        return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
-    clGetPlatformIDs(count, platforms, NULL);
+    ze_result_t listed = list_platforms(library, &platforms, &count);
+    if (listed != ZE_RESULT_SUCCESS)
+        return listed;
 
     /* Candidates in order of preference: the requested platform only, or
      * Intel's platforms first, then the rest. */

@@ -1,7 +1,6 @@
 /*
- * engine_choice.c - which OpenCL implementation the ICD loader offers the
- * driver, decided once, before the driver's first OpenCL call (ocl-icd reads
- * OCL_ICD_VENDORS once per process, at its first call).
+ * engine_choice.c - which OpenCL implementation the driver runs on, decided
+ * once, before the driver's first OpenCL call.
  *
  * In order:
  *   1. ZE_CPU_OPENCL_ENGINE: the engine library itself, or a directory
@@ -12,9 +11,13 @@
  *   3. The library configure found (ZE_CPU_DEFAULT_ENGINE), if it still
  *      exists: an installed driver keeps working after the build tree is gone.
  *   4. The system's ICDs (/etc/OpenCL/vendors).
- * Steps 1 and 3 point ocl-icd at the library by setting OCL_ICD_VENDORS to its
- * absolute path (ocl-icd dlopens a value that is neither a directory nor an
- * .icd file).
+ * Steps 1 and 3 name a library, which the driver opens itself (engine.c):
+ * the ICD loader reads OCL_ICD_VENDORS once per process, at its first call,
+ * and another library may have made that call already (Open MPI's hwloc
+ * does, in MPI_Init). They also set OCL_ICD_VENDORS to the library's
+ * absolute path, so that an ICD loader that has not read it yet loads the
+ * same file rather than a second engine. Steps 2 and 4 take the platforms
+ * the ICD loader lists.
  */
 #include <limits.h>
 #include <stdio.h>
@@ -50,7 +53,8 @@ static bool find_engine_library(const char *path, char *out)
     return false;
 }
 
-/* Points ocl-icd at library; the value overrides any earlier one. */
+/* Chooses library (already in out): points the ICD loader at it too, the
+ * value overriding any earlier one. */
 static ze_result_t use_library(const char *library, const char *why)
 {
     if (setenv("OCL_ICD_VENDORS", library, 1) != 0)
@@ -60,9 +64,9 @@ static ze_result_t use_library(const char *library, const char *why)
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t cpu_ze_engine_choose(void)
+ze_result_t cpu_ze_engine_choose(char *library)
 {
-    char library[PATH_MAX];
+    library[0] = '\0';
     const char *named = getenv("ZE_CPU_OPENCL_ENGINE");
     bool system = named != NULL && strcmp(named, "system") == 0;
     if (named != NULL && named[0] != '\0' && !system) {
@@ -80,6 +84,7 @@ ze_result_t cpu_ze_engine_choose(void)
     if (vendors == NULL && !system && ZE_CPU_DEFAULT_ENGINE[0] != '\0') {
         if (find_engine_library(ZE_CPU_DEFAULT_ENGINE, library))
             return use_library(library, "the configured default");
+        library[0] = '\0';
         if (cpu_ze_debug_enabled())
             fprintf(stderr, "ze_cpu: the configured engine %s is gone\n", ZE_CPU_DEFAULT_ENGINE);
     }

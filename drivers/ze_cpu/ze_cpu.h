@@ -176,12 +176,13 @@ typedef struct cpu_ze_engine {
     uint8_t driver_uuid[16];
 } cpu_ze_engine_t;
 
-/* Points the ICD loader at the engine: ZE_CPU_OPENCL_ENGINE, else the user's
- * OCL_ICD_VENDORS, else the configured default if it exists, else the system's
- * ICDs (engine_choice.c). Call before the first OpenCL call of the process.
- * Returns ZE_RESULT_ERROR_UNINITIALIZED if ZE_CPU_OPENCL_ENGINE names no
- * library. */
-ze_result_t cpu_ze_engine_choose(void);
+/* Chooses the engine: ZE_CPU_OPENCL_ENGINE, else the user's OCL_ICD_VENDORS,
+ * else the configured default if it exists, else the system's ICDs
+ * (engine_choice.c). library (PATH_MAX bytes) gets the absolute path of the
+ * engine library to open directly, or "" to take the ICD loader's
+ * platforms. Returns ZE_RESULT_ERROR_UNINITIALIZED if ZE_CPU_OPENCL_ENGINE
+ * names no library. */
+ze_result_t cpu_ze_engine_choose(char *library);
 
 /* Finds the platform (ZE_CPU_OPENCL_PLATFORM, else the first with a CPU
  * device, preferring Intel's) and reads its facts into engine. Returns

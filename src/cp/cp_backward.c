@@ -133,8 +133,10 @@ sdpa_status_t cp_backward(sdpa_cp_t *cp, const sdpa_exec_args_t *args)
         CP_ALWAYS(cp, cp_post_recv(cp, &kv, cp->ring[1], block_pair, CP_TAG_KV));
         CP_ALWAYS(cp, cp_post_send(cp, &kv, cp->ring[0], block_pair, CP_TAG_KV));
     }
+    cp->step = 0;
     for (int step = 0; step < ranks; step++) {
         const int slot = step % 2, more = step + 1 < ranks;
+        cp->step = step;
         cp_transfer_t *pending[4] = {&kv, &acc_in, &acc_out[0], &acc_out[1]};
         CP_ALWAYS(cp, cp_wait_device(cp, cp->step_done, started, pending, 4));
 
@@ -178,5 +180,7 @@ sdpa_status_t cp_backward(sdpa_cp_t *cp, const sdpa_exec_args_t *args)
         CP_ALWAYS(cp, cp_transfer_wait(cp, &acc_out[(ranks - 1) % 2]));
     }
     CP_DEVICE(cp, write_gradients(cp, args, own));
+    cp_transfer_t *const transfers[4] = {&kv, &acc_in, &acc_out[0], &acc_out[1]};
+    cp_transfers_abandon(cp, transfers, 4); /* after a break */
     return cp_finish(cp, args);
 }

@@ -86,7 +86,7 @@ static sdpa_status_t check_desc_local(const sdpa_cp_desc_t *desc, sdpa_cp_t **ou
     if (desc == NULL)
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "desc is NULL");
     TRY(sdpa_struct_check("desc", desc->struct_size, desc->struct_version, SDPA_CP_DESC_VERSION,
-                          sizeof(*desc), sizeof(*desc)));
+                          offsetof(sdpa_cp_desc_t, timeout_seconds), sizeof(*desc)));
     if (desc->comm == MPI_COMM_NULL)
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "desc->comm is MPI_COMM_NULL");
     return SDPA_SUCCESS;
@@ -491,13 +491,22 @@ static void free_primitives(sdpa_cp_t *cp)
         be->primitive_destroy(merges[i]);
 }
 
+/* True if p is a buffer MPI sends from or receives into. */
+static int is_message_buffer(const sdpa_cp_t *cp, const void *p)
+{
+    return p == cp->ring[0] || p == cp->ring[1] || p == cp->acc[0] || p == cp->acc[1];
+}
+
 /* Frees what create made, in reverse order; the list is idle. */
 static void release(sdpa_cp_t *cp)
 {
     if (cp->be)
         free_primitives(cp);
+    /* A request released pending may still touch the message buffers. */
     for (int i = cp->allocation_count - 1; i >= 0; i--)
-        zeMemFree(cp->ze_context, cp->allocations[i]);
+        if (!cp->ring_in_flight || !is_message_buffer(cp, cp->allocations[i]))
+            zeMemFree(cp->ze_context, cp->allocations[i]);
+    cp_agree_free(cp);
     if (cp->staged)
         zeEventDestroy(cp->staged);
     if (cp->step_done)
@@ -550,6 +559,8 @@ SDPA_CP_EXPORT sdpa_status_t sdpa_cp_create(const sdpa_cp_desc_t *desc, sdpa_cp_
     sdpa_cp_t *cp = calloc(1, sizeof(*cp));
     sdpa_status_t local = cp ? check_desc(desc, &cp->problem)
                              : sdpa_fail(SDPA_ERROR_OUT_OF_HOST_MEMORY, "no memory for sdpa_cp_t");
+    if (local == SDPA_SUCCESS)
+        local = cp_timeout_of(desc, &cp->timeout);
     MPI_Comm comm = MPI_COMM_NULL;
     int code = MPI_Comm_dup(desc->comm, &comm);
     if (code != MPI_SUCCESS) {
@@ -574,7 +585,11 @@ SDPA_CP_EXPORT sdpa_status_t sdpa_cp_create(const sdpa_cp_desc_t *desc, sdpa_cp_
         cp->prev = (rank + ranks - 1) % ranks;
         cp->stats.struct_size = sizeof(cp->stats);
         cp->stats.struct_version = SDPA_CP_STATS_VERSION;
-        status = cp_agree(comm, rank, create_local(cp, desc));
+        cp->failed_peer = -1;
+        local = cp_agree_alloc(cp);
+        if (local == SDPA_SUCCESS)
+            local = create_local(cp, desc);
+        status = cp_agree(comm, rank, local);
         if (status != SDPA_SUCCESS)
             release(cp);
     }

@@ -141,7 +141,9 @@ sdpa_status_t cp_finish(sdpa_cp_t *cp, const sdpa_exec_args_t *args)
         if (result != ZE_RESULT_SUCCESS)
             cp_note_failure(cp, cp_ze_failure(result, "zeCommandListAppendBarrier"));
     }
-    if (cp->failure == SDPA_SUCCESS)
+    /* After a break, drain what the device was given: a signal appended
+     * already comes after all of it. */
+    if (!cp_device_failed(cp) && !cp->step_done_armed)
         cp_note_failure(cp, cp_signal_after(cp, cp->step_done));
     cp_note_failure(cp, cp_wait_device(cp, cp->step_done, started, NULL, 0));
     return cp->failure;

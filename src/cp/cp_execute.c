@@ -56,13 +56,20 @@ SDPA_CP_EXPORT sdpa_status_t sdpa_cp_execute(sdpa_cp_t *cp, const sdpa_exec_args
 {
     if (cp == NULL)
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "cp is NULL");
+    if (cp->broken)
+        return sdpa_fail(SDPA_ERROR_DEVICE,
+                         "this object broke in an earlier execution (%s): destroy it",
+                         cp->broken_message);
     double start = MPI_Wtime();
-    sdpa_status_t status = cp_agree(cp->comm, cp->rank, check_args(cp, args));
-    if (status != SDPA_SUCCESS)
-        return status;
-
+    cp->sequence++;
     cp->failure = SDPA_SUCCESS;
     cp->failure_message[0] = '\0';
+    cp->step = 0;
+    sdpa_status_t status = cp_agree_execution(cp, CP_PHASE_START, check_args(cp, args));
+    if (cp->broken) /* a peer did not come, or is out of step */
+        cp_agree_execution(cp, CP_PHASE_END, status); /* tells the others */
+    if (status != SDPA_SUCCESS)
+        return status;
     if (args->num_wait_events) {
         ze_result_t result = zeCommandListAppendBarrier(cp->list, NULL, args->num_wait_events,
                                                         args->wait_events);
@@ -70,7 +77,7 @@ SDPA_CP_EXPORT sdpa_status_t sdpa_cp_execute(sdpa_cp_t *cp, const sdpa_exec_args
             cp_note_failure(cp, cp_ze_failure(result, "zeCommandListAppendBarrier"));
     }
     status = cp->backward ? cp_backward(cp, args) : cp_forward(cp, args);
-    status = cp_agree(cp->comm, cp->rank, status);
+    status = cp_agree_execution(cp, CP_PHASE_END, status);
     if (cp->failure != SDPA_SUCCESS) /* this rank's own message, whatever came after it */
         sdpa_fail(cp->failure, "%s", cp->failure_message);
     cp->stats.executions++;
@@ -93,10 +100,13 @@ SDPA_CP_EXPORT sdpa_status_t sdpa_cp_query(const sdpa_cp_t *cp, sdpa_cp_query_t 
         value = cp->allocated_bytes + cp->scratch_bytes;
         break;
     case SDPA_CP_QUERY_STEPS:
+    case SDPA_CP_QUERY_FAILED_PEER:
         if (out_size < sizeof(int))
-            return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
-                             "out_size = %zu: SDPA_CP_QUERY_STEPS answers an int", out_size);
-        *(int *)out = cp->ranks;
+            return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "out_size = %zu: %s answers an int",
+                             out_size,
+                             what == SDPA_CP_QUERY_STEPS ? "SDPA_CP_QUERY_STEPS"
+                                                         : "SDPA_CP_QUERY_FAILED_PEER");
+        *(int *)out = what == SDPA_CP_QUERY_STEPS ? cp->ranks : cp->failed_peer;
         return SDPA_SUCCESS;
     case SDPA_CP_QUERY_TRANSPORT:
         if (out_size == 0)

@@ -95,6 +95,7 @@ sdpa_status_t cp_forward(sdpa_cp_t *cp, const sdpa_exec_args_t *args)
         CP_DEVICE(cp, cp_stage_own_block(cp, args));
     for (int step = 0; step < cp->ranks; step++) {
         double started = MPI_Wtime();
+        cp->step = step;
         CP_DEVICE(cp, append_step(cp, args, step, lse_base, first));
         int slot = step % 2, more = step + 1 < cp->ranks;
         if (more) {
@@ -111,5 +112,7 @@ sdpa_status_t cp_forward(sdpa_cp_t *cp, const sdpa_exec_args_t *args)
         cp->stats.steps++;
     }
     CP_DEVICE(cp, write_output(cp, args));
+    cp_transfer_t *const transfers[1] = {&kv};
+    cp_transfers_abandon(cp, transfers, 1); /* after a break */
     return cp_finish(cp, args);
 }

@@ -44,7 +44,15 @@ enum { CP_KV_CALLER = 0, CP_KV_RING = 1, CP_KV_SOURCES = 2 };
 enum { CP_MASK_NONE = 0, CP_MASK_DIAGONAL = 1, CP_MASKS = 2 };
 
 /* Message tags on the duplicated communicator. */
-enum { CP_TAG_KV = 1, CP_TAG_DKV = 2 };
+enum { CP_TAG_KV = 1, CP_TAG_DKV = 2, CP_TAG_AGREE = 3 };
+
+/* The phases of an execution whose ends every rank agrees on. */
+enum { CP_PHASE_START = 0, CP_PHASE_END = 1 };
+
+/* An agreement message: the execution number, the phase, the sender's
+ * status, whether its object is broken and the peer it broke on. */
+enum { CP_AGREE_SEQUENCE, CP_AGREE_PHASE, CP_AGREE_STATUS, CP_AGREE_BROKEN, CP_AGREE_PEER,
+       CP_AGREE_WORDS };
 
 /* The most allocations one object holds. */
 #define CP_MAX_ALLOCATIONS 48
@@ -58,6 +66,8 @@ enum { CP_TAG_KV = 1, CP_TAG_DKV = 2 };
  * one exchange. */
 typedef struct cp_transfer {
     MPI_Request requests[CP_TRANSFER_MAX_REQUESTS];
+    int tag;                                /* CP_TAG_KV or CP_TAG_DKV */
+    signed char sends[CP_TRANSFER_MAX_REQUESTS]; /* 1: a send to next, 0: a receive from prev */
     int count;     /* 0: nothing posted */
     int done;      /* every request has completed */
     double posted; /* MPI_Wtime() when the first request was posted */
@@ -114,6 +124,24 @@ struct sdpa_cp {
     sdpa_status_t failure;
     char failure_message[768];
 
+    /* Waiting for peers (cp_wait.c). timeout: seconds, INFINITY for none.
+     * sequence: executions started. step: the ring step under way. */
+    double timeout;
+    int64_t sequence;
+    int step;
+    /* broken: the messages are out of step (a timeout, a peer out of step
+     * or broken); every later execution fails at once. broken_first: that
+     * was the execution's first failure, so the device is still sound and
+     * is drained. ring_in_flight, agree_in_flight: a request of the ring
+     * (of the agreement) was released pending, so the buffers it may touch
+     * are never freed. failed_peer: -1, or the peer. */
+    int broken, broken_first, ring_in_flight, agree_in_flight, failed_peer;
+    char broken_message[768];
+    int64_t agree_out[CP_AGREE_WORDS];
+    int64_t (*agree_in)[CP_AGREE_WORDS]; /* one per rank */
+    MPI_Request *agree_requests;         /* 2 (ranks - 1) */
+    int step_done_armed; /* a signal of step_done is appended, not yet waited for */
+
     sdpa_cp_stats_t stats;
 };
 
@@ -129,6 +157,45 @@ sdpa_status_t cp_ze_failure(ze_result_t result, const char *call);
 /* A backend failure: status, with the backend's message quoted after what. */
 sdpa_status_t cp_backend_failure(const sdpa_cp_t *cp, sdpa_status_t status, const char *what);
 
+/* ---- cp_wait.c: waiting for peers with a deadline ------------------------ */
+
+/* The deadline of a wait starting now (INFINITY without a timeout). */
+double cp_deadline(const sdpa_cp_t *cp);
+
+/* Waits until every request of count (MPI_REQUEST_NULL ones included) has
+ * completed, or deadline. Completed requests become MPI_REQUEST_NULL.
+ * Returns MPI_SUCCESS with *all 1 or 0 (the deadline passed), or an MPI
+ * error code. */
+int cp_wait_until(MPI_Request *requests, int count, double deadline, int *all);
+
+/* Gives up count requests: cancels those pending, and releases those
+ * still pending after a short wait (then setting *in_flight). */
+void cp_abandon(MPI_Request *requests, int count, int *in_flight);
+
+/* Breaks the object on peer with status and the message (printf-style),
+ * which it returns as the failure. */
+sdpa_status_t cp_break(sdpa_cp_t *cp, sdpa_status_t status, int peer, const char *format, ...)
+        __attribute__((format(printf, 4, 5)));
+
+/* True if the device failed during this execution (not a peer). */
+int cp_device_failed(const sdpa_cp_t *cp);
+
+/* Collective within an execution: every rank sends every other its status
+ * for phase and waits for theirs until the deadline. Returns SDPA_SUCCESS
+ * if all succeeded; else a failure on every rank that heard of it (its own,
+ * or one naming the failed rank), or a broken object naming the peer that
+ * did not report in time or was out of step. A broken rank only sends. */
+sdpa_status_t cp_agree_execution(sdpa_cp_t *cp, int phase, sdpa_status_t local);
+
+/* The timeout of desc (seconds, INFINITY for none): its timeout_seconds
+ * (version 2), else SDPA_CP_TIMEOUT. Refuses a negative or NaN value, or
+ * an environment value that is not a number of seconds. */
+sdpa_status_t cp_timeout_of(const sdpa_cp_desc_t *desc, double *timeout);
+
+/* Allocates the agreement's buffers; frees them unless in flight. */
+sdpa_status_t cp_agree_alloc(sdpa_cp_t *cp);
+void cp_agree_free(sdpa_cp_t *cp);
+
 /* ---- cp_ring.c ---------------------------------------------------------- */
 
 /* Posts a send of bytes at buffer to the next rank (or a receive from the
@@ -138,8 +205,12 @@ sdpa_status_t cp_post_send(sdpa_cp_t *cp, cp_transfer_t *t, const void *buffer, 
 sdpa_status_t cp_post_recv(sdpa_cp_t *cp, cp_transfer_t *t, void *buffer, size_t bytes, int tag);
 
 /* Blocks until t has completed (nothing if nothing is posted); the time
- * blocked counts as exposed communication. */
+ * blocked counts as exposed communication. At the deadline, breaks the
+ * object naming the peer of the first request pending. */
 sdpa_status_t cp_transfer_wait(sdpa_cp_t *cp, cp_transfer_t *t);
+
+/* After a break: gives up whatever the count transfers still have posted. */
+void cp_transfers_abandon(sdpa_cp_t *cp, cp_transfer_t *const *transfers, int count);
 
 /* Blocks until t has completed, progressing it while the device still runs
  * the work behind event (not reset); only the time blocked after the device

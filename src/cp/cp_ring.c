@@ -33,6 +33,8 @@ static sdpa_status_t mpi_failure(int code, const char *call)
 static sdpa_status_t post(sdpa_cp_t *cp, cp_transfer_t *t, void *buffer, size_t bytes, int tag,
                           int send)
 {
+    if (cp->broken)
+        return SDPA_SUCCESS; /* the failure is recorded; the ring has stopped */
     if (t->done) /* a finished transfer is reused */
         t->count = t->done = 0;
     if (t->count == 0)
@@ -50,6 +52,8 @@ static sdpa_status_t post(sdpa_cp_t *cp, cp_transfer_t *t, void *buffer, size_t 
                                     cp->comm, request);
         if (code != MPI_SUCCESS)
             return mpi_failure(code, send ? "MPI_Isend" : "MPI_Irecv");
+        t->tag = tag;
+        t->sends[t->count] = (signed char)send;
         t->count++;
     }
     if (send)
@@ -80,7 +84,7 @@ static void finish(sdpa_cp_t *cp, cp_transfer_t *t)
 /* Progresses t without blocking. */
 static sdpa_status_t test(sdpa_cp_t *cp, cp_transfer_t *t)
 {
-    if (t == NULL || t->count == 0 || t->done)
+    if (t == NULL || t->count == 0 || t->done || cp->broken)
         return SDPA_SUCCESS;
     int flag = 0;
     int code = MPI_Testall(t->count, t->requests, &flag, MPI_STATUSES_IGNORE);
@@ -91,20 +95,53 @@ static sdpa_status_t test(sdpa_cp_t *cp, cp_transfer_t *t)
     return SDPA_SUCCESS;
 }
 
+/* Breaks the object on the peer of t's first pending request. */
+static sdpa_status_t give_up(sdpa_cp_t *cp, cp_transfer_t *t, double waited)
+{
+    int i = 0;
+    while (i < t->count - 1 && t->requests[i] == MPI_REQUEST_NULL)
+        i++;
+    int send = t->sends[i], peer = send ? cp->next : cp->prev;
+    const char *what = t->tag == CP_TAG_KV ? "K/V block" : "dK/dV accumulator";
+    sdpa_status_t status = cp_break(
+            cp, SDPA_ERROR_DEVICE, peer,
+            "rank %d waited %.3g s for rank %d (%s of a %s at ring step %d of execution %lld); "
+            "this object is broken",
+            cp->rank, waited, peer, send ? "its receive" : "its send", what, cp->step,
+            (long long)cp->sequence);
+    cp_abandon(t->requests, t->count, &cp->ring_in_flight);
+    t->count = t->done = 0;
+    return status;
+}
+
 sdpa_status_t cp_transfer_wait(sdpa_cp_t *cp, cp_transfer_t *t)
 {
-    if (t->count == 0 || t->done) {
-        t->count = 0;
+    if (t->count == 0 || t->done || cp->broken) {
+        if (!cp->broken)
+            t->count = 0;
         return SDPA_SUCCESS;
     }
     double start = MPI_Wtime();
-    int code = MPI_Waitall(t->count, t->requests, MPI_STATUSES_IGNORE);
-    cp->stats.exposed_comm_seconds += MPI_Wtime() - start;
+    int all = 0;
+    int code = cp_wait_until(t->requests, t->count, cp_deadline(cp), &all);
+    double waited = MPI_Wtime() - start;
+    cp->stats.exposed_comm_seconds += waited;
     if (code != MPI_SUCCESS)
         return mpi_failure(code, "MPI_Waitall");
+    if (!all)
+        return give_up(cp, t, waited);
     finish(cp, t);
     t->count = 0;
     return SDPA_SUCCESS;
+}
+
+void cp_transfers_abandon(sdpa_cp_t *cp, cp_transfer_t *const *transfers, int count)
+{
+    for (int i = 0; i < count; i++)
+        if (transfers[i]->count > 0 && !transfers[i]->done) {
+            cp_abandon(transfers[i]->requests, transfers[i]->count, &cp->ring_in_flight);
+            transfers[i]->count = 0;
+        }
 }
 
 sdpa_status_t cp_transfer_wait_busy(sdpa_cp_t *cp, cp_transfer_t *t, ze_event_handle_t event)
@@ -134,8 +171,12 @@ sdpa_status_t cp_wait_device(sdpa_cp_t *cp, ze_event_handle_t event, double star
             status = test(cp, transfers[i]);
             pending |= transfers[i] && transfers[i]->count && !transfers[i]->done;
         }
-        if (status != SDPA_SUCCESS || cp->failure != SDPA_SUCCESS)
-            break; /* the event may never be signalled */
+        /* After a device failure the event may never be signalled; after a
+         * break the device still runs what was appended, which is waited
+         * for (so the caller may reuse its buffers), if anything was. */
+        if (status != SDPA_SUCCESS || cp_device_failed(cp) ||
+            (event == cp->step_done && !cp->step_done_armed))
+            break;
         ze_result_t result = zeEventHostSynchronize(event, pending ? CP_POLL_NS : UINT64_MAX);
         if (result == ZE_RESULT_SUCCESS)
             break;
@@ -145,10 +186,13 @@ sdpa_status_t cp_wait_device(sdpa_cp_t *cp, ze_event_handle_t event, double star
         }
     }
     cp->stats.compute_seconds += MPI_Wtime() - started;
-    if (status == SDPA_SUCCESS && cp->failure == SDPA_SUCCESS) {
+    if (status == SDPA_SUCCESS && !cp_device_failed(cp) &&
+        (event != cp->step_done || cp->step_done_armed)) {
         ze_result_t result = zeEventHostReset(event);
         if (result != ZE_RESULT_SUCCESS)
             status = cp_ze_failure(result, "zeEventHostReset");
+        if (event == cp->step_done)
+            cp->step_done_armed = 0;
     }
     return status;
 }
@@ -156,8 +200,11 @@ sdpa_status_t cp_wait_device(sdpa_cp_t *cp, ze_event_handle_t event, double star
 sdpa_status_t cp_signal_after(sdpa_cp_t *cp, ze_event_handle_t event)
 {
     ze_result_t result = zeCommandListAppendBarrier(cp->list, event, 0, NULL);
-    return result == ZE_RESULT_SUCCESS ? SDPA_SUCCESS
-                                       : cp_ze_failure(result, "zeCommandListAppendBarrier");
+    if (result != ZE_RESULT_SUCCESS)
+        return cp_ze_failure(result, "zeCommandListAppendBarrier");
+    if (event == cp->step_done)
+        cp->step_done_armed = 1;
+    return SDPA_SUCCESS;
 }
 
 sdpa_status_t cp_agree(MPI_Comm comm, int rank, sdpa_status_t local)

@@ -16,9 +16,14 @@
 #include <check.h>
 #include <math.h>
 #include <mpi.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
+#include <unistd.h>
 
 #include "abi_util.h"
 #include "element.h"
@@ -33,6 +38,13 @@ static int world_rank, world_size;
 static int verbose(void)
 {
     const char *v = getenv("CP_TEST_VERBOSE");
+    return v && *v && strcmp(v, "0") != 0;
+}
+
+/* CP_TEST_MPI_FIRST set (and not "0"): MPI_Init before zeInit. */
+static int mpi_first(void)
+{
+    const char *v = getenv("CP_TEST_MPI_FIRST");
     return v && *v && strcmp(v, "0") != 0;
 }
 
@@ -538,6 +550,16 @@ START_TEST(test_refusals)
     valid_desc(&d, &p);
     d.layout = (sdpa_cp_layout_t)7;
     expect_refusal(&d, SDPA_ERROR_INVALID_ARGUMENT, "desc->layout = 7");
+    valid_desc(&d, &p);
+    d.timeout_seconds = -1;
+    expect_refusal(&d, SDPA_ERROR_INVALID_ARGUMENT, "desc->timeout_seconds = -1");
+    valid_desc(&d, &p);
+    d.timeout_seconds = NAN;
+    expect_refusal(&d, SDPA_ERROR_INVALID_ARGUMENT, "desc->timeout_seconds = nan");
+    valid_desc(&d, &p);
+    setenv("SDPA_CP_TIMEOUT", "soon", 1);
+    expect_refusal(&d, SDPA_ERROR_INVALID_CONFIG, "SDPA_CP_TIMEOUT=soon");
+    unsetenv("SDPA_CP_TIMEOUT");
 
     /* One rank wrong: the others fail too, naming it. */
     valid_desc(&d, &p);
@@ -556,9 +578,18 @@ START_TEST(test_refusals)
         expect_refusal(&d, SDPA_ERROR_INVALID_ARGUMENT, "query heads) differs between ranks");
     }
 
+    /* A version 1 desc (without timeout_seconds) is served. */
+    valid_desc(&d, &p);
+    d.struct_version = 1;
+    d.struct_size = offsetof(sdpa_cp_desc_t, timeout_seconds);
+    sdpa_status_t status = sdpa_cp_create(&d, &cp);
+    assert_everywhere(status == SDPA_SUCCESS, "sdpa_cp_create of a version 1 desc");
+    sdpa_cp_destroy(cp);
+    cp = NULL;
+
     /* Execution arguments and queries. */
     valid_desc(&d, &p);
-    sdpa_status_t status = sdpa_cp_create(&d, &cp);
+    status = sdpa_cp_create(&d, &cp);
     assert_everywhere(status == SDPA_SUCCESS, "sdpa_cp_create of a valid desc");
     sdpa_exec_args_t a = {.struct_size = sizeof(a), .struct_version = SDPA_EXEC_ARGS_VERSION};
     status = sdpa_cp_execute(cp, &a); /* q is NULL */
@@ -574,10 +605,242 @@ START_TEST(test_refusals)
     ck_assert_int_eq(sdpa_cp_query(cp, SDPA_CP_QUERY_TRANSPORT, transport, sizeof(transport)),
                      SDPA_SUCCESS);
     ck_assert_ptr_nonnull(strstr(transport, "host-staged"));
+    int peer = 7;
+    ck_assert_int_eq(sdpa_cp_query(cp, SDPA_CP_QUERY_FAILED_PEER, &peer, sizeof(peer)),
+                     SDPA_SUCCESS);
+    ck_assert_int_eq(peer, -1); /* no timeout, nothing broken */
     sdpa_cp_stats_t st = {.struct_size = 4, .struct_version = SDPA_CP_STATS_VERSION};
     ck_assert_int_eq(sdpa_cp_get_stats(cp, &st), SDPA_ERROR_INVALID_STRUCT);
     sdpa_cp_destroy(cp);
     ck_assert_int_eq(sdpa_cp_global_token(SDPA_CP_LAYOUT_ZIGZAG, 2, 0, 7, 0), -1);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------- */
+/* A peer that never comes                                                   */
+/* ------------------------------------------------------------------------- */
+
+/* The object's timeout, and the most a rank may take to give up from its
+ * call: the timeout, the device's small work and 4 ranks sharing 2 cores. */
+#define TIMEOUT_SECONDS 2.0
+#define GIVE_UP_BOUND (TIMEOUT_SECONDS + 4.0)
+
+/* A small forward (or backward) on every rank with a timeout, and its
+ * tensors (zeros: only the statuses matter here). */
+typedef struct timed_run {
+    sdpa_problem_desc_t p;
+    test_tensor_t t[8]; /* q, k, v, dst, then diff_dst, diff_q, diff_k, diff_v */
+    int tensors;
+    float *ws;
+    sdpa_exec_args_t a;
+    sdpa_cp_t *cp;
+} timed_run_t;
+
+static void timed_open(timed_run_t *t, sdpa_prop_kind_t prop)
+{
+    sdpa_cp_desc_t d;
+    memset(t, 0, sizeof(*t));
+    valid_desc(&d, &t->p);
+    problem_init(&t->p, prop, 1, 2, 1, 8, 8, 32, SDPA_DTYPE_F32, SDPA_DTYPE_F32);
+    d.timeout_seconds = TIMEOUT_SECONDS;
+    const sdpa_tensor_desc_t *desc[8] = {&t->p.q,        &t->p.k,      &t->p.v,
+                                         &t->p.dst,      &t->p.diff_dst, &t->p.diff_q,
+                                         &t->p.diff_k,   &t->p.diff_v};
+    t->tensors = prop == SDPA_BACKWARD ? 8 : 4;
+    for (int i = 0; i < t->tensors; i++) {
+        tensor_alloc(&suite_env, &t->t[i], desc[i]);
+        memset(t->t[i].data, 0, t->t[i].bytes);
+    }
+    const size_t ws_bytes = 2 * 8 * sizeof(float); /* B Hq L */
+    t->ws = test_alloc(&suite_env, ws_bytes);
+    memset(t->ws, 0, ws_bytes);
+    t->a = (sdpa_exec_args_t){.struct_size = sizeof(t->a),
+                              .struct_version = SDPA_EXEC_ARGS_VERSION,
+                              .q = t->t[0].data,
+                              .k = t->t[1].data,
+                              .v = t->t[2].data,
+                              .dst = t->t[3].data,
+                              .workspace = prop == SDPA_FORWARD_INFERENCE ? NULL : t->ws,
+                              .scale = 0.125f};
+    if (prop == SDPA_BACKWARD) {
+        t->a.diff_dst = t->t[4].data;
+        t->a.diff_q = t->t[5].data;
+        t->a.diff_k = t->t[6].data;
+        t->a.diff_v = t->t[7].data;
+    }
+    sdpa_status_t status = sdpa_cp_create(&d, &t->cp);
+    if (status != SDPA_SUCCESS)
+        fprintf(stderr, "rank %d: sdpa_cp_create: %s\n", world_rank, sdpa_cp_last_error());
+    assert_everywhere(status == SDPA_SUCCESS, "sdpa_cp_create with a timeout");
+    int peer = 7;
+    ck_assert_int_eq(sdpa_cp_query(t->cp, SDPA_CP_QUERY_FAILED_PEER, &peer, sizeof(peer)),
+                     SDPA_SUCCESS);
+    ck_assert_int_eq(peer, -1);
+    /* A healthy execution with the timeout on: the polled waits work. */
+    status = sdpa_cp_execute(t->cp, &t->a);
+    if (status != SDPA_SUCCESS)
+        fprintf(stderr, "rank %d: sdpa_cp_execute: %s\n", world_rank, sdpa_cp_last_error());
+    assert_everywhere(status == SDPA_SUCCESS, "a healthy execution");
+}
+
+static void timed_close(timed_run_t *t)
+{
+    sdpa_cp_destroy(t->cp);
+    for (int i = 0; i < t->tensors; i++)
+        tensor_free(&suite_env, &t->t[i]);
+    test_free(&suite_env, t->ws);
+}
+
+/* Executes, and checks that it gave up in time naming peer (-1: any other
+ * rank) with a message containing needle. Returns 1 if so. */
+static int expect_give_up(timed_run_t *t, int peer, const char *needle, double bound)
+{
+    double start = MPI_Wtime();
+    sdpa_status_t status = sdpa_cp_execute(t->cp, &t->a);
+    double took = MPI_Wtime() - start;
+    char message[1024];
+    snprintf(message, sizeof(message), "%s", sdpa_cp_last_error());
+    int named = -2;
+    sdpa_cp_query(t->cp, SDPA_CP_QUERY_FAILED_PEER, &named, sizeof(named));
+    int ok = status == SDPA_ERROR_DEVICE && took <= bound &&
+             (peer >= 0 ? named == peer : named >= 0 && named < world_size && named != world_rank) &&
+             strstr(message, needle) != NULL;
+    if (!ok || verbose())
+        fprintf(stderr, "rank %d: gave up after %.2f s (bound %.1f), %s, peer %d (want %d): %s\n",
+                world_rank, took, bound, sdpa_status_name(status), named, peer, message);
+    return ok;
+}
+
+/* Later executions of a broken object fail at once, on every rank. */
+static void expect_broken(timed_run_t *t)
+{
+    double start = MPI_Wtime();
+    sdpa_status_t status = sdpa_cp_execute(t->cp, &t->a);
+    int ok = status == SDPA_ERROR_DEVICE && MPI_Wtime() - start < 0.5 &&
+             strstr(sdpa_cp_last_error(), "broke in an earlier execution") != NULL;
+    if (!ok)
+        fprintf(stderr, "rank %d: a broken object's execution: %s: %s\n", world_rank,
+                sdpa_status_name(status), sdpa_cp_last_error());
+    assert_everywhere(ok, "a broken object fails at once");
+}
+
+/* The last rank does not call execute: the others give up naming it. It
+ * then calls (pairing with their abandoned call, the "skipped one
+ * collective" case) and gives up too, within the bound, instead of
+ * hanging. */
+START_TEST(test_timeout_absent_rank)
+{
+    timed_run_t t;
+    timed_open(&t, SDPA_FORWARD_INFERENCE);
+    const int absent = world_size - 1;
+    int ok = 1;
+    char needle[32];
+    snprintf(needle, sizeof(needle), "for rank %d", absent);
+    if (world_rank != absent)
+        ok = expect_give_up(&t, absent, needle, GIVE_UP_BOUND);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (world_rank == absent)
+        ok = expect_give_up(&t, -1, "waited", GIVE_UP_BOUND);
+    assert_everywhere(ok, "every rank gives up in time, naming the absent rank");
+    expect_broken(&t);
+    timed_close(&t);
+}
+END_TEST
+
+/* One rank stops (SIGSTOP) before executing: the others give up naming it,
+ * then (once all of them have) resume it (SIGCONT); it gives up too. */
+START_TEST(test_timeout_stopped_rank)
+{
+    timed_run_t t;
+    timed_open(&t, SDPA_FORWARD_INFERENCE);
+    const int stopped = world_size / 2;
+    int pid = (int)getpid(), stopped_pid = 0;
+    MPI_Allreduce(world_rank == stopped ? &pid : &stopped_pid, &stopped_pid, 1, MPI_INT, MPI_MAX,
+                  MPI_COMM_WORLD);
+    MPI_Comm others;
+    MPI_Comm_split(MPI_COMM_WORLD, world_rank == stopped, world_rank, &others);
+    int ok;
+    char needle[32];
+    snprintf(needle, sizeof(needle), "for rank %d", stopped);
+    if (world_rank == stopped) {
+        raise(SIGSTOP);
+        ok = expect_give_up(&t, -1, "waited", GIVE_UP_BOUND);
+    } else {
+        ok = expect_give_up(&t, stopped, needle, GIVE_UP_BOUND);
+        MPI_Barrier(others);
+        kill((pid_t)stopped_pid, SIGCONT);
+    }
+    MPI_Comm_free(&others);
+    assert_everywhere(ok, "every rank gives up in time, naming the stopped rank");
+    expect_broken(&t);
+    timed_close(&t);
+}
+END_TEST
+
+typedef struct late_signal {
+    ze_event_handle_t event;
+    double seconds;
+} late_signal_t;
+
+static void *signal_late(void *arg)
+{
+    const late_signal_t *late = arg;
+    usleep((useconds_t)(late->seconds * 1e6));
+    zeEventHostSignal(late->event);
+    return NULL;
+}
+
+/* One rank's device waits (for an event its host signals after 3 timeouts)
+ * after every rank has arrived: its successor gives up in the ring naming
+ * it, the others each name the peer they waited for; it gives up too. */
+static void timeout_in_ring(sdpa_prop_kind_t prop)
+{
+    timed_run_t t;
+    timed_open(&t, prop);
+    const int late = world_size - 1, successor = (late + 1) % world_size;
+    ze_event_pool_desc_t pd = {.stype = ZE_STRUCTURE_TYPE_EVENT_POOL_DESC,
+                               .flags = ZE_EVENT_POOL_FLAG_HOST_VISIBLE,
+                               .count = 1};
+    ze_event_pool_handle_t pool = NULL;
+    ze_event_handle_t event = NULL;
+    ck_assert_int_eq(zeEventPoolCreate(suite_env.context, &pd, 1, &suite_env.device, &pool),
+                     ZE_RESULT_SUCCESS);
+    ze_event_desc_t ed = {.stype = ZE_STRUCTURE_TYPE_EVENT_DESC,
+                          .signal = ZE_EVENT_SCOPE_FLAG_HOST,
+                          .wait = ZE_EVENT_SCOPE_FLAG_HOST};
+    ck_assert_int_eq(zeEventCreate(pool, &ed, &event), ZE_RESULT_SUCCESS);
+    late_signal_t signal = {event, 3 * TIMEOUT_SECONDS};
+    pthread_t thread;
+    int ok;
+    if (world_rank == late) {
+        t.a.num_wait_events = 1;
+        t.a.wait_events = &event;
+        ck_assert_int_eq(pthread_create(&thread, NULL, signal_late, &signal), 0);
+        ok = expect_give_up(&t, -1, "", signal.seconds + GIVE_UP_BOUND);
+        pthread_join(thread, NULL);
+    } else if (world_rank == successor) {
+        ok = expect_give_up(&t, late, "K/V block", GIVE_UP_BOUND);
+    } else {
+        ok = expect_give_up(&t, -1, "", GIVE_UP_BOUND);
+    }
+    t.a.num_wait_events = 0;
+    t.a.wait_events = NULL;
+    assert_everywhere(ok, "every rank gives up in time, the late rank's successor naming it");
+    expect_broken(&t);
+    timed_close(&t);
+    zeEventDestroy(event);
+    zeEventPoolDestroy(pool);
+}
+
+START_TEST(test_timeout_in_ring)
+{
+    timeout_in_ring(SDPA_FORWARD_TRAINING);
+}
+END_TEST
+
+START_TEST(test_timeout_in_backward_ring)
+{
+    timeout_in_ring(SDPA_BACKWARD);
 }
 END_TEST
 
@@ -601,17 +864,28 @@ static Suite *cp_suite(void)
     add_case(s, "strided", test_contiguous_bf16_strided);
     add_case(s, "causal_f32", test_contiguous_causal_f32);
     add_case(s, "refusals", test_refusals);
+    add_case(s, "timeout_absent", test_timeout_absent_rank);
+    add_case(s, "timeout_stopped", test_timeout_stopped_rank);
+    add_case(s, "timeout_ring", test_timeout_in_ring);
+    add_case(s, "timeout_backward", test_timeout_in_backward_ring);
     return s;
 }
 
 int main(int argc, char **argv)
 {
-    /* Either order of zeInit and MPI_Init works (checked with Open MPI
-     * 4.1.4 and the CPU driver); Level Zero first is a framework's usual
-     * order. */
-    if (zeInit(0) != ZE_RESULT_SUCCESS)
-        fprintf(stderr, "zeInit failed\n");
-    MPI_Init(&argc, &argv);
+    /* Either order of zeInit and MPI_Init works. CP_TEST_MPI_FIRST set:
+     * MPI_Init first, as frameworks do (cp/ring-*ranks-mpi-first.sh), where
+     * Open MPI's hwloc loads the OpenCL ICD loader before the CPU driver
+     * can point it at its engine; otherwise zeInit first. */
+    if (mpi_first()) {
+        MPI_Init(&argc, &argv);
+        if (zeInit(0) != ZE_RESULT_SUCCESS)
+            fprintf(stderr, "zeInit after MPI_Init failed\n");
+    } else {
+        if (zeInit(0) != ZE_RESULT_SUCCESS)
+            fprintf(stderr, "zeInit failed\n");
+        MPI_Init(&argc, &argv);
+    }
     MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &world_size);
     SRunner *runner = srunner_create(cp_suite());

@@ -7,9 +7,15 @@
  * every case runs in its own forked child (forced, whatever CK_FORK says),
  * and this program never initializes Level Zero itself.
  *
+ * Another library may call OpenCL first (Open MPI's hwloc does, in
+ * MPI_Init): the ICD loader has then read OCL_ICD_VENDORS already, and the
+ * driver must still find the engine it chose (it opens the library itself).
+ *
  * The engine is the one configure found (ZE_CPU_DEFAULT_ENGINE); a build
  * configured --with-opencl-engine=system has none to point at and skips.
  */
+#define CL_TARGET_OPENCL_VERSION 300
+#include <CL/cl.h>
 #include <check.h>
 #include <level_zero/ze_api.h>
 #include <limits.h>
@@ -63,6 +69,37 @@ static void assert_driver_found(void)
     ze_device_properties_t props = {.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES};
     ck_assert_int_eq(zeDeviceGetProperties(device, &props), ZE_RESULT_SUCCESS);
     ck_assert_int_eq(props.type, ZE_DEVICE_TYPE_CPU);
+}
+
+/* The driver's device computes: a context and a USM allocation of it. */
+static void assert_device_works(void)
+{
+    uint32_t count = 1;
+    ze_driver_handle_t driver = NULL;
+    ck_assert_int_eq(zeDriverGet(&count, &driver), ZE_RESULT_SUCCESS);
+    ze_device_handle_t device = NULL;
+    ck_assert_int_eq(zeDeviceGet(driver, &count, &device), ZE_RESULT_SUCCESS);
+    ze_context_desc_t cd = {.stype = ZE_STRUCTURE_TYPE_CONTEXT_DESC};
+    ze_context_handle_t context = NULL;
+    ck_assert_int_eq(zeContextCreate(driver, &cd, &context), ZE_RESULT_SUCCESS);
+    ze_host_mem_alloc_desc_t hd = {.stype = ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC};
+    void *p = NULL;
+    ck_assert_int_eq(zeMemAllocHost(context, &hd, 4096, 64, &p), ZE_RESULT_SUCCESS);
+    ck_assert_int_eq(zeMemFree(context, p), ZE_RESULT_SUCCESS);
+    ck_assert_int_eq(zeContextDestroy(context), ZE_RESULT_SUCCESS);
+}
+
+/* Makes the ICD loader read its vendor list now, with vendors as
+ * OCL_ICD_VENDORS (a file that does not exist: no platform), as a library
+ * that calls OpenCL before zeInit would; then restores engine and unsets
+ * OCL_ICD_VENDORS, as if the user had never set it. */
+static void icd_loader_reads_first(const char *engine)
+{
+    set_engine_env(NULL, NO_SUCH_ENGINE ".icd");
+    cl_uint platforms = 7;
+    clGetPlatformIDs(0, NULL, &platforms);
+    ck_assert_uint_eq(platforms, 0);
+    set_engine_env(engine, NULL);
 }
 
 /* zeInit fails and the loader lists no driver. */
@@ -131,6 +168,24 @@ START_TEST(default_engine_when_nothing_is_set)
 }
 END_TEST
 
+/* The configured default, after the ICD loader has read its (empty) list. */
+START_TEST(default_engine_after_the_icd_loader_read)
+{
+    icd_loader_reads_first(NULL);
+    assert_driver_found();
+    assert_device_works();
+}
+END_TEST
+
+/* ZE_CPU_OPENCL_ENGINE, after the ICD loader has read its (empty) list. */
+START_TEST(engine_after_the_icd_loader_read)
+{
+    icd_loader_reads_first(engine_path(2));
+    assert_driver_found();
+    assert_device_works();
+}
+END_TEST
+
 /* The user's OCL_ICD_VENDORS wins over the configured default: a wrong one
  * leaves the driver without a platform. */
 START_TEST(user_vendors_beat_the_default)
@@ -172,6 +227,8 @@ int main(void)
     tcase_add_test(tc, engine_overrides_vendors);
     tcase_add_test(tc, engine_naming_nothing_fails_init);
     tcase_add_test(tc, default_engine_when_nothing_is_set);
+    tcase_add_test(tc, default_engine_after_the_icd_loader_read);
+    tcase_add_test(tc, engine_after_the_icd_loader_read);
     tcase_add_test(tc, user_vendors_beat_the_default);
     tcase_add_test(tc, system_takes_vendors);
     tcase_add_test(tc, system_skips_the_default);
