@@ -93,13 +93,62 @@ static const gpu_model_t gpu_models[] = {
       .maxSharedLocalMemory = 128 * 1024, .numSubGroupSizes = 2, .subGroupSizes = {16, 32}},
      {.stype = ZE_STRUCTURE_TYPE_DEVICE_MODULE_PROPERTIES, .pNext = &gpu_model_float_atomics,
       .flags = ZE_DEVICE_MODULE_FLAG_FP16 | ZE_DEVICE_MODULE_FLAG_FP64}},
+    /* Xe2-HPG: Arc B580 (BMG-G21, PCI id 0xE20B), 20 Xe-cores (5 render
+     * slices of 4) of 8 XVEs; an XVE is 16 lanes wide with 8 threads and one
+     * XMX engine (DPAS 8 x 16 x 16 in f16/bf16, Xe-HPC's shape); 128
+     * registers of 64 bytes (256 in the large-register mode); 128 KiB of
+     * local memory per Xe-core (compute runtime: maxProgrammableSlmSize);
+     * sub-groups 16 and 32. */
+    {"bmg-g21", "Xe2-HPG: Arc B580, Battlemage", 64,
+     {.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES, .type = ZE_DEVICE_TYPE_GPU,
+      .vendorId = 0x8086, .deviceId = 0xE20B, .maxMemAllocSize = 4294959104u,
+      .numThreadsPerEU = 8, .physicalEUSimdWidth = 16, .numEUsPerSubslice = 8,
+      .numSubslicesPerSlice = 4, .numSlices = 5, .name = "Intel(R) Arc(TM) B580 Graphics"},
+     {.stype = ZE_STRUCTURE_TYPE_DEVICE_COMPUTE_PROPERTIES, .maxTotalGroupSize = 1024,
+      .maxGroupSizeX = 1024, .maxGroupSizeY = 1024, .maxGroupSizeZ = 1024,
+      .maxGroupCountX = 0xFFFFFFFFu, .maxGroupCountY = 0xFFFFFFFFu, .maxGroupCountZ = 0xFFFFFFFFu,
+      .maxSharedLocalMemory = 128 * 1024, .numSubGroupSizes = 2, .subGroupSizes = {16, 32}},
+     {.stype = ZE_STRUCTURE_TYPE_DEVICE_MODULE_PROPERTIES, .pNext = &gpu_model_float_atomics,
+      .flags = ZE_DEVICE_MODULE_FLAG_FP16 | ZE_DEVICE_MODULE_FLAG_FP64}},
+    /* Xe2-LPG: Lunar Lake's Arc 140V (PCI id 0x64A0), integrated, 8 Xe-cores
+     * of 8 XVEs, otherwise the Xe-core of the B580 (8 threads, XMX, 128 KiB
+     * of local memory, sub-groups 16 and 32). */
+    {"lnl-m", "Xe2-LPG: Lunar Lake, Arc 140V", 64,
+     {.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES, .type = ZE_DEVICE_TYPE_GPU,
+      .vendorId = 0x8086, .deviceId = 0x64A0, .flags = ZE_DEVICE_PROPERTY_FLAG_INTEGRATED,
+      .maxMemAllocSize = 4294959104u, .numThreadsPerEU = 8, .physicalEUSimdWidth = 16,
+      .numEUsPerSubslice = 8, .numSubslicesPerSlice = 8, .numSlices = 1,
+      .name = "Intel(R) Arc(TM) 140V GPU (16GB)"},
+     {.stype = ZE_STRUCTURE_TYPE_DEVICE_COMPUTE_PROPERTIES, .maxTotalGroupSize = 1024,
+      .maxGroupSizeX = 1024, .maxGroupSizeY = 1024, .maxGroupSizeZ = 1024,
+      .maxGroupCountX = 0xFFFFFFFFu, .maxGroupCountY = 0xFFFFFFFFu, .maxGroupCountZ = 0xFFFFFFFFu,
+      .maxSharedLocalMemory = 128 * 1024, .numSubGroupSizes = 2, .subGroupSizes = {16, 32}},
+     {.stype = ZE_STRUCTURE_TYPE_DEVICE_MODULE_PROPERTIES, .pNext = &gpu_model_float_atomics,
+      .flags = ZE_DEVICE_MODULE_FLAG_FP16 | ZE_DEVICE_MODULE_FLAG_FP64}},
+    /* Xe3-LPG: Panther Lake H's Arc B390 (PCI id 0xB080), integrated, 12
+     * Xe3-cores (2 render slices of 6) of 8 XVEs of 16 lanes with XMX; 10
+     * threads per XVE (the compute runtime's NumThreadsPerEu; IGC trades
+     * threads for registers per kernel), 128 KiB of local memory,
+     * sub-groups 16 and 32. */
+    {"ptl-h", "Xe3-LPG: Panther Lake, Arc B390", 64,
+     {.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES, .type = ZE_DEVICE_TYPE_GPU,
+      .vendorId = 0x8086, .deviceId = 0xB080, .flags = ZE_DEVICE_PROPERTY_FLAG_INTEGRATED,
+      .maxMemAllocSize = 4294959104u, .numThreadsPerEU = 10, .physicalEUSimdWidth = 16,
+      .numEUsPerSubslice = 8, .numSubslicesPerSlice = 6, .numSlices = 2,
+      .name = "Intel(R) Arc(TM) B390 GPU"},
+     {.stype = ZE_STRUCTURE_TYPE_DEVICE_COMPUTE_PROPERTIES, .maxTotalGroupSize = 1024,
+      .maxGroupSizeX = 1024, .maxGroupSizeY = 1024, .maxGroupSizeZ = 1024,
+      .maxGroupCountX = 0xFFFFFFFFu, .maxGroupCountY = 0xFFFFFFFFu, .maxGroupCountZ = 0xFFFFFFFFu,
+      .maxSharedLocalMemory = 128 * 1024, .numSubGroupSizes = 2, .subGroupSizes = {16, 32}},
+     {.stype = ZE_STRUCTURE_TYPE_DEVICE_MODULE_PROPERTIES, .pNext = &gpu_model_float_atomics,
+      .flags = ZE_DEVICE_MODULE_FLAG_FP16 | ZE_DEVICE_MODULE_FLAG_FP64}},
 };
 /* clang-format on */
 
 #define GPU_MODEL_COUNT (sizeof(gpu_models) / sizeof(gpu_models[0]))
 
-/* The model of device class c, or NULL if the gate has none (Xe2 and Xe3:
- * Debian 12's ocloc predates them). */
+/* The first model of device class c (Xe2: the B580), or NULL if the gate
+ * has none. */
 static inline const gpu_model_t *gpu_model_of_class(sdpa_device_class_t c)
 {
     for (size_t i = 0; i < GPU_MODEL_COUNT; i++)

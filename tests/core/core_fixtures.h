@@ -15,11 +15,12 @@
  * local memory, fp16). */
 void fixture_cpu_device(sdpa_device_info_t *out);
 
-/* A GPU of class c: for Xe-LP, Xe-HPG and Xe-HPC the ISA gate's models
- * (tools/gpu_models.h: Tiger Lake 512 work-items and 64 KiB local memory,
- * Arc A770 1024 / 64 KiB, Max 1550 1024 / 128 KiB), for the others a
- * plausible one named "test <class>": Xe2 and Xe3 1024 / 128 KiB, an
- * unknown GPU 512 / 64 KiB; sub-groups 8, 16, 32 (16, 32 from Xe-HPC on). */
+/* A GPU of class c: for Xe-LP, Xe-HPG, Xe-HPC, Xe2 and Xe3 the ISA gate's
+ * models (tools/gpu_models.h: Tiger Lake 512 work-items and 64 KiB local
+ * memory, Arc A770 1024 / 64 KiB, Max 1550, Arc B580 and Panther Lake's
+ * Arc B390 (integrated) 1024 / 128 KiB), for the others a plausible one
+ * named "test <class>": an unknown GPU 512 / 64 KiB; sub-groups 8, 16, 32
+ * (16, 32 from Xe-HPC on). */
 void fixture_gpu_device(sdpa_device_class_t c, sdpa_device_info_t *out);
 
 /* A dense [d0, d1, d2, d3] tensor of dtype. */

@@ -29,11 +29,6 @@ int sdpa_fwd_xe_serves(const sdpa_problem_desc_t *p, const sdpa_shape_t *shape,
      * and K contiguous along the head dimension or the keys. */
     t.convert_kv = p->k.dtype != p->q.dtype || p->v.dtype != p->q.dtype || p->v.strides[3] != 1 ||
                    (p->k.strides[3] != 1 && p->k.strides[2] != 1);
-    /* Dropout's Philox blocks next to the register tiles spill Xe-HPG's
-     * 128 registers (3200 bytes at head size 64, doc/gpu-isa.md): those
-     * problems take the 256-register file there, as Xe-HPC always does. */
-    if (t.subgroup_size == 8 && p->dropout.enabled)
-        t.large_grf = !t.emulate;
     *target = t;
     return 1;
 }

@@ -6,14 +6,17 @@
 
 /* The native target of a device class, or 0 if the class has no matrix
  * engine (or may not have one: Xe-HPG's integrated parts, Meteor Lake's
- * Xe-LPG, have none, so integrated Xe-HPG devices keep the portable path). */
+ * Xe-LPG, have none, so integrated Xe-HPG devices keep the portable path).
+ * Every class builds the forward with the 256-register file: Intel's
+ * current compiler (IGC 2.40) spills Xe-HPG's forward tiles 0.5-2.3 KiB per
+ * thread in 128 registers, where IGC 1.0.12504 did not (doc/gpu-isa.md). */
 static int native_target(const sdpa_device_info_t *device, sdpa_xe_target_t *t)
 {
     switch (device->device_class) {
     case SDPA_DEVICE_CLASS_XE_HPG:
         if (device->integrated)
             return 0;
-        *t = (sdpa_xe_target_t){SDPA_DEVICE_CLASS_XE_HPG, 8, 0, 0, 0};
+        *t = (sdpa_xe_target_t){SDPA_DEVICE_CLASS_XE_HPG, 8, 0, 1, 0};
         return 1;
     case SDPA_DEVICE_CLASS_XE_HPC:
     case SDPA_DEVICE_CLASS_XE2:

@@ -35,8 +35,8 @@ typedef struct sdpa_xe_target {
 
 /* 1 and *t if device runs the fast path under its kernel set (t->convert_kv
  * 0), else 0 and *why (static text: the reason). large_grf is the
- * forward's choice (Xe-HPC and later; sdpa_fwd_xe_serves adds Xe-HPG with
- * dropout); the backward sets its own. */
+ * forward's choice (every native target; the emulated variants need none);
+ * the backward sets its own. */
 int sdpa_xe_target_of(const sdpa_device_info_t *device, sdpa_xe_target_t *t, const char **why);
 
 /* The largest head size the fast path serves, both directions: Q^T's
