@@ -29,7 +29,7 @@
 typedef struct sdpa_module_cache sdpa_module_cache_t;
 
 /* What identifies a module. constants may list the SpecIds in any order;
- * each id must be in spirv/spec_constants.def. build_flags may be NULL. */
+ * each id must be in spirv/abi/spec_constants.def. build_flags may be NULL. */
 typedef struct sdpa_module_key {
     const sdpa_spirv_module_t *spirv;
     const ze_module_constants_t *constants;
