@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "checked_iface.h"
 #include "invalid_table.h"
 
 typedef enum where {
@@ -562,7 +563,7 @@ static void slot_setup(slot_t *s)
         fprintf(stderr, "cannot open %s: %s\n", s->backend_name, sdpa_loader_last_error());
         exit(EXIT_FAILURE);
     }
-    s->iface = sdpa_backend_get_iface(s->backend);
+    s->iface = test_checked_iface(sdpa_backend_get_iface(s->backend));
     if (s->iface->context_create(&s->env->context_desc, &s->ctx) != SDPA_SUCCESS) {
         fprintf(stderr, "%s context_create: %s\n", s->backend_name, s->iface->last_error());
         exit(EXIT_FAILURE);
