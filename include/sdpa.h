@@ -496,7 +496,8 @@ typedef struct sdpa_paged_kv_desc {
  *     pos_i - left <= j <= pos_i + right
  * (pos_i above; -1 = unbounded on that side), alone or with a causal mask
  * (both apply). left = right = 0 is the diagonal alone; a window wider than
- * Sk is no restriction. Forward and backward. */
+ * Sk is no restriction, whatever its bounds up to INT64_MAX. Forward and
+ * backward. */
 typedef struct sdpa_window_desc {
     uint32_t enabled;
     int64_t left, right; /* >= -1 */

@@ -29,6 +29,25 @@ llm_spec_t llm_spec_of(sdpa_prop_kind_t prop, llm_layout_t layout, int64_t batch
     return s;
 }
 
+llm_spec_t llm_wide_window_spec(int i)
+{
+    static const sdpa_window_desc_t windows[8] = {
+            {1, INT64_MAX, INT64_MAX}, {1, INT64_MAX - 1, INT64_MAX - 1},
+            {1, INT64_MAX, 0},         {1, 0, INT64_MAX},
+            {1, INT64_MAX - 1, -1},    {1, -1, INT64_MAX - 1},
+            {1, 2, INT64_MAX},         {1, INT64_MAX, 1}};
+    static const sdpa_dtype_t dtypes[3] = {SDPA_DTYPE_F32, SDPA_DTYPE_F16, SDPA_DTYPE_BF16};
+    const int64_t sq = i < 8 ? 6 : 11, sk = i < 8 ? 11 : 6;
+    llm_spec_t s = llm_spec_of(i % 2 ? SDPA_BACKWARD : SDPA_FORWARD_TRAINING, LLM_PADDED, 2, &sq,
+                               &sk, dtypes[i % 3]);
+    s.window = windows[i % 8];
+    s.mask_kind = i % 3 == 1   ? SDPA_MASK_CAUSAL_BOTTOM_RIGHT
+                  : i % 3 == 2 ? SDPA_MASK_CAUSAL_TOP_LEFT
+                               : SDPA_MASK_NONE;
+    s.ds_dtype = i % 2 ? SDPA_DTYPE_F32 : SDPA_DTYPE_UNDEF;
+    return s;
+}
+
 int64_t llm_max(const int64_t *len, int64_t n)
 {
     int64_t m = 0;
@@ -333,8 +352,9 @@ static void logits(const llm_case_t *c, int64_t b, int64_t h, int64_t i, const d
         if (sp->mask_kind == SDPA_MASK_CAUSAL_BOTTOM_RIGHT)
             visible &= j <= pos;
         if (sp->window.enabled) {
-            visible &= sp->window.left < 0 || j >= pos - sp->window.left;
-            visible &= sp->window.right < 0 || j <= pos + sp->window.right;
+            /* pos - j and j - pos: the bounds go up to INT64_MAX */
+            visible &= sp->window.left < 0 || pos - j <= sp->window.left;
+            visible &= sp->window.right < 0 || j - pos <= sp->window.right;
         }
         g[j] = 1.0;
         if (!visible) {

@@ -65,6 +65,14 @@ typedef struct llm_case {
 llm_spec_t llm_spec_of(sdpa_prop_kind_t prop, llm_layout_t layout, int64_t batch,
                        const int64_t *len_q, const int64_t *len_k, sdpa_dtype_t dt);
 
+/* Windows whose bounds reach INT64_MAX, where sdpa.h makes a bound wider
+ * than the sequence no restriction: case i of LLM_WIDE_WINDOW_CASES, each
+ * bound INT64_MAX, INT64_MAX - 1, small or -1, alone or mixed, with a causal
+ * mask or none, Sq < Sk and Sq > Sk (queries before the first key), forward
+ * (training) for even i and backward with dS for odd i, in f32, f16, bf16. */
+#define LLM_WIDE_WINDOW_CASES 16
+llm_spec_t llm_wide_window_spec(int i);
+
 /* The maximum of len[0 .. n-1]. */
 int64_t llm_max(const int64_t *len, int64_t n);
 
