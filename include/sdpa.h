@@ -555,7 +555,11 @@ typedef struct sdpa_problem_desc {
     sdpa_window_desc_t window;
     /* Logit softcap (Gemma 2): s <- softcap * tanh(s / softcap) on the
      * scaled score, before the bias and the mask; 0 = off, else a finite
-     * value > 0. Forward and backward. */
+     * value > 0. Forward and backward. Every finite value > 0 is served,
+     * denormals and FLT_MAX included: a cap far above the scores gives the
+     * uncapped scores, one far below them gives scores of +-softcap (0 for
+     * a score of 0), and its derivative 1 - tanh^2 follows, up to f32
+     * rounding on devices that flush denormals to 0. */
     float softcap;
     sdpa_alibi_kind_t alibi;
     /* Split-KV decode (flash-decoding): the keys of each query row are

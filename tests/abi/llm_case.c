@@ -1,5 +1,6 @@
 /* llm_case.c - problems with the ABI 1.1 features, their buffers and the
  * oracle (llm_case.h). */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +46,21 @@ llm_spec_t llm_wide_window_spec(int i)
                   : i % 3 == 2 ? SDPA_MASK_CAUSAL_TOP_LEFT
                                : SDPA_MASK_NONE;
     s.ds_dtype = i % 2 ? SDPA_DTYPE_F32 : SDPA_DTYPE_UNDEF;
+    return s;
+}
+
+llm_spec_t llm_extreme_softcap_spec(int i)
+{
+    static const float caps[5] = {3e38f, FLT_MAX, 2.4e38f, 1e-45f, 1e-40f};
+    const int backward = i >= 5;
+    const int64_t sq = backward ? 24 : 64, sk = backward ? 40 : 64;
+    llm_spec_t s = llm_spec_of(backward ? SDPA_BACKWARD : SDPA_FORWARD_TRAINING, LLM_PADDED, 1, &sq,
+                               &sk, i < 5 || i >= 8 ? SDPA_DTYPE_F16 : SDPA_DTYPE_F32);
+    s.head_size = backward ? 32 : 64;
+    s.softcap = caps[i % 5];
+    s.zero_rows = 1;
+    s.ds_dtype = backward ? SDPA_DTYPE_F32 : SDPA_DTYPE_UNDEF;
+    s.mask_kind = i == 6 ? SDPA_MASK_CAUSAL_BOTTOM_RIGHT : SDPA_MASK_NONE;
     return s;
 }
 
@@ -172,6 +188,18 @@ static size_t elem_size(sdpa_dtype_t dtype)
                                                                  : 1;
 }
 
+/* Sets every element of row i of sequence 0 of t (all its heads) to 0. */
+static void zero_row(const sdpa_tensor_desc_t *t, const void *data, int64_t i)
+{
+    const size_t size = elem_size(t->dtype);
+    for (int64_t h = 0; h < t->dims[1]; h++)
+        for (int64_t e = 0; e < t->dims[3]; e++)
+            memset((char *)data +
+                           (size_t)(h * t->strides[1] + i * t->strides[2] + e * t->strides[3]) *
+                                   size,
+                   0, size);
+}
+
 /* Sets rows first .. last - 1 of a packed tensor to 0xff bytes (NaN). */
 static void poison_rows(const sdpa_tensor_desc_t *t, const void *data, int64_t first, int64_t last)
 {
@@ -254,6 +282,10 @@ int llm_case_alloc(llm_case_t *c, uint64_t seed, const test_allocator_t *allocat
         c->block_table = table;
         a->block_table = table;
         a->cache_seqlens = lens;
+    }
+    if (s->zero_rows && s->layout == LLM_PADDED) {
+        zero_row(&d->q, a->q, 0);
+        zero_row(&d->k, a->k, 1);
     }
     if (s->alibi != SDPA_ALIBI_NONE) {
         const int64_t n = s->alibi == SDPA_ALIBI_PER_HEAD ? Hq : B * Hq;

@@ -174,6 +174,14 @@ START_TEST(test_softcap)
 }
 END_TEST
 
+/* Softcaps from denormal to FLT_MAX, with scores of exactly 0. */
+START_TEST(test_extreme_softcap)
+{
+    const llm_spec_t s = llm_extreme_softcap_spec(_i);
+    check_spec(&s, 520 + (uint64_t)_i);
+}
+END_TEST
+
 /* ALiBi: slopes per head and per (sequence, head), one of them 0, with
  * Sq < Sk (queries at the last positions) and Sq > Sk. */
 START_TEST(test_alibi)
@@ -301,6 +309,7 @@ int main(void)
     tcase_add_loop_test(tc, test_window, 0, 9);
     tcase_add_loop_test(tc, test_wide_window, 0, LLM_WIDE_WINDOW_CASES);
     tcase_add_loop_test(tc, test_softcap, 0, 5);
+    tcase_add_loop_test(tc, test_extreme_softcap, 0, LLM_EXTREME_SOFTCAP_CASES);
     tcase_add_loop_test(tc, test_alibi, 0, 6);
     tcase_add_loop_test(tc, test_combined, 0, 2);
     tcase_add_test(tc, test_arrays_refused);

@@ -159,6 +159,16 @@ START_TEST(test_softcap)
 }
 END_TEST
 
+/* Softcaps from denormal to FLT_MAX (issue 28: c log2(e) overflowed to
+ * inf, and inf x tanh(0) made every output NaN; scale / c overflowed for a
+ * denormal c, and 0 x inf made the rows with a score of exactly 0 NaN). */
+START_TEST(test_extreme_softcap)
+{
+    const llm_spec_t s = llm_extreme_softcap_spec(_i);
+    check_spec(&s, 520 + (uint64_t)_i);
+}
+END_TEST
+
 /* ALiBi: slopes per head and per (sequence, head), one of them 0, with
  * Sq < Sk (queries at the last positions) and Sq > Sk; decode (Sq = 1, the
  * GQA-batched forward rows of several heads) once. */
@@ -396,6 +406,7 @@ int main(void)
     tcase_add_loop_test(t, test_wide_window, 0, LLM_WIDE_WINDOW_CASES);
     tcase_add_loop_test(t, test_window_skips_tiles, 0, 4);
     tcase_add_loop_test(t, test_softcap, 0, 8);
+    tcase_add_loop_test(t, test_extreme_softcap, 0, LLM_EXTREME_SOFTCAP_CASES);
     tcase_add_loop_test(t, test_alibi, 0, 6);
     tcase_add_loop_test(t, test_combined, 0, 3);
     tcase_add_loop_test(t, test_varlen_forward, 0, 8);
