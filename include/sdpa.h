@@ -23,8 +23,13 @@
  * Conventions.
  *   - Every function returns an sdpa_status_t. On failure the backend's
  *     last_error() returns one sentence naming the offending field and value.
- *     Messages are per thread: they describe the most recent failed call made
- *     on the calling thread through that backend.
+ *     Messages are per thread and describe the most recent call made on the
+ *     calling thread through that backend's table: every member that returns
+ *     a status sets it, to "" when it succeeds (whatever it tried and dropped
+ *     on the way) and to the sentence when it fails; the destroy functions
+ *     and last_error itself leave it as it was. sdpa_backend_negotiate counts
+ *     as a call, and the front loader (sdpa_loader_last_error) and libsdpa_cp
+ *     (sdpa_cp_last_error) follow the same rule for their own functions.
  *   - Every descriptor passed by pointer starts with struct_size and
  *     struct_version. Set struct_size = sizeof(the struct) and struct_version to
  *     the matching SDPA_*_VERSION constant. A backend refuses sizes it does not
@@ -386,7 +391,8 @@ typedef struct sdpa_paged_kv_desc {
  *     pos_i - left <= j <= pos_i + right
  * (pos_i above; -1 = unbounded on that side), alone or with a causal mask
  * (both apply). left = right = 0 is the diagonal alone; a window wider than
- * Sk is no restriction. Forward and backward. */
+ * Sk is no restriction, whatever its bounds up to INT64_MAX. Forward and
+ * backward. */
 typedef struct sdpa_window_desc {
     uint32_t enabled;
     int64_t left, right; /* >= -1 */
@@ -444,7 +450,11 @@ typedef struct sdpa_problem_desc {
     sdpa_window_desc_t window;
     /* Logit softcap (Gemma 2): s <- softcap * tanh(s / softcap) on the
      * scaled score, before the bias and the mask; 0 = off, else a finite
-     * value > 0. Forward and backward. */
+     * value > 0. Forward and backward. Every finite value > 0 is served,
+     * denormals and FLT_MAX included: a cap far above the scores gives the
+     * uncapped scores, one far below them gives scores of +-softcap (0 for
+     * a score of 0), and its derivative 1 - tanh^2 follows, up to f32
+     * rounding on devices that flush denormals to 0. */
     float softcap;
     sdpa_alibi_kind_t alibi;
     /* Split-KV decode (flash-decoding): the keys of each query row are
@@ -689,9 +699,11 @@ typedef struct sdpa_backend_iface {
     uint32_t struct_size; /* sizeof(sdpa_backend_iface_t) in that version */
     const char *name;     /* "ze", "ref", ... */
 
-    /* One sentence about the most recent failure on the calling thread, or ""
-     * if there was none. The string stays valid until the next call made on
-     * this thread. */
+    /* One sentence about the failure of the most recent call made through
+     * this table on the calling thread, or "" if that call succeeded or there
+     * was none (see Conventions at the top: the destroy functions do not
+     * count). The string stays valid until the next call made on this
+     * thread. */
     const char *(*last_error)(void);
 
     /* Creates a context bound to desc->ze_context and desc->ze_device. */
@@ -775,7 +787,9 @@ const char *sdpa_backend_path(const sdpa_backend_t *backend);
  * NULL is ignored. */
 void sdpa_backend_close(sdpa_backend_t *backend);
 
-/* The front loader's message about its most recent failure on this thread. */
+/* The front loader's message about the failure of its most recent
+ * sdpa_backend_open on this thread, or "" if that call succeeded or there was
+ * none. */
 const char *sdpa_loader_last_error(void);
 
 /* A short constant name for a status ("SDPA_ERROR_INVALID_ARGUMENT"). */

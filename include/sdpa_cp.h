@@ -242,8 +242,10 @@ void sdpa_cp_reset_stats(sdpa_cp_t *cp);
 int64_t sdpa_cp_global_token(sdpa_cp_layout_t layout, int ranks, int rank, int64_t local_len,
                              int64_t i);
 
-/* One sentence about the most recent failure of this library on the calling
- * thread, or "" (never NULL). Failures of the backend are quoted in it. */
+/* One sentence about the failure of the most recent call of this library
+ * that returns a status, on the calling thread, or "" (never NULL) if that
+ * call succeeded or there was none. Failures of the backend are quoted in
+ * it. */
 const char *sdpa_cp_last_error(void);
 
 #ifdef __cplusplus

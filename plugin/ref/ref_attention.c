@@ -7,7 +7,9 @@
 #include "ref.h"
 
 /* The keys query i of seq sees: lo .. hi - 1 (the causal band and the
- * window of sdpa.h; query i sits at position i + len_k - len_q). */
+ * window of sdpa.h; query i sits at position i + len_k - len_q). A bound
+ * is compared with the distance from pos, never added to pos: bounds go up
+ * to INT64_MAX, and pos is within the sequence's lengths. */
 static void visible_keys(const sdpa_problem_desc_t *p, const ref_seq_t *seq, int64_t i, int64_t *lo,
                          int64_t *hi)
 {
@@ -18,9 +20,9 @@ static void visible_keys(const sdpa_problem_desc_t *p, const ref_seq_t *seq, int
     if (p->mask_kind == SDPA_MASK_CAUSAL_BOTTOM_RIGHT && pos < last)
         last = pos;
     if (p->window.enabled) {
-        if (p->window.left >= 0 && pos - p->window.left > first)
+        if (p->window.left >= 0 && p->window.left < pos - first)
             first = pos - p->window.left;
-        if (p->window.right >= 0 && pos + p->window.right < last)
+        if (p->window.right >= 0 && p->window.right < last - pos)
             last = pos + p->window.right;
     }
     *hi = last < 0 ? 0 : last + 1;

@@ -66,22 +66,32 @@ static inline float sdpa_alibi_slope(const global float *slopes, long b, int hq,
 
 /* The softcap's constants for scores in units of unit (1, or log2(e) for
  * log2 units) whose factor times unit is unit_factor: the score is
- * cap_out * tanh(qk * cap_in) = unit * c tanh(factor * qk / c). */
+ * unit * c tanh(qk * in), in = factor / c. Any finite c > 0 is served:
+ * c times unit is never formed (above FLT_MAX / log2(e) it is inf, and
+ * inf x tanh(0) NaN), and in stays finite (factor / c overflows for a
+ * denormal c, or one the device flushes to 0, and qk = 0 times inf is NaN). */
 typedef struct sdpa_softcap {
-    float in, out;
+    float in, c, unit;
 } sdpa_softcap;
 
 static inline sdpa_softcap sdpa_softcap_of(float c, float unit_factor, float unit)
 {
     sdpa_softcap s;
-    s.in = SC(WITH_SOFTCAP) ? unit_factor / (unit * c) : 0.0f;
-    s.out = unit * c;
+    /* fmin and fmax return the number where the quotient is NaN (0 / 0) */
+    s.in = SC(WITH_SOFTCAP) ? fmax(fmin(unit_factor / unit / c, FLT_MAX), -FLT_MAX) : 0.0f;
+    s.c = c;
+    s.unit = unit;
     return s;
 }
 
+/* Below this |qk * in|, tanh(x) = x in f32 (x - tanh(x) < x^3 / 3). */
+#define SDPA_SOFTCAP_LINEAR 0x1p-12f
+
 /* The score of raw product qk (q.k, unscaled): qk * unit_factor, or with
- * WITH_SOFTCAP cap->out * tanh(qk * cap->in). *th gets the tanh (the
- * softcap's derivative is 1 - th^2), 0 without softcap. */
+ * WITH_SOFTCAP unit * c tanh(qk * in). *th gets the tanh (the softcap's
+ * derivative is 1 - th^2), 0 without softcap. Where tanh is linear the
+ * score is the uncapped one, exactly what c tanh(qk * in) tends to when
+ * qk * in underflows (a c near FLT_MAX). */
 static inline float sdpa_softcap_score(float qk, float unit_factor,
                                        const private sdpa_softcap *cap, private float *th)
 {
@@ -89,8 +99,9 @@ static inline float sdpa_softcap_score(float qk, float unit_factor,
         *th = 0.0f;
         return qk * unit_factor;
     }
-    *th = tanh(qk * cap->in);
-    return cap->out * *th;
+    const float x = qk * cap->in;
+    *th = tanh(x);
+    return fabs(x) < SDPA_SOFTCAP_LINEAR ? qk * unit_factor : cap->c * *th * cap->unit;
 }
 
 #endif /* SDPA_SPIRV_SCORES_H */

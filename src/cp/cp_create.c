@@ -550,7 +550,7 @@ static sdpa_status_t create_local(sdpa_cp_t *cp, const sdpa_cp_desc_t *desc)
     return SDPA_SUCCESS;
 }
 
-SDPA_CP_EXPORT sdpa_status_t sdpa_cp_create(const sdpa_cp_desc_t *desc, sdpa_cp_t **out)
+static sdpa_status_t create(const sdpa_cp_desc_t *desc, sdpa_cp_t **out)
 {
     sdpa_status_t status = check_desc_local(desc, out);
     if (status != SDPA_SUCCESS)
@@ -600,6 +600,11 @@ SDPA_CP_EXPORT sdpa_status_t sdpa_cp_create(const sdpa_cp_desc_t *desc, sdpa_cp_
     }
     *out = cp;
     return SDPA_SUCCESS;
+}
+
+SDPA_CP_EXPORT sdpa_status_t sdpa_cp_create(const sdpa_cp_desc_t *desc, sdpa_cp_t **out)
+{
+    return SDPA_ENTRY(create(desc, out));
 }
 
 SDPA_CP_EXPORT void sdpa_cp_destroy(sdpa_cp_t *cp)

@@ -52,7 +52,7 @@ static sdpa_status_t check_args(const sdpa_cp_t *cp, const sdpa_exec_args_t *arg
     return SDPA_SUCCESS;
 }
 
-SDPA_CP_EXPORT sdpa_status_t sdpa_cp_execute(sdpa_cp_t *cp, const sdpa_exec_args_t *args)
+static sdpa_status_t execute(sdpa_cp_t *cp, const sdpa_exec_args_t *args)
 {
     if (cp == NULL)
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "cp is NULL");
@@ -85,8 +85,7 @@ SDPA_CP_EXPORT sdpa_status_t sdpa_cp_execute(sdpa_cp_t *cp, const sdpa_exec_args
     return status;
 }
 
-SDPA_CP_EXPORT sdpa_status_t sdpa_cp_query(const sdpa_cp_t *cp, sdpa_cp_query_t what, void *out,
-                                           size_t out_size)
+static sdpa_status_t query(const sdpa_cp_t *cp, sdpa_cp_query_t what, void *out, size_t out_size)
 {
     if (cp == NULL || out == NULL)
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "%s is NULL", cp ? "out" : "cp");
@@ -127,7 +126,7 @@ SDPA_CP_EXPORT sdpa_status_t sdpa_cp_query(const sdpa_cp_t *cp, sdpa_cp_query_t 
     return SDPA_SUCCESS;
 }
 
-SDPA_CP_EXPORT sdpa_status_t sdpa_cp_get_stats(const sdpa_cp_t *cp, sdpa_cp_stats_t *out)
+static sdpa_status_t get_stats(const sdpa_cp_t *cp, sdpa_cp_stats_t *out)
 {
     if (cp == NULL || out == NULL)
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "%s is NULL", cp ? "out" : "cp");
@@ -137,6 +136,24 @@ SDPA_CP_EXPORT sdpa_status_t sdpa_cp_get_stats(const sdpa_cp_t *cp, sdpa_cp_stat
         return status;
     *out = cp->stats;
     return SDPA_SUCCESS;
+}
+
+/* The entry points, through SDPA_ENTRY: sdpa_cp_last_error() describes the
+ * calling thread's most recent call, "" if it succeeded (sdpa_cp.h). */
+SDPA_CP_EXPORT sdpa_status_t sdpa_cp_execute(sdpa_cp_t *cp, const sdpa_exec_args_t *args)
+{
+    return SDPA_ENTRY(execute(cp, args));
+}
+
+SDPA_CP_EXPORT sdpa_status_t sdpa_cp_query(const sdpa_cp_t *cp, sdpa_cp_query_t what, void *out,
+                                           size_t out_size)
+{
+    return SDPA_ENTRY(query(cp, what, out, out_size));
+}
+
+SDPA_CP_EXPORT sdpa_status_t sdpa_cp_get_stats(const sdpa_cp_t *cp, sdpa_cp_stats_t *out)
+{
+    return SDPA_ENTRY(get_stats(cp, out));
 }
 
 SDPA_CP_EXPORT void sdpa_cp_reset_stats(sdpa_cp_t *cp)

@@ -19,7 +19,7 @@ static char *loaded_path(void *library, const char *fallback)
     return strdup(fallback);
 }
 
-SDPA_EXPORT sdpa_status_t sdpa_backend_open(const char *name, sdpa_backend_t **out)
+static sdpa_status_t open_backend(const char *name, sdpa_backend_t **out)
 {
     if (out == NULL)
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "out is NULL");
@@ -63,6 +63,11 @@ fail:
     if (library != NULL)
         dlclose(library);
     return status;
+}
+
+SDPA_EXPORT sdpa_status_t sdpa_backend_open(const char *name, sdpa_backend_t **out)
+{
+    return SDPA_ENTRY(open_backend(name, out));
 }
 
 SDPA_EXPORT const sdpa_backend_iface_t *sdpa_backend_get_iface(const sdpa_backend_t *backend)

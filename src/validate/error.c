@@ -28,6 +28,15 @@ void sdpa_error_clear(void)
     thread_message[0] = '\0';
 }
 
+sdpa_status_t sdpa_entry_result(sdpa_status_t status)
+{
+    if (status == SDPA_SUCCESS)
+        sdpa_error_clear();
+    else if (thread_message[0] == '\0')
+        sdpa_fail(status, "%s (no further detail)", sdpa_status_string(status));
+    return status;
+}
+
 const char *sdpa_status_string(sdpa_status_t status)
 {
     switch (status) {

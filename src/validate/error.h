@@ -1,9 +1,12 @@
 /*
  * error.h - the failure message every sdpa_status_t comes with.
  *
- * Each library that links the core (libsdpa, each backend) has its own copy
- * of this state, one message per thread: the most recent failure on that
- * thread. Messages are one sentence that names the offending field and value.
+ * Each library that links the core (libsdpa, libsdpa_cp, each backend) has
+ * its own copy of this state, one message per thread. Its public entry points
+ * run through SDPA_ENTRY, so that the message describes the most recent such
+ * call on that thread: "" if it succeeded (whatever a candidate it rejected
+ * on the way said), one sentence that names the offending field and value if
+ * it failed.
  */
 #ifndef SDPA_CORE_ERROR_H
 #define SDPA_CORE_ERROR_H
@@ -29,6 +32,14 @@ const char *sdpa_error_message(void);
 
 /* Forgets the calling thread's message (a successful call may do this). */
 void sdpa_error_clear(void);
+
+/* The status a public entry point returns, its body's, with the calling
+ * thread's message made to match it (sdpa.h, "Conventions"): "" after a
+ * success; after a failure the message the body left, or the status's name
+ * if it left none. Use as `return SDPA_ENTRY(body(...));`: the message is
+ * cleared first, so a failure never shows an earlier call's message. */
+#define SDPA_ENTRY(body) (sdpa_error_clear(), sdpa_entry_result(body))
+sdpa_status_t sdpa_entry_result(sdpa_status_t status);
 
 /* "SDPA_ERROR_INVALID_ARGUMENT", ... */
 const char *sdpa_status_string(sdpa_status_t status);

@@ -498,6 +498,9 @@ static sdpa_status_t check_problem(const sdpa_problem_desc_t *d)
                              sdpa_dtype_name(t->dtype));
         }
     }
+    /* The varlen and paged sizes before the mask and dS, whose dims follow
+     * from them. */
+    SDPA_TRY(sdpa_llm_check_layout(d));
     SDPA_TRY(check_quant("k", &d->k, &d->k_quant, d->q.dims[3]));
     SDPA_TRY(check_quant("v", &d->v, &d->v_quant, d->q.dims[3]));
     SDPA_TRY(check_mask(d));

@@ -6,6 +6,7 @@
 #include "error.h"
 #include "problem.h"
 #include "problem_llm.h"
+#include "size_math.h"
 
 /* Block sizes of a paged cache (sdpa.h). */
 #define SDPA_PAGED_MIN_BLOCK 16
@@ -79,7 +80,8 @@ static sdpa_status_t check_varlen(const sdpa_problem_desc_t *d)
     return SDPA_SUCCESS;
 }
 
-static sdpa_status_t check_paged(const sdpa_problem_desc_t *d)
+/* The paged layout's sizes; its combinations are check_paged_use's. */
+static sdpa_status_t check_paged_layout(const sdpa_problem_desc_t *d)
 {
     const sdpa_paged_kv_desc_t *pk = &d->paged_kv;
     const int64_t block = d->k.dims[2], blocks = d->k.dims[0];
@@ -108,6 +110,12 @@ static sdpa_status_t check_paged(const sdpa_problem_desc_t *d)
                          "paged_kv.max_blocks_per_seq = %lld x block_size %lld: contexts above "
                          "%d keys are not supported",
                          (long long)pk->max_blocks_per_seq, (long long)block, INT32_MAX);
+    return SDPA_SUCCESS;
+}
+
+/* What a paged cache cannot be combined with. */
+static sdpa_status_t check_paged_use(const sdpa_problem_desc_t *d)
+{
     if (d->prop_kind == SDPA_BACKWARD)
         return sdpa_fail(SDPA_ERROR_UNSUPPORTED,
                          "paged_kv.enabled = 1 with prop_kind = BACKWARD: a paged KV cache is "
@@ -123,12 +131,19 @@ static sdpa_status_t check_paged(const sdpa_problem_desc_t *d)
     return SDPA_SUCCESS;
 }
 
-sdpa_status_t sdpa_llm_check(const sdpa_problem_desc_t *d)
+sdpa_status_t sdpa_llm_check_layout(const sdpa_problem_desc_t *d)
 {
     if (d->varlen.enabled)
         SDPA_TRY(check_varlen(d));
     if (d->paged_kv.enabled)
-        SDPA_TRY(check_paged(d));
+        SDPA_TRY(check_paged_layout(d));
+    return SDPA_SUCCESS;
+}
+
+sdpa_status_t sdpa_llm_check(const sdpa_problem_desc_t *d)
+{
+    if (d->paged_kv.enabled)
+        SDPA_TRY(check_paged_use(d));
     if (d->window.enabled) {
         if (d->window.left < -1 || d->window.right < -1)
             return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
@@ -153,7 +168,8 @@ void sdpa_llm_scores_dims(const sdpa_problem_desc_t *d, int64_t out[4])
         out[2] = d->varlen.max_seqlen_q;
         out[3] = d->varlen.max_seqlen_k;
     } else if (d->paged_kv.enabled) {
-        out[3] = d->paged_kv.max_blocks_per_seq * d->k.dims[2];
+        out[3] = sdpa_size_to_int64(sdpa_size_mul(sdpa_size_of(d->paged_kv.max_blocks_per_seq),
+                                                  sdpa_size_of(d->k.dims[2])));
     }
 }
 

@@ -27,16 +27,23 @@ size_t sdpa_features_size(uint32_t version);
  * may read paged_kv.enabled and varlen.enabled). */
 sdpa_status_t sdpa_llm_check_flags(const sdpa_problem_desc_t *d);
 
-/* Everything else about the new members, after q, k, v, dst, the mask and
- * the backward tensors have passed: the varlen and paged layouts, their
- * limits, and the combinations these backends refuse. */
+/* The sizes of the varlen and paged layouts and their limits, once q, k, v
+ * and dst have passed: before anything derives the scores' dims from them
+ * (sdpa_llm_scores_dims), so that no check multiplies an unchecked size or
+ * quotes a size made of one. */
+sdpa_status_t sdpa_llm_check_layout(const sdpa_problem_desc_t *d);
+
+/* Everything else about the new members, after the mask and the backward
+ * tensors have passed: the window, the softcap, and the combinations these
+ * backends refuse. */
 sdpa_status_t sdpa_llm_check(const sdpa_problem_desc_t *d);
 
 /* The dims of the scores [B, Hq, Sq, Sk] every query x key tensor follows
  * (mask, dropout keep mask and element index, dS): q's and k's dims, or with
  * varlen [batch, Hq, max_seqlen_q, max_seqlen_k], or with a paged cache
- * [B, Hq, Sq, max_blocks_per_seq * block_size]. Valid once q, k and the flags
- * are checked. */
+ * [B, Hq, Sq, max_blocks_per_seq * block_size]. Meaningful once
+ * sdpa_llm_check_layout has passed; before, the product saturates at
+ * INT64_MAX rather than overflow. */
 void sdpa_llm_scores_dims(const sdpa_problem_desc_t *d, int64_t out[4]);
 
 /* Zeroes the new members a problem does not use (a disabled window's

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "checked_iface.h"
 #include "invalid_table.h"
 
 typedef enum where {
@@ -197,6 +198,19 @@ MUTATE(paged_mask_buffer, d->mask_kind = SDPA_MASK_BUFFER;
        d->mask = dense_tensor(SDPA_DTYPE_F16, 2, 4, 1, 32))
 MUTATE(paged_dropout, d->prop_kind = SDPA_FORWARD_TRAINING;
        d->dropout = ((sdpa_dropout_desc_t){.enabled = 1, .host_scalars = 1}))
+/* Sizes the mask's and dS's dims follow from, checked before they are
+ * multiplied (20293597238 x 16 keys would pass 2^63) or quoted. */
+MUTATE(paged_huge_table_mask, d->paged_kv.max_blocks_per_seq = 20293597238;
+       d->mask_kind = SDPA_MASK_BUFFER; d->mask = dense_tensor(SDPA_DTYPE_F16, 2, 4, 1, 7))
+MUTATE(paged_negative_table_mask, d->paged_kv.max_blocks_per_seq = -INT64_MAX;
+       d->mask_kind = SDPA_MASK_BUFFER; d->mask = dense_tensor(SDPA_DTYPE_F16, 2, 4, 1, 7))
+MUTATE(paged_huge_table_ds, d->paged_kv.max_blocks_per_seq = 20293597238;
+       d->prop_kind = SDPA_BACKWARD; d->diff_dst = d->diff_q = d->dst; d->diff_k = d->diff_v = d->k;
+       d->ds = dense_tensor(SDPA_DTYPE_F32, 2, 4, 1, 7))
+MUTATE(varlen_negative_keys_mask, d->varlen.max_seqlen_k = -5; d->mask_kind = SDPA_MASK_BUFFER;
+       d->mask = dense_tensor(SDPA_DTYPE_F32, 2, 1, 8, 10))
+MUTATE(varlen_huge_batch_mask, d->varlen.batch = INT64_MAX; d->mask_kind = SDPA_MASK_BUFFER;
+       d->mask = dense_tensor(SDPA_DTYPE_F32, 2, 1, 8, 6))
 MUTATE(window_left_minus_2, d->window.left = -2)
 MUTATE(window_enabled_3, d->window.enabled = 3)
 MUTATE(softcap_negative, d->softcap = -1.0f)
@@ -513,6 +527,16 @@ static const invalid_case_t table[] = {
         P("paged backward", paged, paged_backward, UN, "prop_kind = BACKWARD"),
         P("paged mask buffer", paged, paged_mask_buffer, UN, "mask_kind = BUFFER"),
         P("paged dropout", paged, paged_dropout, UN, "dropout.enabled = 1"),
+        P("paged 20293597238 blocks with a mask", paged, paged_huge_table_mask, UN,
+          "paged_kv.max_blocks_per_seq = 20293597238", "sizes above 2147483647"),
+        P("paged -INT64_MAX blocks with a mask", paged, paged_negative_table_mask, IA,
+          "paged_kv.max_blocks_per_seq = -9223372036854775807", "must be >= 1"),
+        P("paged 20293597238 blocks with dS", paged, paged_huge_table_ds, UN,
+          "paged_kv.max_blocks_per_seq = 20293597238", "sizes above 2147483647"),
+        P("varlen -5 keys with a mask", varlen, varlen_negative_keys_mask, IA,
+          "varlen.max_seqlen_k = -5", "must be >= 1"),
+        P("varlen INT64_MAX sequences with a mask", varlen, varlen_huge_batch_mask, UN,
+          "varlen.batch = 9223372036854775807", "sizes above 2147483647"),
         P("window left -2", windowed, window_left_minus_2, IA, "window.left = -2"),
         P("window enabled 3", windowed, window_enabled_3, IA, "window.enabled = 3"),
         P("softcap negative", windowed, softcap_negative, IA, "softcap = -1"),
@@ -562,7 +586,7 @@ static void slot_setup(slot_t *s)
         fprintf(stderr, "cannot open %s: %s\n", s->backend_name, sdpa_loader_last_error());
         exit(EXIT_FAILURE);
     }
-    s->iface = sdpa_backend_get_iface(s->backend);
+    s->iface = test_checked_iface(sdpa_backend_get_iface(s->backend));
     if (s->iface->context_create(&s->env->context_desc, &s->ctx) != SDPA_SUCCESS) {
         fprintf(stderr, "%s context_create: %s\n", s->backend_name, s->iface->last_error());
         exit(EXIT_FAILURE);

@@ -1,5 +1,6 @@
 /* llm_case.c - problems with the ABI 1.1 features, their buffers and the
  * oracle (llm_case.h). */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +27,40 @@ llm_spec_t llm_spec_of(sdpa_prop_kind_t prop, llm_layout_t layout, int64_t batch
     }
     s.block_size = 16;
     s.qdt = s.kvdt = dt;
+    return s;
+}
+
+llm_spec_t llm_wide_window_spec(int i)
+{
+    static const sdpa_window_desc_t windows[8] = {
+            {1, INT64_MAX, INT64_MAX}, {1, INT64_MAX - 1, INT64_MAX - 1},
+            {1, INT64_MAX, 0},         {1, 0, INT64_MAX},
+            {1, INT64_MAX - 1, -1},    {1, -1, INT64_MAX - 1},
+            {1, 2, INT64_MAX},         {1, INT64_MAX, 1}};
+    static const sdpa_dtype_t dtypes[3] = {SDPA_DTYPE_F32, SDPA_DTYPE_F16, SDPA_DTYPE_BF16};
+    const int64_t sq = i < 8 ? 6 : 11, sk = i < 8 ? 11 : 6;
+    llm_spec_t s = llm_spec_of(i % 2 ? SDPA_BACKWARD : SDPA_FORWARD_TRAINING, LLM_PADDED, 2, &sq,
+                               &sk, dtypes[i % 3]);
+    s.window = windows[i % 8];
+    s.mask_kind = i % 3 == 1   ? SDPA_MASK_CAUSAL_BOTTOM_RIGHT
+                  : i % 3 == 2 ? SDPA_MASK_CAUSAL_TOP_LEFT
+                               : SDPA_MASK_NONE;
+    s.ds_dtype = i % 2 ? SDPA_DTYPE_F32 : SDPA_DTYPE_UNDEF;
+    return s;
+}
+
+llm_spec_t llm_extreme_softcap_spec(int i)
+{
+    static const float caps[5] = {3e38f, FLT_MAX, 2.4e38f, 1e-45f, 1e-40f};
+    const int backward = i >= 5;
+    const int64_t sq = backward ? 24 : 64, sk = backward ? 40 : 64;
+    llm_spec_t s = llm_spec_of(backward ? SDPA_BACKWARD : SDPA_FORWARD_TRAINING, LLM_PADDED, 1, &sq,
+                               &sk, i < 5 || i >= 8 ? SDPA_DTYPE_F16 : SDPA_DTYPE_F32);
+    s.head_size = backward ? 32 : 64;
+    s.softcap = caps[i % 5];
+    s.zero_rows = 1;
+    s.ds_dtype = backward ? SDPA_DTYPE_F32 : SDPA_DTYPE_UNDEF;
+    s.mask_kind = i == 6 ? SDPA_MASK_CAUSAL_BOTTOM_RIGHT : SDPA_MASK_NONE;
     return s;
 }
 
@@ -153,6 +188,18 @@ static size_t elem_size(sdpa_dtype_t dtype)
                                                                  : 1;
 }
 
+/* Sets every element of row i of sequence 0 of t (all its heads) to 0. */
+static void zero_row(const sdpa_tensor_desc_t *t, const void *data, int64_t i)
+{
+    const size_t size = elem_size(t->dtype);
+    for (int64_t h = 0; h < t->dims[1]; h++)
+        for (int64_t e = 0; e < t->dims[3]; e++)
+            memset((char *)data +
+                           (size_t)(h * t->strides[1] + i * t->strides[2] + e * t->strides[3]) *
+                                   size,
+                   0, size);
+}
+
 /* Sets rows first .. last - 1 of a packed tensor to 0xff bytes (NaN). */
 static void poison_rows(const sdpa_tensor_desc_t *t, const void *data, int64_t first, int64_t last)
 {
@@ -235,6 +282,10 @@ int llm_case_alloc(llm_case_t *c, uint64_t seed, const test_allocator_t *allocat
         c->block_table = table;
         a->block_table = table;
         a->cache_seqlens = lens;
+    }
+    if (s->zero_rows && s->layout == LLM_PADDED) {
+        zero_row(&d->q, a->q, 0);
+        zero_row(&d->k, a->k, 1);
     }
     if (s->alibi != SDPA_ALIBI_NONE) {
         const int64_t n = s->alibi == SDPA_ALIBI_PER_HEAD ? Hq : B * Hq;
@@ -333,8 +384,9 @@ static void logits(const llm_case_t *c, int64_t b, int64_t h, int64_t i, const d
         if (sp->mask_kind == SDPA_MASK_CAUSAL_BOTTOM_RIGHT)
             visible &= j <= pos;
         if (sp->window.enabled) {
-            visible &= sp->window.left < 0 || j >= pos - sp->window.left;
-            visible &= sp->window.right < 0 || j <= pos + sp->window.right;
+            /* pos - j and j - pos: the bounds go up to INT64_MAX */
+            visible &= sp->window.left < 0 || pos - j <= sp->window.left;
+            visible &= sp->window.right < 0 || j - pos <= sp->window.right;
         }
         g[j] = 1.0;
         if (!visible) {

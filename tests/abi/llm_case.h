@@ -49,6 +49,9 @@ typedef struct llm_spec {
     /* kvdt quantized: 0 one f32 scale for each of K and V, g > 0 f32
      * scales per group of g head-dim elements of each token. */
     int64_t quant_group;
+    /* PADDED: query 0 and key 1 of sequence 0 all zeros in every head, so
+     * that their scores are exactly 0. */
+    int zero_rows;
 } llm_spec_t;
 
 typedef struct llm_case {
@@ -64,6 +67,22 @@ typedef struct llm_case {
  * VARLEN) and len_k[b] keys (all len_k[0] when PADDED). */
 llm_spec_t llm_spec_of(sdpa_prop_kind_t prop, llm_layout_t layout, int64_t batch,
                        const int64_t *len_q, const int64_t *len_k, sdpa_dtype_t dt);
+
+/* Windows whose bounds reach INT64_MAX, where sdpa.h makes a bound wider
+ * than the sequence no restriction: case i of LLM_WIDE_WINDOW_CASES, each
+ * bound INT64_MAX, INT64_MAX - 1, small or -1, alone or mixed, with a causal
+ * mask or none, Sq < Sk and Sq > Sk (queries before the first key), forward
+ * (training) for even i and backward with dS for odd i, in f32, f16, bf16. */
+#define LLM_WIDE_WINDOW_CASES 16
+llm_spec_t llm_wide_window_spec(int i);
+
+/* Softcaps at the ends of the finite floats, each case i of
+ * LLM_EXTREME_SOFTCAP_CASES with scores of exactly 0 (zero_rows): 3e38,
+ * FLT_MAX and 2.4e38 (above FLT_MAX / log2(e), where c log2(e) overflows),
+ * and the denormals 1e-45 and 1e-40 (where scale / c does). Forward f16
+ * B1 Hq4 Hkv2 S64 D64 for i < 5, then backward with dS in f32 and f16. */
+#define LLM_EXTREME_SOFTCAP_CASES 10
+llm_spec_t llm_extreme_softcap_spec(int i);
 
 /* The maximum of len[0 .. n-1]. */
 int64_t llm_max(const int64_t *len, int64_t n);

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "checked_iface.h"
+
 void ref_fixture_open(sdpa_backend_t **backend, const sdpa_backend_iface_t **iface,
                       sdpa_context_t **ctx)
 {
@@ -11,7 +13,7 @@ void ref_fixture_open(sdpa_backend_t **backend, const sdpa_backend_iface_t **ifa
         fprintf(stderr, "cannot open ref: %s\n", sdpa_loader_last_error());
         exit(EXIT_FAILURE);
     }
-    *iface = sdpa_backend_get_iface(*backend);
+    *iface = test_checked_iface(sdpa_backend_get_iface(*backend));
     sdpa_context_desc_t desc = {.struct_size = sizeof(desc),
                                 .struct_version = SDPA_CONTEXT_DESC_VERSION};
     if ((*iface)->context_create(&desc, ctx) != SDPA_SUCCESS) {

@@ -150,6 +150,15 @@ START_TEST(test_window)
 }
 END_TEST
 
+/* Windows up to INT64_MAX (issue 28: pos - left and pos + right
+ * overflowed, and 16128 of 16384 outputs were NaN). */
+START_TEST(test_wide_window)
+{
+    const llm_spec_t s = llm_wide_window_spec(_i);
+    check_spec(&s, 420 + (uint64_t)_i);
+}
+END_TEST
+
 /* Softcap: scores up to about +-12 under a cap of 3 (deep in tanh's bend),
  * and a cap far above the scores; forward and backward (dS is taken at the
  * capped score, dQ and dK through the cap). */
@@ -162,6 +171,14 @@ START_TEST(test_softcap)
     s.ds_dtype = _i >= 3 ? SDPA_DTYPE_F32 : SDPA_DTYPE_UNDEF;
     s.mask_kind = _i == 4 ? SDPA_MASK_CAUSAL_BOTTOM_RIGHT : SDPA_MASK_NONE;
     check_spec(&s, 500 + (uint64_t)_i);
+}
+END_TEST
+
+/* Softcaps from denormal to FLT_MAX, with scores of exactly 0. */
+START_TEST(test_extreme_softcap)
+{
+    const llm_spec_t s = llm_extreme_softcap_spec(_i);
+    check_spec(&s, 520 + (uint64_t)_i);
 }
 END_TEST
 
@@ -290,7 +307,9 @@ int main(void)
     tcase_add_loop_test(tc, test_varlen_backward, 0, 3);
     tcase_add_loop_test(tc, test_paged, 0, 8);
     tcase_add_loop_test(tc, test_window, 0, 9);
+    tcase_add_loop_test(tc, test_wide_window, 0, LLM_WIDE_WINDOW_CASES);
     tcase_add_loop_test(tc, test_softcap, 0, 5);
+    tcase_add_loop_test(tc, test_extreme_softcap, 0, LLM_EXTREME_SOFTCAP_CASES);
     tcase_add_loop_test(tc, test_alibi, 0, 6);
     tcase_add_loop_test(tc, test_combined, 0, 2);
     tcase_add_test(tc, test_arrays_refused);

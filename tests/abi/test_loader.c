@@ -11,6 +11,7 @@
 extern char **environ;
 
 #include "check_main.h"
+#include "checked_iface.h"
 #include "sdpa.h"
 
 #ifndef FAKE_PLUGIN_DIR
@@ -49,6 +50,9 @@ static void expect_backend(const char *name, const char *table_name)
     sdpa_status_t got = sdpa_backend_open(name, &backend);
     ck_assert_msg(got == SDPA_SUCCESS, "open(%s): %s: %s", name ? name : "NULL",
                   sdpa_status_name(got), sdpa_loader_last_error());
+    ck_assert_msg(test_last_error_matches(got, sdpa_loader_last_error()),
+                  "open(%s) succeeded, but the loader's message is \"%s\"", name ? name : "NULL",
+                  sdpa_loader_last_error());
     const sdpa_backend_iface_t *iface = sdpa_backend_get_iface(backend);
     ck_assert_ptr_nonnull(iface);
     ck_assert_str_eq(iface->name, table_name);
@@ -221,6 +225,7 @@ START_TEST(test_bad_names)
     expect_refusal("a b", SDPA_ERROR_INVALID_ARGUMENT, needles);
     ck_assert_int_eq(sdpa_backend_open("ref", NULL), SDPA_ERROR_INVALID_ARGUMENT);
     ck_assert_ptr_nonnull(strstr(sdpa_loader_last_error(), "out"));
+    expect_backend("ref", "ref"); /* a success after them: the message is "" */
 }
 END_TEST
 

@@ -3,6 +3,7 @@
  * gradients and against finite differences, queries and ref-specific rules. */
 #include <check.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -828,6 +829,44 @@ START_TEST(test_context_destroyed_first)
 }
 END_TEST
 
+/* A failure on another thread: its own message, none of the caller's. */
+static void *fail_on_this_thread(void *seen)
+{
+    char *message = seen;
+    int fresh = iface->last_error()[0] == '\0';
+    sdpa_primitive_t *prim = NULL;
+    sdpa_status_t status = iface->primitive_create(ctx, NULL, &prim);
+    snprintf(message, 256, "%s", fresh && status != SDPA_SUCCESS ? iface->last_error() : "");
+    return NULL;
+}
+
+/* last_error() describes the calling thread's most recent call (sdpa.h,
+ * "Conventions"): "" once a call succeeds, the destroy functions leave it. */
+START_TEST(test_last_error_follows_each_call)
+{
+    sdpa_primitive_t *prim = NULL;
+    ck_assert_int_eq(iface->primitive_create(ctx, NULL, &prim), SDPA_ERROR_INVALID_ARGUMENT);
+    char failed[256];
+    snprintf(failed, sizeof(failed), "%s", iface->last_error());
+    ck_assert_ptr_nonnull(strstr(failed, "desc"));
+    iface->primitive_destroy(NULL);
+    iface->context_destroy(NULL);
+    ck_assert_str_eq(iface->last_error(), failed);
+
+    char other[256] = "";
+    pthread_t thread;
+    ck_assert_int_eq(pthread_create(&thread, NULL, fail_on_this_thread, other), 0);
+    ck_assert_int_eq(pthread_join(thread, NULL), 0);
+    ck_assert_ptr_nonnull(strstr(other, "desc"));
+    ck_assert_str_eq(iface->last_error(), failed);
+
+    uint64_t built = 1;
+    ck_assert_int_eq(iface->context_query(ctx, SDPA_QUERY_MODULES_BUILT, &built, sizeof(built)),
+                     SDPA_SUCCESS);
+    ck_assert_str_eq(iface->last_error(), "");
+}
+END_TEST
+
 static Suite *ref_suite(void)
 {
     Suite *s = suite_create("ref");
@@ -861,6 +900,7 @@ static Suite *ref_suite(void)
     tcase_add_test(api, test_events_need_ze_context);
     tcase_add_test(api, test_desc_is_copied);
     tcase_add_test(api, test_context_destroyed_first);
+    tcase_add_test(api, test_last_error_follows_each_call);
     suite_add_tcase(s, api);
     return s;
 }

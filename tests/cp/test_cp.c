@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "abi_util.h"
+#include "checked_iface.h"
 #include "element.h"
 #include "sdpa_cp.h"
 #include "tensors.h"
@@ -256,6 +257,8 @@ static sdpa_cp_t *create(const cp_run_t *r, const sdpa_problem_desc_t *problem)
         fprintf(stderr, "rank %d: %s: sdpa_cp_create: %s\n", world_rank, r->c->name,
                 sdpa_cp_last_error());
     assert_everywhere(status == SDPA_SUCCESS, "sdpa_cp_create");
+    ck_assert_msg(test_last_error_matches(status, sdpa_cp_last_error()), "sdpa_cp_last_error: %s",
+                  sdpa_cp_last_error());
     return cp;
 }
 
@@ -266,6 +269,8 @@ static void execute(const cp_run_t *r, sdpa_cp_t *cp, const sdpa_exec_args_t *a)
         fprintf(stderr, "rank %d: %s: sdpa_cp_execute: %s\n", world_rank, r->c->name,
                 sdpa_cp_last_error());
     assert_everywhere(status == SDPA_SUCCESS, "sdpa_cp_execute");
+    ck_assert_msg(test_last_error_matches(status, sdpa_cp_last_error()), "sdpa_cp_last_error: %s",
+                  sdpa_cp_last_error());
 }
 
 /* ------------------------------------------------------------------------- */
@@ -597,6 +602,7 @@ START_TEST(test_refusals)
     size_t bytes = 1;
     ck_assert_int_eq(sdpa_cp_query(cp, SDPA_CP_QUERY_WORKSPACE_BYTES, &bytes, sizeof(bytes)),
                      SDPA_SUCCESS);
+    ck_assert_str_eq(sdpa_cp_last_error(), ""); /* the failed execute's message is gone */
     ck_assert_uint_eq(bytes, 0); /* inference */
     ck_assert_int_eq(sdpa_cp_query(cp, (sdpa_cp_query_t)99, &bytes, sizeof(bytes)),
                      SDPA_ERROR_INVALID_ARGUMENT);

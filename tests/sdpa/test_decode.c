@@ -11,6 +11,7 @@
  * suite runs with SDPA_ZE_DECODE=1, so unsplit problems take the kernel too.
  */
 #include <check.h>
+#include <float.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,6 +139,23 @@ START_TEST(test_features_split)
 }
 END_TEST
 
+/* Softcaps FLT_MAX, 2.4e38 (above FLT_MAX / log2(e)) and the denormal
+ * 1e-45 in the decode kernel, three splits, with sequence 0's query and
+ * one of its keys all zeros (scores of exactly 0); f16 and f32. */
+START_TEST(test_extreme_softcap_split)
+{
+    static const float caps[3] = {FLT_MAX, 2.4e38f, 1e-45f};
+    llm_spec_t s = padded(_i < 3 ? SDPA_FORWARD_TRAINING : SDPA_FORWARD_INFERENCE, 2, 1, 61,
+                          _i < 3 ? SDPA_DTYPE_F16 : SDPA_DTYPE_F32);
+    s.q_heads = 8;
+    s.head_size = 64;
+    s.softcap = caps[_i % 3];
+    s.zero_rows = 1;
+    s.num_splits = 3;
+    check_spec(&s, 3, 0, 950 + (uint64_t)_i);
+}
+END_TEST
+
 /* A paged cache: lengths 1, 70, 0 (an empty cache: fully masked rows, LSE
  * -inf, O NaN in ACCURATE mode and 0 in INF_AS_ZERO) and 300, so that the
  * splits of one sequence are empty where another's are full; f16 and s8,
@@ -216,6 +234,7 @@ int main(void)
     tcase_set_timeout(t, 600);
     tcase_add_loop_test(t, test_forced_splits, 0, 6);
     tcase_add_loop_test(t, test_features_split, 0, 8);
+    tcase_add_loop_test(t, test_extreme_softcap_split, 0, 6);
     tcase_add_loop_test(t, test_paged_split, 0, 4);
     tcase_add_test(t, test_feature_and_scratch);
     suite_add_tcase(s, t);

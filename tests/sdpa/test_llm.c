@@ -117,6 +117,15 @@ START_TEST(test_window)
 }
 END_TEST
 
+/* Windows up to INT64_MAX: a bound wider than the sequence restricts
+ * nothing (sdpa.h), on the host side's int32 bounds too. */
+START_TEST(test_wide_window)
+{
+    const llm_spec_t s = llm_wide_window_spec(_i);
+    check_spec(&s, 420 + (uint64_t)_i);
+}
+END_TEST
+
 /* Windows far narrower than the keys (Sq = 70, Sk = 300): the kernels skip
  * the key tiles (forward, sdpa_bwd_dq) and query blocks (sdpa_bwd) outside
  * the band, which a wrong bound would show as missing or extra terms.
@@ -147,6 +156,16 @@ START_TEST(test_softcap)
     s.dropout = _i == 5 || _i == 6;
     s.ds_dtype = _i == 6 ? SDPA_DTYPE_F32 : _i == 7 ? SDPA_DTYPE_F16 : SDPA_DTYPE_UNDEF;
     check_spec(&s, 500 + (uint64_t)_i);
+}
+END_TEST
+
+/* Softcaps from denormal to FLT_MAX (issue 28: c log2(e) overflowed to
+ * inf, and inf x tanh(0) made every output NaN; scale / c overflowed for a
+ * denormal c, and 0 x inf made the rows with a score of exactly 0 NaN). */
+START_TEST(test_extreme_softcap)
+{
+    const llm_spec_t s = llm_extreme_softcap_spec(_i);
+    check_spec(&s, 520 + (uint64_t)_i);
 }
 END_TEST
 
@@ -384,8 +403,10 @@ int main(void)
     tcase_add_unchecked_fixture(t, test_env_fixture, NULL);
     tcase_set_timeout(t, 600);
     tcase_add_loop_test(t, test_window, 0, 12);
+    tcase_add_loop_test(t, test_wide_window, 0, LLM_WIDE_WINDOW_CASES);
     tcase_add_loop_test(t, test_window_skips_tiles, 0, 4);
     tcase_add_loop_test(t, test_softcap, 0, 8);
+    tcase_add_loop_test(t, test_extreme_softcap, 0, LLM_EXTREME_SOFTCAP_CASES);
     tcase_add_loop_test(t, test_alibi, 0, 6);
     tcase_add_loop_test(t, test_combined, 0, 3);
     tcase_add_loop_test(t, test_varlen_forward, 0, 8);

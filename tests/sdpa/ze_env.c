@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "checked_iface.h"
 #include "ze_env.h"
 
 static int open_backend(const char *name, test_env_t *env, sdpa_backend_t **backend,
@@ -14,7 +15,7 @@ static int open_backend(const char *name, test_env_t *env, sdpa_backend_t **back
         fprintf(stderr, "cannot open backend %s: %s\n", name, sdpa_loader_last_error());
         return -1;
     }
-    *iface = sdpa_backend_get_iface(*backend);
+    *iface = test_checked_iface(sdpa_backend_get_iface(*backend));
     sdpa_context_desc_t desc = {
             .struct_size = sizeof(desc),
             .struct_version = SDPA_CONTEXT_DESC_VERSION,
