@@ -502,7 +502,11 @@ typedef struct sdpa_paged_kv_desc {
  *     a block id into 0 .. num_blocks - 1. An execution with bad entries
  *     then succeeds with wrong numbers in the rows of the sequences they
  *     feed (and, as a clamped sequence may overlap another's rows, possibly
- *     in those), never an access outside a buffer (doc/reliability.md);
+ *     in those), never an access outside a buffer. Its checking mode,
+ *     SDPA_ZE_CHECK_DEVICE_ARRAYS=1, reads the arrays back before each
+ *     launch on the context's own list and refuses bad ones as ref does
+ *     (doc/reliability.md); outside it, and on a caller's command list,
+ *     ze refuses nothing;
  *   - nobody can check entries that are in range but wrong (a block of
  *     another sequence, shorter or shifted sequences): in every backend
  *     they give wrong numbers, silently. */

@@ -15,7 +15,9 @@
  * and fails that test. Each case then asserts that the inputs are
  * unchanged (no write landed in another buffer, however far), and that the
  * rows of the sequences whose entries are well formed equal the
- * double-precision oracle of tests/abi/llm_case.c.
+ * double-precision oracle of tests/abi/llm_case.c. The last tests check
+ * the checking mode (SDPA_ZE_CHECK_DEVICE_ARRAYS), which refuses such
+ * executions and names the first bad entry.
  */
 #define _POSIX_C_SOURCE 200809L /* setenv, mkdtemp, nftw */
 #define _XOPEN_SOURCE 700
@@ -401,6 +403,87 @@ START_TEST(test_paged_xe)
 END_TEST
 
 /* ------------------------------------------------------------------------- */
+/* The checking mode                                                         */
+/* ------------------------------------------------------------------------- */
+
+/* Under SDPA_ZE_CHECK_DEVICE_ARRAYS, spec with entry h is refused with
+ * SDPA_ERROR_INVALID_ARGUMENT and a message holding `expect`, before
+ * anything is written. */
+static void expect_refused(const llm_spec_t *spec, const hostile_t *h, const char *expect)
+{
+    llm_case_t c;
+    llm_desc_init(&c, spec);
+    ck_assert_int_eq(llm_case_alloc(&c, 900, &guarded), 0);
+    if (spec->prop == SDPA_BACKWARD)
+        forward_on_ref(&c);
+    write_entry(&c, h);
+    const sdpa_exec_args_t *a = &c.c.args;
+    void *out = spec->prop == SDPA_BACKWARD ? a->diff_q : a->dst;
+    const size_t out_bytes = tensor_bytes(spec->prop == SDPA_BACKWARD ? &c.c.desc.diff_q
+                                                                      : &c.c.desc.dst);
+    sdpa_status_t status = run_on(suite_env.ze, suite_env.ze_ctx, &c.c.desc, a);
+    ck_assert_msg(status == SDPA_ERROR_INVALID_ARGUMENT, "%s: %s: %s", h->name,
+                  sdpa_status_name(status), suite_env.ze->last_error());
+    const char *why = suite_env.ze->last_error();
+    ck_assert_msg(strstr(why, expect) != NULL, "%s: \"%s\" does not say \"%s\"", h->name, why,
+                  expect);
+    for (size_t n = 0; n < out_bytes; n++)
+        ck_assert_msg(((const unsigned char *)out)[n] == 0xff, "%s: output byte %zu written",
+                      h->name, n);
+    llm_case_free(&c);
+}
+
+START_TEST(test_check_mode)
+{
+    setenv("SDPA_ZE_CHECK_DEVICE_ARRAYS", "1", 1);
+    test_env_fixture();
+    const llm_spec_t fwd = varlen_spec(SDPA_FORWARD_INFERENCE, SDPA_DTYPE_F32);
+    const llm_spec_t bwd = varlen_spec(SDPA_BACKWARD, SDPA_DTYPE_F32);
+    const llm_spec_t paged = paged_spec(1, 3);
+    expect_refused(&fwd, &varlen_cases[0], "args->cu_seqlens_k[0] = -3: must be 0");
+    expect_refused(&fwd, &varlen_cases[6], "args->cu_seqlens_q[2] = 22 after 8: sequence 1 has 14");
+    expect_refused(&fwd, &varlen_cases[9],
+                   "args->cu_seqlens_q[2] = 19 after 8: sequence 1 has 11 rows, outside "
+                   "0..varlen.max_seqlen_q = 8");
+    expect_refused(&bwd, &varlen_cases[4], "args->cu_seqlens_k[1] = -2147483648 after 0");
+    expect_refused(&paged, &paged_cases[0], "args->cache_seqlens[0] = 1000: outside 0..48");
+    expect_refused(&paged, &paged_cases[5],
+                   "args->block_table[0][1] = 1073741824: not a block of the cache (0..7)");
+    expect_refused(&paged, &paged_cases[6], "args->block_table[0][0] = -1");
+
+    /* On a caller's list the arrays are not checked: the kernels clamp. */
+    ze_command_queue_desc_t qd = {.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC,
+                                  .mode = ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS};
+    ze_command_list_handle_t list = NULL;
+    ck_assert_int_eq(zeCommandListCreateImmediate(suite_env.context, suite_env.device, &qd, &list),
+                     ZE_RESULT_SUCCESS);
+    llm_case_t c;
+    llm_desc_init(&c, &paged);
+    ck_assert_int_eq(llm_case_alloc(&c, 901, &guarded), 0);
+    write_entry(&c, &paged_cases[5]);
+    c.c.args.command_list = list;
+    sdpa_status_t status = run_on(suite_env.ze, suite_env.ze_ctx, &c.c.desc, &c.c.args);
+    ck_assert_msg(status == SDPA_SUCCESS, "caller's list: %s", suite_env.ze->last_error());
+    llm_case_free(&c);
+    zeCommandListDestroy(list);
+}
+END_TEST
+
+/* Well-formed arrays pass the checking mode and give the oracle's result. */
+START_TEST(test_check_mode_accepts)
+{
+    setenv("SDPA_ZE_CHECK_DEVICE_ARRAYS", "1", 1);
+    test_env_fixture();
+    const llm_spec_t specs[3] = {varlen_spec(SDPA_FORWARD_TRAINING, SDPA_DTYPE_F32),
+                                 varlen_spec(SDPA_BACKWARD, SDPA_DTYPE_F32), paged_spec(1, 3)};
+    const hostile_t none = {"well formed", CU_Q, 0, 0, 3}; /* cu_seqlens_q[0] = 0 again */
+    const hostile_t none_paged = {"well formed", LENS, 0, 40, 3};
+    for (int i = 0; i < 3; i++)
+        run_hostile(&specs[i], i == 2 ? &none_paged : &none, 950 + (uint64_t)i);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------- */
 
 /* The persistent module cache in a directory of this run, so that the
  * tests' processes build each module once. */
@@ -433,6 +516,8 @@ int main(void)
     tcase_add_loop_test(tc, test_paged_decode, 0, N_PAGED);
     tcase_add_loop_test(tc, test_paged_rows_decode, 0, N_PAGED);
     tcase_add_loop_test(tc, test_paged_split, 0, N_PAGED);
+    tcase_add_test(tc, test_check_mode);
+    tcase_add_test(tc, test_check_mode_accepts);
     suite_add_tcase(s, tc);
     /* Tests that set an environment variable before opening theirs. */
     TCase *env_tc = tcase_create("hostile_arrays_env");
