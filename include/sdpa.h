@@ -387,6 +387,30 @@ typedef struct sdpa_paged_kv_desc {
     int64_t block_table_stride; /* elements between rows; 0: max_blocks_per_seq */
 } sdpa_paged_kv_desc_t;
 
+/* Device arrays: cu_seqlens_q/k, block_table and cache_seqlens live in
+ * device memory, and earlier commands on the same list may write them, so
+ * primitive_execute cannot check their contents. Whatever they hold, no
+ * backend reads or writes outside the tensors the descriptor describes:
+ *   - ref reads them on the host and refuses an execution that breaks the
+ *     rules above (SDPA_ERROR_INVALID_ARGUMENT naming the first bad entry:
+ *     the array, its index, its value and the range allowed);
+ *   - ze clamps every entry in its kernels: a cumulative offset into
+ *     [0, total] (total: q.dims[2] or k.dims[2]), each sequence's rows
+ *     [cu[b], cu[b + 1]) kept monotone inside [0, total] and its length
+ *     capped at max_seqlen_q / max_seqlen_k (the rows past it are not
+ *     written); a cache length into 0 .. max_blocks_per_seq * block_size;
+ *     a block id into 0 .. num_blocks - 1. An execution with bad entries
+ *     then succeeds with wrong numbers in the rows of the sequences they
+ *     feed (and, as a clamped sequence may overlap another's rows, possibly
+ *     in those), never an access outside a buffer. Its checking mode,
+ *     SDPA_ZE_CHECK_DEVICE_ARRAYS=1, reads the arrays back before each
+ *     launch on the context's own list and refuses bad ones as ref does
+ *     (doc/reliability.md); outside it, and on a caller's command list,
+ *     ze refuses nothing;
+ *   - nobody can check entries that are in range but wrong (a block of
+ *     another sequence, shorter or shifted sequences): in every backend
+ *     they give wrong numbers, silently. */
+
 /* Sliding window (Mistral, Gemma): query i sees keys j with
  *     pos_i - left <= j <= pos_i + right
  * (pos_i above; -1 = unbounded on that side), alone or with a causal mask

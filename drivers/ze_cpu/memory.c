@@ -69,6 +69,15 @@ static ze_result_t finish_alloc(void *ptr, cl_int err, void **pptr, size_t size,
     return ZE_RESULT_SUCCESS;
 }
 
+/* A guarded allocation (memory_guard.c), failing as the engine would. */
+static void *guarded(cpu_ze_guard_t mode, size_t size, size_t alignment, cl_uint type,
+                     cl_int *err)
+{
+    void *ptr = cpu_ze_guard_alloc(mode, size, alignment, type);
+    *err = ptr ? CL_SUCCESS : CL_OUT_OF_RESOURCES;
+    return ptr;
+}
+
 #define CHECK(call)                                                                                \
     do {                                                                                           \
         ze_result_t r_ = (call);                                                                   \
@@ -87,8 +96,10 @@ CPU_ZE_ENTRY(zeMemAllocDevice, ze_context_handle_t hContext,
     CHECK(check_size(size, alignment, device_desc, __func__));
     struct cpu_ze_context *context = (struct cpu_ze_context *)hContext;
     cl_int err = CL_SUCCESS;
-    void *ptr = cpu_ze.engine.device_mem_alloc(context->cl, cpu_ze.engine.device, NULL, size,
-                                               (cl_uint)alignment, &err);
+    const cpu_ze_guard_t guard = cpu_ze_guard_mode();
+    void *ptr = guard ? guarded(guard, size, alignment, CL_MEM_TYPE_DEVICE_INTEL, &err)
+                      : cpu_ze.engine.device_mem_alloc(context->cl, cpu_ze.engine.device, NULL,
+                                                       size, (cl_uint)alignment, &err);
     return finish_alloc(ptr, err, pptr, size, __func__);
 }
 
@@ -101,7 +112,10 @@ CPU_ZE_ENTRY(zeMemAllocHost, ze_context_handle_t hContext,
     CHECK(check_size(size, alignment, NULL, __func__));
     struct cpu_ze_context *context = (struct cpu_ze_context *)hContext;
     cl_int err = CL_SUCCESS;
-    void *ptr = cpu_ze.engine.host_mem_alloc(context->cl, NULL, size, (cl_uint)alignment, &err);
+    const cpu_ze_guard_t guard = cpu_ze_guard_mode();
+    void *ptr = guard ? guarded(guard, size, alignment, CL_MEM_TYPE_HOST_INTEL, &err)
+                      : cpu_ze.engine.host_mem_alloc(context->cl, NULL, size, (cl_uint)alignment,
+                                                     &err);
     return finish_alloc(ptr, err, pptr, size, __func__);
 }
 
@@ -120,8 +134,11 @@ CPU_ZE_ENTRY(zeMemAllocShared, ze_context_handle_t hContext,
     CHECK(check_size(size, alignment, device_desc, __func__));
     struct cpu_ze_context *context = (struct cpu_ze_context *)hContext;
     cl_int err = CL_SUCCESS;
-    void *ptr = cpu_ze.engine.shared_mem_alloc(context->cl, hDevice ? cpu_ze.engine.device : NULL,
-                                               NULL, size, (cl_uint)alignment, &err);
+    const cpu_ze_guard_t guard = cpu_ze_guard_mode();
+    void *ptr = guard ? guarded(guard, size, alignment, CL_MEM_TYPE_SHARED_INTEL, &err)
+                      : cpu_ze.engine.shared_mem_alloc(context->cl,
+                                                       hDevice ? cpu_ze.engine.device : NULL, NULL,
+                                                       size, (cl_uint)alignment, &err);
     return finish_alloc(ptr, err, pptr, size, __func__);
 }
 
@@ -129,6 +146,10 @@ CPU_ZE_ENTRY(zeMemAllocShared, ze_context_handle_t hContext,
 static cl_uint alloc_type(struct cpu_ze_context *context, const void *ptr)
 {
     cl_uint type = CL_MEM_TYPE_UNKNOWN_INTEL;
+    void *base;
+    size_t size;
+    if (cpu_ze_guard_describe(ptr, &type, &base, &size))
+        return type;
     if (cpu_ze.engine.get_mem_alloc_info(context->cl, ptr, CL_MEM_ALLOC_TYPE_INTEL, sizeof type,
                                          &type, NULL) != CL_SUCCESS)
         type = CL_MEM_TYPE_UNKNOWN_INTEL;
@@ -138,6 +159,10 @@ static cl_uint alloc_type(struct cpu_ze_context *context, const void *ptr)
 static void *alloc_base(struct cpu_ze_context *context, const void *ptr)
 {
     void *base = NULL;
+    cl_uint type;
+    size_t size;
+    if (cpu_ze_guard_describe(ptr, &type, &base, &size))
+        return base;
     cpu_ze.engine.get_mem_alloc_info(context->cl, ptr, CL_MEM_ALLOC_BASE_PTR_INTEL, sizeof base,
                                      &base, NULL);
     return base;
@@ -153,6 +178,8 @@ CPU_ZE_ENTRY(zeMemFree, ze_context_handle_t hContext, void *ptr)
     if (alloc_type(context, ptr) == CL_MEM_TYPE_UNKNOWN_INTEL || alloc_base(context, ptr) != ptr)
         return cpu_ze_fail(ZE_RESULT_ERROR_INVALID_ARGUMENT,
                            "zeMemFree: %p is not an allocation of this context", ptr);
+    if (cpu_ze_guard_free(ptr))
+        return ZE_RESULT_SUCCESS;
     cl_int err = cpu_ze.engine.mem_blocking_free(context->cl, ptr);
     if (err != CL_SUCCESS)
         return cpu_ze_fail(ZE_RESULT_ERROR_UNKNOWN, "clMemBlockingFreeINTEL: %s",
@@ -194,8 +221,13 @@ CPU_ZE_ENTRY(zeMemGetAllocProperties, ze_context_handle_t hContext, const void *
     } else {
         p->id = (uint64_t)(uintptr_t)alloc_base(context, ptr);
         p->pageSize = (uint64_t)sysconf(_SC_PAGESIZE);
-        cpu_ze.engine.get_mem_alloc_info(context->cl, ptr, CL_MEM_ALLOC_DEVICE_INTEL, sizeof device,
-                                         &device, NULL);
+        void *base;
+        size_t size;
+        if (cpu_ze_guard_describe(ptr, &type, &base, &size))
+            device = type == CL_MEM_TYPE_HOST_INTEL ? NULL : cpu_ze.engine.device;
+        else
+            cpu_ze.engine.get_mem_alloc_info(context->cl, ptr, CL_MEM_ALLOC_DEVICE_INTEL,
+                                             sizeof device, &device, NULL);
     }
     if (phDevice != NULL)
         *phDevice = device != NULL ? (ze_device_handle_t)&cpu_ze.device : NULL;
@@ -215,8 +247,11 @@ CPU_ZE_ENTRY(zeMemGetAddressRange, ze_context_handle_t hContext, const void *ptr
         *pBase = alloc_base(context, ptr);
     if (pSize != NULL) {
         size_t size = 0;
-        cpu_ze.engine.get_mem_alloc_info(context->cl, ptr, CL_MEM_ALLOC_SIZE_INTEL, sizeof size,
-                                         &size, NULL);
+        cl_uint type;
+        void *base;
+        if (!cpu_ze_guard_describe(ptr, &type, &base, &size))
+            cpu_ze.engine.get_mem_alloc_info(context->cl, ptr, CL_MEM_ALLOC_SIZE_INTEL,
+                                             sizeof size, &size, NULL);
         *pSize = size;
     }
     return ZE_RESULT_SUCCESS;

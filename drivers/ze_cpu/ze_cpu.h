@@ -130,6 +130,26 @@ ze_result_t cpu_ze_result_from_cl(cl_int error);
  * zeDeviceGetGlobalTimestamps. */
 uint64_t cpu_ze_now_ns(void);
 
+/* --- Guarded allocations (memory_guard.c, ZE_CPU_GUARD_PAGES) ----------------- */
+
+typedef enum cpu_ze_guard {
+    CPU_ZE_GUARD_OFF = 0,
+    CPU_ZE_GUARD_END,   /* the allocation ends against the trailing guard page */
+    CPU_ZE_GUARD_START, /* it starts right after the leading one */
+} cpu_ze_guard_t;
+
+/* What ZE_CPU_GUARD_PAGES asks for now (read at every allocation). */
+cpu_ze_guard_t cpu_ze_guard_mode(void);
+/* size bytes aligned to alignment in a mapping of their own, between
+ * PROT_NONE pages, placed as mode says; type is the USM type the driver
+ * reports for it. NULL when out of memory. */
+void *cpu_ze_guard_alloc(cpu_ze_guard_t mode, size_t size, size_t alignment, cl_uint type);
+/* If ptr lies in a guarded allocation: its type, base and size, and true. */
+bool cpu_ze_guard_describe(const void *ptr, cl_uint *type, void **base, size_t *size);
+/* Unmaps the guarded allocation whose base is ptr: 1, or 0 if there is none.
+ * Does not wait for commands using it (the caller synchronizes first). */
+int cpu_ze_guard_free(void *ptr);
+
 /* --- The engine: one OpenCL platform and its CPU device ---------------------- */
 
 typedef struct cpu_ze_engine {

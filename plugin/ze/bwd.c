@@ -149,6 +149,7 @@ static void main_args(const sdpa_primitive_t *prim, const sdpa_exec_args_t *a,
             .CU_SEQLENS_Q = p->varlen.enabled ? a->cu_seqlens_q : NULL,
             .CU_SEQLENS_K = p->varlen.enabled ? a->cu_seqlens_k : NULL,
             .TOTAL_Q = (int32_t)p->q.dims[2],
+            .TOTAL_K = (int32_t)p->k.dims[2],
             .SLM = slm_bytes,
     };
     ze_exec_scalars_t s;

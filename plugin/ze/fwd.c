@@ -81,6 +81,7 @@ static void fwd_args(const sdpa_primitive_t *prim, const sdpa_exec_args_t *a, sd
             .BLOCK_TABLE_STRIDE = (int32_t)p->paged_kv.block_table_stride,
             .BLOCK_LOG2 = p->paged_kv.enabled ? block_log2(p->k.dims[2]) : 0,
             .TOTAL_K = (int32_t)p->k.dims[2],
+            .NUM_BLOCKS = p->paged_kv.enabled ? (int32_t)p->k.dims[0] : 0,
             .SLM = plan->slm_bytes,
     };
     memcpy(&v->K_S0, plan->strides, sizeof(plan->strides));

@@ -151,10 +151,13 @@ sdpa_status_t ze_primitive_execute(sdpa_primitive_t *prim, const sdpa_exec_args_
     sdpa_list_entry_t *entry = NULL;
     if ((status = sdpa_list_lock(prim->ctx->lists, list, &entry)) != SDPA_SUCCESS)
         return status;
-    pthread_mutex_lock(&prim->launch_lock);
-    status = backward ? ze_bwd_execute(prim, &checked, list, sdpa_list_scratch(entry))
-                      : ze_fwd_execute(prim, &checked, list, sdpa_list_scratch(entry));
-    pthread_mutex_unlock(&prim->launch_lock);
+    status = ze_check_arrays(prim, &checked, list);
+    if (status == SDPA_SUCCESS) {
+        pthread_mutex_lock(&prim->launch_lock);
+        status = backward ? ze_bwd_execute(prim, &checked, list, sdpa_list_scratch(entry))
+                          : ze_fwd_execute(prim, &checked, list, sdpa_list_scratch(entry));
+        pthread_mutex_unlock(&prim->launch_lock);
+    }
     sdpa_list_unlock(entry);
     /* The time to append; on the list the context made, which is
      * synchronous, the execution's time. */

@@ -130,6 +130,16 @@ sdpa_status_t ze_merge_create(sdpa_context_t *ctx, const sdpa_merge_desc_t *desc
                               sdpa_primitive_t **out);
 sdpa_status_t ze_merge_execute(sdpa_primitive_t *prim, const sdpa_merge_args_t *args);
 
+/* check_arrays.c: SDPA_ZE_CHECK_DEVICE_ARRAYS (read once per process). */
+int ze_check_arrays_enabled(void);
+/* In the checking mode, on the context's own list (whose lock the caller
+ * holds): reads back the varlen and paged arrays of execution args a and
+ * fails with SDPA_ERROR_INVALID_ARGUMENT naming the first entry that breaks
+ * sdpa.h (also noted on stderr). Otherwise, or on a caller's list (noted
+ * once on stderr), SDPA_SUCCESS. */
+sdpa_status_t ze_check_arrays(sdpa_primitive_t *prim, const sdpa_exec_args_t *args,
+                              ze_command_list_handle_t list);
+
 /* fwd.c */
 /* fwd.c: the forward pass (the plan chooses the kernel, portable or fast
  * path). */

@@ -43,6 +43,7 @@
 #include "sdpa_bwd_scores.h"
 #include "sdpa_bwd_tile.h"
 #include "sdpa_common.h"
+#include "sdpa_device_arrays.h"
 
 /* The kernels this compilation holds: all four (the sdpa_bwd variants), or
  * the parts a wrapper selects (sdpa_bwd_prepost.cl, sdpa_bwd_main.cl,
@@ -339,9 +340,13 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_bwd_p
     const sdpa_bwd_strides diff_dst_s = sdpa_bwd_strides_at(STRIDES, SDPA_BWD_STRIDE_DIFF_DST);
     const int row0 = get_group_id(0) * SDPA_BWD_PRE_ROWS;
     /* Packed sequences (CU_SEQLENS_Q set): sequence b's rows from packed row
-     * `first`, D_i [Hq, TOTAL_Q] like the log-sum-exp. */
-    const long first = CU_SEQLENS_Q ? CU_SEQLENS_Q[b] : 0;
-    const int sq = CU_SEQLENS_Q ? CU_SEQLENS_Q[b + 1] - (int)first : SQ;
+     * `first` (clamped as every kernel does, sdpa_device_arrays.h), D_i
+     * [Hq, TOTAL_Q] like the log-sum-exp. */
+    sdpa_packed_seq seq = {0, SQ};
+    if (CU_SEQLENS_Q)
+        seq = sdpa_packed_seq_of(CU_SEQLENS_Q, b, TOTAL_Q, SQ);
+    const long first = seq.row0;
+    const int sq = seq.len;
     const long seq_b = CU_SEQLENS_Q ? 0 : b;
     const long d_i_row0 = CU_SEQLENS_Q ? h * (long)TOTAL_Q + first : (b * hq + h) * SQ;
 
@@ -569,10 +574,15 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_bwd_p
     const long h = get_group_id(1);
     const int row0 = get_group_id(0) * SDPA_BWD_POST_ROWS;
     /* Packed sequences (CU_SEQLENS set): sequence group z's rows only, from
-     * packed row `first`; rows outside every sequence are not written. */
+     * packed row `first` (S is then the packed rows, which the sequence is
+     * clamped into, sdpa_device_arrays.h; the groups cover its maximum);
+     * rows outside every sequence are not written. */
     const long b = CU_SEQLENS ? 0 : get_group_id(2);
-    const long first = CU_SEQLENS ? CU_SEQLENS[get_group_id(2)] : 0;
-    const int s = CU_SEQLENS ? CU_SEQLENS[get_group_id(2) + 1] - (int)first : S;
+    sdpa_packed_seq seq = {0, S};
+    if (CU_SEQLENS)
+        seq = sdpa_packed_seq_of(CU_SEQLENS, get_group_id(2), S, S);
+    const long first = seq.row0;
+    const int s = seq.len;
 
     for (int r = get_sub_group_id(); r < SDPA_BWD_POST_ROWS; r += SDPA_BWD_POST_SUBGROUPS) {
         const int row = row0 + r;

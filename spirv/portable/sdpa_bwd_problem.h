@@ -11,6 +11,7 @@
 #include "kernel_abi_bwd.h"
 #include "sdpa_bwd_scores.h"
 #include "sdpa_common.h"
+#include "sdpa_device_arrays.h"
 #include "sdpa_scores.h"
 #include "sdpa_uniform.h"
 
@@ -23,7 +24,7 @@ sdpa_bwd_problem_of(int d, int sk, int sq, const global void *scale_ptr, float s
                     const global long *dropout_seed_ptr, const global long *dropout_offset_ptr,
                     const global float *dropout_p_ptr, int win_left, int win_right, float softcap,
                     const global float *alibi_slopes, const global int *cu_seqlens_q,
-                    const global int *cu_seqlens_k, int total_q)
+                    const global int *cu_seqlens_k, int total_q, int total_k)
 {
     sdpa_bwd_problem x;
     x.b = get_group_id(2);
@@ -35,15 +36,18 @@ sdpa_bwd_problem_of(int d, int sk, int sq, const global void *scale_ptr, float s
     x.drop_head = ((ulong)x.b * (ulong)x.hq + (ulong)x.h) * (ulong)sq * (ulong)sk;
     x.drop_sk = sk;
     /* VARLEN: sequence b of the packed batch, its own lengths from packed
-     * rows q_row0 and k_row0; LSE and D_i are [Hq, total_q]. */
+     * rows q_row0 and k_row0 (clamped into the packed rows and the maxima,
+     * sdpa_device_arrays.h); LSE and D_i are [Hq, total_q]. */
     x.q_row0 = 0;
     x.k_row0 = 0;
     x.stat_row0 = ((long)x.b * x.hq + x.h) * sq;
     if (SC(VARLEN)) {
-        x.q_row0 = cu_seqlens_q[x.b];
-        x.k_row0 = cu_seqlens_k[x.b];
-        sq = cu_seqlens_q[x.b + 1] - (int)x.q_row0;
-        sk = cu_seqlens_k[x.b + 1] - (int)x.k_row0;
+        const sdpa_packed_seq qs = sdpa_packed_seq_of(cu_seqlens_q, x.b, total_q, sq);
+        const sdpa_packed_seq ks = sdpa_packed_seq_of(cu_seqlens_k, x.b, total_k, sk);
+        x.q_row0 = qs.row0;
+        x.k_row0 = ks.row0;
+        sq = qs.len;
+        sk = ks.len;
         x.stat_row0 = (long)x.h * total_q + x.q_row0;
     }
     x.sq = sq;
@@ -131,7 +135,7 @@ sdpa_bwd_all_strides_of(const global long *strides)
     sdpa_bwd_problem_of(D, SK, SQ, SCALE_PTR, SCALE, INV_SCALE, MSK, MSK_S0, MSK_S1, MSK_S2,       \
                         MSK_S3, DROPOUT_SEED, DROPOUT_OFFSET, DROPOUT_P, DROPOUT_SEED_PTR,         \
                         DROPOUT_OFFSET_PTR, DROPOUT_P_PTR, WINDOW_LEFT, WINDOW_RIGHT, SOFTCAP,     \
-                        ALIBI_SLOPES, CU_SEQLENS_Q, CU_SEQLENS_K, TOTAL_Q)
+                        ALIBI_SLOPES, CU_SEQLENS_Q, CU_SEQLENS_K, TOTAL_Q, TOTAL_K)
 
 /* Zeroes dS for queries [q_begin, q_end) and keys [k0, k0 + keys), the
  * work-group's n_sg sub-groups taking the queries in turn. */

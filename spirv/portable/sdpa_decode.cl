@@ -21,6 +21,7 @@
  * host keeps those problems on the portable forward).
  */
 #include "sdpa_common.h"
+#include "sdpa_device_arrays.h"
 #include "kernel_abi_decode.h"
 #include "sdpa_fwd_quant.h"
 #include "sdpa_fwd_rows.h"
@@ -71,7 +72,7 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_decod
     w.head0 = w.hkv * group;
     w.query0 = 0;
     const int rows = group * SQ;
-    const int sk = SC(PAGED) ? CACHE_SEQLENS[w.b] : SK;
+    const int sk = SC(PAGED) ? sdpa_paged_seq_len(CACHE_SEQLENS, w.b, SK) : SK;
 
     /* This split's keys, then the band every row's causal mask and window
      * leave (keys outside it are masked per row below). */
@@ -121,6 +122,7 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_decod
     pg.table = SC(PAGED) ? BLOCK_TABLE + w.b * BLOCK_TABLE_STRIDE : BLOCK_TABLE;
     pg.block_log2 = BLOCK_LOG2;
     pg.block_tokens = (long)w.n_kv << BLOCK_LOG2;
+    pg.num_blocks = NUM_BLOCKS;
 
     for (int k0 = k_lo; k0 < k_hi; k0 += BK) {
         /* 1. K and V tiles, f32 (keys at or past sk are zero). */

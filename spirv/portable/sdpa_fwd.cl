@@ -40,6 +40,7 @@
  * the 1 / (1 - p) of the kept ones is folded into 1 / sum at the end.
  */
 #include "sdpa_common.h"
+#include "sdpa_device_arrays.h"
 #include "sdpa_fwd_gemm.h"
 #include "sdpa_fwd_quant.h"
 #include "sdpa_fwd_softmax.h"
@@ -156,14 +157,16 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_fwd(
     long q_row0 = 0, k_row0 = 0;
     if (SC(VARLEN)) {
         const long b = get_group_id(2);
-        q_row0 = CU_SEQLENS_Q[b];
-        k_row0 = CU_SEQLENS_K[b];
-        sq = CU_SEQLENS_Q[b + 1] - (int)q_row0;
-        sk = CU_SEQLENS_K[b + 1] - (int)k_row0;
+        const sdpa_packed_seq qs = sdpa_packed_seq_of(CU_SEQLENS_Q, b, TOTAL_Q, SQ);
+        const sdpa_packed_seq ks = sdpa_packed_seq_of(CU_SEQLENS_K, b, TOTAL_K, SK);
+        q_row0 = qs.row0;
+        sq = qs.len;
+        k_row0 = ks.row0;
+        sk = ks.len;
     }
     /* A paged cache: the sequence's keys are its cache length. */
     if (SC(PAGED))
-        sk = CACHE_SEQLENS[get_group_id(2)];
+        sk = sdpa_paged_seq_len(CACHE_SEQLENS, get_group_id(2), SK);
     const sdpa_fwd_rows w = sdpa_fwd_work_group_rows(bq, sq);
     /* A work-group past its sequence's queries writes nothing (all of it
      * returns: no barrier is left waiting). */
@@ -237,6 +240,7 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_fwd(
     pg.table = SC(PAGED) ? BLOCK_TABLE + w.b * BLOCK_TABLE_STRIDE : BLOCK_TABLE;
     pg.block_log2 = BLOCK_LOG2;
     pg.block_tokens = (long)w.n_kv << BLOCK_LOG2;
+    pg.num_blocks = NUM_BLOCKS;
     const sdpa_dropout_args drop =
             sdpa_dropout_args_read(DROPOUT_SEED, DROPOUT_OFFSET, DROPOUT_P, DROPOUT_SEED_PTR,
                                    DROPOUT_OFFSET_PTR, DROPOUT_P_PTR);

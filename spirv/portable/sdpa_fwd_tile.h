@@ -14,6 +14,7 @@
 #ifndef SDPA_SPIRV_FWD_TILE_H
 #define SDPA_SPIRV_FWD_TILE_H
 
+#include "sdpa_device_arrays.h"
 #include "sdpa_fwd_quant.h"
 #include "sdpa_uniform.h"
 
@@ -121,13 +122,15 @@ static inline void sdpa_fwd_zero_row(local float *dst, int dst_stride, int n)
 }
 
 /* A paged KV cache (PAGED, sdpa.h): the sequence's row of the block
- * table, log2 of the block size, and the tokens of one block in per-group
+ * table, log2 of the block size, the tokens of one block in per-group
  * scales (Hkv * block_size: the scales are dense [num_blocks, Hkv,
- * block_size, D / group]). */
+ * block_size, D / group]) and the blocks of the cache, which every table
+ * entry is clamped into (sdpa_device_arrays.h). */
 typedef struct sdpa_fwd_paged {
     const global int *table;
     int block_log2;
     long block_tokens;
+    int num_blocks;
 } sdpa_fwd_paged;
 
 /* With PAGED, turns the offset and token of key `key` of a head (off =
@@ -139,7 +142,7 @@ sdpa_fwd_paged_key(const private sdpa_fwd_paged *pg, int key, long block_stride,
 {
     if (!SC(PAGED))
         return;
-    const long block = pg->table[key >> pg->block_log2];
+    const long block = sdpa_paged_block(pg->table[key >> pg->block_log2], pg->num_blocks);
     const int row = key & ((1 << pg->block_log2) - 1);
     *off += block * block_stride + (long)(row - key) * key_stride;
     *token += block * pg->block_tokens + (row - key);

@@ -2,10 +2,13 @@
  * t_memory.c - USM allocations, their properties, and the memory commands
  * (fill, copy) on immediate and regular command lists.
  */
+#define _POSIX_C_SOURCE 200809L /* sigaction, setenv */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "ze_test.h"
 
@@ -192,6 +195,80 @@ START_TEST(regular_list_fill_copy)
 }
 END_TEST
 
+/* ZE_CPU_GUARD_PAGES: a guarded allocation of 100 bytes placed at `side`,
+ * described like any other; a fill and a copy reach every byte of it. */
+static uint8_t *guarded_shared(const char *side)
+{
+    const ze_test_env_t *e = ze_test_env();
+    setenv("ZE_CPU_GUARD_PAGES", side, 1);
+    ze_device_mem_alloc_desc_t dd = {.stype = ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC};
+    ze_host_mem_alloc_desc_t hd = {.stype = ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC};
+    void *p = NULL;
+    ZE_OK(zeMemAllocShared(e->context, &dd, &hd, 100, 4, e->device, &p));
+    unsetenv("ZE_CPU_GUARD_PAGES");
+    return p;
+}
+
+START_TEST(guard_pages)
+{
+    const ze_test_env_t *e = ze_test_env();
+    for (int i = 0; i < 2; i++) {
+        uint8_t *p = guarded_shared(i ? "start" : "end");
+        ck_assert_uint_eq((uintptr_t)p % 4, 0);
+        expect_alloc(p + 99, ZE_MEMORY_TYPE_SHARED, true, NULL);
+        void *base = NULL;
+        size_t size = 0;
+        ZE_OK(zeMemGetAddressRange(e->context, p + 50, &base, &size));
+        ck_assert_ptr_eq(base, p);
+        ck_assert_uint_eq(size, 100);
+        const uint8_t pattern = 0xa5;
+        uint8_t *readback = ze_test_alloc_host(100);
+        ZE_OK(zeCommandListAppendMemoryFill(e->sync_list, p, &pattern, 1, 100, NULL, 0, NULL));
+        ZE_OK(zeCommandListAppendMemoryCopy(e->sync_list, readback, p, 100, NULL, 0, NULL));
+        expect_pattern(readback, 100, &pattern, 1);
+        ze_test_free(readback);
+        ze_test_free(p);
+    }
+}
+END_TEST
+
+/* The byte past the end of an allocation placed at the end faults, and so
+ * does the byte before one placed at the start: the fault exits the test's
+ * process with GUARD_FAULT_EXIT through a handler of its own (the
+ * sanitizers' and the engine's handlers would report it otherwise). */
+#define GUARD_FAULT_EXIT 77
+
+static void exit_on_fault(int signal)
+{
+    (void)signal;
+    _exit(GUARD_FAULT_EXIT);
+}
+
+static void catch_faults(void)
+{
+    struct sigaction action;
+    memset(&action, 0, sizeof(action));
+    action.sa_handler = exit_on_fault;
+    sigaction(SIGSEGV, &action, NULL);
+    sigaction(SIGBUS, &action, NULL);
+}
+
+START_TEST(guard_page_after_end)
+{
+    volatile uint8_t *p = guarded_shared("end");
+    catch_faults();
+    p[100] = 1;
+}
+END_TEST
+
+START_TEST(guard_page_before_start)
+{
+    volatile uint8_t *p = guarded_shared("start");
+    catch_faults();
+    p[-1] = 1;
+}
+END_TEST
+
 Suite *driver_memory_suite(void)
 {
     Suite *s = suite_create("memory");
@@ -200,6 +277,14 @@ Suite *driver_memory_suite(void)
     tcase_add_test(tc, fill_and_copy_immediate);
     tcase_add_test(tc, large_fill);
     tcase_add_test(tc, regular_list_fill_copy);
+    tcase_add_test(tc, guard_pages);
+    /* A fault fails a test only in its own process (not with CK_FORK=no,
+     * as under valgrind). */
+    const char *fork_mode = getenv("CK_FORK");
+    if (fork_mode == NULL || strcmp(fork_mode, "no") != 0) {
+        tcase_add_exit_test(tc, guard_page_after_end, GUARD_FAULT_EXIT);
+        tcase_add_exit_test(tc, guard_page_before_start, GUARD_FAULT_EXIT);
+    }
     suite_add_tcase(s, tc);
     return s;
 }
