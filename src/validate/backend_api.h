@@ -7,12 +7,83 @@
 
 #include <stddef.h>
 
+#include "error.h"
 #include "sdpa.h"
 
 /* sdpa_backend_negotiate for a backend whose table is table: hands out table
  * if the caller speaks its major version, else refuses naming both. */
 sdpa_status_t sdpa_backend_negotiate_table(const sdpa_backend_iface_t *table, uint32_t *abi_version,
                                            const sdpa_backend_iface_t **iface);
+
+/* A backend's whole table and its exported sdpa_backend_negotiate, from its
+ * functions PREFIX_context_create, PREFIX_context_destroy, ...,
+ * PREFIX_merge_execute (NAME is the table's name, "ze"). Every entry that
+ * returns a status runs through SDPA_ENTRY (error.h), so that last_error()
+ * describes the calling thread's most recent call (sdpa.h); the destroy
+ * functions and last_error itself leave the message alone. One place, so
+ * that the backends cannot differ in it. */
+#define SDPA_BACKEND_TABLE(PREFIX, NAME)                                                           \
+    static sdpa_status_t PREFIX##_entry_context_create(const sdpa_context_desc_t *desc,           \
+                                                       sdpa_context_t **out)                       \
+    {                                                                                              \
+        return SDPA_ENTRY(PREFIX##_context_create(desc, out));                                     \
+    }                                                                                              \
+    static sdpa_status_t PREFIX##_entry_context_get_features(sdpa_context_t *ctx,                 \
+                                                             sdpa_features_t *out)                 \
+    {                                                                                              \
+        return SDPA_ENTRY(PREFIX##_context_get_features(ctx, out));                                \
+    }                                                                                              \
+    static sdpa_status_t PREFIX##_entry_context_query(sdpa_context_t *ctx, sdpa_query_t what,     \
+                                                      void *out, size_t out_size)                  \
+    {                                                                                              \
+        return SDPA_ENTRY(PREFIX##_context_query(ctx, what, out, out_size));                       \
+    }                                                                                              \
+    static sdpa_status_t PREFIX##_entry_primitive_create(                                          \
+            sdpa_context_t *ctx, const sdpa_problem_desc_t *desc, sdpa_primitive_t **out)          \
+    {                                                                                              \
+        return SDPA_ENTRY(PREFIX##_primitive_create(ctx, desc, out));                              \
+    }                                                                                              \
+    static sdpa_status_t PREFIX##_entry_primitive_query(sdpa_primitive_t *prim, sdpa_query_t what, \
+                                                        void *out, size_t out_size)                \
+    {                                                                                              \
+        return SDPA_ENTRY(PREFIX##_primitive_query(prim, what, out, out_size));                    \
+    }                                                                                              \
+    static sdpa_status_t PREFIX##_entry_primitive_execute(sdpa_primitive_t *prim,                 \
+                                                          const sdpa_exec_args_t *args)            \
+    {                                                                                              \
+        return SDPA_ENTRY(PREFIX##_primitive_execute(prim, args));                                 \
+    }                                                                                              \
+    static sdpa_status_t PREFIX##_entry_merge_create(                                              \
+            sdpa_context_t *ctx, const sdpa_merge_desc_t *desc, sdpa_primitive_t **out)            \
+    {                                                                                              \
+        return SDPA_ENTRY(PREFIX##_merge_create(ctx, desc, out));                                  \
+    }                                                                                              \
+    static sdpa_status_t PREFIX##_entry_merge_execute(sdpa_primitive_t *prim,                     \
+                                                      const sdpa_merge_args_t *args)               \
+    {                                                                                              \
+        return SDPA_ENTRY(PREFIX##_merge_execute(prim, args));                                     \
+    }                                                                                              \
+    static const sdpa_backend_iface_t PREFIX##_iface = {                                          \
+            .abi_version = SDPA_ABI_VERSION,                                                       \
+            .struct_size = sizeof(sdpa_backend_iface_t),                                           \
+            .name = NAME,                                                                          \
+            .last_error = sdpa_error_message,                                                      \
+            .context_create = PREFIX##_entry_context_create,                                       \
+            .context_destroy = PREFIX##_context_destroy,                                           \
+            .context_get_features = PREFIX##_entry_context_get_features,                           \
+            .context_query = PREFIX##_entry_context_query,                                         \
+            .primitive_create = PREFIX##_entry_primitive_create,                                   \
+            .primitive_destroy = PREFIX##_primitive_destroy,                                       \
+            .primitive_query = PREFIX##_entry_primitive_query,                                     \
+            .primitive_execute = PREFIX##_entry_primitive_execute,                                 \
+            .merge_create = PREFIX##_entry_merge_create,                                           \
+            .merge_execute = PREFIX##_entry_merge_execute,                                         \
+    };                                                                                             \
+    sdpa_status_t sdpa_backend_negotiate(uint32_t *abi_version,                                    \
+                                         const sdpa_backend_iface_t **iface)                       \
+    {                                                                                              \
+        return SDPA_ENTRY(sdpa_backend_negotiate_table(&PREFIX##_iface, abi_version, iface));      \
+    }
 
 /* The checks of context_create that do not depend on the backend: out and
  * desc non-NULL (sets *out = NULL first), struct size and version, reserved
