@@ -562,7 +562,7 @@ static int plan_problem(const char *device_name, const sdpa_device_info_t *devic
     if (head > 0) {
         printf(",\"kernels\":[");
         print_kernel("", SDPA_BWD_PREPROCESS_KERNEL, plan->pre_local, 0);
-        if (!plan->xe) {
+        if (plan->kind != SDPA_BWD_KIND_XE) {
             print_kernel(",", SDPA_BWD_KERNEL, plan->local_size, plan->slm_bytes);
             if (deterministic)
                 print_kernel(",", SDPA_BWD_DQ_KERNEL, plan->local_size, plan->dq_slm_bytes);
@@ -571,7 +571,7 @@ static int plan_problem(const char *device_name, const sdpa_device_info_t *devic
             print_kernel(",", SDPA_BWD_POSTPROCESS_KERNEL, plan->post_local, 0);
         printf("]}\n");
     }
-    if (head > 0 && plan->xe) {
+    if (head > 0 && plan->kind == SDPA_BWD_KIND_XE) {
         head = print_plan_head(device_name, p, plan->main_variant, SDPA_BWD_VARIANT_D_MAX,
                                plan->subgroup_size, plan->config_string, plan->main_build_flags,
                                &plan->constants);

@@ -28,7 +28,7 @@ sdpa_status_t ze_fwd_prepare(sdpa_primitive_t *prim)
         return status;
     SDPA_ZE_TRY(zeKernelSetGroupSize(prim->fwd_kernel, plan->local_size[0], plan->local_size[1],
                                      plan->local_size[2]));
-    if (!plan->decode || plan->num_splits <= 1)
+    if (plan->kind != SDPA_FWD_KIND_DECODE || plan->num_splits <= 1)
         return SDPA_SUCCESS;
     const sdpa_merge_plan_t *m = &plan->merge;
     status = ze_kernel_from_cache(prim->ctx, SDPA_MERGE_SOURCE, 0, 0, &m->constants,
@@ -167,7 +167,7 @@ sdpa_status_t ze_fwd_execute(sdpa_primitive_t *prim, const sdpa_exec_args_t *a,
 {
     sdpa_fwd_args_t v;
     fwd_args(prim, a, &v);
-    if (prim->fwd.decode && prim->fwd.num_splits > 1)
+    if (prim->fwd.kind == SDPA_FWD_KIND_DECODE && prim->fwd.num_splits > 1)
         return split_execute(prim, a, &v, list, list_scratch);
     return fwd_launch(prim, &v, list, a->signal_event, a->num_wait_events, a->wait_events);
 }

@@ -223,7 +223,7 @@ static sdpa_status_t set_geometry(sdpa_bwd_plan_t *plan, const sdpa_shape_t *sha
     plan->dq_groups[2] = (uint32_t)shape->batch;
     plan->slm_bytes = (uint32_t)SDPA_BWD_SLM_BYTES(shape->head_size, bc, br);
     plan->dq_slm_bytes = (uint32_t)SDPA_BWD_DQ_SLM_BYTES(shape->head_size, bc, br);
-    if (plan->xe) {
+    if (plan->kind == SDPA_BWD_KIND_XE) {
         /* kernel_abi_xe.h: DSPLIT x KGROUPS sub-groups; the dQ pass owns 16
          * queries per key group. */
         const int64_t bq = (int64_t)SDPA_XE_BWD_QUERIES * c->wg_m_bcbr;
@@ -283,13 +283,15 @@ sdpa_status_t sdpa_bwd_plan_make(const sdpa_problem_desc_t *problem, const sdpa_
 
     /* The fast path first; the portable kernels serve what it does not. */
     sdpa_xe_target_t xe = {SDPA_DEVICE_CLASS_UNKNOWN_GPU, 0, 0, 0, 0};
+    int fast = 0;
     if (sdpa_bwd_xe_serves(problem, shape, device, &xe, NULL)) {
         status = sdpa_xe_config_choose(&sdpa_bwd_xe_direction, problem, shape, device, &xe,
-                                       &plan.config, &plan.source, &plan.xe);
+                                       &plan.config, &plan.source, &fast);
         if (status != SDPA_SUCCESS)
             return status;
     }
-    if (plan.xe) {
+    plan.kind = fast ? SDPA_BWD_KIND_XE : SDPA_BWD_KIND_PORTABLE;
+    if (plan.kind == SDPA_BWD_KIND_XE) {
         plan.subgroup_size = xe.subgroup_size;
         sdpa_bwd_xe_variant(&plan.config, &xe, device, plan.main_variant,
                             sizeof(plan.main_variant));
@@ -313,7 +315,8 @@ sdpa_status_t sdpa_bwd_plan_make(const sdpa_problem_desc_t *problem, const sdpa_
     /* Partial dQ slices on the portable kernels when they fit (bwd_plan.h),
      * and the device can allocate them; else today's paths. */
     const int64_t bc = (int64_t)plan.config.unroll_m_bcbr * plan.config.wg_m_bcbr;
-    const int64_t dq_slices = plan.xe ? 0 : sdpa_bwd_dq_slices_for(problem, shape, device, bc);
+    const int64_t dq_slices =
+            plan.kind == SDPA_BWD_KIND_XE ? 0 : sdpa_bwd_dq_slices_for(problem, shape, device, bc);
     const sdpa_bwd_mode_t mode = sdpa_bwd_mode_of(problem);
     status = sdpa_bwd_scratch_plan(problem, shape, mode, dq_slices, &plan.scratch);
     if (status == SDPA_SUCCESS && dq_slices > 0 && device->max_alloc_bytes &&
@@ -350,13 +353,14 @@ sdpa_status_t sdpa_bwd_plan_make(const sdpa_problem_desc_t *problem, const sdpa_
     set_posts(&plan, problem, shape);
     set_constants(&plan, problem, shape);
     plan.build_flags = "";
-    plan.main_build_flags = plan.xe && xe.large_grf ? SDPA_ZE_FLAG_LARGE_GRF : "";
+    plan.main_build_flags =
+            plan.kind == SDPA_BWD_KIND_XE && xe.large_grf ? SDPA_ZE_FLAG_LARGE_GRF : "";
 
     char cfg[128];
     const char *mode_name = s->mode == SDPA_BWD_MODE_DETERMINISTIC ? "deterministic" : "atomic";
     const char *dq_name = s->dq_slices > 0 ? " dq-slices" : "";
     sdpa_bwd_config_format(&plan.config, cfg, sizeof(cfg));
-    if (plan.xe)
+    if (plan.kind == SDPA_BWD_KIND_XE)
         snprintf(plan.config_string, sizeof(plan.config_string),
                  "bwd xe %s sg%" PRIu32 " %s%s cfg=%s (%s)", plan.main_variant,
                  plan.subgroup_size, mode_name, dq_name, cfg, plan.source.text);

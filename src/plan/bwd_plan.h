@@ -59,6 +59,13 @@ typedef struct sdpa_bwd_post {
     uint32_t group_count[3];
 } sdpa_bwd_post_t;
 
+/* The backward's main kernels: the fast path's where it serves the problem
+ * (sdpa_bwd_xe_serves and sdpa_xe_config_choose), else the portable ones. */
+typedef enum sdpa_bwd_kind {
+    SDPA_BWD_KIND_XE,      /* kernel_abi_xe.h, xe_bwd_plan.h */
+    SDPA_BWD_KIND_PORTABLE /* kernel_abi.h */
+} sdpa_bwd_kind_t;
+
 typedef struct sdpa_bwd_plan {
     int d_max;
     uint32_t subgroup_size;
@@ -69,7 +76,7 @@ typedef struct sdpa_bwd_plan {
      * with main_build_flags; the preprocess and postprocess always come from
      * the portable pre/post module (SDPA_BWD_PREPOST_SOURCE,
      * SDPA_BWD_VARIANT_D_MAX). */
-    int xe;
+    sdpa_bwd_kind_t kind;
     /* The main variant adds f32 with the device's atomic add (its name has
      * SDPA_BWD_FADD_FIELD; sdpa_device_native_f32_add), else with
      * compare-and-swap loops. The portable deterministic dQ pass executes no

@@ -96,8 +96,8 @@ static void set_constants(sdpa_fwd_plan_t *plan, const sdpa_problem_desc_t *p,
 
     /* Decode batching, accumulation, training. */
     sdpa_spec_values_set_bool(v, SDPA_SC_Q1_GQA_BATCH, q1_gqa_batch(shape));
-    sdpa_spec_values_set_bool(v, SDPA_SC_V_FROM_GLOBAL, plan->v_from_global);
-    sdpa_spec_values_set_bool(v, SDPA_SC_K_FROM_GLOBAL, plan->k_from_global);
+    sdpa_spec_values_set_bool(v, SDPA_SC_V_FROM_GLOBAL, plan->portable.v_from_global);
+    sdpa_spec_values_set_bool(v, SDPA_SC_K_FROM_GLOBAL, plan->portable.k_from_global);
     sdpa_spec_values_set_bool(v, SDPA_SC_KQ_F16_ACC, p->kq_acc_dtype == SDPA_DTYPE_F16);
     sdpa_spec_values_set_bool(v, SDPA_SC_VS_F16_ACC, p->vs_acc_dtype == SDPA_DTYPE_F16);
     sdpa_spec_values_set_bool(v, SDPA_SC_IS_TRAINING, p->prop_kind == SDPA_FORWARD_TRAINING);
@@ -133,7 +133,7 @@ static void set_constants(sdpa_fwd_plan_t *plan, const sdpa_problem_desc_t *p,
                               p->dropout.enabled && p->dropout.with_mask_output);
 
     /* Split-KV decode: the launch writes f32 partial states. */
-    const int split = plan->decode && plan->num_splits > 1;
+    const int split = plan->kind == SDPA_FWD_KIND_DECODE && plan->num_splits > 1;
     sdpa_spec_values_set_bool(v, SDPA_SC_DECODE_SPLIT, split);
     if (split)
         sdpa_spec_values_set_int(v, SDPA_SC_DST_DT, SDPA_DTYPE_F32);
@@ -209,54 +209,19 @@ static sdpa_status_t portable_config(sdpa_fwd_plan_t *plan, const sdpa_problem_d
     }
     plan->config = narrow;
     plan->subgroup_size = sg;
-    plan->k_from_global = k_global;
+    sdpa_fwd_portable_options_t *o = &plan->portable;
+    o->k_from_global = k_global;
     /* O += V P reads V where it lies: its f32 staging cost as much as the
      * product (doc/decode.md). */
-    plan->v_from_global = d_full && p->v.strides[3] == 1;
-    if (plan->k_from_global || plan->v_from_global) /* the variant with their code */
+    o->v_from_global = d_full && p->v.strides[3] == 1;
+    if (o->k_from_global || o->v_from_global) /* the variant with their code */
         snprintf(plan->variant, sizeof(plan->variant), "%s%s", SDPA_FWD_SOURCE,
                  SDPA_FWD_GLOBAL_KV_FIELD);
     size_t used = strlen(plan->source.text);
     snprintf(plan->source.text + used, sizeof(plan->source.text) - used, ", rows<=%d sg%u%s%s",
              k_global ? SDPA_FWD_CPU_K_GLOBAL_ROWS : SDPA_FWD_CPU_NARROW_ROWS, sg,
-             plan->k_from_global ? " K global" : "", plan->v_from_global ? " V global" : "");
+             o->k_from_global ? " K global" : "", o->v_from_global ? " V global" : "");
     return SDPA_SUCCESS;
-}
-
-/* The decode kernel's launch and, with splits, the merge's (plan->config,
- * constants and strides follow in sdpa_fwd_plan_make). */
-static sdpa_status_t decode_plan(sdpa_fwd_plan_t *plan, const sdpa_problem_desc_t *p,
-                                 const sdpa_shape_t *shape, const sdpa_device_info_t *device)
-{
-    const uint32_t sg = plan->subgroup_size;
-    plan->decode = 1;
-    plan->kernel_name = SDPA_DECODE_KERNEL;
-    plan->d_max = 0;
-    snprintf(plan->variant, sizeof(plan->variant), "%s", SDPA_DECODE_SOURCE);
-    /* The kernel's tile (keys per tile, one sub-group): what the constants
-     * the shared tile copies read (WG_M_KQ, WG_N_KQ) must say. */
-    plan->config = (sdpa_fwd_config_t){SDPA_DECODE_KEYS((int)sg), 1, 1, 1, 1, 1, 1, 1};
-    plan->num_splits = sdpa_decode_num_splits(p, shape, device, sg);
-    snprintf(plan->source.text, sizeof(plan->source.text), "decode");
-    const int64_t rows = shape->kv_group_size * shape->q_len;
-    int64_t counts[3] = {plan->num_splits, shape->kv_heads, shape->batch};
-    sdpa_status_t status = sdpa_plan_check_group_count(counts, device, "decode");
-    if (status != SDPA_SUCCESS)
-        return status;
-    for (int i = 0; i < 3; i++)
-        plan->group_count[i] = (uint32_t)counts[i];
-    plan->local_size[0] = sg;
-    plan->local_size[1] = plan->local_size[2] = 1;
-    plan->slm_bytes = (uint32_t)SDPA_DECODE_SLM_BYTES(rows, shape->head_size, (int64_t)sg);
-    status = sdpa_decode_scratch_plan(shape, plan->num_splits, &plan->split_scratch_bytes,
-                                      &plan->split_lse_offset);
-    if (status != SDPA_SUCCESS || plan->num_splits <= 1)
-        return status;
-    sdpa_merge_desc_t desc, merge;
-    sdpa_decode_merge_desc(p, shape, plan->num_splits, &desc);
-    if ((status = sdpa_merge_check(&desc, &merge)) != SDPA_SUCCESS)
-        return status;
-    return sdpa_merge_plan_make(&merge, device, &plan->merge);
 }
 
 /* The config string's note on where the split count came from. */
@@ -296,6 +261,193 @@ static int needs_large_buffers(const sdpa_problem_desc_t *p, const sdpa_shape_t 
     return is_quantized(p) && sdpa_size_bytes(sdpa_size_product(kv, 4), 32) >= limit;
 }
 
+/*
+ * The forward's kernels as a list of implementations, in the order they are
+ * offered the problem (oneDNN's way): the fast path, else the decode kernel,
+ * else the portable one, which serves every problem that reaches it. Each
+ * candidate:
+ *   choose    accepts (*accepted = 1: kernel name, variant, sub-group,
+ *             configuration, source text) or declines it, or fails (a bad
+ *             override, a configuration the device cannot launch);
+ *   geometry  sets local_size, group_count and slm_bytes (and the decode
+ *             kernel's split scratch and merge plan);
+ *   describe  writes the config string.
+ */
+typedef struct fwd_context {
+    const sdpa_problem_desc_t *problem;
+    const sdpa_shape_t *shape;
+    const sdpa_device_info_t *device;
+    int decode_chosen;   /* sdpa_decode_chosen */
+    sdpa_xe_target_t xe; /* the fast path's, where it serves */
+} fwd_context_t;
+
+typedef struct fwd_candidate {
+    sdpa_fwd_kind_t kind;
+    sdpa_status_t (*choose)(fwd_context_t *ctx, sdpa_fwd_plan_t *plan, int *accepted);
+    sdpa_status_t (*geometry)(const fwd_context_t *ctx, sdpa_fwd_plan_t *plan);
+    void (*describe)(const fwd_context_t *ctx, sdpa_fwd_plan_t *plan);
+} fwd_candidate_t;
+
+/* The work-group grid of the tiled kernels (kernel_abi.h): query tiles,
+ * heads, batch. */
+static sdpa_status_t tile_grid(const fwd_context_t *ctx, sdpa_fwd_plan_t *plan)
+{
+    const sdpa_shape_t *shape = ctx->shape;
+    const sdpa_fwd_config_t *c = &plan->config;
+    const int64_t bq = (int64_t)c->unroll_n_kq * c->wg_n_kq;
+    const int q1 = q1_gqa_batch(shape);
+    const int64_t rows = q1 ? shape->kv_group_size : shape->q_len;
+    int64_t counts[3] = {(rows + bq - 1) / bq, q1 ? shape->kv_heads : shape->q_heads, shape->batch};
+    plan->local_size[0] = plan->subgroup_size;
+    plan->local_size[1] = (uint32_t)(c->wg_m_kq * c->wg_n_kq);
+    plan->local_size[2] = 1;
+    sdpa_status_t status = sdpa_plan_check_group_count(counts, ctx->device, "forward");
+    if (status != SDPA_SUCCESS)
+        return status;
+    for (int i = 0; i < 3; i++)
+        plan->group_count[i] = (uint32_t)counts[i];
+    return SDPA_SUCCESS;
+}
+
+/* The tiled kernels' "cfg=..., (source)" config strings. */
+static void describe_tiled(sdpa_fwd_plan_t *plan, const char *kernel)
+{
+    char cfg[96];
+    snprintf(plan->config_string, sizeof(plan->config_string), "fwd %s sg%" PRIu32 " cfg=%s (%s)",
+             kernel, plan->subgroup_size, sdpa_fwd_config_format(&plan->config, cfg, sizeof(cfg)),
+             plan->source.text);
+}
+
+/* The fast path: where sdpa_fwd_xe_serves the problem and
+ * sdpa_xe_config_choose finds it a configuration. */
+static sdpa_status_t xe_choose(fwd_context_t *ctx, sdpa_fwd_plan_t *plan, int *accepted)
+{
+    if (!sdpa_fwd_xe_serves(ctx->problem, ctx->shape, ctx->device, &ctx->xe, NULL))
+        return SDPA_SUCCESS;
+    sdpa_status_t status =
+            sdpa_xe_config_choose(&sdpa_fwd_xe_direction, ctx->problem, ctx->shape, ctx->device,
+                                  &ctx->xe, &plan->config, &plan->source, accepted);
+    if (status != SDPA_SUCCESS || !*accepted)
+        return status;
+    plan->kernel_name = SDPA_XE_FWD_KERNEL;
+    plan->subgroup_size = ctx->xe.subgroup_size;
+    plan->d_max = 0;
+    sdpa_fwd_xe_variant(&plan->config, &ctx->xe, plan->variant, sizeof(plan->variant));
+    return SDPA_SUCCESS;
+}
+
+static sdpa_status_t xe_geometry(const fwd_context_t *ctx, sdpa_fwd_plan_t *plan)
+{
+    sdpa_status_t status = tile_grid(ctx, plan);
+    if (status != SDPA_SUCCESS)
+        return status;
+    const sdpa_fwd_config_t *c = &plan->config;
+    const int64_t bq = (int64_t)c->unroll_n_kq * c->wg_n_kq;
+    const int64_t bk = (int64_t)c->unroll_m_kq * c->wg_m_kq;
+    plan->slm_bytes =
+            (uint32_t)SDPA_XE_FWD_SLM_BYTES(ctx->shape->head_size, bq, bk, (int64_t)c->wg_m_kq,
+                                            (int64_t)plan->subgroup_size, ctx->xe.convert_kv);
+    return SDPA_SUCCESS;
+}
+
+static void xe_describe(const fwd_context_t *ctx, sdpa_fwd_plan_t *plan)
+{
+    (void)ctx;
+    char kernel[80];
+    snprintf(kernel, sizeof(kernel), "xe %s", plan->variant);
+    describe_tiled(plan, kernel);
+}
+
+/* The decode kernel: where sdpa_decode_chosen. Its tile (keys per tile,
+ * one sub-group) is what the constants the shared tile copies read
+ * (WG_M_KQ, WG_N_KQ) must say. */
+static sdpa_status_t decode_choose(fwd_context_t *ctx, sdpa_fwd_plan_t *plan, int *accepted)
+{
+    if (!ctx->decode_chosen)
+        return SDPA_SUCCESS;
+    const uint32_t sg = plan->subgroup_size;
+    plan->kernel_name = SDPA_DECODE_KERNEL;
+    plan->d_max = 0;
+    snprintf(plan->variant, sizeof(plan->variant), "%s", SDPA_DECODE_SOURCE);
+    plan->config = (sdpa_fwd_config_t){SDPA_DECODE_KEYS((int)sg), 1, 1, 1, 1, 1, 1, 1};
+    plan->num_splits = sdpa_decode_num_splits(ctx->problem, ctx->shape, ctx->device, sg);
+    snprintf(plan->source.text, sizeof(plan->source.text), "decode");
+    *accepted = 1;
+    return SDPA_SUCCESS;
+}
+
+/* One sub-group per (split, K/V head, batch) and, with splits, the merge's
+ * launch. */
+static sdpa_status_t decode_geometry(const fwd_context_t *ctx, sdpa_fwd_plan_t *plan)
+{
+    const sdpa_problem_desc_t *p = ctx->problem;
+    const sdpa_shape_t *shape = ctx->shape;
+    const uint32_t sg = plan->subgroup_size;
+    const int64_t rows = shape->kv_group_size * shape->q_len;
+    int64_t counts[3] = {plan->num_splits, shape->kv_heads, shape->batch};
+    sdpa_status_t status = sdpa_plan_check_group_count(counts, ctx->device, "decode");
+    if (status != SDPA_SUCCESS)
+        return status;
+    for (int i = 0; i < 3; i++)
+        plan->group_count[i] = (uint32_t)counts[i];
+    plan->local_size[0] = sg;
+    plan->local_size[1] = plan->local_size[2] = 1;
+    plan->slm_bytes = (uint32_t)SDPA_DECODE_SLM_BYTES(rows, shape->head_size, (int64_t)sg);
+    status = sdpa_decode_scratch_plan(shape, plan->num_splits, &plan->split_scratch_bytes,
+                                      &plan->split_lse_offset);
+    if (status != SDPA_SUCCESS || plan->num_splits <= 1)
+        return status;
+    sdpa_merge_desc_t desc, merge;
+    sdpa_decode_merge_desc(p, shape, plan->num_splits, &desc);
+    if ((status = sdpa_merge_check(&desc, &merge)) != SDPA_SUCCESS)
+        return status;
+    return sdpa_merge_plan_make(&merge, ctx->device, &plan->merge);
+}
+
+static void decode_describe(const fwd_context_t *ctx, sdpa_fwd_plan_t *plan)
+{
+    snprintf(plan->config_string, sizeof(plan->config_string),
+             "fwd decode sg%" PRIu32 " keys=%d splits=%" PRIu32 "%s", plan->subgroup_size,
+             plan->config.unroll_m_kq, plan->num_splits, num_splits_note(ctx->problem));
+}
+
+/* The portable kernel: every problem that reaches it. */
+static sdpa_status_t portable_choose(fwd_context_t *ctx, sdpa_fwd_plan_t *plan, int *accepted)
+{
+    plan->kernel_name = SDPA_FWD_KERNEL;
+    snprintf(plan->variant, sizeof(plan->variant), "%s", SDPA_FWD_SOURCE);
+    sdpa_status_t status = portable_config(plan, ctx->problem, ctx->shape, ctx->device);
+    *accepted = status == SDPA_SUCCESS;
+    return status;
+}
+
+static sdpa_status_t portable_geometry(const fwd_context_t *ctx, sdpa_fwd_plan_t *plan)
+{
+    sdpa_status_t status = tile_grid(ctx, plan);
+    if (status != SDPA_SUCCESS)
+        return status;
+    const sdpa_fwd_config_t *c = &plan->config;
+    const int64_t bq = (int64_t)c->unroll_n_kq * c->wg_n_kq;
+    const int64_t bk = (int64_t)c->unroll_m_kq * c->wg_m_kq;
+    plan->slm_bytes =
+            (uint32_t)SDPA_FWD_SLM_BYTES((int64_t)plan->d_max, bq, bk, (int64_t)c->wg_m_kq);
+    return SDPA_SUCCESS;
+}
+
+static void portable_describe(const fwd_context_t *ctx, sdpa_fwd_plan_t *plan)
+{
+    (void)ctx;
+    char kernel[16];
+    snprintf(kernel, sizeof(kernel), "d%d", plan->d_max);
+    describe_tiled(plan, kernel);
+}
+
+static const fwd_candidate_t fwd_candidates[] = {
+        {SDPA_FWD_KIND_XE, xe_choose, xe_geometry, xe_describe},
+        {SDPA_FWD_KIND_DECODE, decode_choose, decode_geometry, decode_describe},
+        {SDPA_FWD_KIND_PORTABLE, portable_choose, portable_geometry, portable_describe},
+};
+
 sdpa_status_t sdpa_fwd_plan_make(const sdpa_problem_desc_t *problem, const sdpa_shape_t *shape,
                                  const sdpa_device_info_t *device, sdpa_fwd_plan_t *out)
 {
@@ -318,59 +470,26 @@ sdpa_status_t sdpa_fwd_plan_make(const sdpa_problem_desc_t *problem, const sdpa_
                          "arithmetic",
                          device->name);
 
+    fwd_context_t ctx = {problem, shape, device, 0, {SDPA_DEVICE_CLASS_UNKNOWN_GPU, 0, 0, 0, 0}};
     /* SDPA_ZE_DECODE is checked for every forward problem, as
      * SDPA_ZE_KERNELS is for every context. */
-    int decode;
-    status = sdpa_decode_chosen(problem, shape, device, plan.subgroup_size, &decode);
+    status = sdpa_decode_chosen(problem, shape, device, plan.subgroup_size, &ctx.decode_chosen);
     if (status != SDPA_SUCCESS)
         return status;
 
-    /* The fast path first; the portable kernel serves what it does not. */
-    sdpa_xe_target_t xe = {SDPA_DEVICE_CLASS_UNKNOWN_GPU, 0, 0, 0, 0};
-    if (sdpa_fwd_xe_serves(problem, shape, device, &xe, NULL)) {
-        status = sdpa_xe_config_choose(&sdpa_fwd_xe_direction, problem, shape, device, &xe,
-                                       &plan.config, &plan.source, &plan.xe);
-        if (status != SDPA_SUCCESS)
+    /* The first candidate that accepts the problem plans it (the portable
+     * one always does). */
+    const fwd_candidate_t *impl = NULL;
+    for (size_t i = 0; i < sizeof(fwd_candidates) / sizeof(fwd_candidates[0]) && !impl; i++) {
+        int accepted = 0;
+        if ((status = fwd_candidates[i].choose(&ctx, &plan, &accepted)) != SDPA_SUCCESS)
             return status;
+        if (accepted)
+            impl = &fwd_candidates[i];
     }
-    if (plan.xe) {
-        plan.kernel_name = SDPA_XE_FWD_KERNEL;
-        plan.subgroup_size = xe.subgroup_size;
-        plan.d_max = 0;
-        sdpa_fwd_xe_variant(&plan.config, &xe, plan.variant, sizeof(plan.variant));
-    } else if (decode) {
-        if ((status = decode_plan(&plan, problem, shape, device)) != SDPA_SUCCESS)
-            return status;
-    } else {
-        plan.kernel_name = SDPA_FWD_KERNEL;
-        snprintf(plan.variant, sizeof(plan.variant), "%s", SDPA_FWD_SOURCE);
-        if ((status = portable_config(&plan, problem, shape, device)) != SDPA_SUCCESS)
-            return status;
-    }
-    const sdpa_fwd_config_t *c = &plan.config;
-    int64_t bq = (int64_t)c->unroll_n_kq * c->wg_n_kq;
-    int64_t bk = (int64_t)c->unroll_m_kq * c->wg_m_kq;
-
-    /* Geometry (kernel_abi.h; the decode kernel's is set). */
-    if (!plan.decode) {
-        int q1 = q1_gqa_batch(shape);
-        int64_t rows = q1 ? shape->kv_group_size : shape->q_len;
-        int64_t counts[3] = {(rows + bq - 1) / bq, q1 ? shape->kv_heads : shape->q_heads,
-                             shape->batch};
-        plan.local_size[0] = plan.subgroup_size;
-        plan.local_size[1] = (uint32_t)(c->wg_m_kq * c->wg_n_kq);
-        plan.local_size[2] = 1;
-        status = sdpa_plan_check_group_count(counts, device, "forward");
-        if (status != SDPA_SUCCESS)
-            return status;
-        for (int i = 0; i < 3; i++)
-            plan.group_count[i] = (uint32_t)counts[i];
-        plan.slm_bytes = plan.xe ? (uint32_t)SDPA_XE_FWD_SLM_BYTES(
-                                           shape->head_size, bq, bk, (int64_t)c->wg_m_kq,
-                                           (int64_t)plan.subgroup_size, xe.convert_kv)
-                                 : (uint32_t)SDPA_FWD_SLM_BYTES((int64_t)plan.d_max, bq, bk,
-                                                                (int64_t)c->wg_m_kq);
-    }
+    plan.kind = impl->kind;
+    if ((status = impl->geometry(&ctx, &plan)) != SDPA_SUCCESS)
+        return status;
 
     /* Scalar arguments (dims are below 2^31: sdpa_problem_check). */
     plan.head_size = (int32_t)shape->head_size;
@@ -382,21 +501,10 @@ sdpa_status_t sdpa_fwd_plan_make(const sdpa_problem_desc_t *problem, const sdpa_
     static const char *const flags[2][2] = {
             {"", SDPA_ZE_FLAG_LARGE_GRF},
             {SDPA_ZE_FLAG_LARGE_BUFFERS, SDPA_ZE_FLAG_LARGE_BUFFERS " " SDPA_ZE_FLAG_LARGE_GRF}};
-    plan.build_flags = flags[needs_large_buffers(problem, shape)][plan.xe && xe.large_grf];
+    const int large_grf = plan.kind == SDPA_FWD_KIND_XE && ctx.xe.large_grf;
+    plan.build_flags = flags[needs_large_buffers(problem, shape)][large_grf];
 
-    char cfg[96];
-    if (plan.decode)
-        snprintf(plan.config_string, sizeof(plan.config_string),
-                 "fwd decode sg%" PRIu32 " keys=%d splits=%" PRIu32 "%s", plan.subgroup_size,
-                 c->unroll_m_kq, plan.num_splits, num_splits_note(problem));
-    else if (plan.xe)
-        snprintf(plan.config_string, sizeof(plan.config_string),
-                 "fwd xe %s sg%" PRIu32 " cfg=%s (%s)", plan.variant, plan.subgroup_size,
-                 sdpa_fwd_config_format(c, cfg, sizeof(cfg)), plan.source.text);
-    else
-        snprintf(plan.config_string, sizeof(plan.config_string),
-                 "fwd d%d sg%" PRIu32 " cfg=%s (%s)", plan.d_max, plan.subgroup_size,
-                 sdpa_fwd_config_format(c, cfg, sizeof(cfg)), plan.source.text);
+    impl->describe(&ctx, &plan);
     *out = plan;
     return SDPA_SUCCESS;
 }

@@ -32,11 +32,28 @@
 /* Build flag for the 256-register file (the fast path on Xe-HPC, Xe2). */
 #define SDPA_ZE_FLAG_LARGE_GRF "-ze-opt-large-register-file"
 
+/* The forward's kernels, in the order sdpa_fwd_plan_make offers them the
+ * problem: each takes sdpa_fwd_args.def. */
+typedef enum sdpa_fwd_kind {
+    SDPA_FWD_KIND_XE,      /* the fast path (kernel_abi_xe.h, xe_fwd_plan.h) */
+    SDPA_FWD_KIND_DECODE,  /* the thin-Q decode kernel (kernel_abi_decode.h, decode_plan.h) */
+    SDPA_FWD_KIND_PORTABLE /* the portable kernel (kernel_abi.h), options below */
+} sdpa_fwd_kind_t;
+
+/* The portable kernel's options (fwd_plan.c, portable_config): on the CPU
+ * device's narrow decode tiles, where it measured faster, it reads V
+ * straight from global memory in O += V P instead of staging it
+ * (V_FROM_GLOBAL), and likewise K in S = K^T Q, with keys along lanes
+ * (K_FROM_GLOBAL). */
+typedef struct sdpa_fwd_portable_options {
+    int k_from_global;
+    int v_from_global;
+} sdpa_fwd_portable_options_t;
+
 typedef struct sdpa_fwd_plan {
-    /* The kernel: the fast path (kernel_abi_xe.h, xe_fwd_plan.h) or the
-     * portable one (kernel_abi.h); both take sdpa_fwd_args.def. */
-    int xe;
-    const char *kernel_name; /* SDPA_FWD_KERNEL or SDPA_XE_FWD_KERNEL */
+    sdpa_fwd_kind_t kind;
+    /* SDPA_XE_FWD_KERNEL, SDPA_DECODE_KERNEL or SDPA_FWD_KERNEL. */
+    const char *kernel_name;
     /* The SPIR-V variant: sdpa_spirv_find(variant, d_max, subgroup_size);
      * variant is SDPA_FWD_SOURCE ("sdpa_fwd", d_max the head-size bucket;
      * "sdpa_fwd-kvg" with K or V read from global memory, below)
@@ -45,12 +62,8 @@ typedef struct sdpa_fwd_plan {
     int d_max;
     uint32_t subgroup_size;
     sdpa_fwd_config_t config;
-    /* The portable forward reads V straight from global memory in O += V P
-     * instead of staging it (V_FROM_GLOBAL; the CPU device's narrow decode
-     * tiles, where it measured faster: fwd_plan.c, portable_config). */
-    int v_from_global;
-    /* Likewise K in S = K^T Q, with keys along lanes (K_FROM_GLOBAL). */
-    int k_from_global;
+    /* All 0 unless kind is SDPA_FWD_KIND_PORTABLE. */
+    sdpa_fwd_portable_options_t portable;
     /* Every forward constant of spec_constants.def. Call
      * sdpa_spec_values_ze(&plan->constants) for ze_module_constants_t after
      * the plan has reached its final address. */
@@ -78,12 +91,10 @@ typedef struct sdpa_fwd_plan {
     char config_string[192];
     sdpa_config_source_t source;
 
-    /* The thin-Q decode kernel (kernel_abi_decode.h, decode_plan.h) instead
-     * of the portable one: kernel_name SDPA_DECODE_KERNEL. With num_splits
-     * > 1 it writes num_splits partial states to scratch (split_scratch_bytes,
-     * the log-sum-exps from split_lse_offset) and a second launch, the merge
-     * kernel with plan merge, combines them into O (and the workspace). */
-    int decode;
+    /* The decode kind only: with num_splits > 1 it writes num_splits
+     * partial states to scratch (split_scratch_bytes, the log-sum-exps from
+     * split_lse_offset) and a second launch, the merge kernel with plan
+     * merge, combines them into O (and the workspace). */
     uint32_t num_splits;
     size_t split_scratch_bytes, split_lse_offset;
     sdpa_merge_plan_t merge;
@@ -98,10 +109,11 @@ void sdpa_fwd_config_query_for(const sdpa_problem_desc_t *problem, const sdpa_sh
 
 /* Plans the forward pass of problem (the output of sdpa_problem_check, with
  * its shape; prop_kind FORWARD_INFERENCE or FORWARD_TRAINING) on device.
- * Chooses the kernel (the fast path when sdpa_fwd_xe_serves the problem and
- * sdpa_xe_config_choose finds it a configuration, else the portable
- * one), the variant (portable: the smallest head-size bucket >= D and
- * sdpa_device_subgroup_size), the configuration (sdpa_fwd_config_choose),
+ * Chooses the kernel kind (the fast path when sdpa_fwd_xe_serves the problem
+ * and sdpa_xe_config_choose finds it a configuration, else the decode kernel
+ * when sdpa_decode_chosen, else the portable one), the variant (portable:
+ * the smallest head-size bucket >= D and sdpa_device_subgroup_size), the
+ * configuration (portable: sdpa_fwd_config_choose),
  * derives the constants and launch values. Returns SDPA_SUCCESS,
  * SDPA_ERROR_INVALID_CONFIG (a bad override), SDPA_ERROR_UNSUPPORTED (the
  * device cannot serve the problem: no usable sub-group size, f16

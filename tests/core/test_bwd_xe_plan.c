@@ -32,7 +32,8 @@ static void bwd_problem(sdpa_dtype_t dtype, int64_t b, int64_t hq, int64_t hkv, 
     fixture_make_backward(p, dtype);
 }
 
-XE_SUITE_ADAPTERS(sdpa_bwd_plan_t, sdpa_bwd_plan_make, sdpa_bwd_config_t, sdpa_bwd_config_from_ints)
+XE_SUITE_ADAPTERS(sdpa_bwd_plan_t, sdpa_bwd_plan_make, sdpa_bwd_config_t, sdpa_bwd_config_from_ints,
+                  SDPA_BWD_KIND_XE)
 
 static const xe_suite_direction_t backward = {
         .xe = &sdpa_bwd_xe_direction,
@@ -209,7 +210,7 @@ START_TEST(override_chooses_the_kernel)
 
     fixture_setenv("BWD_SDPA_CONFIG", "16,4,32,16,32,16,1,4,4,1,4,1");
     plan_ok(&p, &s, &dev.pvc, &plan);
-    ck_assert(!plan.xe);
+    ck_assert_int_ne(plan.kind, SDPA_BWD_KIND_XE);
     ck_assert_str_eq(plan.main_kernel, SDPA_BWD_KERNEL);
     ck_assert_ptr_nonnull(strstr(plan.config_string, "(BWD_SDPA_CONFIG)"));
 
@@ -315,7 +316,7 @@ START_TEST(float_atomics_choose_the_variant)
             dev.cpu.kernels = SDPA_KERNELS_XE;
             dev.cpu.has_f32_atomic_add = 1;
             plan_ok(&p, &s, &dev.cpu, &plan);
-            ck_assert(plan.xe);
+            ck_assert_int_eq(plan.kind, SDPA_BWD_KIND_XE);
             ck_assert_str_eq(plan.main_variant, mode == SDPA_FLOAT_ATOMICS_NATIVE
                                                         ? "sdpa_xe_bwd-k16-d16-emu-fadd"
                                                         : "sdpa_xe_bwd-k16-d16-emu");
@@ -333,7 +334,7 @@ START_TEST(float_atomics_choose_the_variant)
     ck_assert_str_eq(plan.main_variant, SDPA_BWD_MAIN_SOURCE);
     bwd_problem(SDPA_DTYPE_F32, 1, 4, 2, 100, 200, 64, &p, &s);
     plan_ok(&p, &s, &dev.pvc, &plan);
-    ck_assert(!plan.xe);
+    ck_assert_int_ne(plan.kind, SDPA_BWD_KIND_XE);
     ck_assert_str_eq(plan.main_variant, SDPA_BWD_MAIN_SOURCE SDPA_BWD_FADD_FIELD);
 
     sdpa_float_atomics_t mode = SDPA_FLOAT_ATOMICS_CAS;

@@ -640,7 +640,7 @@ START_TEST(split_kv_decode_plans)
     fixture_problem(SDPA_DTYPE_F16, 1, 8, 1, 1, 32768, 128, &p, &s);
     /* The CPU device does not split by itself (decode_plan.h). */
     plan_ok(&p, &s, &dev, &plan);
-    ck_assert(!plan.decode);
+    ck_assert_int_ne(plan.kind, SDPA_FWD_KIND_DECODE);
     /* A GPU with the CPU's limits and 8 compute units does. */
     dev.device_class = SDPA_DEVICE_CLASS_UNKNOWN_GPU;
     plan_ok(&p, &s, &dev, &plan);
@@ -666,7 +666,7 @@ START_TEST(split_kv_decode_plans)
         p.prop_kind = SDPA_FORWARD_TRAINING;
         plan_ok(&p, &s, &dev, &plan);
         if (forced[i].splits == 1) { /* one tile: nothing to split */
-            ck_assert(!plan.decode);
+            ck_assert_int_ne(plan.kind, SDPA_FWD_KIND_DECODE);
             ck_assert_uint_eq(plan.split_scratch_bytes, 0);
             continue;
         }
@@ -680,7 +680,7 @@ START_TEST(split_kv_decode_plans)
     ck_assert_int_eq(dev.device_class, SDPA_DEVICE_CLASS_UNKNOWN_GPU);
     fixture_problem(SDPA_DTYPE_F16, 2, 32, 8, 1, 32768, 128, &p, &s);
     plan_ok(&p, &s, &dev, &plan);
-    ck_assert(!plan.decode);
+    ck_assert_int_ne(plan.kind, SDPA_FWD_KIND_DECODE);
     ck_assert_uint_eq(plan.split_scratch_bytes, 0);
     /* Dropout, or more than 16 rows per K/V head: num_splits is ignored. */
     fixture_problem(SDPA_DTYPE_F16, 1, 8, 1, 1, 32768, 128, &p, &s);
@@ -689,18 +689,18 @@ START_TEST(split_kv_decode_plans)
     p.dropout.enabled = 1;
     p.dropout.host_scalars = 1;
     plan_ok(&p, &s, &dev, &plan);
-    ck_assert(!plan.decode);
+    ck_assert_int_ne(plan.kind, SDPA_FWD_KIND_DECODE);
     fixture_problem(SDPA_DTYPE_F16, 1, 32, 1, 1, 32768, 128, &p, &s);
     p.num_splits = 4;
     plan_ok(&p, &s, &dev, &plan);
-    ck_assert(!plan.decode);
+    ck_assert_int_ne(plan.kind, SDPA_FWD_KIND_DECODE);
 
     /* SDPA_ZE_DECODE: 0 never, 1 also unsplit. */
     fixture_problem(SDPA_DTYPE_F16, 1, 8, 1, 1, 32768, 128, &p, &s);
     p.num_splits = 4;
     fixture_setenv("SDPA_ZE_DECODE", "0");
     plan_ok(&p, &s, &dev, &plan);
-    ck_assert(!plan.decode);
+    ck_assert_int_ne(plan.kind, SDPA_FWD_KIND_DECODE);
     p.num_splits = 1;
     fixture_setenv("SDPA_ZE_DECODE", "1");
     plan_ok(&p, &s, &dev, &plan);
@@ -715,7 +715,7 @@ START_TEST(split_kv_decode_plans)
     for (int i = 0; i < 2; i++) {
         fixture_setenv("SDPA_ZE_DECODE", as_auto[i]);
         plan_ok(&p, &s, &dev, &plan);
-        ck_assert(!plan.decode);
+        ck_assert_int_ne(plan.kind, SDPA_FWD_KIND_DECODE);
     }
     const char *refused[4] = {"yes", "2", "AUTO", " 1"};
     sdpa_problem_desc_t prefill;

@@ -22,7 +22,8 @@ static void setup(void)
     fixture_setenv("QUANTIZED_SDPA_CONFIG", NULL);
 }
 
-XE_SUITE_ADAPTERS(sdpa_fwd_plan_t, sdpa_fwd_plan_make, sdpa_fwd_config_t, sdpa_fwd_config_from_ints)
+XE_SUITE_ADAPTERS(sdpa_fwd_plan_t, sdpa_fwd_plan_make, sdpa_fwd_config_t, sdpa_fwd_config_from_ints,
+                  SDPA_FWD_KIND_XE)
 
 static const xe_suite_direction_t forward = {
         .xe = &sdpa_fwd_xe_direction,
@@ -221,7 +222,7 @@ START_TEST(override_chooses_the_kernel)
 
     fixture_setenv("SDPA_CONFIG", "4,16,32,16,4,1,4,1");
     plan_ok(&p, &s, &dev.pvc, &plan);
-    ck_assert(!plan.xe);
+    ck_assert_int_ne(plan.kind, SDPA_FWD_KIND_XE);
     ck_assert_str_eq(plan.config_string, "fwd d128 sg16 cfg=4,16,32,16,4,1,4,1 (SDPA_CONFIG)");
 
     fixture_setenv("SDPA_CONFIG", "32,16,64,16,1,2,1,2"); /* 64 rows < 128 */

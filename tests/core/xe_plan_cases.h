@@ -54,10 +54,11 @@ typedef struct xe_suite_direction {
 
 /* Defines the adapters a suite of one direction needs, over its plan type
  * (sdpa_fwd_plan_t), planner (sdpa_fwd_plan_make), configuration type and
- * reader (sdpa_fwd_config_from_ints): plan_ok(p, s, device, &plan) plans
+ * reader (sdpa_fwd_config_from_ints) and fast-path kind (SDPA_FWD_KIND_XE):
+ * plan_ok(p, s, device, &plan) plans
  * or fails the test; xe_plan and xe_config_from_ints are the direction's
  * plan and config_from_ints. */
-#define XE_SUITE_ADAPTERS(plan_type, plan_make, config_type, config_from_ints)                     \
+#define XE_SUITE_ADAPTERS(plan_type, plan_make, config_type, config_from_ints, xe_kind)            \
     static void plan_ok(const sdpa_problem_desc_t *p, const sdpa_shape_t *s,                       \
                         const sdpa_device_info_t *device, plan_type *plan)                         \
     {                                                                                              \
@@ -71,7 +72,7 @@ typedef struct xe_suite_direction {
         plan_type plan;                                                                            \
         plan_ok(p, s, device, &plan);                                                              \
         snprintf(buf, size, "%s", plan.config_string);                                             \
-        return plan.xe;                                                                            \
+        return plan.kind == xe_kind;                                                               \
     }                                                                                              \
     static void xe_config_from_ints(const int *values, void *config)                               \
     {                                                                                              \
