@@ -44,7 +44,7 @@ sdpa_status_t ze_merge_create(sdpa_context_t *ctx, const sdpa_merge_desc_t *desc
         free(prim);
         return status;
     }
-    prim->is_merge = 1;
+    prim->kind = SDPA_ZE_PRIM_MERGE;
     prim->ctx = ctx;
     pthread_mutex_init(&prim->launch_lock, NULL);
     sdpa_live_list_add(&ctx->primitives, &prim->link);
@@ -104,7 +104,7 @@ sdpa_status_t ze_merge_execute(sdpa_primitive_t *prim, const sdpa_merge_args_t *
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "prim is NULL");
     if (prim->ctx == NULL)
         return sdpa_orphan_fail();
-    if (!prim->is_merge)
+    if (prim->kind != SDPA_ZE_PRIM_MERGE)
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
                          "prim is an attention primitive: execute it with primitive_execute");
     sdpa_merge_args_t checked;

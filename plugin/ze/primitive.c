@@ -12,8 +12,7 @@
 
 static const char *config_string(const sdpa_primitive_t *prim)
 {
-    return prim->problem.prop_kind == SDPA_BACKWARD ? prim->bwd.config_string
-                                                    : prim->fwd.config_string;
+    return prim->kind == SDPA_ZE_PRIM_BACKWARD ? prim->bwd.config_string : prim->fwd.config_string;
 }
 
 /* SDPA_VERBOSE: "create" after a creation, "exec" after an execution. */
@@ -61,10 +60,12 @@ sdpa_status_t ze_primitive_create(sdpa_context_t *ctx, const sdpa_problem_desc_t
         free(prim);
         return status;
     }
+    prim->kind =
+            prim->problem.prop_kind == SDPA_BACKWARD ? SDPA_ZE_PRIM_BACKWARD : SDPA_ZE_PRIM_FORWARD;
     prim->ctx = ctx;
     pthread_mutex_init(&prim->launch_lock, NULL);
     sdpa_live_list_add(&ctx->primitives, &prim->link);
-    if (prim->problem.prop_kind == SDPA_BACKWARD)
+    if (prim->kind == SDPA_ZE_PRIM_BACKWARD)
         status = ze_bwd_prepare(prim);
     else
         status = ze_fwd_prepare(prim);
@@ -119,11 +120,11 @@ sdpa_status_t ze_primitive_query(sdpa_primitive_t *prim, sdpa_query_t what, void
 {
     if (prim == NULL)
         return sdpa_primitive_query_answer(prim, what, out, out_size, 0, 0, "");
-    if (prim->is_merge)
+    if (prim->kind == SDPA_ZE_PRIM_MERGE)
         return sdpa_primitive_query_answer(prim, what, out, out_size, 0, 0,
                                            prim->merge_plan.config_string);
     size_t workspace = sdpa_workspace_bytes(&prim->problem, &prim->shape);
-    int backward = prim->problem.prop_kind == SDPA_BACKWARD;
+    int backward = prim->kind == SDPA_ZE_PRIM_BACKWARD;
     return sdpa_primitive_query_answer(prim, what, out, out_size, workspace,
                                        backward ? prim->bwd.scratch.total_bytes
                                                 : prim->fwd.split_scratch_bytes,
@@ -136,7 +137,7 @@ sdpa_status_t ze_primitive_execute(sdpa_primitive_t *prim, const sdpa_exec_args_
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "prim is NULL");
     if (prim->ctx == NULL)
         return sdpa_orphan_fail();
-    if (prim->is_merge)
+    if (prim->kind == SDPA_ZE_PRIM_MERGE)
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
                          "prim is a merge primitive: execute it with merge_execute");
     const double start = sdpa_verbose_level() >= 1 ? sdpa_verbose_now_ms() : 0.0;
@@ -144,7 +145,7 @@ sdpa_status_t ze_primitive_execute(sdpa_primitive_t *prim, const sdpa_exec_args_
     sdpa_status_t status = sdpa_exec_args_check(&prim->problem, args, &checked);
     if (status != SDPA_SUCCESS)
         return status;
-    int backward = prim->problem.prop_kind == SDPA_BACKWARD;
+    int backward = prim->kind == SDPA_ZE_PRIM_BACKWARD;
 
     ze_command_list_handle_t list =
             checked.command_list ? checked.command_list : prim->ctx->command_list;

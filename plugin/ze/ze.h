@@ -60,8 +60,17 @@ struct sdpa_context {
     sdpa_live_list_t primitives; /* links of the live primitives */
 };
 
+/* What a primitive runs: primitive_create makes a forward or a backward
+ * one (by the problem's prop_kind), merge_create a merge one. */
+typedef enum sdpa_ze_prim_kind {
+    SDPA_ZE_PRIM_FORWARD,  /* problem, shape, fwd */
+    SDPA_ZE_PRIM_BACKWARD, /* problem, shape, bwd */
+    SDPA_ZE_PRIM_MERGE     /* merge, merge_plan */
+} sdpa_ze_prim_kind_t;
+
 struct sdpa_primitive {
     sdpa_live_link_t link;
+    sdpa_ze_prim_kind_t kind;
     sdpa_context_t *ctx;         /* NULL once the context is destroyed (orphaned) */
     sdpa_problem_desc_t problem; /* checked and normalized */
     sdpa_shape_t shape;
@@ -78,10 +87,9 @@ struct sdpa_primitive {
     ze_kernel_handle_t bwd_pre, bwd_main, bwd_dq, bwd_post;
     int64_t *bwd_strides_host;
 
-    /* Merge primitives (merge_create): is_merge, and then merge instead of
-     * problem and shape. A split-KV forward (fwd.num_splits > 1) uses
-     * merge_kernel too, planned by fwd.merge. */
-    int is_merge;
+    /* Merge primitives (merge_create): merge instead of problem and shape.
+     * A split-KV forward (fwd.num_splits > 1) uses merge_kernel too,
+     * planned by fwd.merge. */
     sdpa_merge_desc_t merge; /* checked and normalized */
     sdpa_merge_plan_t merge_plan;
     ze_kernel_handle_t merge_kernel;
