@@ -48,8 +48,8 @@ static void *guarded_alloc(size_t bytes, void *user)
     ze_device_mem_alloc_desc_t dd = {.stype = ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC};
     ze_host_mem_alloc_desc_t hd = {.stype = ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC};
     void *p = NULL;
-    if (zeMemAllocShared(suite_env.context, &dd, &hd, bytes ? bytes : 4, 4, suite_env.device,
-                         &p) != ZE_RESULT_SUCCESS)
+    if (zeMemAllocShared(suite_env.context, &dd, &hd, bytes ? bytes : 4, 4, suite_env.device, &p) !=
+        ZE_RESULT_SUCCESS)
         return NULL;
     return p;
 }
@@ -161,9 +161,10 @@ static int is_output(const llm_case_t *c, const void *buffer)
     const sdpa_exec_args_t *a = &c->c.args;
     const int backward = c->c.desc.prop_kind == SDPA_BACKWARD;
     return buffer == a->dst ? !backward
-           : buffer == a->workspace ? !backward
-           : buffer == a->diff_q || buffer == a->diff_k || buffer == a->diff_v ||
-                     buffer == a->ds || buffer == a->dropout_mask;
+           : buffer == a->workspace
+                   ? !backward
+                   : buffer == a->diff_q || buffer == a->diff_k || buffer == a->diff_v ||
+                             buffer == a->ds || buffer == a->dropout_mask;
 }
 
 static void snapshot_take(const llm_case_t *c, snapshot_t *s)
@@ -185,8 +186,7 @@ static void snapshot_check_free(const llm_case_t *c, snapshot_t *s, const char *
         if (s->copy[i] == NULL)
             continue;
         ck_assert_msg(memcmp(s->copy[i], c->c.buffers[i], c->c.buffer_bytes[i]) == 0,
-                      "%s: input buffer %d (%zu bytes) was written", name, i,
-                      c->c.buffer_bytes[i]);
+                      "%s: input buffer %d (%zu bytes) was written", name, i, c->c.buffer_bytes[i]);
         free(s->copy[i]);
     }
 }
@@ -201,8 +201,9 @@ static double tolerance_units(const llm_spec_t *s)
 
 static double rounding(sdpa_dtype_t dt)
 {
-    return dt == SDPA_DTYPE_F16 ? ldexp(1.0, -11) : dt == SDPA_DTYPE_BF16 ? ldexp(1.0, -8)
-                                                                          : ldexp(1.0, -24);
+    return dt == SDPA_DTYPE_F16    ? ldexp(1.0, -11)
+           : dt == SDPA_DTYPE_BF16 ? ldexp(1.0, -8)
+                                   : ldexp(1.0, -24);
 }
 
 /* Compares rows [row0, row0 + rows) of every head of tensor t (batch index
@@ -229,8 +230,8 @@ static void compare_rows(const char *what, const char *name, const llm_spec_t *s
                                    tolerance_units(s) * ldexp(1.0, -24) * magnitude + 1e-12;
                 ck_assert_msg(fabs(got - w) <= tol || (isnan(w) && isnan(got)),
                               "%s: %s[%lld,%lld,%lld,%lld] = %.9g, expected %.9g (+- %g)", name,
-                              what, (long long)i0, (long long)h, (long long)i, (long long)d, got,
-                              w, tol);
+                              what, (long long)i0, (long long)h, (long long)i, (long long)d, got, w,
+                              tol);
             }
 }
 
@@ -261,18 +262,6 @@ static void compare_good(const llm_case_t *c, const llm_expected_t *e, unsigned 
 /* Running                                                                   */
 /* ------------------------------------------------------------------------- */
 
-static sdpa_status_t run_on(const sdpa_backend_iface_t *iface, sdpa_context_t *ctx,
-                            const sdpa_problem_desc_t *d, const sdpa_exec_args_t *a)
-{
-    sdpa_primitive_t *prim = NULL;
-    sdpa_status_t status = iface->primitive_create(ctx, d, &prim);
-    if (status != SDPA_SUCCESS)
-        return status;
-    status = iface->primitive_execute(prim, a);
-    iface->primitive_destroy(prim);
-    return status;
-}
-
 /* A backward reads O and the log-sum-exp: the ref forward's on the
  * well-formed arrays. */
 static void forward_on_ref(llm_case_t *c)
@@ -282,7 +271,7 @@ static void forward_on_ref(llm_case_t *c)
     f.prop_kind = SDPA_FORWARD_TRAINING;
     f.diff_dst = f.diff_q = f.diff_k = f.diff_v = f.ds = none;
     f.deterministic = 0;
-    sdpa_status_t status = run_on(suite_env.ref, suite_env.ref_ctx, &f, &c->c.args);
+    sdpa_status_t status = test_run_once(suite_env.ref, suite_env.ref_ctx, &f, &c->c.args);
     ck_assert_msg(status == SDPA_SUCCESS, "ref forward: %s", suite_env.ref->last_error());
 }
 
@@ -305,7 +294,7 @@ static void run_hostile(const llm_spec_t *spec, const hostile_t *h, uint64_t see
         write_entry(&c, h);
         snapshot_t snap;
         snapshot_take(&c, &snap);
-        sdpa_status_t status = run_on(suite_env.ze, suite_env.ze_ctx, &c.c.desc, &c.c.args);
+        sdpa_status_t status = test_run_once(suite_env.ze, suite_env.ze_ctx, &c.c.desc, &c.c.args);
         ck_assert_msg(status == SDPA_SUCCESS, "%s: %s: %s", name, sdpa_status_name(status),
                       suite_env.ze->last_error());
         snapshot_check_free(&c, &snap, name);
@@ -434,9 +423,9 @@ static void expect_refused(const llm_spec_t *spec, const hostile_t *h, const cha
     write_entry(&c, h);
     const sdpa_exec_args_t *a = &c.c.args;
     void *out = spec->prop == SDPA_BACKWARD ? a->diff_q : a->dst;
-    const size_t out_bytes = tensor_bytes(spec->prop == SDPA_BACKWARD ? &c.c.desc.diff_q
-                                                                      : &c.c.desc.dst);
-    sdpa_status_t status = run_on(suite_env.ze, suite_env.ze_ctx, &c.c.desc, a);
+    const size_t out_bytes =
+            tensor_bytes(spec->prop == SDPA_BACKWARD ? &c.c.desc.diff_q : &c.c.desc.dst);
+    sdpa_status_t status = test_run_once(suite_env.ze, suite_env.ze_ctx, &c.c.desc, a);
     ck_assert_msg(status == SDPA_ERROR_INVALID_ARGUMENT, "%s: %s: %s", h->name,
                   sdpa_status_name(status), suite_env.ze->last_error());
     const char *why = suite_env.ze->last_error();
@@ -477,7 +466,7 @@ START_TEST(test_check_mode)
     ck_assert_int_eq(llm_case_alloc(&c, 901, &guarded), 0);
     write_entry(&c, &paged_cases[5]);
     c.c.args.command_list = list;
-    sdpa_status_t status = run_on(suite_env.ze, suite_env.ze_ctx, &c.c.desc, &c.c.args);
+    sdpa_status_t status = test_run_once(suite_env.ze, suite_env.ze_ctx, &c.c.desc, &c.c.args);
     ck_assert_msg(status == SDPA_SUCCESS, "caller's list: %s", suite_env.ze->last_error());
     llm_case_free(&c);
     zeCommandListDestroy(list);

@@ -39,20 +39,6 @@ static double tolerance(const llm_spec_t *spec)
     return 4.0 * (spec->qdt == SDPA_DTYPE_F16 ? 8192.0 : 65536.0);
 }
 
-/* Runs problem d with args a on backend iface in ctx; returns the status
- * of create or execute. */
-static sdpa_status_t run_on(const sdpa_backend_iface_t *iface, sdpa_context_t *ctx,
-                            const sdpa_problem_desc_t *d, const sdpa_exec_args_t *a)
-{
-    sdpa_primitive_t *prim = NULL;
-    sdpa_status_t status = iface->primitive_create(ctx, d, &prim);
-    if (status != SDPA_SUCCESS)
-        return status;
-    status = iface->primitive_execute(prim, a);
-    iface->primitive_destroy(prim);
-    return status;
-}
-
 /* The inputs a backward reads besides Q, K, V and dO: O and the
  * log-sum-exp of the training forward with the same modifiers and dropout,
  * from ref (so that a ze forward bug cannot hide a ze backward one). */
@@ -64,7 +50,7 @@ static void forward_on_ref(llm_case_t *c)
     f.diff_dst = f.diff_q = f.diff_k = f.diff_v = f.ds = none;
     f.deterministic = 0;
     f.dropout.with_mask_output = 0;
-    sdpa_status_t status = run_on(suite_env.ref, suite_env.ref_ctx, &f, &c->c.args);
+    sdpa_status_t status = test_run_once(suite_env.ref, suite_env.ref_ctx, &f, &c->c.args);
     ck_assert_msg(status == SDPA_SUCCESS, "ref forward: %s: %s", sdpa_status_name(status),
                   suite_env.ref->last_error());
 }
@@ -72,7 +58,7 @@ static void forward_on_ref(llm_case_t *c)
 /* Runs c on ze; returns the status of create or execute. */
 static sdpa_status_t run_ze(llm_case_t *c)
 {
-    return run_on(suite_env.ze, suite_env.ze_ctx, &c->c.desc, &c->c.args);
+    return test_run_once(suite_env.ze, suite_env.ze_ctx, &c->c.desc, &c->c.args);
 }
 
 static void check_spec(const llm_spec_t *spec, uint64_t seed)
@@ -175,8 +161,8 @@ END_TEST
 START_TEST(test_alibi)
 {
     const int64_t sq = _i == 3 ? 1 : _i % 2 ? 7 : 3, sk = _i % 2 ? 4 : 10;
-    llm_spec_t s = padded(_i < 4 ? SDPA_FORWARD_TRAINING : SDPA_BACKWARD, 3, sq, sk,
-                          dtypes[_i % 3]);
+    llm_spec_t s =
+            padded(_i < 4 ? SDPA_FORWARD_TRAINING : SDPA_BACKWARD, 3, sq, sk, dtypes[_i % 3]);
     s.alibi = _i % 4 < 2 ? SDPA_ALIBI_PER_HEAD : SDPA_ALIBI_PER_BATCH_HEAD;
     s.mask_kind = _i == 2 ? SDPA_MASK_CAUSAL_BOTTOM_RIGHT : SDPA_MASK_NONE;
     s.ds_dtype = _i == 5 ? SDPA_DTYPE_F32 : SDPA_DTYPE_UNDEF;
@@ -274,8 +260,8 @@ END_TEST
 START_TEST(test_varlen_backward_long)
 {
     static const int64_t long_q[3] = {40, 0, 70}, long_k[3] = {90, 5, 130};
-    llm_spec_t s = varlen(SDPA_BACKWARD, 3, long_q, long_k,
-                          _i % 2 ? SDPA_DTYPE_BF16 : SDPA_DTYPE_F16);
+    llm_spec_t s =
+            varlen(SDPA_BACKWARD, 3, long_q, long_k, _i % 2 ? SDPA_DTYPE_BF16 : SDPA_DTYPE_F16);
     if (_i % 2) {
         s.window = (sdpa_window_desc_t){1, 30, 0};
         s.softcap = 5.0f;

@@ -70,4 +70,9 @@ uint64_t test_modules_built(test_env_t *env);
  * kernel and settings ze chose, for tests that must reach one path. */
 void test_config_string(test_env_t *env, const sdpa_problem_desc_t *p, char *out, size_t size);
 
+/* Creates problem d on backend iface in ctx, executes it once with args a
+ * and destroys it; returns the status of create, else of execute. */
+sdpa_status_t test_run_once(const sdpa_backend_iface_t *iface, sdpa_context_t *ctx,
+                            const sdpa_problem_desc_t *d, const sdpa_exec_args_t *a);
+
 #endif /* SDPA_TEST_ZE_ENV_H */
