@@ -19,7 +19,7 @@ finds libsdpa.
 """
 
 from ._attention import attention, attention_backward
-from ._device import Device, default_device
+from ._device import Device, default_device, set_default_device
 from ._errors import SdpaError
 from ._library import LibraryNotFoundError
 from ._usm import UsmArray
@@ -27,7 +27,8 @@ from ._ze import LevelZeroError
 
 __version__ = "0.1.0"
 
-__all__ = ["attention", "attention_backward", "default_device", "Device", "SdpaError",
+__all__ = ["attention", "attention_backward", "default_device", "set_default_device",
+           "Device", "SdpaError",
            "LevelZeroError", "LibraryNotFoundError", "UsmArray", "empty", "asarray",
            "from_dlpack"]
 
