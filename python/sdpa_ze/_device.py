@@ -25,9 +25,12 @@ class Primitive:
         self._device = device
         iface = device._iface
         handle = ctypes.c_void_p()
-        device._check("primitive_create",
-                      iface.primitive_create(device._context, ctypes.byref(problem),
-                                             ctypes.byref(handle)))
+        if isinstance(problem, _abi.MergeDesc):
+            device._check("merge_create", iface.merge_create(
+                device._context, ctypes.byref(problem), ctypes.byref(handle)))
+        else:
+            device._check("primitive_create", iface.primitive_create(
+                device._context, ctypes.byref(problem), ctypes.byref(handle)))
         self.handle = handle.value
         try:
             self.workspace_bytes = self._query_size(_abi.QUERY_WORKSPACE_BYTES)
@@ -51,6 +54,11 @@ class Primitive:
         self._device._check("primitive_execute",
                             self._device._iface.primitive_execute(self.handle,
                                                                   ctypes.byref(args)))
+
+    def merge(self, args):
+        """merge_execute with args (an _abi.MergeArgs)."""
+        self._device._check("merge_execute",
+                            self._device._iface.merge_execute(self.handle, ctypes.byref(args)))
 
     def destroy(self):
         if self.handle:
@@ -212,10 +220,15 @@ class Device:
             self._ze.close(destroy_context=True)
 
     # --- primitives -----------------------------------------------------------
+    def merge_primitive(self, desc):
+        """The merge primitive for desc (an _abi.MergeDesc), cached as
+        primitive() caches."""
+        return self.primitive(desc)
+
     def primitive(self, problem):
-        """The primitive for problem (an _abi.ProblemDesc), created on first
-        use and cached."""
-        key = bytes(problem)
+        """The primitive for problem (an _abi.ProblemDesc, or a MergeDesc),
+        created on first use and cached."""
+        key = (type(problem).__name__, bytes(problem))
         with self._primitive_lock:
             if self._closed:
                 raise RuntimeError("the device is closed")
