@@ -7,6 +7,7 @@ import ctypes
 import math
 
 from . import _abi
+from . import _dlpack
 from . import _dtypes
 from ._device import default_device
 from ._operands import Operand
@@ -282,7 +283,7 @@ attention.__doc__ = """Scaled-dot-product attention: softmax(scale * q k^T + mas
 def _check_workspace(operand, shape, workspace_bytes):
     """The log-sum-exp is a dense float32 [B, Hq, Sq] ([Hq, total_q] with
     varlen; sdpa.h)."""
-    dense = tuple(operand.strides) == _dense(shape)
+    dense = tuple(operand.strides) == _dlpack._compact_strides(tuple(shape))
     if tuple(operand.shape) != tuple(shape) or operand.dtype is not _dtypes.FLOAT32 \
             or not dense:
         raise ValueError("lse: shape %s, dtype %s, strides %s; expected a dense float32 array "
@@ -291,14 +292,6 @@ def _check_workspace(operand, shape, workspace_bytes):
     if workspace_bytes != 4 * math.prod(shape):
         raise RuntimeError("the backend asks for a %d-byte workspace, not a float32 %s"
                            % (workspace_bytes, shape))
-
-
-def _dense(shape):
-    strides, step = [], 1
-    for extent in reversed(shape):
-        strides.append(step)
-        step *= extent
-    return tuple(reversed(strides))
 
 
 def attention_backward(grad_out, q, k, v, out, lse, *, mask=None, causal=False, scale=None,

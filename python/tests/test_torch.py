@@ -243,12 +243,15 @@ def test_merge_attention_states(gen):
 # --------------------------------------------------------------------------
 
 def test_custom_ops_pass_opcheck(gen):
-    """The custom ops' schemas, fake implementations and autograd
-    registration are consistent (torch.library.opcheck)."""
+    """The custom ops' schemas, fake implementations, autograd registration
+    and AOT dispatch are consistent (torch.library.opcheck, every test)."""
     q, k, v = (rand(gen, 1, 2, 16, D, grad=False) for _ in range(3))
-    args = (q, k, v, None, 1, 0.125, -1, -1, 0.0, None, None, None, 0, 0, 0.0, 0)
-    torch.library.opcheck(torch.ops.sdpa_ze.attention_forward.default, args,
-                          test_utils=("test_schema", "test_faketensor"))
+    options = (1, 0.125, -1, -1, 0.0, None, None, None, 0, 0, 0.0, 0)
+    forward = (q, k, v, None) + options
+    torch.library.opcheck(torch.ops.sdpa_ze.attention_forward.default, forward)
+    o, lse = torch.ops.sdpa_ze.attention_forward(*forward)
+    backward = (torch.rand(o.shape, generator=gen), q, k, v, o, lse, None) + options + (False,)
+    torch.library.opcheck(torch.ops.sdpa_ze.attention_backward.default, backward)
 
 
 def test_torch_compile_traces_through(gen):
