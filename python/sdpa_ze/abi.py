@@ -13,21 +13,22 @@ SDPA_MASK_CAUSAL_TOP_LEFT is MASK_CAUSAL_TOP_LEFT. STRUCTS maps every C
 struct name to its mirror; the test suite checks each layout against the C
 compiler's."""
 
-from ._abi import *  # noqa: F401,F403  (the mirrors live in _abi; this is their public name)
-from ._abi import STRUCTS, new_exec_args, new_problem  # noqa: F401
+import ctypes
+
+from . import _abi
+# Every public name of the mirrors (STRUCTS, new_problem, ProblemDesc, ...).
+from ._abi import *  # noqa: F401,F403
 
 
 def new_merge_desc():
     """A MergeDesc with struct_size and struct_version set."""
-    import ctypes
-    d = MergeDesc()  # noqa: F405
-    d.struct_size, d.struct_version = ctypes.sizeof(d), MERGE_DESC_VERSION  # noqa: F405
+    d = _abi.MergeDesc()
+    d.struct_size, d.struct_version = ctypes.sizeof(d), _abi.MERGE_DESC_VERSION
     return d
 
 
 def new_merge_args():
     """A MergeArgs with struct_size and struct_version set."""
-    import ctypes
-    a = MergeArgs()  # noqa: F405
-    a.struct_size, a.struct_version = ctypes.sizeof(a), MERGE_ARGS_VERSION  # noqa: F405
+    a = _abi.MergeArgs()
+    a.struct_size, a.struct_version = ctypes.sizeof(a), _abi.MERGE_ARGS_VERSION
     return a

@@ -278,7 +278,8 @@ def test_training_a_toy_attention_layer(gen):
     class Layer(torch.nn.Module):
         def __init__(self, attend):
             super().__init__()
-            self.qkv, self.out, self.attend = torch.nn.Linear(64, 192), torch.nn.Linear(64, 64), attend
+            self.qkv, self.out = torch.nn.Linear(64, 192), torch.nn.Linear(64, 64)
+            self.attend = attend
 
         def forward(self, x):
             b, s, _ = x.shape
