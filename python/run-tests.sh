@@ -21,6 +21,9 @@ rm -rf "$work"
 mkdir -p "$work/src"
 cp -R "$src/pyproject.toml" "$src/README.md" "$src/sdpa_ze" "$work/src/"
 chmod -R u+w "$work/src"  # distcheck's sources are read-only, and so would the copy be
+# configure's record of where sdpa-ze is (beside the sources in an in-tree
+# build, in the build tree in a VPATH one).
+cp "$SDPA_BUILD_DIR/sdpa_ze/_config.py" "$work/src/sdpa_ze/"
 # --system-site-packages: numpy and pytest from the system; offline install.
 "$SDPA_PYTHON" -m venv --system-site-packages "$work/venv"
 "$work/venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-index \

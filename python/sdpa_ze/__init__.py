@@ -9,17 +9,21 @@ libsdpa (the front loader) and the Level Zero loader::
     o, lse = sdpa_ze.attention(q, k, v, causal=True, return_lse=True)
     dq, dk, dv = sdpa_ze.attention_backward(do, q, k, v, o, lse, causal=True)
 
-Arrays are NumPy arrays, UsmArrays, or anything exporting ``__dlpack__`` on
-kDLCPU or kDLOneAPI; memory that already is USM of the package's Level Zero
-context is used in place, anything else is copied into USM first. Everything
-runs on the first device of the first Level Zero driver (default_device()).
+Arrays are NumPy arrays, torch tensors, UsmArrays, or anything exporting
+``__dlpack__`` on kDLCPU or kDLOneAPI; memory that already is USM of the
+package's Level Zero context is used in place, anything else is copied into
+USM first. Everything runs on default_device(): the first device of the
+first Level Zero driver, or a Device bound to a framework's Level Zero
+context (set_default_device). sdpa_ze.torch has the autograd functions
+(scaled_dot_product_attention, flash_attn_func, ...); sdpa_ze.abi the
+ctypes structures of sdpa.h.
 Failures of the C ABI raise SdpaError, with the status name and the
 backend's message. See doc/python.md in the sdpa-ze sources for where the package
 finds libsdpa.
 """
 
-from ._attention import attention, attention_backward
-from ._device import Device, default_device
+from ._attention import attention, attention_backward, merge_states
+from ._device import Device, default_device, set_default_device
 from ._errors import SdpaError
 from ._library import LibraryNotFoundError
 from ._usm import UsmArray
@@ -27,7 +31,8 @@ from ._ze import LevelZeroError
 
 __version__ = "0.1.0"
 
-__all__ = ["attention", "attention_backward", "default_device", "Device", "SdpaError",
+__all__ = ["attention", "attention_backward", "merge_states", "default_device",
+           "set_default_device", "Device", "SdpaError",
            "LevelZeroError", "LibraryNotFoundError", "UsmArray", "empty", "asarray",
            "from_dlpack"]
 

@@ -25,9 +25,12 @@ class Primitive:
         self._device = device
         iface = device._iface
         handle = ctypes.c_void_p()
-        device._check("primitive_create",
-                      iface.primitive_create(device._context, ctypes.byref(problem),
-                                             ctypes.byref(handle)))
+        if isinstance(problem, _abi.MergeDesc):
+            device._check("merge_create", iface.merge_create(
+                device._context, ctypes.byref(problem), ctypes.byref(handle)))
+        else:
+            device._check("primitive_create", iface.primitive_create(
+                device._context, ctypes.byref(problem), ctypes.byref(handle)))
         self.handle = handle.value
         try:
             self.workspace_bytes = self._query_size(_abi.QUERY_WORKSPACE_BYTES)
@@ -52,6 +55,11 @@ class Primitive:
                             self._device._iface.primitive_execute(self.handle,
                                                                   ctypes.byref(args)))
 
+    def merge(self, args):
+        """merge_execute with args (an _abi.MergeArgs)."""
+        self._device._check("merge_execute",
+                            self._device._iface.merge_execute(self.handle, ctypes.byref(args)))
+
     def destroy(self):
         if self.handle:
             self._device._iface.primitive_destroy(self.handle)
@@ -59,20 +67,34 @@ class Primitive:
 
 
 class Device:
-    """The first Level Zero device, with the backend ``backend`` (None:
-    $SDPA_BACKEND, else "ze") bound to it through the front loader.
+    """A Level Zero device with the backend ``backend`` (None: $SDPA_BACKEND,
+    else "ze") bound to it through the front loader.
+
+    Which device: by default the first device of the first Level Zero driver
+    (``driver=0, ordinal=0``), in a Level Zero context of this Device's own.
+    To share a framework's Level Zero objects, pass the native handles as
+    integers: ``ze_context`` and ``ze_device`` (both), and optionally
+    ``command_list``, the list executions append to (immediate or regular).
+    Without command_list the backend makes a synchronous immediate list and
+    every call returns with its results ready. With one, results are ready
+    once the caller's list has executed: the arrays this package copied
+    inputs into are then kept in ``pending`` until the caller, having
+    synchronized, calls ``release_pending()`` (with a synchronous immediate
+    list pass ``synchronous=True`` and nothing is kept). The handles stay
+    the caller's: close() destroys none of them, and the caller destroys
+    them only after closing the Device.
 
     ``name`` is the device's name, ``features`` a dict of what the backend
     supports there, ``backend`` the backend's name and ``backend_path`` the
     library it came from. ``stats`` counts what the package did for its
     callers: ``staged`` (operands copied into USM), ``staged_bytes``,
     ``copied_back`` (results copied out to non-USM ``out=`` arrays),
-    ``allocations`` (USM allocations made) and ``primitives`` (created).
+    ``allocations`` (USM allocations made) and ``primitives`` (created)."""
 
-    Executions are synchronous: results are ready when a call returns."""
-
-    def __init__(self, backend=None):
+    def __init__(self, backend=None, *, driver=0, ordinal=0, ze_context=None, ze_device=None,
+                 command_list=None, synchronous=False):
         libs = libraries()
+        self._libs = libs
         self._sdpa = libs.sdpa
         self._lock = threading.Lock()  # allocation counts and the closed flag
         self._primitive_lock = threading.Lock()  # held while a primitive is created
@@ -80,17 +102,31 @@ class Device:
         self._live_allocations = 0
         self._closed = False
         self.stats = dict(staged=0, staged_bytes=0, copied_back=0, allocations=0, primitives=0)
-        self._ze = ZeDevice()
+        self._ze = ZeDevice(driver, ordinal, ze_context, ze_device)
         self.ordinal = self._ze.ordinal
+        self.command_list = int(command_list) if command_list else None
+        self.synchronous = self.command_list is None or bool(synchronous)
+        self.pending = []
         try:
             self._open_backend(backend)
         except BaseException:
             self._ze.close(destroy_context=True)
             raise
 
+    def keep_until_synchronized(self, operands):
+        """Holds operands (and so their staged copies) until release_pending(),
+        when executions are asynchronous."""
+        if not self.synchronous:
+            self.pending.extend(operands)
+
+    def release_pending(self):
+        """Drops what pending holds: call it once the caller's command list
+        has executed the work appended so far."""
+        self.pending = []
+
     def _open_backend(self, backend):
         handle = ctypes.c_void_p()
-        status = self._sdpa.sdpa_backend_open(backend.encode() if backend else None,
+        status = self._sdpa.sdpa_backend_open(self._libs.backend_path(backend).encode(),
                                               ctypes.byref(handle))
         if status != _abi.SUCCESS:
             raise SdpaError("sdpa_backend_open", status, self.status_name(status),
@@ -110,7 +146,7 @@ class Device:
         self.backend_path = self._sdpa.sdpa_backend_path(self._backend).decode()
 
         desc = _abi.ContextDesc(ctypes.sizeof(_abi.ContextDesc), _abi.CONTEXT_DESC_VERSION,
-                                self._ze.context, self._ze.device, None, 0)
+                                self._ze.context, self._ze.device, self.command_list, 0)
         context = ctypes.c_void_p()
         # NULL command list: the context makes a synchronous immediate one.
         status = iface.context_create(ctypes.byref(desc), ctypes.byref(context))
@@ -184,10 +220,15 @@ class Device:
             self._ze.close(destroy_context=True)
 
     # --- primitives -----------------------------------------------------------
+    def merge_primitive(self, desc):
+        """The merge primitive for desc (an _abi.MergeDesc), cached as
+        primitive() caches."""
+        return self.primitive(desc)
+
     def primitive(self, problem):
-        """The primitive for problem (an _abi.ProblemDesc), created on first
-        use and cached."""
-        key = bytes(problem)
+        """The primitive for problem (an _abi.ProblemDesc, or a MergeDesc),
+        created on first use and cached."""
+        key = (type(problem).__name__, bytes(problem))
         with self._primitive_lock:
             if self._closed:
                 raise RuntimeError("the device is closed")
@@ -233,11 +274,24 @@ _default_lock = threading.Lock()
 
 
 def default_device():
-    """The Device the functions of this package use: the first Level Zero
-    device with the default backend, opened on first use, closed at exit."""
+    """The Device the functions of this package use: the one given to
+    set_default_device(), else the first Level Zero device with the default
+    backend, opened on first use, closed at exit."""
     global _default
     with _default_lock:
         if _default is None:
             _default = Device()
             atexit.register(_default.close)
         return _default
+
+
+def set_default_device(device):
+    """Makes device (a Device, e.g. one bound to a framework's Level Zero
+    context) the one the package's functions use; returns the previous one
+    (None if none was opened). The caller keeps closing its own Device."""
+    global _default
+    if not isinstance(device, Device):
+        raise TypeError("set_default_device takes a Device, not %s" % type(device).__name__)
+    with _default_lock:
+        previous, _default = _default, device
+        return previous

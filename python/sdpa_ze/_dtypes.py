@@ -27,8 +27,12 @@ FLOAT32 = DType("float32", 4, np.float32, (_dlpack.KDL_FLOAT, 32, 1), _abi.DTYPE
 FLOAT16 = DType("float16", 2, np.float16, (_dlpack.KDL_FLOAT, 16, 1), _abi.DTYPE_F16)
 BFLOAT16 = DType("bfloat16", 2, np.uint16, (_dlpack.KDL_BFLOAT, 16, 1), _abi.DTYPE_BF16)
 BOOL = DType("bool", 1, np.bool_, (_dlpack.KDL_BOOL, 8, 1), None)
+# Index arrays (cu_seqlens, block tables, cache lengths) and the dropout keep mask.
+INT32 = DType("int32", 4, np.int32, (_dlpack.KDL_INT, 32, 1), None)
+UINT8 = DType("uint8", 1, np.uint8, (_dlpack.KDL_UINT, 8, 1), None)
 
-_ALL = (FLOAT32, FLOAT16, BFLOAT16, BOOL)
+FLOATS = (FLOAT32, FLOAT16, BFLOAT16)
+_ALL = (FLOAT32, FLOAT16, BFLOAT16, BOOL, INT32, UINT8)
 _BY_NAME = {t.name: t for t in _ALL}
 _BY_DLPACK = {t.dlpack: t for t in _ALL}
 
@@ -42,15 +46,15 @@ def from_name(name):
         return _BY_NAME[key]
     except KeyError:
         raise TypeError("dtype %s is not supported (float32, float16, bfloat16; bool for "
-                        "masks)" % key) from None
+                        "masks; int32 for index arrays)" % key) from None
 
 
 def from_numpy(dtype):
     dtype = np.dtype(dtype)
-    if dtype.name in ("float32", "float16", "bool"):
+    if dtype.name in ("float32", "float16", "bool", "int32", "uint8"):
         return _BY_NAME[dtype.name]
     raise TypeError("dtype %s is not supported (float32, float16; bfloat16 through DLPack; "
-                    "bool for masks)" % dtype.name)
+                    "bool for masks; int32 for index arrays)" % dtype.name)
 
 
 def from_dlpack(code_bits_lanes):
@@ -59,7 +63,7 @@ def from_dlpack(code_bits_lanes):
     except KeyError:
         code, bits, lanes = code_bits_lanes
         raise TypeError("DLPack dtype (code %d, bits %d, lanes %d) is not supported "
-                        "(float32, float16, bfloat16; bool for masks)"
+                        "(float32, float16, bfloat16; bool for masks; int32 for index arrays)"
                         % (code, bits, lanes)) from None
 
 

@@ -15,6 +15,10 @@ from . import _dtypes
 from ._usm import UsmArray, host_view
 
 
+def _is_torch_tensor(x):
+    return type(x).__module__.split(".")[0] == "torch" and hasattr(x, "detach")
+
+
 class _Source:
     """What a caller's array is: address, shape, strides (elements; None when
     not a whole number of elements), dtype (DType), device_type (a DLPack
@@ -23,6 +27,12 @@ class _Source:
     "usm")."""
 
     def __init__(self, device, x, name):
+        self.framework = None
+        if _is_torch_tensor(x):
+            # torch refuses to export a tensor that requires grad; the data is
+            # all the ABI reads.
+            self.framework = "torch"
+            x = x.detach()
         self.keepalive = x
         if isinstance(x, UsmArray):
             self._from_usm_array(x)
@@ -79,9 +89,15 @@ class Operand:
     it), ``origin`` of the caller's array. For an output that is not USM,
     finish() copies the result back into the caller's array."""
 
-    def __init__(self, device, x, name, output=False, as_additive_mask=False):
+    def __init__(self, device, x, name, output=False, as_additive_mask=False, dtypes=None):
         source = _Source(device, x, name)
         self.name, self.origin, self.staged = name, source.origin, False
+        self.framework = source.framework
+        allowed = dtypes or _dtypes.FLOATS
+        if source.dtype not in allowed and not (as_additive_mask
+                                                 and source.dtype is _dtypes.BOOL):
+            raise TypeError("%s: dtype %s is not accepted here (%s)"
+                            % (name, source.dtype.name, ", ".join(t.name for t in allowed)))
         self._keepalive, self._writeback = [source.keepalive], None
         if output and source.read_only:
             raise ValueError("%s: the array is read-only" % name)
@@ -89,8 +105,6 @@ class Operand:
             raise ValueError("%s: DLPack device %s is not supported (kDLCPU or kDLOneAPI)"
                              % (name, _dlpack.device_name(source.device_type)))
         convert = as_additive_mask and source.dtype is _dtypes.BOOL
-        if source.dtype is _dtypes.BOOL and not as_additive_mask:
-            raise TypeError("%s: dtype bool is only accepted for masks" % name)
         if not convert and self._usable_in_place(device, source):
             self.address, self.shape, self.strides = source.address, source.shape, source.strides
             self.dtype = source.dtype

@@ -64,31 +64,56 @@ def _check(function, result, hint=""):
 
 
 class ZeDevice:
-    """The first device of the first Level Zero driver, and a context on it.
+    """A Level Zero device and a context on it: device ``ordinal`` of driver
+    ``driver_index`` with a context of its own (created here, destroyed by
+    close()), or the caller's ``context`` and ``device`` handles (ints),
+    which this object never destroys.
 
     ``driver``, ``device`` and ``context`` are the raw handles (ints), for a
-    caller that wants to share them with other Level Zero code."""
+    caller that wants to share them with other Level Zero code; ``owned``
+    says whether the context is this object's."""
 
-    def __init__(self):
+    def __init__(self, driver_index=0, ordinal=0, context=None, device=None):
         ze = libraries().ze
         self._ze = ze
-        no_driver = (" (no Level Zero driver: on a machine without an Intel GPU, set "
-                     "ZE_ENABLE_ALT_DRIVERS to the CPU driver libze_cpu.so)")
+        self._copy_list = None
+        no_driver = (" (no Level Zero driver: on a machine without an Intel GPU, install "
+                     "sdpa-ze with its CPU driver (configure --enable-cpu-driver) or set "
+                     "ZE_ENABLE_ALT_DRIVERS to libze_cpu.so)")
         _check("zeInit", ze.zeInit(0), no_driver)
-        count, driver = ctypes.c_uint32(1), _vp()
-        _check("zeDriverGet", ze.zeDriverGet(ctypes.byref(count), ctypes.byref(driver)), no_driver)
-        if count.value == 0:
-            raise LevelZeroError("zeDriverGet", 0, no_driver)
-        count, device = ctypes.c_uint32(1), _vp()
-        _check("zeDeviceGet", ze.zeDeviceGet(driver, ctypes.byref(count), ctypes.byref(device)))
-        if count.value == 0:
-            raise LevelZeroError("zeDeviceGet", 0, " (the driver has no device)")
+        if (context is None) != (device is None):
+            raise ValueError("ze_context and ze_device go together: pass both handles or "
+                             "neither")
+        if context is not None:
+            self.driver, self.device, self.context = None, int(device), int(context)
+            self.ordinal, self.owned = int(ordinal), False
+            return
+        drivers = self._list("zeDriverGet", lambda n, a: ze.zeDriverGet(n, a), no_driver)
+        if not 0 <= driver_index < len(drivers):
+            raise ValueError("driver %d: Level Zero lists %d driver(s)"
+                             % (driver_index, len(drivers)))
+        driver = drivers[driver_index]
+        devices = self._list("zeDeviceGet", lambda n, a: ze.zeDeviceGet(driver, n, a),
+                             " (the driver has no device)")
+        if not 0 <= ordinal < len(devices):
+            raise ValueError("ordinal %d: driver %d has %d device(s)"
+                             % (ordinal, driver_index, len(devices)))
         desc, context = _ContextDesc(_STYPE_CONTEXT_DESC, None, 0), _vp()
         _check("zeContextCreate", ze.zeContextCreate(driver, ctypes.byref(desc),
                                                      ctypes.byref(context)))
-        self.driver, self.device, self.context = driver.value, device.value, context.value
-        self.ordinal = 0  # the device's index in zeDeviceGet's list
-        self._copy_list = None
+        self.driver, self.device, self.context = driver, devices[ordinal], context.value
+        self.ordinal, self.owned = ordinal, True  # the device's index in zeDeviceGet's list
+
+    @staticmethod
+    def _list(function, call, hint):
+        """The handles a zeXxxGet(count, handles) call lists (at least one)."""
+        count = ctypes.c_uint32(0)
+        _check(function, call(ctypes.byref(count), None), hint)
+        if count.value == 0:
+            raise LevelZeroError(function, 0, hint)
+        handles = (_vp * count.value)()
+        _check(function, call(ctypes.byref(count), handles), hint)
+        return [handles[i] for i in range(count.value)]
 
     def allocate(self, nbytes, kind):
         """A USM allocation of nbytes (> 0) of kind "shared", "host" or
@@ -147,10 +172,10 @@ class ZeDevice:
 
     def close(self, destroy_context):
         """Destroys the copy list, and the context if destroy_context (only
-        when no allocation of it is alive)."""
+        when no allocation of it is alive) and it is this object's."""
         if self._copy_list is not None:
             self._ze.zeCommandListDestroy(self._copy_list)
             self._copy_list = None
-        if destroy_context and self.context:
+        if destroy_context and self.context and self.owned:
             self._ze.zeContextDestroy(self.context)
             self.context = None

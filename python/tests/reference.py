@@ -101,3 +101,121 @@ def gradient_tolerance(want, q_len, k_len, head_size, dtype):
     magnitude = max(np.abs(want).max(), 1e-30)
     terms = np.sqrt(q_len + k_len + head_size)
     return 8 * magnitude * (EPS_F32_ACC * terms + epsilon(dtype))
+
+
+# --------------------------------------------------------------------------
+# ABI 1.1 features (sdpa.h, "LLM features"): one problem [B, H, Sq, Sk] at a
+# time; varlen and paged KV are loops over sequences in the tests.
+# --------------------------------------------------------------------------
+
+def _feature_scores(q, k, scale, causal, window, softcap, alibi):
+    """(raw, s): raw = scale * q.k^T and s = cap(raw) + bias, -inf outside the
+    causal band and the window; queries sit at pos_i = i + Sk - Sq."""
+    group = q.shape[1] // k.shape[1]
+    raw = scale * (q @ np.repeat(k, group, axis=1).transpose(0, 1, 3, 2))
+    s = softcap * np.tanh(raw / softcap) if softcap else raw.copy()
+    sq, sk = s.shape[-2:]
+    i, j = np.arange(sq)[:, None], np.arange(sk)[None, :]
+    pos = i + sk - sq
+    if alibi is not None:
+        slopes = np.asarray(alibi, dtype=np.float64)
+        slopes = slopes.reshape((1, -1, 1, 1) if slopes.ndim == 1 else slopes.shape + (1, 1))
+        s = s - slopes * np.abs(pos - j)
+    visible = np.ones((sq, sk), dtype=bool)
+    if causal:
+        visible &= j <= (i if causal in (True, "top_left") else pos)
+    if window is not None:
+        left, right = window
+        if left >= 0:
+            visible &= j >= pos - left
+        if right >= 0:
+            visible &= j <= pos + right
+    return raw, np.where(visible, s, -np.inf)
+
+
+def feature_forward(q, k, v, scale=None, causal=False, window=None, softcap=0.0, alibi=None,
+                    keep=None, dropout_p=0.0):
+    """(O, lse) in float64 with the ABI 1.1 features; keep (the dropout keep
+    mask [B, Hq, Sq, Sk]) scales kept probabilities by 1 / (1 - p)."""
+    q, k, v = (np.asarray(x, dtype=np.float64) for x in (q, k, v))
+    scale = 1 / np.sqrt(q.shape[-1]) if scale is None else scale
+    _, s = _feature_scores(q, k, scale, causal, window, softcap, alibi)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        m = s.max(axis=-1, keepdims=True)
+        p = np.exp(s - m)
+        total = p.sum(axis=-1, keepdims=True)
+        p = p / total
+        if keep is not None:
+            p = p * keep / (1 - dropout_p)
+        group = q.shape[1] // k.shape[1]
+        return p @ np.repeat(v, group, axis=1), (m + np.log(total))[..., 0]
+
+
+def feature_backward(do, q, k, v, scale=None, causal=False, window=None, softcap=0.0,
+                     alibi=None, keep=None, dropout_p=0.0):
+    """(dQ, dK, dV) in float64 with the ABI 1.1 features."""
+    do, q, k, v = (np.asarray(x, dtype=np.float64) for x in (do, q, k, v))
+    scale = 1 / np.sqrt(q.shape[-1]) if scale is None else scale
+    group = q.shape[1] // k.shape[1]
+    raw, s = _feature_scores(q, k, scale, causal, window, softcap, alibi)
+    with np.errstate(invalid="ignore"):
+        p = np.exp(s - s.max(axis=-1, keepdims=True))
+        p = np.nan_to_num(p / p.sum(axis=-1, keepdims=True))
+    z = np.ones_like(p) if keep is None else keep / (1 - dropout_p)
+    kr, vr = np.repeat(k, group, axis=1), np.repeat(v, group, axis=1)
+    dv = (p * z).transpose(0, 1, 3, 2) @ do
+    dp = (do @ vr.transpose(0, 1, 3, 2)) * z
+    ds = p * (dp - (dp * p).sum(axis=-1, keepdims=True))
+    if softcap:
+        ds = ds * (1 - np.tanh(raw / softcap) ** 2)
+    dq = scale * (ds @ kr)
+    dk = scale * (ds.transpose(0, 1, 3, 2) @ q)
+
+    def group_sum(x):
+        b, h, s_, d = x.shape
+        return x.reshape(b, h // group, group, s_, d).sum(axis=2)
+
+    return dq, group_sum(dk), group_sum(dv)
+
+
+def merge(outs, lses):
+    """sdpa.h's merge of attention states, in float64."""
+    lses = np.stack([np.asarray(x, dtype=np.float64) for x in lses])
+    outs = np.stack([np.asarray(x, dtype=np.float64) for x in outs])
+    m = lses.max(axis=0)
+    w = np.exp(lses - m)
+    total = w.sum(axis=0)
+    return (w[..., None] * outs).sum(axis=0) / total[..., None], m + np.log(total)
+
+
+_PHILOX_M = (0xD2511F53, 0xCD9E8D57)
+_PHILOX_W = (0x9E3779B9, 0xBB67AE85)
+
+
+def philox4x32_10(counter, key):
+    """Philox4x32-10 (Salmon et al., as in Random123) on uint64 arrays holding
+    32-bit words: counter (c0, c1, c2, c3), key (k0, k1); returns 4 words."""
+    mask = np.uint64(0xFFFFFFFF)
+    c = [np.asarray(x, dtype=np.uint64) & mask for x in counter]
+    k0, k1 = (np.uint64(x) for x in key)
+    for round_ in range(10):
+        if round_:
+            k0, k1 = (k0 + np.uint64(_PHILOX_W[0])) & mask, (k1 + np.uint64(_PHILOX_W[1])) & mask
+        p0, p1 = np.uint64(_PHILOX_M[0]) * c[0], np.uint64(_PHILOX_M[1]) * c[2]
+        hi0, lo0, hi1, lo1 = p0 >> np.uint64(32), p0 & mask, p1 >> np.uint64(32), p1 & mask
+        c = [hi1 ^ c[1] ^ k0, lo1, hi0 ^ c[3] ^ k1, lo0]
+    return c
+
+
+def dropout_keep(shape, p, seed, offset=0):
+    """The keep mask sdpa.h defines for probabilities of shape [B, Hq, Sq, Sk]:
+    element n keeps iff (word n % 4 of Philox(offset + n / 4, seed)) >> 8,
+    times 2^-24, is >= p."""
+    n = np.arange(int(np.prod(shape)), dtype=np.uint64)
+    c = (np.uint64(offset) + n // np.uint64(4))
+    seed = int(seed) & 0xFFFFFFFFFFFFFFFF
+    words = philox4x32_10((c & np.uint64(0xFFFFFFFF), c >> np.uint64(32), 0 * c, 0 * c),
+                          (seed & 0xFFFFFFFF, seed >> 32))
+    lane = (n % np.uint64(4)).astype(np.int64)
+    w = np.choose(lane, words)
+    return ((w >> np.uint64(8)).astype(np.float64) * 2.0 ** -24 >= p).reshape(shape)

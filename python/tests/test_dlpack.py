@@ -157,13 +157,14 @@ def test_foreign_memory_is_refused(device, dl_device, message):
 
 
 def test_torch_round_trip(device, rng):
-    """PyTorch CPU tensors in (kDLCPU), NumPy views of USM out, and back into
-    torch without a copy. Runs where torch is installed."""
+    """PyTorch CPU tensors in (kDLCPU), torch tensors over USM out, and
+    through DLPack again without a copy. Runs where torch is installed."""
     torch = pytest.importorskip("torch")
     q, k, v = (torch.from_numpy(uniform(rng, (1, 4, 72, 64))) for _ in range(3))
     o = sdpa_ze.attention(q, k, v, causal=True)
+    assert isinstance(o, torch.Tensor) and device.memory_kind(o.data_ptr()) == "shared"
     t = torch.from_dlpack(o)
-    assert t.data_ptr() == o.__array_interface__["data"][0]
+    assert t.data_ptr() == o.data_ptr()
     want = torch.nn.functional.scaled_dot_product_attention(q.double(), k.double(), v.double(),
                                                             is_causal=True)
     ref.assert_close(t.numpy(), want.numpy(), ref.forward_tolerance(72, 64), "float32",

@@ -48,7 +48,7 @@ def test_binding_errors_name_the_argument(device):
         sdpa_ze.attention(q, k, v, causal=True, mask=np.zeros((8, 8), dtype=np.float32))
     with pytest.raises(ValueError, match="causal = 'left'"):
         sdpa_ze.attention(q, k, v, causal="left")
-    with pytest.raises(TypeError, match="k: dtype bool is only accepted for masks"):
+    with pytest.raises(TypeError, match="k: dtype bool is not accepted here"):
         sdpa_ze.attention(q, k.astype(bool), v)
     readonly = np.zeros_like(q)
     readonly.flags.writeable = False
