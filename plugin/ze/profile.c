@@ -158,6 +158,10 @@ void ze_profile_end(sdpa_primitive_t *prim, ze_command_list_handle_t list, int s
     if (zeCommandListAppendBarrier(list, NULL, 0, NULL) != ZE_RESULT_SUCCESS ||
         zeCommandListAppendWriteGlobalTimestamp(list, &p->stamps[2 * slot + 1], p->events[slot], 0,
                                                 NULL) != ZE_RESULT_SUCCESS) {
+        /* The slot is retired: its start stamp, in the list, may still be
+         * written, and its event will never be signalled. */
+        p->failed[slot] = 1;
+        p->pending[slot] = 1;
         p->untimed++;
         return;
     }
