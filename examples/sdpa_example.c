@@ -23,7 +23,7 @@
  *
  * It uses only sdpa.h, Level Zero and the C library, so it builds out of tree:
  *
- *   cc $(pkg-config --cflags sdpa) sdpa_example.c $(pkg-config --libs sdpa) -lm
+ *   cc $(pkg-config --cflags sdpa) sdpa_example.c $(pkg-config --libs sdpa)
  *
  * Exit status: 0 if the result matches the reference within the tolerance of
  * the data type, 1 if it does not, 2 on any error.

@@ -15,8 +15,10 @@ static const char *config_string(const sdpa_primitive_t *prim)
     return prim->kind == SDPA_ZE_PRIM_BACKWARD ? prim->bwd.config_string : prim->fwd.config_string;
 }
 
-/* SDPA_VERBOSE: "create" after a creation, "exec" after an execution. */
-static void trace(const sdpa_primitive_t *prim, const char *what, const char *status, double ms)
+/* SDPA_VERBOSE: "create" after a creation, "exec" after an execution,
+ * "kernel" once an execution's kernels have run (profile.c). */
+void ze_primitive_trace(const sdpa_primitive_t *prim, const char *what, const char *status,
+                        double ms)
 {
     char device[sizeof(prim->ctx->device.name)], problem[512];
     sdpa_verbose_print("%s,ze,%s,%s,%s,%.3f,%s", what,
@@ -79,7 +81,7 @@ sdpa_status_t ze_primitive_create(sdpa_context_t *ctx, const sdpa_problem_desc_t
         snprintf(modules, sizeof(modules), "built=%llu cache_hit=%llu cache_miss=%llu reused=%llu",
                  (unsigned long long)n.built, (unsigned long long)n.hits,
                  (unsigned long long)n.misses, (unsigned long long)n.reused);
-        trace(prim, "create", modules, sdpa_verbose_now_ms() - start);
+        ze_primitive_trace(prim, "create", modules, sdpa_verbose_now_ms() - start);
     }
     *out = prim;
     return SDPA_SUCCESS;
@@ -88,6 +90,7 @@ sdpa_status_t ze_primitive_create(sdpa_context_t *ctx, const sdpa_problem_desc_t
 /* Destroys the Level Zero objects prim holds (its context is alive). */
 static void release_device_objects(sdpa_primitive_t *prim)
 {
+    ze_profile_release(prim);
     if (prim->fwd_kernel)
         zeKernelDestroy(prim->fwd_kernel);
     prim->fwd_kernel = NULL;
@@ -152,20 +155,28 @@ sdpa_status_t ze_primitive_execute(sdpa_primitive_t *prim, const sdpa_exec_args_
     sdpa_list_entry_t *entry = NULL;
     if ((status = sdpa_list_lock(prim->ctx->lists, list, &entry)) != SDPA_SUCCESS)
         return status;
+    const int caller_list = !(list == prim->ctx->command_list && prim->ctx->owns_command_list);
     status = ze_check_arrays(prim, &checked, list);
     if (status == SDPA_SUCCESS) {
         pthread_mutex_lock(&prim->launch_lock);
+        int slot = ze_profile_begin(prim, list, caller_list, checked.num_wait_events,
+                                    checked.wait_events);
         status = backward ? ze_bwd_execute(prim, &checked, list, sdpa_list_scratch(entry))
                           : ze_fwd_execute(prim, &checked, list, sdpa_list_scratch(entry));
+        ze_profile_end(prim, list, slot, status == SDPA_SUCCESS);
         pthread_mutex_unlock(&prim->launch_lock);
     }
     sdpa_list_unlock(entry);
     /* The time to append; on the list the context made, which is
-     * synchronous, the execution's time. */
+     * synchronous, the execution's time. The kernels' own time is the
+     * "kernel" line's (SDPA_VERBOSE=profile). */
     if (status == SDPA_SUCCESS && sdpa_verbose_level() >= 1)
-        trace(prim, "exec",
-              list == prim->ctx->command_list && prim->ctx->owns_command_list ? "sync_list"
-                                                                             : "caller_list",
-              sdpa_verbose_now_ms() - start);
+        ze_primitive_trace(prim, "exec", caller_list ? "caller_list" : "sync_list",
+                           sdpa_verbose_now_ms() - start);
+    if (sdpa_verbose_level() >= SDPA_VERBOSE_PROFILE) { /* a synchronous list has run them */
+        pthread_mutex_lock(&prim->launch_lock);
+        ze_profile_harvest(prim);
+        pthread_mutex_unlock(&prim->launch_lock);
+    }
     return status;
 }

@@ -62,6 +62,9 @@ struct sdpa_context {
 
 /* What a primitive runs: primitive_create makes a forward or a backward
  * one (by the problem's prop_kind), merge_create a merge one. */
+/* SDPA_VERBOSE=profile's timestamps of a primitive (profile.c). */
+typedef struct ze_profile ze_profile_t;
+
 typedef enum sdpa_ze_prim_kind {
     SDPA_ZE_PRIM_FORWARD,  /* problem, shape, fwd */
     SDPA_ZE_PRIM_BACKWARD, /* problem, shape, bwd */
@@ -93,6 +96,9 @@ struct sdpa_primitive {
     sdpa_merge_desc_t merge; /* checked and normalized */
     sdpa_merge_plan_t merge_plan;
     ze_kernel_handle_t merge_kernel;
+
+    /* SDPA_VERBOSE=profile: the timestamps of executions (profile.c). */
+    ze_profile_t *profile;
 };
 
 /* context.c */
@@ -111,6 +117,24 @@ void ze_primitive_orphan(sdpa_primitive_t *prim);
 sdpa_status_t ze_primitive_query(sdpa_primitive_t *prim, sdpa_query_t what, void *out,
                                  size_t out_size);
 sdpa_status_t ze_primitive_execute(sdpa_primitive_t *prim, const sdpa_exec_args_t *args);
+/* An SDPA_VERBOSE line about prim: what ("create", "exec", "kernel"), the
+ * <modules> or <list> field, the time in milliseconds. */
+void ze_primitive_trace(const sdpa_primitive_t *prim, const char *what, const char *field,
+                        double ms);
+
+/* profile.c: SDPA_VERBOSE=profile. ze_profile_begin appends a timestamp
+ * before an execution's kernels (after num_wait_events wait_events) and
+ * returns its slot, or -1 when the execution is not timed (another level,
+ * no slot free, a Level Zero failure); ze_profile_end, with the same slot,
+ * appends the one after them (appended: whether the kernels were).
+ * ze_profile_harvest prints the "kernel" lines of the executions that have
+ * run (ze_profile_begin does too); ze_profile_release prints the last ones
+ * and frees the profile. */
+int ze_profile_begin(sdpa_primitive_t *prim, ze_command_list_handle_t list, int caller_list,
+                     uint32_t num_wait_events, ze_event_handle_t *wait_events);
+void ze_profile_end(sdpa_primitive_t *prim, ze_command_list_handle_t list, int slot, int appended);
+void ze_profile_harvest(sdpa_primitive_t *prim);
+void ze_profile_release(sdpa_primitive_t *prim);
 
 /* kernel.c: kernel kernel_name of variant source.d_max.subgroup_size from a
  * cached module, checked to take the arguments of table args (a module of

@@ -9,6 +9,7 @@
 
 #include "error.h"
 #include "sdpa.h"
+#include "verbose.h"
 
 /* sdpa_backend_negotiate for a backend whose table is table: hands out table
  * if the caller speaks its major version, else refuses naming both. */
@@ -20,13 +21,16 @@ sdpa_status_t sdpa_backend_negotiate_table(const sdpa_backend_iface_t *table, ui
  * PREFIX_merge_execute (NAME is the table's name, "ze"). Every entry that
  * returns a status runs through SDPA_ENTRY (error.h), so that last_error()
  * describes the calling thread's most recent call (sdpa.h); the destroy
- * functions and last_error itself leave the message alone. One place, so
- * that the backends cannot differ in it. */
+ * functions and last_error itself leave the message alone. The calls that
+ * create or run something print a "refused" line when they fail under
+ * SDPA_VERBOSE (verbose.h). One place, so that the backends cannot differ
+ * in it. */
 #define SDPA_BACKEND_TABLE(PREFIX, NAME)                                                           \
     static sdpa_status_t PREFIX##_entry_context_create(const sdpa_context_desc_t *desc,           \
                                                        sdpa_context_t **out)                       \
     {                                                                                              \
-        return SDPA_ENTRY(PREFIX##_context_create(desc, out));                                     \
+        return sdpa_verbose_refusal(NAME, "context_create",                                        \
+                                    SDPA_ENTRY(PREFIX##_context_create(desc, out)));               \
     }                                                                                              \
     static sdpa_status_t PREFIX##_entry_context_get_features(sdpa_context_t *ctx,                 \
                                                              sdpa_features_t *out)                 \
@@ -41,7 +45,8 @@ sdpa_status_t sdpa_backend_negotiate_table(const sdpa_backend_iface_t *table, ui
     static sdpa_status_t PREFIX##_entry_primitive_create(                                          \
             sdpa_context_t *ctx, const sdpa_problem_desc_t *desc, sdpa_primitive_t **out)          \
     {                                                                                              \
-        return SDPA_ENTRY(PREFIX##_primitive_create(ctx, desc, out));                              \
+        return sdpa_verbose_refusal(NAME, "primitive_create",                                      \
+                                    SDPA_ENTRY(PREFIX##_primitive_create(ctx, desc, out)));        \
     }                                                                                              \
     static sdpa_status_t PREFIX##_entry_primitive_query(sdpa_primitive_t *prim, sdpa_query_t what, \
                                                         void *out, size_t out_size)                \
@@ -51,17 +56,20 @@ sdpa_status_t sdpa_backend_negotiate_table(const sdpa_backend_iface_t *table, ui
     static sdpa_status_t PREFIX##_entry_primitive_execute(sdpa_primitive_t *prim,                 \
                                                           const sdpa_exec_args_t *args)            \
     {                                                                                              \
-        return SDPA_ENTRY(PREFIX##_primitive_execute(prim, args));                                 \
+        return sdpa_verbose_refusal(NAME, "primitive_execute",                                     \
+                                    SDPA_ENTRY(PREFIX##_primitive_execute(prim, args)));           \
     }                                                                                              \
     static sdpa_status_t PREFIX##_entry_merge_create(                                              \
             sdpa_context_t *ctx, const sdpa_merge_desc_t *desc, sdpa_primitive_t **out)            \
     {                                                                                              \
-        return SDPA_ENTRY(PREFIX##_merge_create(ctx, desc, out));                                  \
+        return sdpa_verbose_refusal(NAME, "merge_create",                                          \
+                                    SDPA_ENTRY(PREFIX##_merge_create(ctx, desc, out)));            \
     }                                                                                              \
     static sdpa_status_t PREFIX##_entry_merge_execute(sdpa_primitive_t *prim,                     \
                                                       const sdpa_merge_args_t *args)               \
     {                                                                                              \
-        return SDPA_ENTRY(PREFIX##_merge_execute(prim, args));                                     \
+        return sdpa_verbose_refusal(NAME, "merge_execute",                                         \
+                                    SDPA_ENTRY(PREFIX##_merge_execute(prim, args)));               \
     }                                                                                              \
     static const sdpa_backend_iface_t PREFIX##_iface = {                                          \
             .abi_version = SDPA_ABI_VERSION,                                                       \

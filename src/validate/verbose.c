@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "config.h"
+#include "error.h"
 #include "problem.h"
 #include "verbose.h"
 
@@ -18,13 +19,15 @@ static atomic_int info_printed;
 static int read_level(void)
 {
     const char *value = getenv("SDPA_VERBOSE");
+    if (value != NULL && strcmp(value, "profile") == 0)
+        return SDPA_VERBOSE_PROFILE;
     if (value == NULL || *value < '0' || *value > '9')
         return 0;
     char *end = NULL;
     long level = strtol(value, &end, 10);
     if (*end != '\0')
         return 0;
-    return level > 2 ? 2 : (int)level;
+    return level > SDPA_VERBOSE_PROFILE ? SDPA_VERBOSE_PROFILE : (int)level;
 }
 
 int sdpa_verbose_level(void)
@@ -62,6 +65,14 @@ void sdpa_verbose_print(const char *format, ...)
     line[len] = '\n';
     line[len + 1] = '\0';
     print_line(line);
+}
+
+sdpa_status_t sdpa_verbose_refusal(const char *backend, const char *call, sdpa_status_t status)
+{
+    if (status != SDPA_SUCCESS && sdpa_verbose_level() >= 1)
+        sdpa_verbose_print("refused,%s,%s,%s,%s", backend, call, sdpa_status_string(status),
+                           sdpa_error_message());
+    return status;
 }
 
 double sdpa_verbose_now_ms(void)
@@ -142,12 +153,33 @@ char *sdpa_verbose_problem(const sdpa_problem_desc_t *p, char *out, size_t size)
     if (size > 0)
         out[0] = '\0';
     token(&t, "%s", prop_name(p->prop_kind));
-    token(&t, "b%lld", (long long)p->q.dims[0]);
+    /* The logical problem [B, Hq, Sq, Sk] (problem.h's sdpa_shape_t): with
+     * varlen, B sequences of at most max_seqlen_q / max_seqlen_k; with a
+     * paged cache, Sk = max_blocks_per_seq * block_size keys. */
+    long long batch = p->q.dims[0], q_len = p->q.dims[2], k_len = p->k.dims[2];
+    if (p->varlen.enabled) {
+        batch = p->varlen.batch;
+        q_len = p->varlen.max_seqlen_q;
+        k_len = p->varlen.max_seqlen_k;
+    }
+    if (p->paged_kv.enabled)
+        k_len = p->paged_kv.max_blocks_per_seq * p->k.dims[2];
+    token(&t, "b%lld", batch);
     token(&t, "hq%lld", (long long)p->q.dims[1]);
     token(&t, "hkv%lld", (long long)p->k.dims[1]);
-    token(&t, "sq%lld", (long long)p->q.dims[2]);
-    token(&t, "sk%lld", (long long)p->k.dims[2]);
+    token(&t, "sq%lld", q_len);
+    token(&t, "sk%lld", k_len);
     token(&t, "d%lld", (long long)p->q.dims[3]);
+    /* The packed rows (cu_seqlens_q/k are device arrays, not read here). */
+    if (p->varlen.enabled)
+        token(&t, "varlen=tq%lld.tk%lld", (long long)p->q.dims[2], (long long)p->k.dims[2]);
+    if (p->paged_kv.enabled) {
+        token(&t, "paged=bs%lld.nb%lld.mb%lld", (long long)p->k.dims[2], (long long)p->k.dims[0],
+              (long long)p->paged_kv.max_blocks_per_seq);
+        if (p->paged_kv.block_table_stride != 0 &&
+            p->paged_kv.block_table_stride != p->paged_kv.max_blocks_per_seq)
+            token(&t, "bt_stride=%lld", (long long)p->paged_kv.block_table_stride);
+    }
     token(&t, "qkvo=%s.%s.%s.%s", sdpa_dtype_name(p->q.dtype), sdpa_dtype_name(p->k.dtype),
           sdpa_dtype_name(p->v.dtype), sdpa_dtype_name(p->dst.dtype));
     if (p->k.strides[2] == 1 && p->k.dims[3] > 1)
@@ -175,6 +207,12 @@ char *sdpa_verbose_problem(const sdpa_problem_desc_t *p, char *out, size_t size)
         token(&t, "scale=dev.%s%s", sdpa_dtype_name(p->scale_dtype), divide);
     else
         token(&t, "scale=none");
+    if (p->window.enabled)
+        token(&t, "window=l%lld.r%lld", (long long)p->window.left, (long long)p->window.right);
+    if (p->softcap != 0.0f)
+        token(&t, "softcap=%.9g", (double)p->softcap);
+    if (p->alibi != SDPA_ALIBI_NONE)
+        token(&t, "alibi=%s", p->alibi == SDPA_ALIBI_PER_BATCH_HEAD ? "bh" : "h");
     if (p->softmax_kind == SDPA_SOFTMAX_INF_AS_ZERO)
         token(&t, "softmax=inf_as_zero");
     if (p->kq_acc_dtype == SDPA_DTYPE_F16 || p->vs_acc_dtype == SDPA_DTYPE_F16)
@@ -184,6 +222,8 @@ char *sdpa_verbose_problem(const sdpa_problem_desc_t *p, char *out, size_t size)
     if (p->dropout.enabled)
         token(&t, "dropout=%s%s%s", p->dropout.host_scalars ? "host" : "dev",
               p->dropout.with_offset ? "+offset" : "", p->dropout.with_mask_output ? "+mask" : "");
+    if (p->num_splits != 0)
+        token(&t, "splits=%u", p->num_splits);
     if (p->prop_kind == SDPA_BACKWARD) {
         if (p->ds.dtype != SDPA_DTYPE_UNDEF)
             token(&t, "ds=%s", sdpa_dtype_name(p->ds.dtype));

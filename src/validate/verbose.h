@@ -1,10 +1,12 @@
 /*
  * verbose.h - SDPA_VERBOSE, the diagnostic trace on stderr (like oneDNN's
- * ONEDNN_VERBOSE): 1 prints one line per primitive creation and execution,
- * 2 adds module builds, persistent-cache hits, misses and stores, scratch
- * allocations and each context's cache directory. Unset or 0: nothing,
- * and the cost of one load and compare per call (the variable is read
- * once per process).
+ * ONEDNN_VERBOSE): 1 prints one line per primitive creation and execution
+ * and one per refused call (oneDNN's "check"), 2 adds module builds,
+ * persistent-cache hits, misses and stores, scratch allocations and each
+ * context's cache directory, 3 (or "profile") adds the device time of each
+ * execution's kernels, from Level Zero timestamps written around them on
+ * the list they were appended to. Unset or 0: nothing, and the cost of one
+ * load and compare per call (the variable is read once per process).
  *
  * Every line is "sdpa_verbose," followed by comma-separated fields; only
  * the last field of a line may contain commas or spaces (a configuration
@@ -14,6 +16,8 @@
  *   sdpa_verbose,info,<package and version>,SDPA_VERBOSE=<level>
  *   sdpa_verbose,create,<backend>,<device>,<problem>,<modules>,<ms>,<config>
  *   sdpa_verbose,exec,<backend>,<device>,<problem>,<list>,<ms>,<config>
+ *   sdpa_verbose,refused,<backend>,<call>,<status>,<message>
+ *   sdpa_verbose,kernel,<backend>,<device>,<problem>,<list>,<ms>,<config>  (3)
  *   sdpa_verbose,context,<backend>,<device>,<cache>                     (2)
  *   sdpa_verbose,module,<event>,<variant>,<ms>,<detail>                 (2)
  *   sdpa_verbose,scratch,alloc,<bytes>,<ms>,<detail>                    (2)
@@ -27,9 +31,18 @@
 
 #include "sdpa.h"
 
-/* The level SDPA_VERBOSE asked for (0, 1 or 2; a malformed value is 0,
- * larger values are 2). Read on the first call, then a cached load. */
+/* The level that adds the kernels' device time ("kernel" lines). */
+#define SDPA_VERBOSE_PROFILE 3
+
+/* The level SDPA_VERBOSE asked for (0 to 3, "profile" is 3; a malformed
+ * value is 0, larger values are 3). Read on the first call, then a cached
+ * load. */
 int sdpa_verbose_level(void);
+
+/* At level 1 and above, a "refused" line for a call (e.g.
+ * "primitive_create") of backend that returned status, with the message
+ * it set; nothing for SDPA_SUCCESS. Returns status. */
+sdpa_status_t sdpa_verbose_refusal(const char *backend, const char *call, sdpa_status_t status);
 
 /* Prints "sdpa_verbose," and the formatted fields as one line on stderr
  * (one write, so lines of concurrent threads do not interleave). */

@@ -217,6 +217,23 @@ START_TEST(test_missing_plugin)
 }
 END_TEST
 
+/* libsdpa searches the plugin directory this tree is configured to install
+ * to: make passes $(plugindir) as it stands now (SDPA_TEST_PLUGINDIR), so a
+ * libsdpa built for an earlier prefix and not rebuilt fails here. */
+START_TEST(test_default_dir_is_configured)
+{
+    const char *configured = getenv("SDPA_TEST_PLUGINDIR");
+    ck_assert_msg(configured != NULL && configured[0] == '/',
+                  "SDPA_TEST_PLUGINDIR must be the configured plugin directory, got \"%s\"",
+                  configured ? configured : "(unset)");
+    char needle[4200];
+    snprintf(needle, sizeof(needle), "$SDPA_PLUGIN_DIR, %s or the dynamic linker's path",
+             configured);
+    const char *needles[] = {needle, NULL};
+    expect_refusal("no-such-backend", SDPA_ERROR_BACKEND_NOT_FOUND, needles);
+}
+END_TEST
+
 START_TEST(test_bad_names)
 {
     const char *needles[] = {"backend name", NULL};
@@ -318,6 +335,7 @@ static Suite *loader_suite(void)
     tcase_add_test(tc, test_linker_path);
     tcase_add_test(tc, test_default_is_ze);
     tcase_add_test(tc, test_missing_plugin);
+    tcase_add_test(tc, test_default_dir_is_configured);
     tcase_add_test(tc, test_bad_names);
     tcase_add_test(tc, test_missing_entry_symbol);
     tcase_add_test(tc, test_abi_too_new);
