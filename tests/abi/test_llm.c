@@ -298,22 +298,21 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("llm");
-    TCase *tc = tcase_create("ref");
-    tcase_add_unchecked_fixture(tc, open_ref, close_ref);
-    tcase_set_timeout(tc, 300);
-    tcase_add_loop_test(tc, test_varlen_forward, 0, 8);
-    tcase_add_loop_test(tc, test_varlen_quantized, 0, 3);
-    tcase_add_loop_test(tc, test_varlen_backward, 0, 3);
-    tcase_add_loop_test(tc, test_paged, 0, 8);
-    tcase_add_loop_test(tc, test_window, 0, 9);
-    tcase_add_loop_test(tc, test_wide_window, 0, LLM_WIDE_WINDOW_CASES);
-    tcase_add_loop_test(tc, test_softcap, 0, 5);
-    tcase_add_loop_test(tc, test_extreme_softcap, 0, LLM_EXTREME_SOFTCAP_CASES);
-    tcase_add_loop_test(tc, test_alibi, 0, 6);
-    tcase_add_loop_test(tc, test_combined, 0, 2);
-    tcase_add_test(tc, test_arrays_refused);
-    tcase_add_test(tc, test_features);
-    suite_add_tcase(s, tc);
-    return test_run_suite(s);
+    const test_entry_t tests[] = {
+            TEST_LOOP(test_varlen_forward, 8),
+            TEST_LOOP(test_varlen_quantized, 3),
+            TEST_LOOP(test_varlen_backward, 3),
+            TEST_LOOP(test_paged, 8),
+            TEST_LOOP(test_window, 9),
+            TEST_LOOP(test_wide_window, LLM_WIDE_WINDOW_CASES),
+            TEST_LOOP(test_softcap, 5),
+            TEST_LOOP(test_extreme_softcap, LLM_EXTREME_SOFTCAP_CASES),
+            TEST_LOOP(test_alibi, 6),
+            TEST_LOOP(test_combined, 2),
+            TEST_ONCE(test_arrays_refused),
+            TEST_ONCE(test_features),
+    };
+    const test_suite_t suite = {
+            .name = "llm", .timeout = 300, .open = open_ref, .close = close_ref};
+    return test_run_table(&suite, tests, TEST_COUNT(tests));
 }

@@ -307,34 +307,29 @@ START_TEST(test_names_and_nulls)
 }
 END_TEST
 
-static Suite *loader_suite(void)
-{
-    Suite *s = suite_create("loader");
-    TCase *tc = tcase_create("loader");
-    tcase_add_test(tc, test_ref_by_name);
-    tcase_add_test(tc, test_env_selects_ref);
-    tcase_add_test(tc, test_path_to_plugin);
-    tcase_add_test(tc, test_short_name_in_plugin_dir);
-    tcase_add_test(tc, test_linker_path);
-    tcase_add_test(tc, test_default_is_ze);
-    tcase_add_test(tc, test_missing_plugin);
-    tcase_add_test(tc, test_bad_names);
-    tcase_add_test(tc, test_missing_entry_symbol);
-    tcase_add_test(tc, test_abi_too_new);
-    tcase_add_test(tc, test_abi_too_old);
-    tcase_add_test(tc, test_truncated_table);
-    tcase_add_test(tc, test_null_member);
-    tcase_add_test(tc, test_null_merge_member);
-    tcase_add_test(tc, test_table_version_mismatch);
-    tcase_add_test(tc, test_newer_minor_accepted);
-    tcase_add_test(tc, test_names_and_nulls);
-    suite_add_tcase(s, tc);
-    return s;
-}
-
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "--linker-path-child") == 0)
         return linker_path_child();
-    return test_run_suite(loader_suite());
+    const test_entry_t tests[] = {
+            TEST_ONCE(test_ref_by_name),
+            TEST_ONCE(test_env_selects_ref),
+            TEST_ONCE(test_path_to_plugin),
+            TEST_ONCE(test_short_name_in_plugin_dir),
+            TEST_ONCE(test_linker_path),
+            TEST_ONCE(test_default_is_ze),
+            TEST_ONCE(test_missing_plugin),
+            TEST_ONCE(test_bad_names),
+            TEST_ONCE(test_missing_entry_symbol),
+            TEST_ONCE(test_abi_too_new),
+            TEST_ONCE(test_abi_too_old),
+            TEST_ONCE(test_truncated_table),
+            TEST_ONCE(test_null_member),
+            TEST_ONCE(test_null_merge_member),
+            TEST_ONCE(test_table_version_mismatch),
+            TEST_ONCE(test_newer_minor_accepted),
+            TEST_ONCE(test_names_and_nulls),
+    };
+    const test_suite_t suite = {.name = "loader"};
+    return test_run_table(&suite, tests, TEST_COUNT(tests));
 }

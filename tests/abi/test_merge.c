@@ -147,17 +147,16 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("merge");
-    TCase *tc = tcase_create("ref");
-    tcase_add_unchecked_fixture(tc, open_ref, close_ref);
-    tcase_add_loop_test(tc, test_merge_variant, 0, MERGE_VARIANTS);
-    tcase_add_test(tc, test_merge_rules);
-    tcase_add_loop_test(tc, test_merge_in_place, 0, 2);
-    tcase_add_test(tc, test_merge_forward_chunks);
-    tcase_add_loop_test(tc, test_merge_invalid_desc, 0, merge_invalid_desc_count());
-    tcase_add_loop_test(tc, test_merge_invalid_args, 0, merge_invalid_args_count());
-    tcase_add_test(tc, test_merge_kinds);
-    tcase_add_test(tc, test_merge_orphan);
-    suite_add_tcase(s, tc);
-    return test_run_suite(s);
+    const test_entry_t tests[] = {
+            TEST_LOOP(test_merge_variant, MERGE_VARIANTS),
+            TEST_ONCE(test_merge_rules),
+            TEST_LOOP(test_merge_in_place, 2),
+            TEST_ONCE(test_merge_forward_chunks),
+            TEST_LOOP(test_merge_invalid_desc, merge_invalid_desc_count()),
+            TEST_LOOP(test_merge_invalid_args, merge_invalid_args_count()),
+            TEST_ONCE(test_merge_kinds),
+            TEST_ONCE(test_merge_orphan),
+    };
+    const test_suite_t suite = {.name = "merge", .open = open_ref, .close = close_ref};
+    return test_run_table(&suite, tests, TEST_COUNT(tests));
 }

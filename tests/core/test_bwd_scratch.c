@@ -480,22 +480,22 @@ END_TEST
 
 int main(void)
 {
-    Suite *suite = suite_create("bwd_scratch");
-    TCase *tc = tcase_create("bwd_scratch");
-    tcase_add_test(tc, atomic_f16_without_gqa);
-    tcase_add_test(tc, atomic_f32_adds_into_dense_outputs);
-    tcase_add_test(tc, atomic_f32_strided_outputs_use_scratch);
-    tcase_add_test(tc, atomic_bf16_with_gqa);
-    tcase_add_test(tc, deterministic_with_gqa_uses_partials_and_no_fills);
-    tcase_add_test(tc, deterministic_without_gqa_needs_only_d_i);
-    tcase_add_test(tc, refusals);
-    tcase_add_test(tc, scratch_past_max_alloc_is_refused);
-    tcase_add_test(tc, dq_slices_replace_the_dq_sums_in_both_modes);
-    tcase_add_test(tc, dq_slices_refused_with_varlen_or_below_zero);
-    tcase_add_test(tc, dq_slices_bound);
-    tcase_add_test(tc, plan_chooses_dq_slices);
-    tcase_add_test(tc, dq_slices_past_max_alloc_fall_back);
-    tcase_add_test(tc, unit_d_strides_constant);
-    suite_add_tcase(suite, tc);
-    return test_run_suite(suite);
+    const test_entry_t tests[] = {
+            TEST_ONCE(atomic_f16_without_gqa),
+            TEST_ONCE(atomic_f32_adds_into_dense_outputs),
+            TEST_ONCE(atomic_f32_strided_outputs_use_scratch),
+            TEST_ONCE(atomic_bf16_with_gqa),
+            TEST_ONCE(deterministic_with_gqa_uses_partials_and_no_fills),
+            TEST_ONCE(deterministic_without_gqa_needs_only_d_i),
+            TEST_ONCE(refusals),
+            TEST_ONCE(scratch_past_max_alloc_is_refused),
+            TEST_ONCE(dq_slices_replace_the_dq_sums_in_both_modes),
+            TEST_ONCE(dq_slices_refused_with_varlen_or_below_zero),
+            TEST_ONCE(dq_slices_bound),
+            TEST_ONCE(plan_chooses_dq_slices),
+            TEST_ONCE(dq_slices_past_max_alloc_fall_back),
+            TEST_ONCE(unit_d_strides_constant),
+    };
+    const test_suite_t suite = {.name = "bwd_scratch"};
+    return test_run_table(&suite, tests, TEST_COUNT(tests));
 }

@@ -191,11 +191,10 @@ END_TEST
 
 int main(void)
 {
-    Suite *suite = suite_create("config_rows");
-    TCase *tc = tcase_create("config_rows");
-    tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, every_fwd_row_is_selectable);
-    tcase_add_test(tc, every_bwd_row_is_selectable);
-    suite_add_tcase(suite, tc);
-    return test_run_suite(suite);
+    const test_entry_t tests[] = {
+            TEST_ONCE(every_fwd_row_is_selectable),
+            TEST_ONCE(every_bwd_row_is_selectable),
+    };
+    const test_suite_t suite = {.name = "config_rows", .timeout = 120};
+    return test_run_table(&suite, tests, TEST_COUNT(tests));
 }

@@ -738,24 +738,23 @@ END_TEST
 
 int main(void)
 {
-    Suite *suite = suite_create("fwd_plan");
-    TCase *tc = tcase_create("fwd_plan");
-    tcase_add_checked_fixture(tc, setup, NULL);
-    tcase_add_test(tc, basic_f16_problem);
-    tcase_add_test(tc, no_remainders_when_tiles_divide);
-    tcase_add_test(tc, q1_gqa_decode_batches_query_heads);
-    tcase_add_test(tc, mask_strides_and_broadcast);
-    tcase_add_test(tc, transposed_k_and_full_head);
-    tcase_add_test(tc, scale_softmax_training_and_accumulation);
-    tcase_add_test(tc, quantized_kv);
-    tcase_add_test(tc, dropout_flags);
-    tcase_add_test(tc, env_override_reaches_the_plan);
-    tcase_add_test(tc, refusals);
-    tcase_add_test(tc, large_buffers_need_the_build_flag);
-    tcase_add_test(tc, same_problem_same_constants);
-    tcase_add_test(tc, gpu_plans);
-    tcase_add_test(tc, checked_problem_plans);
-    tcase_add_test(tc, split_kv_decode_plans);
-    suite_add_tcase(suite, tc);
-    return test_run_suite(suite);
+    const test_entry_t tests[] = {
+            TEST_ONCE(basic_f16_problem),
+            TEST_ONCE(no_remainders_when_tiles_divide),
+            TEST_ONCE(q1_gqa_decode_batches_query_heads),
+            TEST_ONCE(mask_strides_and_broadcast),
+            TEST_ONCE(transposed_k_and_full_head),
+            TEST_ONCE(scale_softmax_training_and_accumulation),
+            TEST_ONCE(quantized_kv),
+            TEST_ONCE(dropout_flags),
+            TEST_ONCE(env_override_reaches_the_plan),
+            TEST_ONCE(refusals),
+            TEST_ONCE(large_buffers_need_the_build_flag),
+            TEST_ONCE(same_problem_same_constants),
+            TEST_ONCE(gpu_plans),
+            TEST_ONCE(checked_problem_plans),
+            TEST_ONCE(split_kv_decode_plans),
+    };
+    const test_suite_t suite = {.name = "fwd_plan", .setup = setup};
+    return test_run_table(&suite, tests, TEST_COUNT(tests));
 }

@@ -257,16 +257,17 @@ END_TEST
 
 int main(void)
 {
+    const test_entry_t tests[] = {
+            TEST_ONCE(kernel_set_names),
+            TEST_ONCE(devices_and_kernel_sets),
+            TEST_ONCE(problems_it_does_not_serve),
+            TEST_ONCE(plan_geometry),
+            TEST_ONCE(override_chooses_the_kernel),
+            TEST_ONCE(config_rules),
+    };
     Suite *s = suite_create("fwd_xe_plan");
-    TCase *t = tcase_create("fwd_xe_plan");
+    TCase *t = test_add_case(s, "fwd_xe_plan", 0, tests, TEST_COUNT(tests));
     tcase_add_checked_fixture(t, setup, NULL);
-    tcase_add_test(t, kernel_set_names);
-    tcase_add_test(t, devices_and_kernel_sets);
-    tcase_add_test(t, problems_it_does_not_serve);
-    tcase_add_test(t, plan_geometry);
-    tcase_add_test(t, override_chooses_the_kernel);
-    tcase_add_test(t, config_rules);
     xe_add_direction_tests(t, &forward, &dev);
-    suite_add_tcase(s, t);
     return test_run_suite(s);
 }

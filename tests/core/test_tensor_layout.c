@@ -142,14 +142,14 @@ END_TEST
 
 int main(void)
 {
-    Suite *suite = suite_create("tensor_layout");
-    TCase *tc = tcase_create("tensor_layout");
-    tcase_add_test(tc, alignment_of_dense_rows);
-    tcase_add_test(tc, alignment_counts_batch_and_head_strides);
-    tcase_add_test(tc, alignment_of_transposed_and_strided);
-    tcase_add_test(tc, density);
-    tcase_add_test(tc, span);
-    tcase_add_test(tc, sizes_saturate);
-    suite_add_tcase(suite, tc);
-    return test_run_suite(suite);
+    const test_entry_t tests[] = {
+            TEST_ONCE(alignment_of_dense_rows),
+            TEST_ONCE(alignment_counts_batch_and_head_strides),
+            TEST_ONCE(alignment_of_transposed_and_strided),
+            TEST_ONCE(density),
+            TEST_ONCE(span),
+            TEST_ONCE(sizes_saturate),
+    };
+    const test_suite_t suite = {.name = "tensor_layout"};
+    return test_run_table(&suite, tests, TEST_COUNT(tests));
 }

@@ -532,11 +532,9 @@ int main(void)
         test_env_close(&suite_env);
         return 77;
     }
+    const test_entry_t tests[] = {TEST_ONCE(every_call_fails_once)};
     Suite *s = suite_create("faults");
-    TCase *t = tcase_create("faults");
-    tcase_set_timeout(t, 1800);
-    tcase_add_test(t, every_call_fails_once);
-    suite_add_tcase(s, t);
+    test_add_case(s, "faults", 1800, tests, TEST_COUNT(tests));
     int status = test_env_run_suite(s);
     free(function_names);
     return status;

@@ -103,18 +103,15 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("merge on ze");
-    TCase *t = tcase_create("merge");
-    tcase_add_unchecked_fixture(t, test_env_fixture, NULL);
-    tcase_set_timeout(t, 600);
-    tcase_add_loop_test(t, test_merge_variant, 0, MERGE_VARIANTS);
-    tcase_add_loop_test(t, test_merge_poison, 0, 2);
-    tcase_add_loop_test(t, test_merge_in_place, 0, 2);
-    tcase_add_test(t, test_merge_forward_chunks);
-    tcase_add_loop_test(t, test_merge_invalid_desc, 0, merge_invalid_desc_count());
-    tcase_add_loop_test(t, test_merge_invalid_args, 0, merge_invalid_args_count());
-    tcase_add_test(t, test_merge_kinds);
-    tcase_add_test(t, test_merge_module_count);
-    suite_add_tcase(s, t);
-    return test_env_run_suite(s);
+    const test_entry_t tests[] = {
+            TEST_LOOP(test_merge_variant, MERGE_VARIANTS),
+            TEST_LOOP(test_merge_poison, 2),
+            TEST_LOOP(test_merge_in_place, 2),
+            TEST_ONCE(test_merge_forward_chunks),
+            TEST_LOOP(test_merge_invalid_desc, merge_invalid_desc_count()),
+            TEST_LOOP(test_merge_invalid_args, merge_invalid_args_count()),
+            TEST_ONCE(test_merge_kinds),
+            TEST_ONCE(test_merge_module_count),
+    };
+    return test_env_run_table("merge on ze", 600, tests, TEST_COUNT(tests));
 }

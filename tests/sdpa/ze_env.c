@@ -165,6 +165,14 @@ int test_env_run_suite(Suite *s)
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }
 
+int test_env_run_table(const char *name, double timeout, const test_entry_t *table, size_t count)
+{
+    Suite *s = suite_create(name);
+    TCase *t = test_add_case(s, name, timeout, table, count);
+    tcase_add_unchecked_fixture(t, test_env_fixture, NULL);
+    return test_env_run_suite(s);
+}
+
 sdpa_status_t test_run_once(const sdpa_backend_iface_t *iface, sdpa_context_t *ctx,
                             const sdpa_problem_desc_t *d, const sdpa_exec_args_t *a)
 {

@@ -13,6 +13,7 @@
 #include <check.h>
 #include <level_zero/ze_api.h>
 
+#include "check_main.h"
 #include "sdpa.h"
 
 typedef struct test_env {
@@ -47,6 +48,11 @@ int test_env_open_suite(void);
 /* Runs s in one process, closes suite_env, and returns the program's exit
  * status. */
 int test_env_run_suite(Suite *s);
+
+/* The main of most sdpa suite programs: one test case, named like the
+ * suite, of the table's tests, each with suite_env open (test_env_fixture),
+ * run by test_env_run_suite. */
+int test_env_run_table(const char *name, double timeout, const test_entry_t *table, size_t count);
 
 /* Shared USM of bytes bytes (at least 1), 256-byte aligned, zeroed; aborts
  * the test on failure. */
