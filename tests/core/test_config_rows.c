@@ -8,17 +8,11 @@
 #include <string.h>
 
 #include "check_main.h"
+#include "config_table_rows.h"
 #include "config_choose.h"
 #include "core_fixtures.h"
 #include "error.h"
 #include "kernel_config.h"
-
-#define FMA SDPA_CONFIG_FMA
-#define THIN SDPA_CONFIG_THIN_Q
-#define QUANT SDPA_CONFIG_QUANTIZED
-#define INTEG SDPA_CONFIG_INTEGRATED
-#define F32 SDPA_CONFIG_F32
-#define F16ACC SDPA_CONFIG_F16_ACC
 
 /* Every device a row can meet: each class, integrated and discrete where
  * the class has both (Xe-HPG: Arc and Meteor Lake; Xe2: Battlemage and

@@ -5,19 +5,12 @@
 #include <string.h>
 
 #include "check_main.h"
+#include "config_table_rows.h"
 #include "kernel_config.h"
 #include "config_check.h"
 #include "config_choose.h"
 #include "core_fixtures.h"
 #include "error.h"
-
-#define FMA SDPA_CONFIG_FMA
-#define THIN SDPA_CONFIG_THIN_Q
-#define QUANT SDPA_CONFIG_QUANTIZED
-#define INTEG SDPA_CONFIG_INTEGRATED
-#define F32 SDPA_CONFIG_F32
-#define F16ACC SDPA_CONFIG_F16_ACC
-#define ANY SDPA_CONFIG_ANY_SEQ
 
 static const sdpa_device_class_t all_classes[] = {
         SDPA_DEVICE_CLASS_UNKNOWN_GPU, SDPA_DEVICE_CLASS_CPU,    SDPA_DEVICE_CLASS_XE_LP,

@@ -14,6 +14,7 @@
 #include <level_zero/ze_api.h>
 
 #include "check_main.h"
+#include "run_once.h"
 #include "sdpa.h"
 
 typedef struct test_env {
@@ -75,10 +76,5 @@ uint64_t test_modules_built(test_env_t *env);
  * SDPA_QUERY_CONFIG_STRING into out (size bytes) and destroys it: which
  * kernel and settings ze chose, for tests that must reach one path. */
 void test_config_string(test_env_t *env, const sdpa_problem_desc_t *p, char *out, size_t size);
-
-/* Creates problem d on backend iface in ctx, executes it once with args a
- * and destroys it; returns the status of create, else of execute. */
-sdpa_status_t test_run_once(const sdpa_backend_iface_t *iface, sdpa_context_t *ctx,
-                            const sdpa_problem_desc_t *d, const sdpa_exec_args_t *a);
 
 #endif /* SDPA_TEST_ZE_ENV_H */
