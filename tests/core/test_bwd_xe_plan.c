@@ -162,12 +162,8 @@ START_TEST(plan_geometry)
                      "bwd xe sdpa_xe_bwd-k16-d16-fadd sg16 atomic "
                      "cfg=16,16,16,16,16,16,2,1,8,2,8,1 (xe table: xe_hpc h128)");
     /* 2 key groups of 16 keys x 8 column slices of 16: 16 sub-groups. */
-    ck_assert_uint_eq(plan.local_size[0], 16);
-    ck_assert_uint_eq(plan.local_size[1], 16);
-    ck_assert_uint_eq(plan.local_size[2], 1);
-    ck_assert_uint_eq(plan.main_groups[0], 63); /* ceil(2000 / 32) */
-    ck_assert_uint_eq(plan.main_groups[1], 16);
-    ck_assert_uint_eq(plan.main_groups[2], 2);
+    /* ceil(2000 / 32) key groups. */
+    ck_assert_launch(plan.local_size, plan.main_groups, 16, 16, 1, 63, 16, 2);
     ck_assert_uint_eq(plan.slm_bytes, SDPA_XE_BWD_SLM_BYTES(128, 32));
     /* K, V: 32 rows of 136; Q, dO twice: 16 rows; P^T Z, dS^T, dS^T pairs
      * (+8 rows); LSE and D_i. */

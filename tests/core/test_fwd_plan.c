@@ -71,12 +71,7 @@ START_TEST(basic_f16_problem)
                      "fwd d64 sg16 cfg=64,64,64,64,1,4,1,4 (table: cpu h64 fma)");
     ck_assert_str_eq(plan.build_flags, "");
     /* Sk > 256: BQ = 256 in 4 sub-groups, BK = 64. */
-    ck_assert_uint_eq(plan.local_size[0], 16);
-    ck_assert_uint_eq(plan.local_size[1], 4);
-    ck_assert_uint_eq(plan.local_size[2], 1);
-    ck_assert_uint_eq(plan.group_count[0], 1); /* ceil(100 / 256) */
-    ck_assert_uint_eq(plan.group_count[1], 8);
-    ck_assert_uint_eq(plan.group_count[2], 2);
+    ck_assert_launch(plan.local_size, plan.group_count, 16, 4, 1, 1 /* ceil(100 / 256) */, 8, 2);
     ck_assert_uint_eq(plan.slm_bytes, SDPA_FWD_SLM_BYTES(64, 256, 64, 1));
     ck_assert_int_eq(plan.head_size, 64);
     ck_assert_int_eq(plan.k_len, 300);

@@ -180,11 +180,7 @@ START_TEST(plan_geometry)
     ck_assert_str_eq(plan.config_string, "fwd xe sdpa_xe_fwd-k32-d64 sg16 "
                                          "cfg=32,16,64,16,2,4,2,4 (xe table: xe_hpc h128)");
     /* BQ = 64 queries, 8 sub-groups, BK = 64 keys. */
-    ck_assert_uint_eq(plan.local_size[0], 16);
-    ck_assert_uint_eq(plan.local_size[1], 8);
-    ck_assert_uint_eq(plan.group_count[0], 32);
-    ck_assert_uint_eq(plan.group_count[1], 16);
-    ck_assert_uint_eq(plan.group_count[2], 2);
+    ck_assert_launch(plan.local_size, plan.group_count, 16, 8, 1, 32, 16, 2);
     ck_assert_uint_eq(plan.slm_bytes, SDPA_XE_FWD_SLM_BYTES(128, 64, 64, 2, 16, 0));
     ck_assert_uint_eq(plan.slm_bytes, 2 * 64 * 128 + 2 * 64 * 64 + 4 * 2 * 64);
     ck_assert_int_eq(plan.d_max, 0);
