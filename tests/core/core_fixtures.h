@@ -37,6 +37,11 @@ void fixture_problem(sdpa_dtype_t dtype, int64_t batch, int64_t q_heads, int64_t
  * dtype (same shapes as q, k, v, dst). */
 void fixture_make_backward(sdpa_problem_desc_t *problem, sdpa_dtype_t grad_dtype);
 
+/* fixture_problem made a backward problem with dtype gradients. */
+void fixture_backward_problem(sdpa_dtype_t dtype, int64_t batch, int64_t q_heads, int64_t kv_heads,
+                              int64_t q_len, int64_t k_len, int64_t head_size,
+                              sdpa_problem_desc_t *p, sdpa_shape_t *shape);
+
 /* The ABI 1.1 features the fast path leaves to the portable kernels
  * (sdpa_xe_unimplemented_feature): window, softcap, ALiBi, varlen, paged KV;
  * the first FIXTURE_SCORE_FEATURES need no other member of the problem for a

@@ -484,9 +484,7 @@ START_TEST(refusals)
     sdpa_problem_desc_t p;
     sdpa_shape_t s;
     sdpa_fwd_plan_t plan;
-    fixture_problem(SDPA_DTYPE_F16, 1, 2, 2, 16, 16, 32, &p, &s);
-
-    fixture_make_backward(&p, SDPA_DTYPE_F16);
+    fixture_backward_problem(SDPA_DTYPE_F16, 1, 2, 2, 16, 16, 32, &p, &s);
     ck_assert_int_eq(sdpa_fwd_plan_make(&p, &s, &cpu, &plan), SDPA_ERROR_INVALID_ARGUMENT);
     ck_assert_ptr_nonnull(strstr(sdpa_error_message(), "prop_kind = 2"));
     p.prop_kind = SDPA_FORWARD_INFERENCE;
