@@ -44,12 +44,7 @@ static double tolerance(const llm_spec_t *spec)
  * from ref (so that a ze forward bug cannot hide a ze backward one). */
 static void forward_on_ref(llm_case_t *c)
 {
-    sdpa_problem_desc_t f = c->c.desc;
-    const sdpa_tensor_desc_t none = {0};
-    f.prop_kind = SDPA_FORWARD_TRAINING;
-    f.diff_dst = f.diff_q = f.diff_k = f.diff_v = f.ds = none;
-    f.deterministic = 0;
-    f.dropout.with_mask_output = 0;
+    sdpa_problem_desc_t f = llm_training_forward(c);
     sdpa_status_t status = test_run_once(suite_env.ref, suite_env.ref_ctx, &f, &c->c.args);
     ck_assert_msg(status == SDPA_SUCCESS, "ref forward: %s: %s", sdpa_status_name(status),
                   suite_env.ref->last_error());

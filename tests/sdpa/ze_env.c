@@ -165,6 +165,16 @@ int test_env_run_suite(Suite *s)
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }
 
+ze_command_list_handle_t test_env_sync_list(void)
+{
+    ze_command_queue_desc_t q = {.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC,
+                                 .mode = ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS};
+    ze_command_list_handle_t list = NULL;
+    ck_assert_int_eq(zeCommandListCreateImmediate(suite_env.context, suite_env.device, &q, &list),
+                     ZE_RESULT_SUCCESS);
+    return list;
+}
+
 int test_env_run_table(const char *name, double timeout, const test_entry_t *table, size_t count)
 {
     Suite *s = suite_create(name);

@@ -50,6 +50,10 @@ int test_env_open_suite(void);
  * status. */
 int test_env_run_suite(Suite *s);
 
+/* A new synchronous immediate command list on suite_env's device; fails
+ * the running test if it cannot be created. */
+ze_command_list_handle_t test_env_sync_list(void);
+
 /* The main of most sdpa suite programs: one test case, named like the
  * suite, of the table's tests, each with suite_env open (test_env_fixture),
  * run by test_env_run_suite. */
