@@ -70,17 +70,27 @@ typedef struct test_suite {
     SFun setup, teardown;
 } test_suite_t;
 
+/* The suite of desc with the table's tests in its one case; the case in
+ * *tc unless tc is NULL, to add more. */
+static inline Suite *test_suite_of(const test_suite_t *desc, const test_entry_t *table,
+                                   size_t count, TCase **tc)
+{
+    Suite *suite = suite_create(desc->name);
+    TCase *the_case = test_add_case(suite, desc->name, desc->timeout, table, count);
+    if (desc->open || desc->close)
+        tcase_add_unchecked_fixture(the_case, desc->open, desc->close);
+    if (desc->setup || desc->teardown)
+        tcase_add_checked_fixture(the_case, desc->setup, desc->teardown);
+    if (tc)
+        *tc = the_case;
+    return suite;
+}
+
 /* The whole main of most suite programs: builds the suite of desc with the
  * table's tests and runs it as test_run_suite does. */
 static inline int test_run_table(const test_suite_t *desc, const test_entry_t *table, size_t count)
 {
-    Suite *suite = suite_create(desc->name);
-    TCase *tc = test_add_case(suite, desc->name, desc->timeout, table, count);
-    if (desc->open || desc->close)
-        tcase_add_unchecked_fixture(tc, desc->open, desc->close);
-    if (desc->setup || desc->teardown)
-        tcase_add_checked_fixture(tc, desc->setup, desc->teardown);
-    return test_run_suite(suite);
+    return test_run_suite(test_suite_of(desc, table, count, NULL));
 }
 
 #endif /* SDPA_TESTS_CHECK_MAIN_H */

@@ -350,9 +350,6 @@ int main(void)
             TEST_ONCE(config_rules),
             TEST_ONCE(float_atomics_choose_the_variant),
     };
-    Suite *s = suite_create("bwd_xe_plan");
-    TCase *t = test_add_case(s, "bwd_xe_plan", 0, tests, TEST_COUNT(tests));
-    tcase_add_checked_fixture(t, setup, NULL);
-    xe_add_direction_tests(t, &backward, &dev);
-    return test_run_suite(s);
+    const test_suite_t suite = {.name = "bwd_xe_plan", .setup = setup};
+    return xe_run_suite(&suite, tests, TEST_COUNT(tests), &backward, &dev);
 }

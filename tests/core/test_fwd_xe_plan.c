@@ -261,9 +261,6 @@ int main(void)
             TEST_ONCE(override_chooses_the_kernel),
             TEST_ONCE(config_rules),
     };
-    Suite *s = suite_create("fwd_xe_plan");
-    TCase *t = test_add_case(s, "fwd_xe_plan", 0, tests, TEST_COUNT(tests));
-    tcase_add_checked_fixture(t, setup, NULL);
-    xe_add_direction_tests(t, &forward, &dev);
-    return test_run_suite(s);
+    const test_suite_t suite = {.name = "fwd_xe_plan", .setup = setup};
+    return xe_run_suite(&suite, tests, TEST_COUNT(tests), &forward, &dev);
 }
