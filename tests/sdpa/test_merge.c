@@ -27,12 +27,8 @@ static void run_merge(merge_case_t *c)
 
 START_TEST(test_merge_variant)
 {
-    merge_case_t c;
-    merge_variant_init(&c.desc, _i);
-    ck_assert_int_eq(merge_case_alloc(&c, (uint64_t)_i + 1, &shared_allocator, MERGE_LSE_MIXED), 0);
-    run_merge(&c);
-    ck_assert(merge_compare(&c, 0));
-    merge_case_free(&c);
+    const merge_backend_t ze = {suite_env.ze, suite_env.ze_ctx};
+    merge_variant_check(&ze, _i, &shared_allocator, 0);
 }
 END_TEST
 
