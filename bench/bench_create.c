@@ -7,8 +7,10 @@
  * process builds and stores, and the warm process loads. The measuring
  * process points its own context at "main" in it, and each case's entries
  * are copied there, so that it loads rather than builds them again. */
+#define _XOPEN_SOURCE 700 /* nftw */
 #include <dirent.h>
 #include <errno.h>
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -164,30 +166,24 @@ int bench_cache_dirs_open(const char *given, bench_cache_dirs_t *dirs)
     return 0;
 }
 
-/* Removes dir's files and subdirectories, one level down. */
-static void remove_tree(const char *dir, int depth)
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
-    DIR *d = opendir(dir);
-    if (!d)
-        return;
-    char path[8192];
-    for (struct dirent *e; (e = readdir(d)) != NULL;) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-            continue;
-        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-        struct stat st;
-        if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && depth > 0)
-            remove_tree(path, depth - 1);
-        else
-            unlink(path);
-    }
-    closedir(d);
-    rmdir(dir);
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    remove(path);
+    return 0; /* on with the rest */
+}
+
+/* Removes dir and everything in it (links, not what they point at). */
+static void remove_tree(const char *dir)
+{
+    nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 void bench_cache_dirs_close(bench_cache_dirs_t *dirs)
 {
     if (dirs->root[0] && !dirs->keep)
-        remove_tree(dirs->root, 1);
+        remove_tree(dirs->root);
     *dirs = (bench_cache_dirs_t){0};
 }

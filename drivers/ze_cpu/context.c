@@ -16,9 +16,7 @@
 static ze_result_t create_context(ze_driver_handle_t hDriver, const ze_context_desc_t *desc,
                                   ze_context_handle_t *phContext)
 {
-    ze_result_t r = cpu_ze_check_driver(hDriver);
-    if (r != ZE_RESULT_SUCCESS)
-        return r;
+    CPU_ZE_CHECK_DRIVER(hDriver);
     CPU_ZE_CHECK_POINTER(desc);
     CPU_ZE_CHECK_POINTER(phContext);
     CPU_ZE_CHECK_STYPE(desc, ZE_STRUCTURE_TYPE_CONTEXT_DESC);
@@ -111,20 +109,26 @@ CPU_ZE_ENTRY(zeContextSystemBarrier, ze_context_handle_t hContext, ze_device_han
 }
 
 /* All memory is resident: residency calls only validate their arguments. */
+static ze_result_t check_residency_call(const char *caller, ze_context_handle_t hContext,
+                                        ze_device_handle_t hDevice, void *ptr)
+{
+    if (!cpu_ze_handle_is(hContext, CPU_ZE_KIND_CONTEXT))
+        return cpu_ze_fail(ZE_RESULT_ERROR_INVALID_NULL_HANDLE, "%s: hContext is not a live handle",
+                           caller);
+    CPU_ZE_CHECK_DEVICE(hDevice);
+    if (ptr == NULL)
+        return cpu_ze_fail(ZE_RESULT_ERROR_INVALID_NULL_POINTER, "%s: ptr is NULL", caller);
+    return ZE_RESULT_SUCCESS;
+}
+
 CPU_ZE_ENTRY(zeContextMakeMemoryResident, ze_context_handle_t hContext, ze_device_handle_t hDevice,
              void *ptr, size_t size)
 {
-    CPU_ZE_CHECK_HANDLE(hContext, CPU_ZE_KIND_CONTEXT);
-    CPU_ZE_CHECK_DEVICE(hDevice);
-    CPU_ZE_CHECK_POINTER(ptr);
-    return ZE_RESULT_SUCCESS;
+    return check_residency_call(__func__, hContext, hDevice, ptr);
 }
 
 CPU_ZE_ENTRY(zeContextEvictMemory, ze_context_handle_t hContext, ze_device_handle_t hDevice,
              void *ptr, size_t size)
 {
-    CPU_ZE_CHECK_HANDLE(hContext, CPU_ZE_KIND_CONTEXT);
-    CPU_ZE_CHECK_DEVICE(hDevice);
-    CPU_ZE_CHECK_POINTER(ptr);
-    return ZE_RESULT_SUCCESS;
+    return check_residency_call(__func__, hContext, hDevice, ptr);
 }

@@ -58,9 +58,7 @@ CPU_ZE_ENTRY(zeDriverGet, uint32_t *pCount, ze_driver_handle_t *phDrivers)
 
 CPU_ZE_ENTRY(zeDriverGetApiVersion, ze_driver_handle_t hDriver, ze_api_version_t *version)
 {
-    ze_result_t r = cpu_ze_check_driver(hDriver);
-    if (r != ZE_RESULT_SUCCESS)
-        return r;
+    CPU_ZE_CHECK_DRIVER(hDriver);
     CPU_ZE_CHECK_POINTER(version);
     *version = ZE_API_VERSION_1_4;
     return ZE_RESULT_SUCCESS;
@@ -77,9 +75,7 @@ static uint32_t package_version(void)
 CPU_ZE_ENTRY(zeDriverGetProperties, ze_driver_handle_t hDriver,
              ze_driver_properties_t *pDriverProperties)
 {
-    ze_result_t r = cpu_ze_check_driver(hDriver);
-    if (r != ZE_RESULT_SUCCESS)
-        return r;
+    CPU_ZE_CHECK_DRIVER(hDriver);
     CPU_ZE_CHECK_POINTER(pDriverProperties);
     CPU_ZE_CHECK_STYPE(pDriverProperties, ZE_STRUCTURE_TYPE_DRIVER_PROPERTIES);
     memcpy(pDriverProperties->uuid.id, cpu_ze.engine.driver_uuid, ZE_MAX_DRIVER_UUID_SIZE);
@@ -90,9 +86,7 @@ CPU_ZE_ENTRY(zeDriverGetProperties, ze_driver_handle_t hDriver,
 CPU_ZE_ENTRY(zeDriverGetIpcProperties, ze_driver_handle_t hDriver,
              ze_driver_ipc_properties_t *pIpcProperties)
 {
-    ze_result_t r = cpu_ze_check_driver(hDriver);
-    if (r != ZE_RESULT_SUCCESS)
-        return r;
+    CPU_ZE_CHECK_DRIVER(hDriver);
     CPU_ZE_CHECK_POINTER(pIpcProperties);
     CPU_ZE_CHECK_STYPE(pIpcProperties, ZE_STRUCTURE_TYPE_DRIVER_IPC_PROPERTIES);
     pIpcProperties->flags = 0; /* no IPC */
@@ -104,9 +98,7 @@ CPU_ZE_ENTRY(zeDriverGetIpcProperties, ze_driver_handle_t hDriver,
 CPU_ZE_ENTRY(zeDriverGetExtensionProperties, ze_driver_handle_t hDriver, uint32_t *pCount,
              ze_driver_extension_properties_t *pExtensionProperties)
 {
-    ze_result_t r = cpu_ze_check_driver(hDriver);
-    if (r != ZE_RESULT_SUCCESS)
-        return r;
+    CPU_ZE_CHECK_DRIVER(hDriver);
     CPU_ZE_CHECK_POINTER(pCount);
     uint32_t available = cpu_ze.engine.has_float_atomics ? 1 : 0;
     if (*pCount == 0 || pExtensionProperties == NULL) {
@@ -130,9 +122,7 @@ CPU_ZE_ENTRY(zeDriverGetExtensionProperties, ze_driver_handle_t hDriver, uint32_
 CPU_ZE_ENTRY(zeDriverGetExtensionFunctionAddress, ze_driver_handle_t hDriver, const char *name,
              void **ppFunctionAddress)
 {
-    ze_result_t r = cpu_ze_check_driver(hDriver);
-    if (r != ZE_RESULT_SUCCESS)
-        return r;
+    CPU_ZE_CHECK_DRIVER(hDriver);
     CPU_ZE_CHECK_POINTER(name);
     CPU_ZE_CHECK_POINTER(ppFunctionAddress);
     zex_cpu_fault_inject_fn fault_inject = cpu_zexCpuFaultInject;

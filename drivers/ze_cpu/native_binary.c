@@ -203,21 +203,25 @@ static const uint8_t *take(reader_t *r, size_t size, const char *what)
     return p;
 }
 
+/* Copies the next size bytes into value, which stays 0 past the end. */
+static void get(reader_t *r, void *value, size_t size, const char *what)
+{
+    const uint8_t *p = take(r, size, what);
+    if (p != NULL)
+        memcpy(value, p, size);
+}
+
 static uint32_t get_u32(reader_t *r, const char *what)
 {
     uint32_t value = 0;
-    const uint8_t *p = take(r, sizeof value, what);
-    if (p != NULL)
-        memcpy(&value, p, sizeof value);
+    get(r, &value, sizeof value, what);
     return value;
 }
 
 static uint64_t get_u64(reader_t *r, const char *what)
 {
     uint64_t value = 0;
-    const uint8_t *p = take(r, sizeof value, what);
-    if (p != NULL)
-        memcpy(&value, p, sizeof value);
+    get(r, &value, sizeof value, what);
     return value;
 }
 

@@ -243,6 +243,13 @@ ze_result_t cpu_ze_check_driver(ze_driver_handle_t driver);
 /* ZE_RESULT_SUCCESS if device is this driver's device (after zeInit). */
 ze_result_t cpu_ze_check_device(ze_device_handle_t device);
 
+#define CPU_ZE_CHECK_DRIVER(driver)                                                                \
+    do {                                                                                           \
+        ze_result_t r_ = cpu_ze_check_driver(driver);                                              \
+        if (r_ != ZE_RESULT_SUCCESS)                                                               \
+            return r_;                                                                             \
+    } while (0)
+
 #define CPU_ZE_CHECK_DEVICE(device)                                                                \
     do {                                                                                           \
         ze_result_t r_ = cpu_ze_check_device(device);                                              \

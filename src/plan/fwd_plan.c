@@ -289,12 +289,15 @@ typedef struct fwd_candidate {
 } fwd_candidate_t;
 
 /* The work-group grid of the tiled kernels (kernel_abi.h): query tiles,
- * heads, batch. */
-static sdpa_status_t tile_grid(const fwd_context_t *ctx, sdpa_fwd_plan_t *plan)
+ * heads, batch; and the tile's queries and keys, BQ and BK. */
+static sdpa_status_t tile_grid(const fwd_context_t *ctx, sdpa_fwd_plan_t *plan, int64_t *bq_out,
+                               int64_t *bk_out)
 {
     const sdpa_shape_t *shape = ctx->shape;
     const sdpa_fwd_config_t *c = &plan->config;
     const int64_t bq = (int64_t)c->unroll_n_kq * c->wg_n_kq;
+    *bq_out = bq;
+    *bk_out = (int64_t)c->unroll_m_kq * c->wg_m_kq;
     const int q1 = q1_gqa_batch(shape);
     const int64_t rows = q1 ? shape->kv_group_size : shape->q_len;
     int64_t counts[3] = {(rows + bq - 1) / bq, q1 ? shape->kv_heads : shape->q_heads, shape->batch};
@@ -338,16 +341,13 @@ static sdpa_status_t xe_choose(fwd_context_t *ctx, sdpa_fwd_plan_t *plan, int *a
 
 static sdpa_status_t xe_geometry(const fwd_context_t *ctx, sdpa_fwd_plan_t *plan)
 {
-    sdpa_status_t status = tile_grid(ctx, plan);
-    if (status != SDPA_SUCCESS)
-        return status;
-    const sdpa_fwd_config_t *c = &plan->config;
-    const int64_t bq = (int64_t)c->unroll_n_kq * c->wg_n_kq;
-    const int64_t bk = (int64_t)c->unroll_m_kq * c->wg_m_kq;
-    plan->slm_bytes =
-            (uint32_t)SDPA_XE_FWD_SLM_BYTES(ctx->shape->head_size, bq, bk, (int64_t)c->wg_m_kq,
-                                            (int64_t)plan->subgroup_size, ctx->xe.convert_kv);
-    return SDPA_SUCCESS;
+    int64_t bq, bk;
+    sdpa_status_t status = tile_grid(ctx, plan, &bq, &bk);
+    if (status == SDPA_SUCCESS)
+        plan->slm_bytes = (uint32_t)SDPA_XE_FWD_SLM_BYTES(
+                ctx->shape->head_size, bq, bk, (int64_t)plan->config.wg_m_kq,
+                (int64_t)plan->subgroup_size, ctx->xe.convert_kv);
+    return status;
 }
 
 static void xe_describe(const fwd_context_t *ctx, sdpa_fwd_plan_t *plan)
@@ -423,15 +423,12 @@ static sdpa_status_t portable_choose(fwd_context_t *ctx, sdpa_fwd_plan_t *plan, 
 
 static sdpa_status_t portable_geometry(const fwd_context_t *ctx, sdpa_fwd_plan_t *plan)
 {
-    sdpa_status_t status = tile_grid(ctx, plan);
-    if (status != SDPA_SUCCESS)
-        return status;
-    const sdpa_fwd_config_t *c = &plan->config;
-    const int64_t bq = (int64_t)c->unroll_n_kq * c->wg_n_kq;
-    const int64_t bk = (int64_t)c->unroll_m_kq * c->wg_m_kq;
-    plan->slm_bytes =
-            (uint32_t)SDPA_FWD_SLM_BYTES((int64_t)plan->d_max, bq, bk, (int64_t)c->wg_m_kq);
-    return SDPA_SUCCESS;
+    int64_t bq, bk;
+    sdpa_status_t status = tile_grid(ctx, plan, &bq, &bk);
+    if (status == SDPA_SUCCESS)
+        plan->slm_bytes = (uint32_t)SDPA_FWD_SLM_BYTES((int64_t)plan->d_max, bq, bk,
+                                                       (int64_t)plan->config.wg_m_kq);
+    return status;
 }
 
 static void portable_describe(const fwd_context_t *ctx, sdpa_fwd_plan_t *plan)

@@ -65,6 +65,11 @@ static void default_release(void *pointer, void *user)
     free(pointer);
 }
 
+test_allocator_t test_allocator_or_malloc(const test_allocator_t *allocator)
+{
+    return allocator ? *allocator : (test_allocator_t){default_alloc, default_release, NULL};
+}
+
 /* Fills a K/V tensor with values its dtype holds (small integers when
  * quantized). */
 static double kv_value(test_rng_t *rng, sdpa_dtype_t dtype)
@@ -154,10 +159,7 @@ int case_alloc_at(attn_case_t *c, uint64_t seed, const test_allocator_t *allocat
     test_rng_t rng = {seed * 2654435761u + 88172645463325252ull};
     c->buffer_count = 0;
     c->placement = placement ? *placement : (case_placement_t){0, 0};
-    if (allocator != NULL)
-        c->allocator = *allocator;
-    else
-        c->allocator = (test_allocator_t){default_alloc, default_release, NULL};
+    c->allocator = test_allocator_or_malloc(allocator);
     sdpa_exec_args_t *a = &c->args;
     memset(a, 0, sizeof(*a));
     a->struct_size = sizeof(*a);

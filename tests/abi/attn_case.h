@@ -15,6 +15,9 @@ typedef struct test_allocator {
     void *user;
 } test_allocator_t;
 
+/* An allocator's value where the caller gives none (NULL): host malloc. */
+test_allocator_t test_allocator_or_malloc(const test_allocator_t *allocator);
+
 #define ATTN_CASE_MAX_BUFFERS 24
 
 /* Where case_alloc_at puts the first element of every buffer it allocates:

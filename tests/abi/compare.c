@@ -56,32 +56,13 @@ double half_ulp(double value, sdpa_dtype_t dtype)
     return ldexp(1.0, exponent - mantissa_bits - 1);
 }
 
-int compare_rounded(const char *what, const sdpa_tensor_desc_t *t, const void *data,
-                    const double *expected)
-{
-    int ok = 1;
-    for (int64_t a = 0; a < t->dims[0]; a++)
-        for (int64_t b = 0; b < t->dims[1]; b++)
-            for (int64_t i = 0; i < t->dims[2]; i++)
-                for (int64_t j = 0; j < t->dims[3]; j++) {
-                    int64_t e = ((a * t->dims[1] + b) * t->dims[2] + i) * t->dims[3] + j;
-                    double got = tensor_get(t, data, a, b, i, j);
-                    double want = expected[e];
-                    double tolerance = isfinite(want) ? half_ulp(want, t->dtype) + 1e-12 : 0;
-                    if (!close_enough(got, want, 0.0, tolerance)) {
-                        if (ok)
-                            fprintf(stderr,
-                                    "%s[%lld,%lld,%lld,%lld]: got %.9g, expected %.12g (+- %g)\n",
-                                    what, (long long)a, (long long)b, (long long)i, (long long)j,
-                                    got, want, tolerance);
-                        ok = 0;
-                    }
-                }
-    return ok;
-}
-
-int compare_tensor(const char *what, const sdpa_tensor_desc_t *t, const void *data,
-                   const double *expected, double rel, double abs, double *max_error)
+/* Every element of t's data against expected (dense, in index order):
+ * within rel * |want| + abs, or when rounded within compare_rounded's
+ * tolerance (non-finite values exactly). Prints the first mismatch; stores the worst
+ * error of the finite ones, in units of their tolerance, in *max_error. */
+static int compare_each(const char *what, const sdpa_tensor_desc_t *t, const void *data,
+                        const double *expected, double rel, double abs, int rounded,
+                        double *max_error)
 {
     double worst = 0;
     int ok = 1;
@@ -92,8 +73,16 @@ int compare_tensor(const char *what, const sdpa_tensor_desc_t *t, const void *da
                     int64_t e = ((a * t->dims[1] + b) * t->dims[2] + i) * t->dims[3] + j;
                     double got = tensor_get(t, data, a, b, i, j);
                     double want = expected[e];
-                    if (!close_enough(got, want, rel, abs)) {
-                        if (ok)
+                    double tolerance = abs;
+                    if (rounded)
+                        tolerance = isfinite(want) ? half_ulp(want, t->dtype) + 1e-12 : 0;
+                    if (!close_enough(got, want, rel, tolerance)) {
+                        if (ok && rounded)
+                            fprintf(stderr,
+                                    "%s[%lld,%lld,%lld,%lld]: got %.9g, expected %.12g (+- %g)\n",
+                                    what, (long long)a, (long long)b, (long long)i, (long long)j,
+                                    got, want, tolerance);
+                        else if (ok)
                             fprintf(stderr,
                                     "%s[%lld,%lld,%lld,%lld]: got %.9g, expected %.9g (rel %g, "
                                     "abs %g)\n",
@@ -101,7 +90,7 @@ int compare_tensor(const char *what, const sdpa_tensor_desc_t *t, const void *da
                                     got, want, rel, abs);
                         ok = 0;
                     } else if (isfinite(want)) {
-                        double err = fabs(got - want) / (rel * fabs(want) + abs);
+                        double err = fabs(got - want) / (rel * fabs(want) + tolerance);
                         if (err > worst)
                             worst = err;
                     }
@@ -109,4 +98,16 @@ int compare_tensor(const char *what, const sdpa_tensor_desc_t *t, const void *da
     if (max_error)
         *max_error = worst;
     return ok;
+}
+
+int compare_rounded(const char *what, const sdpa_tensor_desc_t *t, const void *data,
+                    const double *expected)
+{
+    return compare_each(what, t, data, expected, 0.0, 0.0, 1, NULL);
+}
+
+int compare_tensor(const char *what, const sdpa_tensor_desc_t *t, const void *data,
+                   const double *expected, double rel, double abs, double *max_error)
+{
+    return compare_each(what, t, data, expected, rel, abs, 0, max_error);
 }

@@ -308,6 +308,17 @@ void llm_case_free(llm_case_t *c)
     case_free(&c->c);
 }
 
+sdpa_problem_desc_t llm_training_forward(const llm_case_t *c)
+{
+    sdpa_problem_desc_t f = c->c.desc;
+    const sdpa_tensor_desc_t none = {0};
+    f.prop_kind = SDPA_FORWARD_TRAINING;
+    f.diff_dst = f.diff_q = f.diff_k = f.diff_v = f.ds = none;
+    f.deterministic = 0;
+    f.dropout.with_mask_output = 0;
+    return f;
+}
+
 /* ------------------------------------------------------------------------- */
 /* The oracle                                                                */
 /* ------------------------------------------------------------------------- */

@@ -97,6 +97,11 @@ void llm_desc_init(llm_case_t *c, const llm_spec_t *spec);
 int llm_case_alloc(llm_case_t *c, uint64_t seed, const test_allocator_t *allocator);
 void llm_case_free(llm_case_t *c);
 
+/* The training forward of c's backward problem, with the same modifiers and
+ * dropout: what writes the O and log-sum-exp the backward reads (into c's
+ * buffers). No gradients, no dropout mask output. */
+sdpa_problem_desc_t llm_training_forward(const llm_case_t *c);
+
 /* The oracle's results for every output the problem has, in the backend's
  * layout order: o and lse indexed like dst and the workspace; dq, dk, dv
  * like the gradients; ds [B, Hq, Sq, Sk] logical. Elements the backend must

@@ -108,18 +108,6 @@ static void *merge_buffer(merge_case_t *c, size_t bytes, int fill)
     return p;
 }
 
-static void *default_alloc(size_t bytes, void *user)
-{
-    (void)user;
-    return malloc(bytes);
-}
-
-static void default_release(void *pointer, void *user)
-{
-    (void)user;
-    free(pointer);
-}
-
 int merge_case_alloc(merge_case_t *c, uint64_t seed, const test_allocator_t *allocator,
                      merge_lse_pattern_t pattern)
 {
@@ -127,8 +115,7 @@ int merge_case_alloc(merge_case_t *c, uint64_t seed, const test_allocator_t *all
     const sdpa_tensor_desc_t *o = &d->states, *l = lse_desc(d);
     test_rng_t rng = {seed * 6364136223846793005ull + 1442695040888963407ull};
     c->buffer_count = 0;
-    c->allocator =
-            allocator ? *allocator : (test_allocator_t){default_alloc, default_release, NULL};
+    c->allocator = test_allocator_or_malloc(allocator);
     const int64_t B = o->dims[0], H = o->dims[1], S = o->dims[2], D = o->dims[3];
     for (uint32_t s = 0; s < d->num_states; s++) {
         void *state = merge_buffer(c, tensor_bytes(o), 0xff);

@@ -294,6 +294,17 @@ void merge_run(const merge_backend_t *be, merge_case_t *c)
     be->iface->primitive_destroy(prim);
 }
 
+void merge_variant_check(const merge_backend_t *be, int i, const test_allocator_t *allocator,
+                         int exact)
+{
+    merge_case_t c;
+    merge_variant_init(&c.desc, i);
+    ck_assert_int_eq(merge_case_alloc(&c, (uint64_t)i + 1, allocator, MERGE_LSE_MIXED), 0);
+    merge_run(be, &c);
+    ck_assert(merge_compare(&c, exact));
+    merge_case_free(&c);
+}
+
 void merge_in_place_check(const merge_backend_t *be, merge_layout_t layout,
                           const test_allocator_t *allocator, int exact)
 {

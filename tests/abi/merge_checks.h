@@ -39,6 +39,11 @@ typedef struct merge_backend {
 /* Creates, executes and destroys the merge of c on be (Check asserts). */
 void merge_run(const merge_backend_t *be, merge_case_t *c);
 
+/* Variant i (merge_variant_init) on be, its LSEs mixed, against the
+ * oracle; exact as in merge_compare. */
+void merge_variant_check(const merge_backend_t *be, int i, const test_allocator_t *allocator,
+                         int exact);
+
 /* Merges 2 or 3 (layout != DENSE) f16 states into the buffers of state
  * layout - 1 (dst is that state's O, dst_lse its LSE) on be, against the
  * oracle of the inputs before the merge; exact as in merge_compare. */

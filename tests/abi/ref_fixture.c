@@ -28,3 +28,15 @@ void ref_fixture_close(sdpa_backend_t *backend, const sdpa_backend_iface_t *ifac
     iface->context_destroy(ctx);
     sdpa_backend_close(backend);
 }
+
+ref_env_t ref_env;
+
+void ref_env_open(void)
+{
+    ref_fixture_open(&ref_env.backend, &ref_env.iface, &ref_env.ctx);
+}
+
+void ref_env_close(void)
+{
+    ref_fixture_close(ref_env.backend, ref_env.iface, ref_env.ctx);
+}

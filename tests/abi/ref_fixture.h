@@ -18,4 +18,16 @@ void ref_fixture_open(sdpa_backend_t **backend, const sdpa_backend_iface_t **ifa
 void ref_fixture_close(sdpa_backend_t *backend, const sdpa_backend_iface_t *iface,
                        sdpa_context_t *ctx);
 
+/* The same as the fixture of a whole test case: ref_env_open (a Check
+ * unchecked fixture) fills ref_env, ref_env_close closes it. */
+typedef struct ref_env {
+    sdpa_backend_t *backend;
+    const sdpa_backend_iface_t *iface;
+    sdpa_context_t *ctx;
+} ref_env_t;
+
+extern ref_env_t ref_env;
+void ref_env_open(void);
+void ref_env_close(void);
+
 #endif /* SDPA_TESTS_REF_FIXTURE_H */

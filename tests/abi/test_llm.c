@@ -15,32 +15,13 @@
 #include "check_main.h"
 #include "llm_case.h"
 #include "ref_fixture.h"
+#include "run_once.h"
 #include "sdpa.h"
-
-static sdpa_backend_t *backend;
-static const sdpa_backend_iface_t *iface;
-static sdpa_context_t *ctx;
-
-static void open_ref(void)
-{
-    ref_fixture_open(&backend, &iface, &ctx);
-}
-
-static void close_ref(void)
-{
-    ref_fixture_close(backend, iface, ctx);
-}
 
 /* Runs c on ref; returns the status of create or execute. */
 static sdpa_status_t run(llm_case_t *c)
 {
-    sdpa_primitive_t *prim = NULL;
-    sdpa_status_t status = iface->primitive_create(ctx, &c->c.desc, &prim);
-    if (status != SDPA_SUCCESS)
-        return status;
-    status = iface->primitive_execute(prim, &c->c.args);
-    iface->primitive_destroy(prim);
-    return status;
+    return test_run_once(ref_env.iface, ref_env.ctx, &c->c.desc, &c->c.args);
 }
 
 /* Builds spec, runs it on ref and compares every output with the oracle. */
@@ -50,7 +31,8 @@ static void check_spec(const llm_spec_t *spec, uint64_t seed)
     llm_desc_init(&c, spec);
     ck_assert_int_eq(llm_case_alloc(&c, seed, NULL), 0);
     sdpa_status_t status = run(&c);
-    ck_assert_msg(status == SDPA_SUCCESS, "%s: %s", sdpa_status_name(status), iface->last_error());
+    ck_assert_msg(status == SDPA_SUCCESS, "%s: %s", sdpa_status_name(status),
+                  ref_env.iface->last_error());
     llm_expected_t e;
     ck_assert_int_eq(llm_expect(&c, &e), 0);
     ck_assert(llm_compare(&c, &e, 0));
@@ -216,9 +198,9 @@ static void expect_refused(llm_case_t *c, const char *words)
 {
     sdpa_status_t status = run(c);
     ck_assert_msg(status == SDPA_ERROR_INVALID_ARGUMENT, "%s: %s (%s)", words,
-                  sdpa_status_name(status), iface->last_error());
-    ck_assert_msg(strstr(iface->last_error(), words) != NULL, "message \"%s\" lacks \"%s\"",
-                  iface->last_error(), words);
+                  sdpa_status_name(status), ref_env.iface->last_error());
+    ck_assert_msg(strstr(ref_env.iface->last_error(), words) != NULL, "message \"%s\" lacks \"%s\"",
+                  ref_env.iface->last_error(), words);
 }
 
 START_TEST(test_arrays_refused)
@@ -283,14 +265,14 @@ START_TEST(test_features)
     memset(&f, 0xab, sizeof(f));
     f.struct_size = sizeof(f);
     f.struct_version = SDPA_FEATURES_VERSION;
-    ck_assert_int_eq(iface->context_get_features(ctx, &f), SDPA_SUCCESS);
+    ck_assert_int_eq(ref_env.iface->context_get_features(ref_env.ctx, &f), SDPA_SUCCESS);
     ck_assert(f.has_varlen && f.has_paged_kv && f.has_window && f.has_softcap && f.has_alibi &&
               f.has_merge);
     ck_assert_uint_eq(f.has_split_kv, 0);
     memset(&f, 0xab, sizeof(f));
     f.struct_size = (uint32_t)offsetof(sdpa_features_t, has_varlen);
     f.struct_version = 1;
-    ck_assert_int_eq(iface->context_get_features(ctx, &f), SDPA_SUCCESS);
+    ck_assert_int_eq(ref_env.iface->context_get_features(ref_env.ctx, &f), SDPA_SUCCESS);
     ck_assert_uint_eq(f.has_dropout, 1);
     ck_assert_uint_eq(f.has_varlen, 0xabababab); /* past the caller's struct */
 }
@@ -298,22 +280,21 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("llm");
-    TCase *tc = tcase_create("ref");
-    tcase_add_unchecked_fixture(tc, open_ref, close_ref);
-    tcase_set_timeout(tc, 300);
-    tcase_add_loop_test(tc, test_varlen_forward, 0, 8);
-    tcase_add_loop_test(tc, test_varlen_quantized, 0, 3);
-    tcase_add_loop_test(tc, test_varlen_backward, 0, 3);
-    tcase_add_loop_test(tc, test_paged, 0, 8);
-    tcase_add_loop_test(tc, test_window, 0, 9);
-    tcase_add_loop_test(tc, test_wide_window, 0, LLM_WIDE_WINDOW_CASES);
-    tcase_add_loop_test(tc, test_softcap, 0, 5);
-    tcase_add_loop_test(tc, test_extreme_softcap, 0, LLM_EXTREME_SOFTCAP_CASES);
-    tcase_add_loop_test(tc, test_alibi, 0, 6);
-    tcase_add_loop_test(tc, test_combined, 0, 2);
-    tcase_add_test(tc, test_arrays_refused);
-    tcase_add_test(tc, test_features);
-    suite_add_tcase(s, tc);
-    return test_run_suite(s);
+    const test_entry_t tests[] = {
+            TEST_LOOP(test_varlen_forward, 8),
+            TEST_LOOP(test_varlen_quantized, 3),
+            TEST_LOOP(test_varlen_backward, 3),
+            TEST_LOOP(test_paged, 8),
+            TEST_LOOP(test_window, 9),
+            TEST_LOOP(test_wide_window, LLM_WIDE_WINDOW_CASES),
+            TEST_LOOP(test_softcap, 5),
+            TEST_LOOP(test_extreme_softcap, LLM_EXTREME_SOFTCAP_CASES),
+            TEST_LOOP(test_alibi, 6),
+            TEST_LOOP(test_combined, 2),
+            TEST_ONCE(test_arrays_refused),
+            TEST_ONCE(test_features),
+    };
+    const test_suite_t suite = {
+            .name = "llm", .timeout = 300, .open = ref_env_open, .close = ref_env_close};
+    return test_run_table(&suite, tests, TEST_COUNT(tests));
 }

@@ -30,7 +30,7 @@ static const char *fake_path(const char *mode)
 
 /* Opens name, expects failure with status and a message containing each
  * of the NULL-terminated needles. */
-static void expect_refusal(const char *name, sdpa_status_t status, const char *needles[])
+static void expect_refusal(const char *name, sdpa_status_t status, const char *const needles[])
 {
     sdpa_backend_t *backend = (sdpa_backend_t *)&backend; /* must be reset to NULL */
     sdpa_status_t got = sdpa_backend_open(name, &backend);
@@ -246,56 +246,38 @@ START_TEST(test_bad_names)
 }
 END_TEST
 
-START_TEST(test_missing_entry_symbol)
+/* The fake plugins the loader refuses (abi/fake_backend.c), with the
+ * status and the words of each refusal. */
+static const struct refused_plugin {
+    const char *mode; /* libsdpa_fake_<mode>.so */
+    sdpa_status_t status;
+    const char *const needles[4]; /* NULL-terminated */
+} refused_plugins[] = {
+        {"no_entry",
+         SDPA_ERROR_SYMBOL_NOT_FOUND,
+         {"sdpa_backend_negotiate", "libsdpa_fake_no_entry.so", NULL}},
+        {"major2", SDPA_ERROR_ABI_VERSION, {"2.0", "this loader's ABI 1.1", "newer", NULL}},
+        /* A backend that claims success with another major is refused too. */
+        {"lies_major2", SDPA_ERROR_ABI_VERSION, {"2.0", "this loader's ABI 1.1", "newer", NULL}},
+        {"major0", SDPA_ERROR_ABI_VERSION, {"0.9", "this loader's ABI 1.1", "older", NULL}},
+        {"truncated", SDPA_ERROR_ABI_VERSION, {"struct_size = 16", NULL}},
+        {"null_member", SDPA_ERROR_ABI_VERSION, {"context_create", NULL}},
+        /* A 1.1 table must carry the 1.1 members. */
+        {"v1_1_no_merge", SDPA_ERROR_ABI_VERSION, {"merge_create", "ABI 1.1 requires it", NULL}},
+        {"table_mismatch", SDPA_ERROR_ABI_VERSION, {"1.3", "1.0", NULL}},
+};
+
+START_TEST(test_refused_plugin)
 {
-    const char *needles[] = {"sdpa_backend_negotiate", "libsdpa_fake_no_entry.so", NULL};
-    expect_refusal(fake_path("no_entry"), SDPA_ERROR_SYMBOL_NOT_FOUND, needles);
+    const struct refused_plugin *r = &refused_plugins[_i];
+    expect_refusal(fake_path(r->mode), r->status, r->needles);
 }
 END_TEST
 
-START_TEST(test_abi_too_new)
+/* A 1.0 table need not carry the 1.1 members. */
+START_TEST(test_v1_0_table_without_merge)
 {
-    const char *needles[] = {"2.0", "this loader's ABI 1.1", "newer", NULL};
-    expect_refusal(fake_path("major2"), SDPA_ERROR_ABI_VERSION, needles);
-    /* A backend that claims success with another major is refused too. */
-    expect_refusal(fake_path("lies_major2"), SDPA_ERROR_ABI_VERSION, needles);
-}
-END_TEST
-
-START_TEST(test_abi_too_old)
-{
-    const char *needles[] = {"0.9", "this loader's ABI 1.1", "older", NULL};
-    expect_refusal(fake_path("major0"), SDPA_ERROR_ABI_VERSION, needles);
-}
-END_TEST
-
-START_TEST(test_truncated_table)
-{
-    const char *needles[] = {"struct_size = 16", NULL};
-    expect_refusal(fake_path("truncated"), SDPA_ERROR_ABI_VERSION, needles);
-}
-END_TEST
-
-START_TEST(test_null_member)
-{
-    const char *needles[] = {"context_create", NULL};
-    expect_refusal(fake_path("null_member"), SDPA_ERROR_ABI_VERSION, needles);
-}
-END_TEST
-
-/* A 1.1 table must carry the 1.1 members; a 1.0 table need not. */
-START_TEST(test_null_merge_member)
-{
-    const char *needles[] = {"merge_create", "ABI 1.1 requires it", NULL};
-    expect_refusal(fake_path("v1_1_no_merge"), SDPA_ERROR_ABI_VERSION, needles);
     expect_backend(fake_path("good"), "fake"); /* 1.0, shorter table */
-}
-END_TEST
-
-START_TEST(test_table_version_mismatch)
-{
-    const char *needles[] = {"1.3", "1.0", NULL};
-    expect_refusal(fake_path("table_mismatch"), SDPA_ERROR_ABI_VERSION, needles);
 }
 END_TEST
 
@@ -324,35 +306,25 @@ START_TEST(test_names_and_nulls)
 }
 END_TEST
 
-static Suite *loader_suite(void)
-{
-    Suite *s = suite_create("loader");
-    TCase *tc = tcase_create("loader");
-    tcase_add_test(tc, test_ref_by_name);
-    tcase_add_test(tc, test_env_selects_ref);
-    tcase_add_test(tc, test_path_to_plugin);
-    tcase_add_test(tc, test_short_name_in_plugin_dir);
-    tcase_add_test(tc, test_linker_path);
-    tcase_add_test(tc, test_default_is_ze);
-    tcase_add_test(tc, test_missing_plugin);
-    tcase_add_test(tc, test_default_dir_is_configured);
-    tcase_add_test(tc, test_bad_names);
-    tcase_add_test(tc, test_missing_entry_symbol);
-    tcase_add_test(tc, test_abi_too_new);
-    tcase_add_test(tc, test_abi_too_old);
-    tcase_add_test(tc, test_truncated_table);
-    tcase_add_test(tc, test_null_member);
-    tcase_add_test(tc, test_null_merge_member);
-    tcase_add_test(tc, test_table_version_mismatch);
-    tcase_add_test(tc, test_newer_minor_accepted);
-    tcase_add_test(tc, test_names_and_nulls);
-    suite_add_tcase(s, tc);
-    return s;
-}
-
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "--linker-path-child") == 0)
         return linker_path_child();
-    return test_run_suite(loader_suite());
+    const test_entry_t tests[] = {
+            TEST_ONCE(test_ref_by_name),
+            TEST_ONCE(test_env_selects_ref),
+            TEST_ONCE(test_path_to_plugin),
+            TEST_ONCE(test_short_name_in_plugin_dir),
+            TEST_ONCE(test_linker_path),
+            TEST_ONCE(test_default_is_ze),
+            TEST_ONCE(test_missing_plugin),
+            TEST_ONCE(test_default_dir_is_configured),
+            TEST_ONCE(test_bad_names),
+            TEST_LOOP(test_refused_plugin, (int)TEST_COUNT(refused_plugins)),
+            TEST_ONCE(test_v1_0_table_without_merge),
+            TEST_ONCE(test_newer_minor_accepted),
+            TEST_ONCE(test_names_and_nulls),
+    };
+    const test_suite_t suite = {.name = "loader"};
+    return test_run_table(&suite, tests, TEST_COUNT(tests));
 }

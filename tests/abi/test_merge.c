@@ -15,41 +15,23 @@
 #include "ref_fixture.h"
 #include "sdpa.h"
 
-static sdpa_backend_t *backend;
-static const sdpa_backend_iface_t *iface;
-static sdpa_context_t *ctx;
-
-static void open_ref(void)
-{
-    ref_fixture_open(&backend, &iface, &ctx);
-}
-
-static void close_ref(void)
-{
-    ref_fixture_close(backend, iface, ctx);
-}
-
 #define ck_assert_ok(call)                                                                         \
     do {                                                                                           \
         sdpa_status_t ok_status_ = (call);                                                         \
         ck_assert_msg(ok_status_ == SDPA_SUCCESS, "%s: %s: %s", #call,                             \
-                      sdpa_status_name(ok_status_), iface->last_error());                          \
+                      sdpa_status_name(ok_status_), ref_env.iface->last_error());                  \
     } while (0)
 
 static void run_merge(merge_case_t *c)
 {
-    const merge_backend_t be = {iface, ctx};
+    const merge_backend_t be = {ref_env.iface, ref_env.ctx};
     merge_run(&be, c);
 }
 
 START_TEST(test_merge_variant)
 {
-    merge_case_t c;
-    merge_variant_init(&c.desc, _i);
-    ck_assert_int_eq(merge_case_alloc(&c, (uint64_t)_i + 1, NULL, MERGE_LSE_MIXED), 0);
-    run_merge(&c);
-    ck_assert(merge_compare(&c, 1));
-    merge_case_free(&c);
+    const merge_backend_t be = {ref_env.iface, ref_env.ctx};
+    merge_variant_check(&be, _i, NULL, 1);
 }
 END_TEST
 
@@ -90,7 +72,7 @@ END_TEST
 /* (O, LSE) = merge((O, LSE), ...): dst and dst_lse are a state's buffers. */
 START_TEST(test_merge_in_place)
 {
-    const merge_backend_t be = {iface, ctx};
+    const merge_backend_t be = {ref_env.iface, ref_env.ctx};
     merge_in_place_check(&be, (merge_layout_t)_i, NULL, 1);
 }
 END_TEST
@@ -99,7 +81,7 @@ END_TEST
  * single key) merge into the O and log-sum-exp of one execution over all. */
 START_TEST(test_merge_forward_chunks)
 {
-    const merge_backend_t be = {iface, ctx};
+    const merge_backend_t be = {ref_env.iface, ref_env.ctx};
     const int64_t bounds[] = {0, 5, 6, 15, 23};
     merge_forward_chunks_check(&be, &be, &be, bounds, 4, NULL, 1);
 }
@@ -107,19 +89,19 @@ END_TEST
 
 START_TEST(test_merge_invalid_desc)
 {
-    merge_invalid_desc_check(_i, iface, ctx);
+    merge_invalid_desc_check(_i, ref_env.iface, ref_env.ctx);
 }
 END_TEST
 
 START_TEST(test_merge_invalid_args)
 {
-    merge_invalid_args_check(_i, iface, ctx, NULL);
+    merge_invalid_args_check(_i, ref_env.iface, ref_env.ctx, NULL);
 }
 END_TEST
 
 START_TEST(test_merge_kinds)
 {
-    merge_kinds_check(iface, ctx, NULL);
+    merge_kinds_check(ref_env.iface, ref_env.ctx, NULL);
 }
 END_TEST
 
@@ -129,35 +111,35 @@ START_TEST(test_merge_orphan)
     sdpa_context_t *own = NULL;
     sdpa_context_desc_t desc = {.struct_size = sizeof(desc),
                                 .struct_version = SDPA_CONTEXT_DESC_VERSION};
-    ck_assert_ok(iface->context_create(&desc, &own));
+    ck_assert_ok(ref_env.iface->context_create(&desc, &own));
     merge_case_t c;
     merge_desc_init(&c.desc, 2, 1, 1, 2, 4, SDPA_DTYPE_F32, SDPA_DTYPE_F32, 0,
                     SDPA_SOFTMAX_ACCURATE, MERGE_DENSE);
     ck_assert_int_eq(merge_case_alloc(&c, 2, NULL, MERGE_LSE_MIXED), 0);
     sdpa_primitive_t *prim = NULL;
-    ck_assert_ok(iface->merge_create(own, &c.desc, &prim));
-    iface->context_destroy(own);
-    ck_assert_int_eq(iface->merge_execute(prim, &c.args), SDPA_ERROR_INVALID_ARGUMENT);
+    ck_assert_ok(ref_env.iface->merge_create(own, &c.desc, &prim));
+    ref_env.iface->context_destroy(own);
+    ck_assert_int_eq(ref_env.iface->merge_execute(prim, &c.args), SDPA_ERROR_INVALID_ARGUMENT);
     char config[64];
-    ck_assert_ok(iface->primitive_query(prim, SDPA_QUERY_CONFIG_STRING, config, sizeof(config)));
-    iface->primitive_destroy(prim);
+    ck_assert_ok(
+            ref_env.iface->primitive_query(prim, SDPA_QUERY_CONFIG_STRING, config, sizeof(config)));
+    ref_env.iface->primitive_destroy(prim);
     merge_case_free(&c);
 }
 END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("merge");
-    TCase *tc = tcase_create("ref");
-    tcase_add_unchecked_fixture(tc, open_ref, close_ref);
-    tcase_add_loop_test(tc, test_merge_variant, 0, MERGE_VARIANTS);
-    tcase_add_test(tc, test_merge_rules);
-    tcase_add_loop_test(tc, test_merge_in_place, 0, 2);
-    tcase_add_test(tc, test_merge_forward_chunks);
-    tcase_add_loop_test(tc, test_merge_invalid_desc, 0, merge_invalid_desc_count());
-    tcase_add_loop_test(tc, test_merge_invalid_args, 0, merge_invalid_args_count());
-    tcase_add_test(tc, test_merge_kinds);
-    tcase_add_test(tc, test_merge_orphan);
-    suite_add_tcase(s, tc);
-    return test_run_suite(s);
+    const test_entry_t tests[] = {
+            TEST_LOOP(test_merge_variant, MERGE_VARIANTS),
+            TEST_ONCE(test_merge_rules),
+            TEST_LOOP(test_merge_in_place, 2),
+            TEST_ONCE(test_merge_forward_chunks),
+            TEST_LOOP(test_merge_invalid_desc, merge_invalid_desc_count()),
+            TEST_LOOP(test_merge_invalid_args, merge_invalid_args_count()),
+            TEST_ONCE(test_merge_kinds),
+            TEST_ONCE(test_merge_orphan),
+    };
+    const test_suite_t suite = {.name = "merge", .open = ref_env_open, .close = ref_env_close};
+    return test_run_table(&suite, tests, TEST_COUNT(tests));
 }

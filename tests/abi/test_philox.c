@@ -98,21 +98,15 @@ START_TEST(test_keep_fraction)
 }
 END_TEST
 
-static Suite *philox_suite(void)
-{
-    Suite *s = suite_create("philox");
-    TCase *tc = tcase_create("philox");
-    tcase_add_loop_test(tc, test_known_answers, 0,
-                        (int)(sizeof(known_answers) / sizeof(known_answers[0])));
-    tcase_add_test(tc, test_counter_layout);
-    tcase_add_test(tc, test_keep_rule);
-    tcase_add_test(tc, test_keep_run_matches_words);
-    tcase_add_test(tc, test_keep_fraction);
-    suite_add_tcase(s, tc);
-    return s;
-}
-
 int main(void)
 {
-    return test_run_suite(philox_suite());
+    const test_entry_t tests[] = {
+            TEST_LOOP(test_known_answers, (int)TEST_COUNT(known_answers)),
+            TEST_ONCE(test_counter_layout),
+            TEST_ONCE(test_keep_rule),
+            TEST_ONCE(test_keep_run_matches_words),
+            TEST_ONCE(test_keep_fraction),
+    };
+    const test_suite_t suite = {.name = "philox"};
+    return test_run_table(&suite, tests, TEST_COUNT(tests));
 }

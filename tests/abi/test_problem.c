@@ -184,21 +184,13 @@ START_TEST(test_names)
 }
 END_TEST
 
-static Suite *problem_suite(void)
-{
-    Suite *s = suite_create("problem");
-    TCase *tc = tcase_create("problem");
-    tcase_add_test(tc, test_shape_and_defaults);
-    tcase_add_test(tc, test_normalized_copy);
-    tcase_add_test(tc, test_struct_rule);
-    tcase_add_test(tc, test_version1_callers);
-    tcase_add_test(tc, test_exec_args_copy);
-    tcase_add_test(tc, test_names);
-    suite_add_tcase(s, tc);
-    return s;
-}
-
 int main(void)
 {
-    return test_run_suite(problem_suite());
+    const test_entry_t tests[] = {
+            TEST_ONCE(test_shape_and_defaults), TEST_ONCE(test_normalized_copy),
+            TEST_ONCE(test_struct_rule),        TEST_ONCE(test_version1_callers),
+            TEST_ONCE(test_exec_args_copy),     TEST_ONCE(test_names),
+    };
+    const test_suite_t suite = {.name = "problem"};
+    return test_run_table(&suite, tests, TEST_COUNT(tests));
 }

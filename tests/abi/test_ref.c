@@ -12,6 +12,7 @@
 #include "check_main.h"
 #include "abi_util.h"
 #include "ref_fixture.h"
+#include "run_once.h"
 #include "sdpa.h"
 
 static sdpa_backend_t *backend;
@@ -31,13 +32,7 @@ static void close_ref(void)
 /* Creates a primitive for desc, executes it with args, destroys it. */
 static sdpa_status_t run(const sdpa_problem_desc_t *desc, const sdpa_exec_args_t *args)
 {
-    sdpa_primitive_t *prim = NULL;
-    sdpa_status_t status = iface->primitive_create(ctx, desc, &prim);
-    if (status != SDPA_SUCCESS)
-        return status;
-    status = iface->primitive_execute(prim, args);
-    iface->primitive_destroy(prim);
-    return status;
+    return test_run_once(iface, ctx, desc, args);
 }
 
 #define ck_assert_run(desc, args)                                                                  \

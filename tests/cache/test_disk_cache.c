@@ -485,15 +485,15 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("disk_cache");
-    TCase *tc = tcase_create("store");
-    tcase_add_test(tc, sha256_known_answers);
-    tcase_add_test(tc, settings_from_the_environment);
-    tcase_add_test(tc, entries_round_trip_and_damage_is_rejected);
-    tcase_add_test(tc, least_recently_used_entries_go_first);
-    tcase_add_test(tc, unusable_directories_give_one_note);
-    suite_add_tcase(s, tc);
+    const test_entry_t tests[] = {
+            TEST_ONCE(sha256_known_answers),
+            TEST_ONCE(settings_from_the_environment),
+            TEST_ONCE(entries_round_trip_and_damage_is_rejected),
+            TEST_ONCE(least_recently_used_entries_go_first),
+            TEST_ONCE(unusable_directories_give_one_note),
+    };
     /* In this process: the tests fork the children they need themselves. */
     setenv("CK_FORK", "no", 1);
-    return test_run_suite(s);
+    const test_suite_t suite = {.name = "disk_cache"};
+    return test_run_table(&suite, tests, TEST_COUNT(tests));
 }

@@ -579,17 +579,16 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("module_cache");
-    TCase *tc = tcase_create("processes");
-    tcase_set_timeout(tc, 1200);
-    tcase_add_test(tc, hit_and_miss_across_processes);
-    tcase_add_test(tc, concurrent_writers_leave_one_whole_entry);
-    tcase_add_test(tc, damaged_entries_are_rebuilt);
-    tcase_add_test(tc, unwritable_directories_are_not_errors);
-    suite_add_tcase(s, tc);
+    const test_entry_t tests[] = {
+            TEST_ONCE(hit_and_miss_across_processes),
+            TEST_ONCE(concurrent_writers_leave_one_whole_entry),
+            TEST_ONCE(damaged_entries_are_rebuilt),
+            TEST_ONCE(unwritable_directories_are_not_errors),
+    };
     /* In this process: the tests share warm_dir, removed here. */
     setenv("CK_FORK", "no", 1);
-    int failed = test_run_suite(s);
+    const test_suite_t suite = {.name = "module_cache", .timeout = 1200};
+    int failed = test_run_table(&suite, tests, TEST_COUNT(tests));
     if (warm_dir[0])
         cache_dir_remove(warm_dir);
     return failed;

@@ -98,6 +98,14 @@ void fixture_make_backward(sdpa_problem_desc_t *p, sdpa_dtype_t grad_dtype)
     p->diff_dst.dtype = p->diff_q.dtype = p->diff_k.dtype = p->diff_v.dtype = grad_dtype;
 }
 
+void fixture_backward_problem(sdpa_dtype_t dtype, int64_t batch, int64_t q_heads, int64_t kv_heads,
+                              int64_t q_len, int64_t k_len, int64_t head_size,
+                              sdpa_problem_desc_t *p, sdpa_shape_t *shape)
+{
+    fixture_problem(dtype, batch, q_heads, kv_heads, q_len, k_len, head_size, p, shape);
+    fixture_make_backward(p, dtype);
+}
+
 const char *fixture_xe_unimplemented(sdpa_problem_desc_t *p, int i)
 {
     switch (i) {

@@ -37,6 +37,11 @@ void fixture_problem(sdpa_dtype_t dtype, int64_t batch, int64_t q_heads, int64_t
  * dtype (same shapes as q, k, v, dst). */
 void fixture_make_backward(sdpa_problem_desc_t *problem, sdpa_dtype_t grad_dtype);
 
+/* fixture_problem made a backward problem with dtype gradients. */
+void fixture_backward_problem(sdpa_dtype_t dtype, int64_t batch, int64_t q_heads, int64_t kv_heads,
+                              int64_t q_len, int64_t k_len, int64_t head_size,
+                              sdpa_problem_desc_t *p, sdpa_shape_t *shape);
+
 /* The ABI 1.1 features the fast path leaves to the portable kernels
  * (sdpa_xe_unimplemented_feature): window, softcap, ALiBi, varlen, paged KV;
  * the first FIXTURE_SCORE_FEATURES need no other member of the problem for a
@@ -49,6 +54,19 @@ void fixture_make_backward(sdpa_problem_desc_t *problem, sdpa_dtype_t grad_dtype
 const char *fixture_xe_unimplemented(sdpa_problem_desc_t *problem, int i);
 
 /* Sets or clears an environment variable (NULL clears). */
+/* Asserts a plan's launch: its work-group size local and its group counts
+ * groups (three each), at the caller's line. */
+#define ck_assert_launch(local, groups, l0, l1, l2, g0, g1, g2)                                    \
+    do {                                                                                           \
+        const uint32_t *local_ = (local), *groups_ = (groups);                                     \
+        ck_assert_uint_eq(local_[0], l0);                                                          \
+        ck_assert_uint_eq(local_[1], l1);                                                          \
+        ck_assert_uint_eq(local_[2], l2);                                                          \
+        ck_assert_uint_eq(groups_[0], g0);                                                         \
+        ck_assert_uint_eq(groups_[1], g1);                                                         \
+        ck_assert_uint_eq(groups_[2], g2);                                                         \
+    } while (0)
+
 void fixture_setenv(const char *name, const char *value);
 
 #endif /* SDPA_TESTS_CORE_FIXTURES_H */

@@ -55,8 +55,7 @@ START_TEST(atomic_f16_without_gqa)
 {
     sdpa_problem_desc_t p;
     sdpa_shape_t shape;
-    fixture_problem(SDPA_DTYPE_F16, 2, 4, 4, 100, 300, 64, &p, &shape);
-    fixture_make_backward(&p, SDPA_DTYPE_F16);
+    fixture_backward_problem(SDPA_DTYPE_F16, 2, 4, 4, 100, 300, 64, &p, &shape);
     sdpa_bwd_scratch_t s;
     plan(&p, &shape, SDPA_BWD_MODE_ATOMIC, &s);
     ck_assert(s.dq_f32_scratch);
@@ -82,8 +81,7 @@ START_TEST(atomic_f32_adds_into_dense_outputs)
 {
     sdpa_problem_desc_t p;
     sdpa_shape_t shape;
-    fixture_problem(SDPA_DTYPE_F32, 2, 8, 2, 33, 65, 40, &p, &shape);
-    fixture_make_backward(&p, SDPA_DTYPE_F32);
+    fixture_backward_problem(SDPA_DTYPE_F32, 2, 8, 2, 33, 65, 40, &p, &shape);
     sdpa_bwd_scratch_t s;
     plan(&p, &shape, SDPA_BWD_MODE_ATOMIC, &s);
     ck_assert(!s.dq_f32_scratch);
@@ -102,8 +100,7 @@ START_TEST(atomic_f32_adds_into_dense_outputs)
         ck_assert_uint_eq(s.fills[i].offset, 0);
 
     /* Without GQA only dQ is summed. */
-    fixture_problem(SDPA_DTYPE_F32, 2, 8, 8, 33, 65, 40, &p, &shape);
-    fixture_make_backward(&p, SDPA_DTYPE_F32);
+    fixture_backward_problem(SDPA_DTYPE_F32, 2, 8, 8, 33, 65, 40, &p, &shape);
     plan(&p, &shape, SDPA_BWD_MODE_ATOMIC, &s);
     ck_assert_uint_eq(s.num_fills, 1);
     ck_assert_int_eq(s.fills[0].buffer, SDPA_BWD_BUFFER_DIFF_Q);
@@ -116,8 +113,7 @@ START_TEST(atomic_f32_strided_outputs_use_scratch)
      * clobber the padding, which may be someone else's data. */
     sdpa_problem_desc_t p;
     sdpa_shape_t shape;
-    fixture_problem(SDPA_DTYPE_F32, 1, 4, 2, 16, 32, 64, &p, &shape);
-    fixture_make_backward(&p, SDPA_DTYPE_F32);
+    fixture_backward_problem(SDPA_DTYPE_F32, 1, 4, 2, 16, 32, 64, &p, &shape);
     p.diff_q.strides[2] = 72;
     p.diff_q.strides[1] = 72 * 16;
     p.diff_q.strides[0] = 4 * 72 * 16;
@@ -147,8 +143,7 @@ START_TEST(atomic_bf16_with_gqa)
 {
     sdpa_problem_desc_t p;
     sdpa_shape_t shape;
-    fixture_problem(SDPA_DTYPE_BF16, 1, 32, 8, 128, 128, 128, &p, &shape);
-    fixture_make_backward(&p, SDPA_DTYPE_BF16);
+    fixture_backward_problem(SDPA_DTYPE_BF16, 1, 32, 8, 128, 128, 128, &p, &shape);
     sdpa_bwd_scratch_t s;
     plan(&p, &shape, SDPA_BWD_MODE_ATOMIC, &s);
     ck_assert(s.dq_f32_scratch && s.dkv_f32_scratch && s.dkv_atomic);
@@ -166,8 +161,7 @@ START_TEST(deterministic_with_gqa_uses_partials_and_no_fills)
 {
     sdpa_problem_desc_t p;
     sdpa_shape_t shape;
-    fixture_problem(SDPA_DTYPE_F16, 2, 12, 4, 77, 99, 80, &p, &shape);
-    fixture_make_backward(&p, SDPA_DTYPE_F16);
+    fixture_backward_problem(SDPA_DTYPE_F16, 2, 12, 4, 77, 99, 80, &p, &shape);
     p.deterministic = 1;
     ck_assert_int_eq(sdpa_bwd_mode_of(&p), SDPA_BWD_MODE_DETERMINISTIC);
     sdpa_bwd_scratch_t s;
@@ -194,8 +188,7 @@ START_TEST(deterministic_without_gqa_needs_only_d_i)
 {
     sdpa_problem_desc_t p;
     sdpa_shape_t shape;
-    fixture_problem(SDPA_DTYPE_F16, 2, 4, 4, 100, 300, 64, &p, &shape);
-    fixture_make_backward(&p, SDPA_DTYPE_F16);
+    fixture_backward_problem(SDPA_DTYPE_F16, 2, 4, 4, 100, 300, 64, &p, &shape);
     sdpa_bwd_scratch_t s;
     plan(&p, &shape, SDPA_BWD_MODE_DETERMINISTIC, &s);
     ck_assert(!s.dkv_partials && !s.dkv_f32_scratch && !s.dq_f32_scratch);
@@ -237,8 +230,7 @@ START_TEST(scratch_past_max_alloc_is_refused)
      * GiB here, more than the CPU device's 6 GiB allocations. */
     sdpa_problem_desc_t p;
     sdpa_shape_t shape;
-    fixture_problem(SDPA_DTYPE_F16, 1, 64, 1, 64, 1 << 20, 128, &p, &shape);
-    fixture_make_backward(&p, SDPA_DTYPE_F16);
+    fixture_backward_problem(SDPA_DTYPE_F16, 1, 64, 1, 64, 1 << 20, 128, &p, &shape);
     p.deterministic = 1;
     sdpa_device_info_t device;
     fixture_cpu_device(&device);
@@ -260,8 +252,7 @@ START_TEST(dq_slices_replace_the_dq_sums_in_both_modes)
 {
     sdpa_problem_desc_t p;
     sdpa_shape_t shape;
-    fixture_problem(SDPA_DTYPE_F16, 2, 4, 2, 100, 300, 64, &p, &shape);
-    fixture_make_backward(&p, SDPA_DTYPE_F16);
+    fixture_backward_problem(SDPA_DTYPE_F16, 2, 4, 2, 100, 300, 64, &p, &shape);
     sdpa_bwd_scratch_t s;
     plan_sliced(&p, &shape, SDPA_BWD_MODE_ATOMIC, 3, &s);
     ck_assert(s.dq_f32_scratch);
@@ -299,8 +290,7 @@ START_TEST(dq_slices_refused_with_varlen_or_below_zero)
     sdpa_problem_desc_t p;
     sdpa_shape_t shape;
     sdpa_bwd_scratch_t s;
-    fixture_problem(SDPA_DTYPE_F16, 2, 4, 4, 100, 300, 64, &p, &shape);
-    fixture_make_backward(&p, SDPA_DTYPE_F16);
+    fixture_backward_problem(SDPA_DTYPE_F16, 2, 4, 4, 100, 300, 64, &p, &shape);
     ck_assert_int_eq(sdpa_bwd_scratch_plan(&p, &shape, SDPA_BWD_MODE_ATOMIC, -1, &s),
                      SDPA_ERROR_INVALID_ARGUMENT);
     ck_assert_ptr_nonnull(strstr(sdpa_error_message(), "dq_slices = -1"));
@@ -320,8 +310,7 @@ START_TEST(dq_slices_bound)
     fixture_cpu_device(&cpu);
     sdpa_problem_desc_t p;
     sdpa_shape_t shape;
-    fixture_problem(SDPA_DTYPE_F16, 2, 4, 4, 100, 8 * 64, 64, &p, &shape);
-    fixture_make_backward(&p, SDPA_DTYPE_F16);
+    fixture_backward_problem(SDPA_DTYPE_F16, 2, 4, 4, 100, 8 * 64, 64, &p, &shape);
     ck_assert_int_eq(SDPA_BWD_DQ_PARTIALS_MAX_SLICES, 8);
     ck_assert_int_eq(sdpa_bwd_dq_slices_for(&p, &shape, &cpu, 64), 8);
     ck_assert_int_eq(sdpa_bwd_dq_slices_for(&p, &shape, &cpu, 128), 4);
@@ -365,8 +354,7 @@ START_TEST(plan_chooses_dq_slices)
     sdpa_shape_t shape;
     sdpa_bwd_plan_t plan;
     for (int det = 0; det <= 1; det++) {
-        fixture_problem(SDPA_DTYPE_F16, 2, 4, 4, 100, 200, 64, &p, &shape);
-        fixture_make_backward(&p, SDPA_DTYPE_F16);
+        fixture_backward_problem(SDPA_DTYPE_F16, 2, 4, 4, 100, 200, 64, &p, &shape);
         p.deterministic = det;
         ck_assert_int_eq(sdpa_bwd_plan_make(&p, &shape, &device, &plan), SDPA_SUCCESS);
         const int64_t bc = (int64_t)plan.config.unroll_m_bcbr * plan.config.wg_m_bcbr;
@@ -414,8 +402,7 @@ START_TEST(dq_slices_past_max_alloc_fall_back)
     sdpa_problem_desc_t p;
     sdpa_shape_t shape;
     sdpa_bwd_plan_t plan;
-    fixture_problem(SDPA_DTYPE_F16, 2, 4, 4, 100, 200, 64, &p, &shape);
-    fixture_make_backward(&p, SDPA_DTYPE_F16);
+    fixture_backward_problem(SDPA_DTYPE_F16, 2, 4, 4, 100, 200, 64, &p, &shape);
     p.deterministic = 1;
     ck_assert_int_eq(sdpa_bwd_plan_make(&p, &shape, &device, &plan), SDPA_SUCCESS);
     ck_assert_int_gt(plan.scratch.dq_slices, 0);
@@ -453,8 +440,7 @@ START_TEST(unit_d_strides_constant)
     sdpa_problem_desc_t p, t;
     sdpa_shape_t shape;
     sdpa_bwd_plan_t plan;
-    fixture_problem(SDPA_DTYPE_F16, 1, 2, 2, 64, 64, 32, &p, &shape);
-    fixture_make_backward(&p, SDPA_DTYPE_F16);
+    fixture_backward_problem(SDPA_DTYPE_F16, 1, 2, 2, 64, 64, 32, &p, &shape);
     ck_assert(unit_d_strides_of(&p, &shape, &plan));
 
     t = p; /* transposed K */
@@ -480,22 +466,22 @@ END_TEST
 
 int main(void)
 {
-    Suite *suite = suite_create("bwd_scratch");
-    TCase *tc = tcase_create("bwd_scratch");
-    tcase_add_test(tc, atomic_f16_without_gqa);
-    tcase_add_test(tc, atomic_f32_adds_into_dense_outputs);
-    tcase_add_test(tc, atomic_f32_strided_outputs_use_scratch);
-    tcase_add_test(tc, atomic_bf16_with_gqa);
-    tcase_add_test(tc, deterministic_with_gqa_uses_partials_and_no_fills);
-    tcase_add_test(tc, deterministic_without_gqa_needs_only_d_i);
-    tcase_add_test(tc, refusals);
-    tcase_add_test(tc, scratch_past_max_alloc_is_refused);
-    tcase_add_test(tc, dq_slices_replace_the_dq_sums_in_both_modes);
-    tcase_add_test(tc, dq_slices_refused_with_varlen_or_below_zero);
-    tcase_add_test(tc, dq_slices_bound);
-    tcase_add_test(tc, plan_chooses_dq_slices);
-    tcase_add_test(tc, dq_slices_past_max_alloc_fall_back);
-    tcase_add_test(tc, unit_d_strides_constant);
-    suite_add_tcase(suite, tc);
-    return test_run_suite(suite);
+    const test_entry_t tests[] = {
+            TEST_ONCE(atomic_f16_without_gqa),
+            TEST_ONCE(atomic_f32_adds_into_dense_outputs),
+            TEST_ONCE(atomic_f32_strided_outputs_use_scratch),
+            TEST_ONCE(atomic_bf16_with_gqa),
+            TEST_ONCE(deterministic_with_gqa_uses_partials_and_no_fills),
+            TEST_ONCE(deterministic_without_gqa_needs_only_d_i),
+            TEST_ONCE(refusals),
+            TEST_ONCE(scratch_past_max_alloc_is_refused),
+            TEST_ONCE(dq_slices_replace_the_dq_sums_in_both_modes),
+            TEST_ONCE(dq_slices_refused_with_varlen_or_below_zero),
+            TEST_ONCE(dq_slices_bound),
+            TEST_ONCE(plan_chooses_dq_slices),
+            TEST_ONCE(dq_slices_past_max_alloc_fall_back),
+            TEST_ONCE(unit_d_strides_constant),
+    };
+    const test_suite_t suite = {.name = "bwd_scratch"};
+    return test_run_table(&suite, tests, TEST_COUNT(tests));
 }

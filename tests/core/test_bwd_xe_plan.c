@@ -24,14 +24,6 @@ static void setup(void)
     fixture_setenv("BWD_SDPA_CONFIG", NULL);
 }
 
-/* A backward problem with every tensor in dtype. */
-static void bwd_problem(sdpa_dtype_t dtype, int64_t b, int64_t hq, int64_t hkv, int64_t sq,
-                        int64_t sk, int64_t d, sdpa_problem_desc_t *p, sdpa_shape_t *s)
-{
-    fixture_problem(dtype, b, hq, hkv, sq, sk, d, p, s);
-    fixture_make_backward(p, dtype);
-}
-
 XE_SUITE_ADAPTERS(sdpa_bwd_plan_t, sdpa_bwd_plan_make, sdpa_bwd_config_t, sdpa_bwd_config_from_ints,
                   SDPA_BWD_KIND_XE)
 
@@ -39,7 +31,7 @@ static const xe_suite_direction_t backward = {
         .xe = &sdpa_bwd_xe_direction,
         .config_ints = SDPA_BWD_CONFIG_INTS,
         .config_from_ints = xe_config_from_ints,
-        .problem = bwd_problem,
+        .problem = fixture_backward_problem,
         .serves = sdpa_bwd_xe_serves,
         .plan = xe_plan,
         .modes = 2,
@@ -51,7 +43,7 @@ START_TEST(devices_and_kernel_sets)
 {
     sdpa_problem_desc_t p;
     sdpa_shape_t s;
-    bwd_problem(SDPA_DTYPE_F16, 1, 4, 4, 100, 200, 64, &p, &s);
+    fixture_backward_problem(SDPA_DTYPE_F16, 1, 4, 4, 100, 200, 64, &p, &s);
     ck_assert(xe_takes_fast_path(&backward, &p, &s, &dev.pvc));
     ck_assert(xe_takes_fast_path(&backward, &p, &s, &dev.bmg));
     ck_assert(xe_takes_fast_path(&backward, &p, &s, &dev.dg2));
@@ -101,37 +93,37 @@ START_TEST(problems_it_does_not_serve)
     const char *why = NULL;
     sdpa_xe_target_t t;
 
-    bwd_problem(SDPA_DTYPE_BF16, 1, 4, 4, 100, 200, 64, &p, &s);
+    fixture_backward_problem(SDPA_DTYPE_BF16, 1, 4, 4, 100, 200, 64, &p, &s);
     ck_assert(sdpa_bwd_xe_serves(&p, &s, &dev.pvc, &t, &why));
     ck_assert_ptr_null(why);
     ck_assert_int_eq(t.large_grf, 1);
 
-    bwd_problem(SDPA_DTYPE_F32, 1, 4, 4, 100, 200, 64, &p, &s);
+    fixture_backward_problem(SDPA_DTYPE_F32, 1, 4, 4, 100, 200, 64, &p, &s);
     ck_assert(!sdpa_bwd_xe_serves(&p, &s, &dev.pvc, &t, &why));
     ck_assert_str_eq(why, "Q is neither f16 nor bf16");
     ck_assert(!xe_takes_fast_path(&backward, &p, &s, &dev.pvc));
 
     const sdpa_dtype_t other = SDPA_DTYPE_F16;
     for (int i = 0; i < 4; i++) {
-        bwd_problem(SDPA_DTYPE_BF16, 1, 4, 4, 100, 200, 64, &p, &s);
+        fixture_backward_problem(SDPA_DTYPE_BF16, 1, 4, 4, 100, 200, 64, &p, &s);
         sdpa_tensor_desc_t *tensors[] = {&p.k, &p.v, &p.dst, &p.diff_dst};
         tensors[i]->dtype = other;
         ck_assert_msg(!sdpa_bwd_xe_serves(&p, &s, &dev.pvc, &t, &why), "tensor %d", i);
         ck_assert_str_eq(why, "K, V, O or dO is not in Q's dtype");
     }
 
-    bwd_problem(SDPA_DTYPE_F16, 1, 4, 4, 100, 200, 320, &p, &s);
+    fixture_backward_problem(SDPA_DTYPE_F16, 1, 4, 4, 100, 200, 320, &p, &s);
     ck_assert(!sdpa_bwd_xe_serves(&p, &s, &dev.pvc, &t, &why));
     ck_assert_str_eq(why, "the head size is above 256");
 
-    bwd_problem(SDPA_DTYPE_F16, 1, 4, 4, 100, 200, 64, &p, &s);
+    fixture_backward_problem(SDPA_DTYPE_F16, 1, 4, 4, 100, 200, 64, &p, &s);
     dev.pvc.has_fp16 = 0;
     ck_assert(!sdpa_bwd_xe_serves(&p, &s, &dev.pvc, &t, &why));
     ck_assert_str_eq(why, "the device has no fp16");
     dev.pvc.has_fp16 = 1;
 
     /* Xe-HPG has no rows above head size 128: the portable kernels. */
-    bwd_problem(SDPA_DTYPE_F16, 1, 4, 4, 100, 200, 256, &p, &s);
+    fixture_backward_problem(SDPA_DTYPE_F16, 1, 4, 4, 100, 200, 256, &p, &s);
     ck_assert(sdpa_bwd_xe_serves(&p, &s, &dev.dg2, &t, &why));
     sdpa_bwd_config_t config;
     sdpa_config_source_t source;
@@ -142,7 +134,7 @@ START_TEST(problems_it_does_not_serve)
     ck_assert_int_eq(use, 0);
 
     /* Any layout: transposed K, strided V. */
-    bwd_problem(SDPA_DTYPE_F16, 1, 4, 4, 100, 200, 64, &p, &s);
+    fixture_backward_problem(SDPA_DTYPE_F16, 1, 4, 4, 100, 200, 64, &p, &s);
     p.k.strides[3] = 200;
     p.k.strides[2] = 1;
     p.v.strides[3] = 2;
@@ -156,18 +148,14 @@ START_TEST(plan_geometry)
     sdpa_problem_desc_t p;
     sdpa_shape_t s;
     sdpa_bwd_plan_t plan;
-    bwd_problem(SDPA_DTYPE_F16, 2, 16, 16, 2048, 2000, 128, &p, &s);
+    fixture_backward_problem(SDPA_DTYPE_F16, 2, 16, 16, 2048, 2000, 128, &p, &s);
     plan_ok(&p, &s, &dev.pvc, &plan);
     ck_assert_str_eq(plan.config_string,
                      "bwd xe sdpa_xe_bwd-k16-d16-fadd sg16 atomic "
                      "cfg=16,16,16,16,16,16,2,1,8,2,8,1 (xe table: xe_hpc h128)");
     /* 2 key groups of 16 keys x 8 column slices of 16: 16 sub-groups. */
-    ck_assert_uint_eq(plan.local_size[0], 16);
-    ck_assert_uint_eq(plan.local_size[1], 16);
-    ck_assert_uint_eq(plan.local_size[2], 1);
-    ck_assert_uint_eq(plan.main_groups[0], 63); /* ceil(2000 / 32) */
-    ck_assert_uint_eq(plan.main_groups[1], 16);
-    ck_assert_uint_eq(plan.main_groups[2], 2);
+    /* ceil(2000 / 32) key groups. */
+    ck_assert_launch(plan.local_size, plan.main_groups, 16, 16, 1, 63, 16, 2);
     ck_assert_uint_eq(plan.slm_bytes, SDPA_XE_BWD_SLM_BYTES(128, 32));
     /* K, V: 32 rows of 136; Q, dO twice: 16 rows; P^T Z, dS^T, dS^T pairs
      * (+8 rows); LSE and D_i. */
@@ -184,7 +172,7 @@ START_TEST(plan_geometry)
                       4 * 16 * 136 + 8 * 32 * 136 + 2 * (3 * 16 + 8) * 32 + 8 * 32);
 
     /* Thin queries: the THIN rows. */
-    bwd_problem(SDPA_DTYPE_BF16, 1, 8, 2, 5, 300, 32, &p, &s);
+    fixture_backward_problem(SDPA_DTYPE_BF16, 1, 8, 2, 5, 300, 32, &p, &s);
     plan_ok(&p, &s, &dev.dg2, &plan);
     ck_assert_str_eq(plan.config_string,
                      "bwd xe sdpa_xe_bwd-k8-d16-fadd sg8 atomic "
@@ -199,7 +187,7 @@ START_TEST(override_chooses_the_kernel)
     sdpa_problem_desc_t p;
     sdpa_shape_t s;
     sdpa_bwd_plan_t plan;
-    bwd_problem(SDPA_DTYPE_F16, 1, 4, 4, 100, 200, 128, &p, &s);
+    fixture_backward_problem(SDPA_DTYPE_F16, 1, 4, 4, 100, 200, 128, &p, &s);
 
     fixture_setenv("BWD_SDPA_CONFIG", "16,16,16,16,16,16,1,1,8,1,8,1");
     plan_ok(&p, &s, &dev.pvc, &plan);
@@ -290,7 +278,7 @@ START_TEST(float_atomics_choose_the_variant)
     sdpa_problem_desc_t p;
     sdpa_shape_t s;
     sdpa_bwd_plan_t plan;
-    bwd_problem(SDPA_DTYPE_F16, 1, 4, 2, 100, 200, 64, &p, &s);
+    fixture_backward_problem(SDPA_DTYPE_F16, 1, 4, 2, 100, 200, 64, &p, &s);
     const sdpa_float_atomics_t modes[] = {SDPA_FLOAT_ATOMICS_AUTO, SDPA_FLOAT_ATOMICS_CAS,
                                           SDPA_FLOAT_ATOMICS_NATIVE};
     for (int deterministic = 0; deterministic < 2; deterministic++) {
@@ -332,7 +320,7 @@ START_TEST(float_atomics_choose_the_variant)
     p.deterministic = 0;
     plan_ok(&p, &s, &dev.tgl, &plan);
     ck_assert_str_eq(plan.main_variant, SDPA_BWD_MAIN_SOURCE);
-    bwd_problem(SDPA_DTYPE_F32, 1, 4, 2, 100, 200, 64, &p, &s);
+    fixture_backward_problem(SDPA_DTYPE_F32, 1, 4, 2, 100, 200, 64, &p, &s);
     plan_ok(&p, &s, &dev.pvc, &plan);
     ck_assert_int_ne(plan.kind, SDPA_BWD_KIND_XE);
     ck_assert_str_eq(plan.main_variant, SDPA_BWD_MAIN_SOURCE SDPA_BWD_FADD_FIELD);
@@ -354,16 +342,14 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("bwd_xe_plan");
-    TCase *t = tcase_create("bwd_xe_plan");
-    tcase_add_checked_fixture(t, setup, NULL);
-    tcase_add_test(t, devices_and_kernel_sets);
-    tcase_add_test(t, problems_it_does_not_serve);
-    tcase_add_test(t, plan_geometry);
-    tcase_add_test(t, override_chooses_the_kernel);
-    tcase_add_test(t, config_rules);
-    xe_add_direction_tests(t, &backward, &dev);
-    tcase_add_test(t, float_atomics_choose_the_variant);
-    suite_add_tcase(s, t);
-    return test_run_suite(s);
+    const test_entry_t tests[] = {
+            TEST_ONCE(devices_and_kernel_sets),
+            TEST_ONCE(problems_it_does_not_serve),
+            TEST_ONCE(plan_geometry),
+            TEST_ONCE(override_chooses_the_kernel),
+            TEST_ONCE(config_rules),
+            TEST_ONCE(float_atomics_choose_the_variant),
+    };
+    const test_suite_t suite = {.name = "bwd_xe_plan", .setup = setup};
+    return xe_run_suite(&suite, tests, TEST_COUNT(tests), &backward, &dev);
 }

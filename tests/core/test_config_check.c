@@ -315,15 +315,15 @@ END_TEST
 
 int main(void)
 {
-    Suite *suite = suite_create("config_check");
-    TCase *tc = tcase_create("config_check");
-    tcase_add_test(tc, fwd_onednn_rules);
-    tcase_add_test(tc, fwd_range_rule);
-    tcase_add_test(tc, fwd_kernel_rules);
-    tcase_add_test(tc, fwd_device_rules);
-    tcase_add_test(tc, bwd_rules);
-    tcase_add_test(tc, choose_prefers_valid_override);
-    tcase_add_test(tc, choose_skips_rows_the_device_cannot_run);
-    suite_add_tcase(suite, tc);
-    return test_run_suite(suite);
+    const test_entry_t tests[] = {
+            TEST_ONCE(fwd_onednn_rules),
+            TEST_ONCE(fwd_range_rule),
+            TEST_ONCE(fwd_kernel_rules),
+            TEST_ONCE(fwd_device_rules),
+            TEST_ONCE(bwd_rules),
+            TEST_ONCE(choose_prefers_valid_override),
+            TEST_ONCE(choose_skips_rows_the_device_cannot_run),
+    };
+    const test_suite_t suite = {.name = "config_check"};
+    return test_run_table(&suite, tests, TEST_COUNT(tests));
 }

@@ -178,15 +178,15 @@ END_TEST
 
 int main(void)
 {
-    Suite *suite = suite_create("config_env");
-    TCase *tc = tcase_create("config_env");
-    tcase_add_test(tc, valid_values);
-    tcase_add_test(tc, wrong_item_counts);
-    tcase_add_test(tc, junk);
-    tcase_add_test(tc, out_of_range);
-    tcase_add_test(tc, unprintable_and_long_values_quoted_safely);
-    tcase_add_test(tc, env_forward_variable_depends_on_quantization);
-    tcase_add_test(tc, env_backward);
-    suite_add_tcase(suite, tc);
-    return test_run_suite(suite);
+    const test_entry_t tests[] = {
+            TEST_ONCE(valid_values),
+            TEST_ONCE(wrong_item_counts),
+            TEST_ONCE(junk),
+            TEST_ONCE(out_of_range),
+            TEST_ONCE(unprintable_and_long_values_quoted_safely),
+            TEST_ONCE(env_forward_variable_depends_on_quantization),
+            TEST_ONCE(env_backward),
+    };
+    const test_suite_t suite = {.name = "config_env"};
+    return test_run_table(&suite, tests, TEST_COUNT(tests));
 }

@@ -8,17 +8,11 @@
 #include <string.h>
 
 #include "check_main.h"
+#include "config_table_rows.h"
 #include "config_choose.h"
 #include "core_fixtures.h"
 #include "error.h"
 #include "kernel_config.h"
-
-#define FMA SDPA_CONFIG_FMA
-#define THIN SDPA_CONFIG_THIN_Q
-#define QUANT SDPA_CONFIG_QUANTIZED
-#define INTEG SDPA_CONFIG_INTEGRATED
-#define F32 SDPA_CONFIG_F32
-#define F16ACC SDPA_CONFIG_F16_ACC
 
 /* Every device a row can meet: each class, integrated and discrete where
  * the class has both (Xe-HPG: Arc and Meteor Lake; Xe2: Battlemage and
@@ -191,11 +185,10 @@ END_TEST
 
 int main(void)
 {
-    Suite *suite = suite_create("config_rows");
-    TCase *tc = tcase_create("config_rows");
-    tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, every_fwd_row_is_selectable);
-    tcase_add_test(tc, every_bwd_row_is_selectable);
-    suite_add_tcase(suite, tc);
-    return test_run_suite(suite);
+    const test_entry_t tests[] = {
+            TEST_ONCE(every_fwd_row_is_selectable),
+            TEST_ONCE(every_bwd_row_is_selectable),
+    };
+    const test_suite_t suite = {.name = "config_rows", .timeout = 120};
+    return test_run_table(&suite, tests, TEST_COUNT(tests));
 }

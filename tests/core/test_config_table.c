@@ -5,19 +5,12 @@
 #include <string.h>
 
 #include "check_main.h"
+#include "config_table_rows.h"
 #include "kernel_config.h"
 #include "config_check.h"
 #include "config_choose.h"
 #include "core_fixtures.h"
 #include "error.h"
-
-#define FMA SDPA_CONFIG_FMA
-#define THIN SDPA_CONFIG_THIN_Q
-#define QUANT SDPA_CONFIG_QUANTIZED
-#define INTEG SDPA_CONFIG_INTEGRATED
-#define F32 SDPA_CONFIG_F32
-#define F16ACC SDPA_CONFIG_F16_ACC
-#define ANY SDPA_CONFIG_ANY_SEQ
 
 static const sdpa_device_class_t all_classes[] = {
         SDPA_DEVICE_CLASS_UNKNOWN_GPU, SDPA_DEVICE_CLASS_CPU,    SDPA_DEVICE_CLASS_XE_LP,
@@ -511,21 +504,20 @@ END_TEST
 
 int main(void)
 {
-    Suite *suite = suite_create("config_table");
-    TCase *tc = tcase_create("config_table");
-    tcase_set_timeout(tc, 60);
-    tcase_add_test(tc, match_rules);
-    tcase_add_test(tc, ordering_most_specific_first);
-    tcase_add_test(tc, specific_rows_win);
-    tcase_add_test(tc, fallback_classes);
-    tcase_add_test(tc, candidates_ordered_and_end_with_fallback);
-    tcase_add_test(tc, every_head_size_and_length_gets_a_valid_fwd_config);
-    tcase_add_test(tc, every_head_size_and_length_gets_a_valid_bwd_config);
-    tcase_add_test(tc, every_fwd_row_passes_the_kernel_rules);
-    tcase_add_test(tc, every_bwd_row_passes_the_kernel_rules);
-    tcase_add_test(tc, cpu_rows_cover_every_bucket_and_props);
-    tcase_add_test(tc, bwd_specific_rows_win);
-    tcase_add_test(tc, formats);
-    suite_add_tcase(suite, tc);
-    return test_run_suite(suite);
+    const test_entry_t tests[] = {
+            TEST_ONCE(match_rules),
+            TEST_ONCE(ordering_most_specific_first),
+            TEST_ONCE(specific_rows_win),
+            TEST_ONCE(fallback_classes),
+            TEST_ONCE(candidates_ordered_and_end_with_fallback),
+            TEST_ONCE(every_head_size_and_length_gets_a_valid_fwd_config),
+            TEST_ONCE(every_head_size_and_length_gets_a_valid_bwd_config),
+            TEST_ONCE(every_fwd_row_passes_the_kernel_rules),
+            TEST_ONCE(every_bwd_row_passes_the_kernel_rules),
+            TEST_ONCE(cpu_rows_cover_every_bucket_and_props),
+            TEST_ONCE(bwd_specific_rows_win),
+            TEST_ONCE(formats),
+    };
+    const test_suite_t suite = {.name = "config_table", .timeout = 60};
+    return test_run_table(&suite, tests, TEST_COUNT(tests));
 }

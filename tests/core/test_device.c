@@ -253,17 +253,17 @@ END_TEST
 
 int main(void)
 {
-    Suite *suite = suite_create("device");
-    TCase *tc = tcase_create("device");
-    tcase_add_test(tc, cpu_device_is_cpu_class_whatever_its_id);
-    tcase_add_test(tc, intel_gpus_classified_by_pci_id);
-    tcase_add_test(tc, unknown_intel_ids_classified_by_name);
-    tcase_add_test(tc, other_vendors_are_unknown_gpus);
-    tcase_add_test(tc, flags_and_limits_copied);
-    tcase_add_test(tc, name_is_terminated_even_if_driver_fills_all_bytes);
-    tcase_add_test(tc, float_atomics_found_in_pnext_chain);
-    tcase_add_test(tc, subgroup_size_by_class);
-    tcase_add_test(tc, class_names);
-    suite_add_tcase(suite, tc);
-    return test_run_suite(suite);
+    const test_entry_t tests[] = {
+            TEST_ONCE(cpu_device_is_cpu_class_whatever_its_id),
+            TEST_ONCE(intel_gpus_classified_by_pci_id),
+            TEST_ONCE(unknown_intel_ids_classified_by_name),
+            TEST_ONCE(other_vendors_are_unknown_gpus),
+            TEST_ONCE(flags_and_limits_copied),
+            TEST_ONCE(name_is_terminated_even_if_driver_fills_all_bytes),
+            TEST_ONCE(float_atomics_found_in_pnext_chain),
+            TEST_ONCE(subgroup_size_by_class),
+            TEST_ONCE(class_names),
+    };
+    const test_suite_t suite = {.name = "device"};
+    return test_run_table(&suite, tests, TEST_COUNT(tests));
 }

@@ -71,12 +71,7 @@ START_TEST(basic_f16_problem)
                      "fwd d64 sg16 cfg=64,64,64,64,1,4,1,4 (table: cpu h64 fma)");
     ck_assert_str_eq(plan.build_flags, "");
     /* Sk > 256: BQ = 256 in 4 sub-groups, BK = 64. */
-    ck_assert_uint_eq(plan.local_size[0], 16);
-    ck_assert_uint_eq(plan.local_size[1], 4);
-    ck_assert_uint_eq(plan.local_size[2], 1);
-    ck_assert_uint_eq(plan.group_count[0], 1); /* ceil(100 / 256) */
-    ck_assert_uint_eq(plan.group_count[1], 8);
-    ck_assert_uint_eq(plan.group_count[2], 2);
+    ck_assert_launch(plan.local_size, plan.group_count, 16, 4, 1, 1 /* ceil(100 / 256) */, 8, 2);
     ck_assert_uint_eq(plan.slm_bytes, SDPA_FWD_SLM_BYTES(64, 256, 64, 1));
     ck_assert_int_eq(plan.head_size, 64);
     ck_assert_int_eq(plan.k_len, 300);
@@ -489,9 +484,7 @@ START_TEST(refusals)
     sdpa_problem_desc_t p;
     sdpa_shape_t s;
     sdpa_fwd_plan_t plan;
-    fixture_problem(SDPA_DTYPE_F16, 1, 2, 2, 16, 16, 32, &p, &s);
-
-    fixture_make_backward(&p, SDPA_DTYPE_F16);
+    fixture_backward_problem(SDPA_DTYPE_F16, 1, 2, 2, 16, 16, 32, &p, &s);
     ck_assert_int_eq(sdpa_fwd_plan_make(&p, &s, &cpu, &plan), SDPA_ERROR_INVALID_ARGUMENT);
     ck_assert_ptr_nonnull(strstr(sdpa_error_message(), "prop_kind = 2"));
     p.prop_kind = SDPA_FORWARD_INFERENCE;
@@ -738,24 +731,23 @@ END_TEST
 
 int main(void)
 {
-    Suite *suite = suite_create("fwd_plan");
-    TCase *tc = tcase_create("fwd_plan");
-    tcase_add_checked_fixture(tc, setup, NULL);
-    tcase_add_test(tc, basic_f16_problem);
-    tcase_add_test(tc, no_remainders_when_tiles_divide);
-    tcase_add_test(tc, q1_gqa_decode_batches_query_heads);
-    tcase_add_test(tc, mask_strides_and_broadcast);
-    tcase_add_test(tc, transposed_k_and_full_head);
-    tcase_add_test(tc, scale_softmax_training_and_accumulation);
-    tcase_add_test(tc, quantized_kv);
-    tcase_add_test(tc, dropout_flags);
-    tcase_add_test(tc, env_override_reaches_the_plan);
-    tcase_add_test(tc, refusals);
-    tcase_add_test(tc, large_buffers_need_the_build_flag);
-    tcase_add_test(tc, same_problem_same_constants);
-    tcase_add_test(tc, gpu_plans);
-    tcase_add_test(tc, checked_problem_plans);
-    tcase_add_test(tc, split_kv_decode_plans);
-    suite_add_tcase(suite, tc);
-    return test_run_suite(suite);
+    const test_entry_t tests[] = {
+            TEST_ONCE(basic_f16_problem),
+            TEST_ONCE(no_remainders_when_tiles_divide),
+            TEST_ONCE(q1_gqa_decode_batches_query_heads),
+            TEST_ONCE(mask_strides_and_broadcast),
+            TEST_ONCE(transposed_k_and_full_head),
+            TEST_ONCE(scale_softmax_training_and_accumulation),
+            TEST_ONCE(quantized_kv),
+            TEST_ONCE(dropout_flags),
+            TEST_ONCE(env_override_reaches_the_plan),
+            TEST_ONCE(refusals),
+            TEST_ONCE(large_buffers_need_the_build_flag),
+            TEST_ONCE(same_problem_same_constants),
+            TEST_ONCE(gpu_plans),
+            TEST_ONCE(checked_problem_plans),
+            TEST_ONCE(split_kv_decode_plans),
+    };
+    const test_suite_t suite = {.name = "fwd_plan", .setup = setup};
+    return test_run_table(&suite, tests, TEST_COUNT(tests));
 }

@@ -180,11 +180,7 @@ START_TEST(plan_geometry)
     ck_assert_str_eq(plan.config_string, "fwd xe sdpa_xe_fwd-k32-d64 sg16 "
                                          "cfg=32,16,64,16,2,4,2,4 (xe table: xe_hpc h128)");
     /* BQ = 64 queries, 8 sub-groups, BK = 64 keys. */
-    ck_assert_uint_eq(plan.local_size[0], 16);
-    ck_assert_uint_eq(plan.local_size[1], 8);
-    ck_assert_uint_eq(plan.group_count[0], 32);
-    ck_assert_uint_eq(plan.group_count[1], 16);
-    ck_assert_uint_eq(plan.group_count[2], 2);
+    ck_assert_launch(plan.local_size, plan.group_count, 16, 8, 1, 32, 16, 2);
     ck_assert_uint_eq(plan.slm_bytes, SDPA_XE_FWD_SLM_BYTES(128, 64, 64, 2, 16, 0));
     ck_assert_uint_eq(plan.slm_bytes, 2 * 64 * 128 + 2 * 64 * 64 + 4 * 2 * 64);
     ck_assert_int_eq(plan.d_max, 0);
@@ -257,16 +253,14 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("fwd_xe_plan");
-    TCase *t = tcase_create("fwd_xe_plan");
-    tcase_add_checked_fixture(t, setup, NULL);
-    tcase_add_test(t, kernel_set_names);
-    tcase_add_test(t, devices_and_kernel_sets);
-    tcase_add_test(t, problems_it_does_not_serve);
-    tcase_add_test(t, plan_geometry);
-    tcase_add_test(t, override_chooses_the_kernel);
-    tcase_add_test(t, config_rules);
-    xe_add_direction_tests(t, &forward, &dev);
-    suite_add_tcase(s, t);
-    return test_run_suite(s);
+    const test_entry_t tests[] = {
+            TEST_ONCE(kernel_set_names),
+            TEST_ONCE(devices_and_kernel_sets),
+            TEST_ONCE(problems_it_does_not_serve),
+            TEST_ONCE(plan_geometry),
+            TEST_ONCE(override_chooses_the_kernel),
+            TEST_ONCE(config_rules),
+    };
+    const test_suite_t suite = {.name = "fwd_xe_plan", .setup = setup};
+    return xe_run_suite(&suite, tests, TEST_COUNT(tests), &forward, &dev);
 }

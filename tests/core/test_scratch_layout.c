@@ -81,11 +81,11 @@ END_TEST
 
 int main(void)
 {
-    Suite *suite = suite_create("scratch_layout");
-    TCase *tc = tcase_create("scratch_layout");
-    tcase_add_test(tc, regions_are_aligned_and_packed);
-    tcase_add_test(tc, overflow_fails_and_touches_nothing);
-    tcase_add_test(tc, decode_split_scratch);
-    suite_add_tcase(suite, tc);
-    return test_run_suite(suite);
+    const test_entry_t tests[] = {
+            TEST_ONCE(regions_are_aligned_and_packed),
+            TEST_ONCE(overflow_fails_and_touches_nothing),
+            TEST_ONCE(decode_split_scratch),
+    };
+    const test_suite_t suite = {.name = "scratch_layout"};
+    return test_run_table(&suite, tests, TEST_COUNT(tests));
 }

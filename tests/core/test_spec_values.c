@@ -187,14 +187,15 @@ END_TEST
 
 int main(void)
 {
+    const test_entry_t tests[] = {
+            TEST_ONCE(set_and_read_back),
+            TEST_ONCE(ids_sorted_whatever_the_order_set),
+            TEST_ONCE(module_constants_point_at_values_of_the_right_size),
+            TEST_ONCE(equality_and_hash_ignore_set_order),
+            TEST_ONCE(every_attention_constant_can_be_set),
+    };
     Suite *suite = suite_create("spec_values");
-    TCase *tc = tcase_create("spec_values");
-    tcase_add_test(tc, set_and_read_back);
-    tcase_add_test(tc, ids_sorted_whatever_the_order_set);
-    tcase_add_test(tc, module_constants_point_at_values_of_the_right_size);
-    tcase_add_test(tc, equality_and_hash_ignore_set_order);
-    tcase_add_test(tc, every_attention_constant_can_be_set);
-    suite_add_tcase(suite, tc);
+    test_add_case(suite, "spec_values", 0, tests, TEST_COUNT(tests));
     /* Aborts need Check's fork mode (the default; CK_FORK=no skips them). */
     if (getenv("CK_FORK") == NULL || strcmp(getenv("CK_FORK"), "no") != 0) {
         TCase *aborts = tcase_create("programming_errors");

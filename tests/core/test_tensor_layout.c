@@ -17,27 +17,26 @@ static sdpa_tensor_desc_t strided(sdpa_dtype_t dtype, const int64_t dims[4],
     return t;
 }
 
+/* Dense tensors: the alignment their rows (D elements apart) allow. */
+static const struct dense_rows {
+    sdpa_dtype_t dtype;
+    int64_t dims[4];
+    int alignment;
+} dense_rows[] = {
+        {SDPA_DTYPE_F16, {2, 8, 100, 64}, 128}, /* rows 128 bytes apart (the cap) */
+        {SDPA_DTYPE_F16, {2, 8, 100, 40}, 16},  /* 80 bytes */
+        {SDPA_DTYPE_F16, {2, 8, 100, 33}, 2},   /* 66 bytes */
+        {SDPA_DTYPE_F32, {2, 8, 100, 3}, 4},    /* 12 bytes */
+        {SDPA_DTYPE_U8, {1, 1, 10, 24}, 8},     /* 24 bytes */
+        {SDPA_DTYPE_U4, {1, 1, 10, 24}, 4},     /* 12 bytes */
+        {SDPA_DTYPE_F16, {1, 1, 1, 33}, 128},   /* one row of one matrix: unconstrained */
+};
+
 START_TEST(alignment_of_dense_rows)
 {
-    /* f16, D = 64: rows 128 bytes apart (the cap). */
-    sdpa_tensor_desc_t t = fixture_tensor(SDPA_DTYPE_F16, 2, 8, 100, 64);
-    ck_assert_int_eq(sdpa_tensor_row_alignment(&t), 128);
-    /* D = 40: 80 bytes -> 16. */
-    t = fixture_tensor(SDPA_DTYPE_F16, 2, 8, 100, 40);
-    ck_assert_int_eq(sdpa_tensor_row_alignment(&t), 16);
-    /* D = 33 f16: 66 bytes -> 2; f32 D = 3: 12 bytes -> 4. */
-    t = fixture_tensor(SDPA_DTYPE_F16, 2, 8, 100, 33);
-    ck_assert_int_eq(sdpa_tensor_row_alignment(&t), 2);
-    t = fixture_tensor(SDPA_DTYPE_F32, 2, 8, 100, 3);
-    ck_assert_int_eq(sdpa_tensor_row_alignment(&t), 4);
-    /* u8 D = 24: 24 -> 8; u4 D = 24: 12 bytes -> 4. */
-    t = fixture_tensor(SDPA_DTYPE_U8, 1, 1, 10, 24);
-    ck_assert_int_eq(sdpa_tensor_row_alignment(&t), 8);
-    t = fixture_tensor(SDPA_DTYPE_U4, 1, 1, 10, 24);
-    ck_assert_int_eq(sdpa_tensor_row_alignment(&t), 4);
-    /* A single row of a single matrix: nothing constrains it. */
-    t = fixture_tensor(SDPA_DTYPE_F16, 1, 1, 1, 33);
-    ck_assert_int_eq(sdpa_tensor_row_alignment(&t), 128);
+    const struct dense_rows *r = &dense_rows[_i];
+    sdpa_tensor_desc_t t = fixture_tensor(r->dtype, r->dims[0], r->dims[1], r->dims[2], r->dims[3]);
+    ck_assert_int_eq(sdpa_tensor_row_alignment(&t), r->alignment);
 }
 END_TEST
 
@@ -142,14 +141,14 @@ END_TEST
 
 int main(void)
 {
-    Suite *suite = suite_create("tensor_layout");
-    TCase *tc = tcase_create("tensor_layout");
-    tcase_add_test(tc, alignment_of_dense_rows);
-    tcase_add_test(tc, alignment_counts_batch_and_head_strides);
-    tcase_add_test(tc, alignment_of_transposed_and_strided);
-    tcase_add_test(tc, density);
-    tcase_add_test(tc, span);
-    tcase_add_test(tc, sizes_saturate);
-    suite_add_tcase(suite, tc);
-    return test_run_suite(suite);
+    const test_entry_t tests[] = {
+            TEST_LOOP(alignment_of_dense_rows, (int)TEST_COUNT(dense_rows)),
+            TEST_ONCE(alignment_counts_batch_and_head_strides),
+            TEST_ONCE(alignment_of_transposed_and_strided),
+            TEST_ONCE(density),
+            TEST_ONCE(span),
+            TEST_ONCE(sizes_saturate),
+    };
+    const test_suite_t suite = {.name = "tensor_layout"};
+    return test_run_table(&suite, tests, TEST_COUNT(tests));
 }

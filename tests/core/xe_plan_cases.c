@@ -123,10 +123,14 @@ START_TEST(every_row_is_selectable)
 }
 END_TEST
 
-void xe_add_direction_tests(TCase *t, const xe_suite_direction_t *d, const xe_devices_t *devices)
+int xe_run_suite(const test_suite_t *desc, const test_entry_t *table, size_t count,
+                 const xe_suite_direction_t *d, const xe_devices_t *devices)
 {
     suite_direction = d;
     suite_devices = devices;
+    TCase *t;
+    Suite *s = test_suite_of(desc, table, count, &t);
     tcase_add_test(t, llm_features_take_the_portable_kernels);
     tcase_add_test(t, every_row_is_selectable);
+    return test_run_suite(s);
 }

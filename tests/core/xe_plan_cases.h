@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "check_main.h"
 #include "device.h"
 #include "problem.h"
 #include "xe_config_choose.h"
@@ -106,7 +107,9 @@ void xe_assert_rules(const xe_suite_direction_t *d, const xe_rule_case_t *cases,
  *     its class's devices, native and emulated, and is the first choice of
  *     a problem of its head size, thin or not, quantized or not (in each of
  *     d->modes): no row is dead.
- * One direction per program: d and devices must outlive the run. */
-void xe_add_direction_tests(TCase *t, const xe_suite_direction_t *d, const xe_devices_t *devices);
+ * One direction per program: xe_run_suite runs the suite of desc with the
+ * table's tests and these two (test_run_table), then returns its status. */
+int xe_run_suite(const test_suite_t *desc, const test_entry_t *table, size_t count,
+                 const xe_suite_direction_t *d, const xe_devices_t *devices);
 
 #endif /* SDPA_TESTS_XE_PLAN_CASES_H */

@@ -65,6 +65,13 @@ void tensor_free(test_env_t *env, test_tensor_t *t)
     t->data = NULL;
 }
 
+/* Every index i (int64_t[4]) of tensor d, the last dimension fastest. */
+#define FOR_EACH_INDEX(d, i)                                                                       \
+    for (i[0] = 0; i[0] < (d)->dims[0]; i[0]++)                                                    \
+        for (i[1] = 0; i[1] < (d)->dims[1]; i[1]++)                                                \
+            for (i[2] = 0; i[2] < (d)->dims[2]; i[2]++)                                            \
+                for (i[3] = 0; i[3] < (d)->dims[3]; i[3]++)
+
 static int64_t element_index(const sdpa_tensor_desc_t *d, const int64_t i[4])
 {
     return i[0] * d->strides[0] + i[1] * d->strides[1] + i[2] * d->strides[2] +
@@ -102,17 +109,13 @@ void tensor_fill_uniform(test_tensor_t *t, test_rng_t *rng, double lo, double hi
     const sdpa_tensor_desc_t *d = &t->desc;
     int is_float = sdpa_dtype_is_float(d->dtype);
     int64_t i[4];
-    for (i[0] = 0; i[0] < d->dims[0]; i[0]++)
-        for (i[1] = 0; i[1] < d->dims[1]; i[1]++)
-            for (i[2] = 0; i[2] < d->dims[2]; i[2]++)
-                for (i[3] = 0; i[3] < d->dims[3]; i[3]++) {
-                    int64_t idx = element_index(d, i);
-                    if (is_float)
-                        sdpa_element_store(t->data, idx, d->dtype, rng_uniform(rng, lo, hi));
-                    else
-                        store_integer(t->data, idx, d->dtype,
-                                      rng_int(rng, (int64_t)lo, (int64_t)hi));
-                }
+    FOR_EACH_INDEX (d, i) {
+        int64_t idx = element_index(d, i);
+        if (is_float)
+            sdpa_element_store(t->data, idx, d->dtype, rng_uniform(rng, lo, hi));
+        else
+            store_integer(t->data, idx, d->dtype, rng_int(rng, (int64_t)lo, (int64_t)hi));
+    }
 }
 
 double ulp_of(sdpa_dtype_t dtype, double magnitude)
@@ -130,38 +133,35 @@ void tensor_compare(const sdpa_tensor_desc_t *d, const void *got, const void *wa
 {
     memset(out, 0, sizeof(*out));
     int64_t i[4];
-    for (i[0] = 0; i[0] < d->dims[0]; i[0]++)
-        for (i[1] = 0; i[1] < d->dims[1]; i[1]++)
-            for (i[2] = 0; i[2] < d->dims[2]; i[2]++)
-                for (i[3] = 0; i[3] < d->dims[3]; i[3]++) {
-                    int64_t idx = element_index(d, i);
-                    double g = sdpa_element_load(got, idx, d->dtype);
-                    double w = sdpa_element_load(want, idx, d->dtype);
-                    out->checked++;
-                    double tol = abs_tol + ulps * ulp_of(d->dtype, fabs(w));
-                    double err, ratio;
-                    if (isnan(g) || isnan(w)) {
-                        err = (isnan(g) && isnan(w)) ? 0 : INFINITY;
-                        ratio = err;
-                    } else if (isinf(w) || isinf(g)) {
-                        err = (g == w) ? 0 : INFINITY;
-                        ratio = err;
-                    } else {
-                        err = fabs(g - w);
-                        ratio = err / tol;
-                    }
-                    if (ratio > 1)
-                        out->bad++;
-                    if (err > out->max_abs_err)
-                        out->max_abs_err = err;
-                    if (ratio > out->worst_ratio || out->checked == 1) {
-                        out->worst_ratio = ratio;
-                        memcpy(out->worst_idx, i, sizeof(i));
-                        out->worst_got = g;
-                        out->worst_want = w;
-                        out->worst_tol = tol;
-                    }
-                }
+    FOR_EACH_INDEX (d, i) {
+        int64_t idx = element_index(d, i);
+        double g = sdpa_element_load(got, idx, d->dtype);
+        double w = sdpa_element_load(want, idx, d->dtype);
+        out->checked++;
+        double tol = abs_tol + ulps * ulp_of(d->dtype, fabs(w));
+        double err, ratio;
+        if (isnan(g) || isnan(w)) {
+            err = (isnan(g) && isnan(w)) ? 0 : INFINITY;
+            ratio = err;
+        } else if (isinf(w) || isinf(g)) {
+            err = (g == w) ? 0 : INFINITY;
+            ratio = err;
+        } else {
+            err = fabs(g - w);
+            ratio = err / tol;
+        }
+        if (ratio > 1)
+            out->bad++;
+        if (err > out->max_abs_err)
+            out->max_abs_err = err;
+        if (ratio > out->worst_ratio || out->checked == 1) {
+            out->worst_ratio = ratio;
+            memcpy(out->worst_idx, i, sizeof(i));
+            out->worst_got = g;
+            out->worst_want = w;
+            out->worst_tol = tol;
+        }
+    }
 }
 
 int tensor_padding_intact(const test_tensor_t *t)
@@ -171,15 +171,12 @@ int tensor_padding_intact(const test_tensor_t *t)
     unsigned char *seen = calloc(t->bytes, 1);
     ck_assert_ptr_nonnull(seen);
     int64_t i[4];
-    for (i[0] = 0; i[0] < d->dims[0]; i[0]++)
-        for (i[1] = 0; i[1] < d->dims[1]; i[1]++)
-            for (i[2] = 0; i[2] < d->dims[2]; i[2]++)
-                for (i[3] = 0; i[3] < d->dims[3]; i[3]++) {
-                    int64_t idx = element_index(d, i);
-                    int64_t first = idx * bits / 8, last = ((idx + 1) * bits - 1) / 8;
-                    for (int64_t b = first; b <= last; b++)
-                        seen[b] = 1;
-                }
+    FOR_EACH_INDEX (d, i) {
+        int64_t idx = element_index(d, i);
+        int64_t first = idx * bits / 8, last = ((idx + 1) * bits - 1) / 8;
+        for (int64_t b = first; b <= last; b++)
+            seen[b] = 1;
+    }
     int intact = 1;
     for (size_t b = 0; b < t->bytes && intact; b++)
         if (!seen[b] && ((const unsigned char *)t->data)[b] != 0xff)

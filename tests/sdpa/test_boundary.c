@@ -405,14 +405,11 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("ABI boundary");
-    TCase *t = tcase_create("boundary");
-    tcase_add_unchecked_fixture(t, test_env_fixture, NULL);
-    tcase_set_timeout(t, 600);
-    tcase_add_loop_test(t, dead_rows_ref, 0, REF_CELLS);
-    tcase_add_loop_test(t, dead_rows_ze, 0, ZE_CELLS);
-    tcase_add_loop_test(t, pointer_views, 0, (int)POINTER_CELLS);
-    tcase_add_test(t, case_count);
-    suite_add_tcase(s, t);
-    return test_env_run_suite(s);
+    const test_entry_t tests[] = {
+            TEST_LOOP(dead_rows_ref, REF_CELLS),
+            TEST_LOOP(dead_rows_ze, ZE_CELLS),
+            TEST_LOOP(pointer_views, (int)POINTER_CELLS),
+            TEST_ONCE(case_count),
+    };
+    return test_env_run_table("ABI boundary", 600, tests, TEST_COUNT(tests));
 }

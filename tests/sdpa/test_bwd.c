@@ -547,31 +547,23 @@ START_TEST(case_count)
 }
 END_TEST
 
-static Suite *bwd_suite(void)
-{
-    Suite *s = suite_create("ze backward");
-    TCase *t = tcase_create("backward");
-    tcase_add_unchecked_fixture(t, test_env_fixture, NULL);
-    tcase_set_timeout(t, 1800);
-    tcase_add_loop_test(t, dtypes, 0, 5);
-    tcase_add_loop_test(t, head_sizes_bf16, 0, sizeof(head_sizes) / sizeof(head_sizes[0]));
-    tcase_add_loop_test(t, masks, 0, 5);
-    tcase_add_loop_test(t, scales, 0, 4);
-    tcase_add_loop_test(t, layouts, 0, 3);
-    tcase_add_loop_test(t, ds_output, 0, 2);
-    tcase_add_loop_test(t, gqa, 0, 4);
-    tcase_add_loop_test(t, deterministic, 0, 2);
-    tcase_add_loop_test(t, thin_and_exact, 0, 2);
-    tcase_add_loop_test(t, dq_slices_and_long_keys, 0, 2);
-    tcase_add_loop_test(t, finite_differences, 0, 2);
-    tcase_add_test(t, scratch_reuse);
-    tcase_add_test(t, builds_only_what_the_problem_needs);
-    tcase_add_test(t, case_count);
-    suite_add_tcase(s, t);
-    return s;
-}
-
 int main(void)
 {
-    return test_env_run_suite(bwd_suite());
+    const test_entry_t tests[] = {
+            TEST_LOOP(dtypes, 5),
+            TEST_LOOP(head_sizes_bf16, sizeof(head_sizes) / sizeof(head_sizes[0])),
+            TEST_LOOP(masks, 5),
+            TEST_LOOP(scales, 4),
+            TEST_LOOP(layouts, 3),
+            TEST_LOOP(ds_output, 2),
+            TEST_LOOP(gqa, 4),
+            TEST_LOOP(deterministic, 2),
+            TEST_LOOP(thin_and_exact, 2),
+            TEST_LOOP(dq_slices_and_long_keys, 2),
+            TEST_LOOP(finite_differences, 2),
+            TEST_ONCE(scratch_reuse),
+            TEST_ONCE(builds_only_what_the_problem_needs),
+            TEST_ONCE(case_count),
+    };
+    return test_env_run_table("ze backward", 1800, tests, TEST_COUNT(tests));
 }

@@ -228,15 +228,10 @@ int main(void)
     /* Every problem the decode kernel serves takes it, split or not
      * (decode_plan.h); unset, unsplit problems keep the portable forward. */
     setenv("SDPA_ZE_DECODE", "1", 1);
-    Suite *s = suite_create("decode on ze");
-    TCase *t = tcase_create("decode");
-    tcase_add_unchecked_fixture(t, test_env_fixture, NULL);
-    tcase_set_timeout(t, 600);
-    tcase_add_loop_test(t, test_forced_splits, 0, 6);
-    tcase_add_loop_test(t, test_features_split, 0, 8);
-    tcase_add_loop_test(t, test_extreme_softcap_split, 0, 6);
-    tcase_add_loop_test(t, test_paged_split, 0, 4);
-    tcase_add_test(t, test_feature_and_scratch);
-    suite_add_tcase(s, t);
-    return test_env_run_suite(s);
+    const test_entry_t tests[] = {
+            TEST_LOOP(test_forced_splits, 6),         TEST_LOOP(test_features_split, 8),
+            TEST_LOOP(test_extreme_softcap_split, 6), TEST_LOOP(test_paged_split, 4),
+            TEST_ONCE(test_feature_and_scratch),
+    };
+    return test_env_run_table("decode on ze", 600, tests, TEST_COUNT(tests));
 }

@@ -165,20 +165,12 @@ START_TEST(case_count)
 }
 END_TEST
 
-static Suite *dropout_bwd_suite(void)
-{
-    Suite *s = suite_create("ze backward dropout");
-    TCase *t = tcase_create("backward dropout");
-    tcase_add_unchecked_fixture(t, test_env_fixture, NULL);
-    tcase_set_timeout(t, 600);
-    tcase_add_loop_test(t, groups, 0, 5);
-    tcase_add_loop_test(t, offset_moves_mask, 0, 2);
-    tcase_add_test(t, case_count);
-    suite_add_tcase(s, t);
-    return s;
-}
-
 int main(void)
 {
-    return test_env_run_suite(dropout_bwd_suite());
+    const test_entry_t tests[] = {
+            TEST_LOOP(groups, 5),
+            TEST_LOOP(offset_moves_mask, 2),
+            TEST_ONCE(case_count),
+    };
+    return test_env_run_table("ze backward dropout", 600, tests, TEST_COUNT(tests));
 }

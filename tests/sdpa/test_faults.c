@@ -243,16 +243,6 @@ struct scenario {
     ze_command_list_handle_t list;
 };
 
-static ze_command_list_handle_t new_list(void)
-{
-    ze_command_queue_desc_t q = {.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC,
-                                 .mode = ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS};
-    ze_command_list_handle_t list = NULL;
-    ck_assert_int_eq(zeCommandListCreateImmediate(suite_env.context, suite_env.device, &q, &list),
-                     ZE_RESULT_SUCCESS);
-    return list;
-}
-
 /* Lists made for runs live until the end: a context keeps state per list
  * handle, and a destroyed list's address could come back. */
 static ze_command_list_handle_t lists[4096];
@@ -261,7 +251,7 @@ static int lists_made;
 static ze_command_list_handle_t run_list(void)
 {
     ck_assert_int_lt(lists_made, (int)(sizeof(lists) / sizeof(lists[0])));
-    return lists[lists_made++] = new_list();
+    return lists[lists_made++] = test_env_sync_list();
 }
 
 /* The window: what the backend does, and the first failure's status. */
@@ -532,11 +522,9 @@ int main(void)
         test_env_close(&suite_env);
         return 77;
     }
+    const test_entry_t tests[] = {TEST_ONCE(every_call_fails_once)};
     Suite *s = suite_create("faults");
-    TCase *t = tcase_create("faults");
-    tcase_set_timeout(t, 1800);
-    tcase_add_test(t, every_call_fails_once);
-    suite_add_tcase(s, t);
+    test_add_case(s, "faults", 1800, tests, TEST_COUNT(tests));
     int status = test_env_run_suite(s);
     free(function_names);
     return status;

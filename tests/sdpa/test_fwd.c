@@ -284,29 +284,21 @@ START_TEST(case_count)
 }
 END_TEST
 
-static Suite *fwd_suite(void)
-{
-    Suite *s = suite_create("ze forward");
-    TCase *t = tcase_create("forward");
-    tcase_add_unchecked_fixture(t, test_env_fixture, NULL);
-    tcase_set_timeout(t, 1800);
-    tcase_add_loop_test(t, dtypes, 0, sizeof(dtype_triples) / sizeof(dtype_triples[0]));
-    tcase_add_loop_test(t, head_sizes_f16, 0, sizeof(head_sizes) / sizeof(head_sizes[0]));
-    tcase_add_loop_test(t, layouts, 0, 4);
-    tcase_add_loop_test(t, mask_buffer, 0, 6);
-    tcase_add_loop_test(t, mask_causal, 0, 4);
-    tcase_add_loop_test(t, fully_masked_rows, 0, 2);
-    tcase_add_loop_test(t, scales, 0, 5);
-    tcase_add_loop_test(t, gqa_decode, 0, 5);
-    tcase_add_loop_test(t, training, 0, 2);
-    tcase_add_loop_test(t, f16_accumulation, 0, 2);
-    tcase_add_loop_test(t, thin_and_exact, 0, 4);
-    tcase_add_test(t, case_count);
-    suite_add_tcase(s, t);
-    return s;
-}
-
 int main(void)
 {
-    return test_env_run_suite(fwd_suite());
+    const test_entry_t tests[] = {
+            TEST_LOOP(dtypes, sizeof(dtype_triples) / sizeof(dtype_triples[0])),
+            TEST_LOOP(head_sizes_f16, sizeof(head_sizes) / sizeof(head_sizes[0])),
+            TEST_LOOP(layouts, 4),
+            TEST_LOOP(mask_buffer, 6),
+            TEST_LOOP(mask_causal, 4),
+            TEST_LOOP(fully_masked_rows, 2),
+            TEST_LOOP(scales, 5),
+            TEST_LOOP(gqa_decode, 5),
+            TEST_LOOP(training, 2),
+            TEST_LOOP(f16_accumulation, 2),
+            TEST_LOOP(thin_and_exact, 4),
+            TEST_ONCE(case_count),
+    };
+    return test_env_run_table("ze forward", 1800, tests, TEST_COUNT(tests));
 }

@@ -185,13 +185,13 @@ END_TEST
 
 int main(void)
 {
+    const test_entry_t tests[] = {
+            TEST_ONCE(forward_tilings),
+            TEST_ONCE(backward_tilings),
+    };
     Suite *s = suite_create("ze gpu rows");
-    TCase *t = tcase_create("gpu rows");
+    TCase *t = test_add_case(s, "gpu rows", 1800, tests, TEST_COUNT(tests));
     tcase_add_unchecked_fixture(t, test_env_fixture, NULL);
     tcase_add_checked_fixture(t, NULL, unset_overrides);
-    tcase_set_timeout(t, 1800);
-    tcase_add_test(t, forward_tilings);
-    tcase_add_test(t, backward_tilings);
-    suite_add_tcase(s, t);
     return test_env_run_suite(s);
 }

@@ -266,11 +266,7 @@ static void compare_good(const llm_case_t *c, const llm_expected_t *e, unsigned 
  * well-formed arrays. */
 static void forward_on_ref(llm_case_t *c)
 {
-    sdpa_problem_desc_t f = c->c.desc;
-    const sdpa_tensor_desc_t none = {0};
-    f.prop_kind = SDPA_FORWARD_TRAINING;
-    f.diff_dst = f.diff_q = f.diff_k = f.diff_v = f.ds = none;
-    f.deterministic = 0;
+    sdpa_problem_desc_t f = llm_training_forward(c);
     sdpa_status_t status = test_run_once(suite_env.ref, suite_env.ref_ctx, &f, &c->c.args);
     ck_assert_msg(status == SDPA_SUCCESS, "ref forward: %s", suite_env.ref->last_error());
 }
@@ -456,11 +452,7 @@ START_TEST(test_check_mode)
     expect_refused(&paged, &paged_cases[6], "args->block_table[0][0] = -1");
 
     /* On a caller's list the arrays are not checked: the kernels clamp. */
-    ze_command_queue_desc_t qd = {.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC,
-                                  .mode = ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS};
-    ze_command_list_handle_t list = NULL;
-    ck_assert_int_eq(zeCommandListCreateImmediate(suite_env.context, suite_env.device, &qd, &list),
-                     ZE_RESULT_SUCCESS);
+    ze_command_list_handle_t list = test_env_sync_list();
     llm_case_t c;
     llm_desc_init(&c, &paged);
     ck_assert_int_eq(llm_case_alloc(&c, 901, &guarded), 0);
@@ -511,33 +503,28 @@ int main(void)
     setenv("SDPA_CACHE", "1", 1);
     setenv("SDPA_CACHE_DIR", cache_dir, 1);
 
-    Suite *s = suite_create("hostile_arrays");
-    TCase *tc = tcase_create("hostile_arrays");
-    tcase_add_checked_fixture(tc, open_env, close_env);
-    tcase_set_timeout(tc, 600);
-    tcase_add_loop_test(tc, test_varlen_forward, 0, N_VARLEN);
-    tcase_add_loop_test(tc, test_varlen_backward, 0, N_VARLEN);
-    tcase_add_loop_test(tc, test_paged_decode_portable, 0, N_PAGED);
-    tcase_add_loop_test(tc, test_paged_split, 0, N_PAGED);
-    tcase_add_test(tc, test_check_mode);
-    tcase_add_test(tc, test_check_mode_accepts);
-    suite_add_tcase(s, tc);
+    const test_entry_t tests[] = {
+            TEST_LOOP(test_varlen_forward, N_VARLEN),
+            TEST_LOOP(test_varlen_backward, N_VARLEN),
+            TEST_LOOP(test_paged_decode_portable, N_PAGED),
+            TEST_LOOP(test_paged_split, N_PAGED),
+            TEST_ONCE(test_check_mode),
+            TEST_ONCE(test_check_mode_accepts),
+    };
     /* Tests that set an environment variable before opening theirs. */
-    TCase *env_tc = tcase_create("hostile_arrays_env");
+    const test_entry_t env_tests[] = {
+            TEST_LOOP(test_varlen_forward_xe, N_VARLEN), TEST_LOOP(test_paged_decode, N_PAGED),
+            TEST_LOOP(test_paged_rows_decode, N_PAGED),  TEST_LOOP(test_paged_rows, N_PAGED),
+            TEST_LOOP(test_paged_xe, N_PAGED),
+    };
+    Suite *s = suite_create("hostile_arrays");
+    TCase *tc = test_add_case(s, "hostile_arrays", 600, tests, TEST_COUNT(tests));
+    tcase_add_checked_fixture(tc, open_env, close_env);
+    TCase *env_tc = test_add_case(s, "hostile_arrays_env", 600, env_tests, TEST_COUNT(env_tests));
     tcase_add_checked_fixture(env_tc, NULL, close_env);
-    tcase_set_timeout(env_tc, 600);
-    tcase_add_loop_test(env_tc, test_varlen_forward_xe, 0, N_VARLEN);
-    tcase_add_loop_test(env_tc, test_paged_decode, 0, N_PAGED);
-    tcase_add_loop_test(env_tc, test_paged_rows_decode, 0, N_PAGED);
-    tcase_add_loop_test(env_tc, test_paged_rows, 0, N_PAGED);
-    tcase_add_loop_test(env_tc, test_paged_xe, 0, N_PAGED);
-    suite_add_tcase(s, env_tc);
 
-    SRunner *sr = srunner_create(s);
-    srunner_set_fork_status(sr, CK_FORK);
-    srunner_run_all(sr, CK_NORMAL);
-    const int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
+    setenv("CK_FORK", "yes", 1); /* each test opens its own environment */
+    int failed = test_run_suite(s);
     nftw(cache_dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-    return failed == 0 ? 0 : 1;
+    return failed;
 }

@@ -44,12 +44,7 @@ static double tolerance(const llm_spec_t *spec)
  * from ref (so that a ze forward bug cannot hide a ze backward one). */
 static void forward_on_ref(llm_case_t *c)
 {
-    sdpa_problem_desc_t f = c->c.desc;
-    const sdpa_tensor_desc_t none = {0};
-    f.prop_kind = SDPA_FORWARD_TRAINING;
-    f.diff_dst = f.diff_q = f.diff_k = f.diff_v = f.ds = none;
-    f.deterministic = 0;
-    f.dropout.with_mask_output = 0;
+    sdpa_problem_desc_t f = llm_training_forward(c);
     sdpa_status_t status = test_run_once(suite_env.ref, suite_env.ref_ctx, &f, &c->c.args);
     ck_assert_msg(status == SDPA_SUCCESS, "ref forward: %s: %s", sdpa_status_name(status),
                   suite_env.ref->last_error());
@@ -384,25 +379,22 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("llm on ze");
-    TCase *t = tcase_create("score modifiers");
-    tcase_add_unchecked_fixture(t, test_env_fixture, NULL);
-    tcase_set_timeout(t, 600);
-    tcase_add_loop_test(t, test_window, 0, 12);
-    tcase_add_loop_test(t, test_wide_window, 0, LLM_WIDE_WINDOW_CASES);
-    tcase_add_loop_test(t, test_window_skips_tiles, 0, 4);
-    tcase_add_loop_test(t, test_softcap, 0, 8);
-    tcase_add_loop_test(t, test_extreme_softcap, 0, LLM_EXTREME_SOFTCAP_CASES);
-    tcase_add_loop_test(t, test_alibi, 0, 6);
-    tcase_add_loop_test(t, test_combined, 0, 3);
-    tcase_add_loop_test(t, test_varlen_forward, 0, 8);
-    tcase_add_loop_test(t, test_varlen_long_and_decode, 0, 5);
-    tcase_add_loop_test(t, test_varlen_backward, 0, 8);
-    tcase_add_loop_test(t, test_varlen_backward_long, 0, 4);
-    tcase_add_loop_test(t, test_paged, 0, 10);
-    tcase_add_loop_test(t, test_quantized_kv, 0, 6);
-    tcase_add_loop_test(t, test_paged_v_global, 0, 2);
-    tcase_add_test(t, test_features);
-    suite_add_tcase(s, t);
-    return test_env_run_suite(s);
+    const test_entry_t tests[] = {
+            TEST_LOOP(test_window, 12),
+            TEST_LOOP(test_wide_window, LLM_WIDE_WINDOW_CASES),
+            TEST_LOOP(test_window_skips_tiles, 4),
+            TEST_LOOP(test_softcap, 8),
+            TEST_LOOP(test_extreme_softcap, LLM_EXTREME_SOFTCAP_CASES),
+            TEST_LOOP(test_alibi, 6),
+            TEST_LOOP(test_combined, 3),
+            TEST_LOOP(test_varlen_forward, 8),
+            TEST_LOOP(test_varlen_long_and_decode, 5),
+            TEST_LOOP(test_varlen_backward, 8),
+            TEST_LOOP(test_varlen_backward_long, 4),
+            TEST_LOOP(test_paged, 10),
+            TEST_LOOP(test_quantized_kv, 6),
+            TEST_LOOP(test_paged_v_global, 2),
+            TEST_ONCE(test_features),
+    };
+    return test_env_run_table("llm on ze", 600, tests, TEST_COUNT(tests));
 }

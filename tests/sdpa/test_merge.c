@@ -27,12 +27,8 @@ static void run_merge(merge_case_t *c)
 
 START_TEST(test_merge_variant)
 {
-    merge_case_t c;
-    merge_variant_init(&c.desc, _i);
-    ck_assert_int_eq(merge_case_alloc(&c, (uint64_t)_i + 1, &shared_allocator, MERGE_LSE_MIXED), 0);
-    run_merge(&c);
-    ck_assert(merge_compare(&c, 0));
-    merge_case_free(&c);
+    const merge_backend_t ze = {suite_env.ze, suite_env.ze_ctx};
+    merge_variant_check(&ze, _i, &shared_allocator, 0);
 }
 END_TEST
 
@@ -103,18 +99,15 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("merge on ze");
-    TCase *t = tcase_create("merge");
-    tcase_add_unchecked_fixture(t, test_env_fixture, NULL);
-    tcase_set_timeout(t, 600);
-    tcase_add_loop_test(t, test_merge_variant, 0, MERGE_VARIANTS);
-    tcase_add_loop_test(t, test_merge_poison, 0, 2);
-    tcase_add_loop_test(t, test_merge_in_place, 0, 2);
-    tcase_add_test(t, test_merge_forward_chunks);
-    tcase_add_loop_test(t, test_merge_invalid_desc, 0, merge_invalid_desc_count());
-    tcase_add_loop_test(t, test_merge_invalid_args, 0, merge_invalid_args_count());
-    tcase_add_test(t, test_merge_kinds);
-    tcase_add_test(t, test_merge_module_count);
-    suite_add_tcase(s, t);
-    return test_env_run_suite(s);
+    const test_entry_t tests[] = {
+            TEST_LOOP(test_merge_variant, MERGE_VARIANTS),
+            TEST_LOOP(test_merge_poison, 2),
+            TEST_LOOP(test_merge_in_place, 2),
+            TEST_ONCE(test_merge_forward_chunks),
+            TEST_LOOP(test_merge_invalid_desc, merge_invalid_desc_count()),
+            TEST_LOOP(test_merge_invalid_args, merge_invalid_args_count()),
+            TEST_ONCE(test_merge_kinds),
+            TEST_ONCE(test_merge_module_count),
+    };
+    return test_env_run_table("merge on ze", 600, tests, TEST_COUNT(tests));
 }

@@ -179,14 +179,11 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("ze quantized K/V");
-    TCase *t = tcase_create("quant");
-    tcase_add_unchecked_fixture(t, test_env_fixture, NULL);
-    tcase_set_timeout(t, 1800);
-    tcase_add_loop_test(t, k_and_v, 0, 24);
-    tcase_add_loop_test(t, one_side_and_decode, 0, 4);
-    tcase_add_loop_test(t, v_from_global, 0, 5);
-    tcase_add_test(t, case_count);
-    suite_add_tcase(s, t);
-    return test_env_run_suite(s);
+    const test_entry_t tests[] = {
+            TEST_LOOP(k_and_v, 24),
+            TEST_LOOP(one_side_and_decode, 4),
+            TEST_LOOP(v_from_global, 5),
+            TEST_ONCE(case_count),
+    };
+    return test_env_run_table("ze quantized K/V", 1800, tests, TEST_COUNT(tests));
 }

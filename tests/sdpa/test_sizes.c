@@ -337,13 +337,10 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("sizes");
-    TCase *t = tcase_create("sizes");
-    tcase_add_unchecked_fixture(t, test_env_fixture, NULL);
-    tcase_set_timeout(t, 1800);
-    tcase_add_test(t, scratch_past_max_alloc_refused_at_creation);
-    tcase_add_test(t, workspace_query_of_a_huge_problem_is_exact);
-    tcase_add_test(t, execution_past_2_pow_31_elements);
-    suite_add_tcase(s, t);
-    return test_env_run_suite(s);
+    const test_entry_t tests[] = {
+            TEST_ONCE(scratch_past_max_alloc_refused_at_creation),
+            TEST_ONCE(workspace_query_of_a_huge_problem_is_exact),
+            TEST_ONCE(execution_past_2_pow_31_elements),
+    };
+    return test_env_run_table("sizes", 1800, tests, TEST_COUNT(tests));
 }

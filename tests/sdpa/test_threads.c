@@ -322,11 +322,11 @@ END_TEST
 
 int main(void)
 {
+    const test_entry_t tests[] = {
+            TEST_LOOP(pattern, PATTERNS),
+    };
     Suite *s = suite_create("threads");
-    TCase *t = tcase_create("patterns");
+    TCase *t = test_add_case(s, "patterns", 1800, tests, TEST_COUNT(tests));
     tcase_add_unchecked_fixture(t, problems_open, problems_close);
-    tcase_set_timeout(t, 1800);
-    tcase_add_loop_test(t, pattern, 0, PATTERNS);
-    suite_add_tcase(s, t);
     return test_env_run_suite(s);
 }

@@ -275,12 +275,7 @@ START_TEST(context_with_the_callers_list)
 {
     launch_fixture_t f;
     fixture_open(&f, 13);
-    ze_command_queue_desc_t qdesc = {.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC,
-                                     .mode = ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS};
-    ze_command_list_handle_t list;
-    ck_assert_int_eq(
-            zeCommandListCreateImmediate(suite_env.context, suite_env.device, &qdesc, &list),
-            ZE_RESULT_SUCCESS);
+    ze_command_list_handle_t list = test_env_sync_list();
     sdpa_context_desc_t desc = {.struct_size = sizeof(desc),
                                 .struct_version = SDPA_CONTEXT_DESC_VERSION,
                                 .ze_context = suite_env.context,
@@ -330,15 +325,11 @@ START_TEST(concurrent_executions)
     fixture_open(&f, 14);
     thread_job_t jobs[THREADS];
     pthread_t threads[THREADS];
-    ze_command_queue_desc_t qdesc = {.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC,
-                                     .mode = ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS};
     for (int t = 0; t < THREADS; t++) {
         jobs[t].f = &f;
         jobs[t].dst = test_alloc(&suite_env, f.dst.bytes);
         jobs[t].status = SDPA_SUCCESS;
-        ck_assert_int_eq(zeCommandListCreateImmediate(suite_env.context, suite_env.device, &qdesc,
-                                                      &jobs[t].list),
-                         ZE_RESULT_SUCCESS);
+        jobs[t].list = test_env_sync_list();
     }
     for (int t = 0; t < THREADS; t++)
         ck_assert_int_eq(pthread_create(&threads[t], NULL, execute_in_thread, &jobs[t]), 0);

@@ -165,14 +165,20 @@ int test_env_run_suite(Suite *s)
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }
 
-sdpa_status_t test_run_once(const sdpa_backend_iface_t *iface, sdpa_context_t *ctx,
-                            const sdpa_problem_desc_t *d, const sdpa_exec_args_t *a)
+ze_command_list_handle_t test_env_sync_list(void)
 {
-    sdpa_primitive_t *prim = NULL;
-    sdpa_status_t status = iface->primitive_create(ctx, d, &prim);
-    if (status != SDPA_SUCCESS)
-        return status;
-    status = iface->primitive_execute(prim, a);
-    iface->primitive_destroy(prim);
-    return status;
+    ze_command_queue_desc_t q = {.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC,
+                                 .mode = ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS};
+    ze_command_list_handle_t list = NULL;
+    ck_assert_int_eq(zeCommandListCreateImmediate(suite_env.context, suite_env.device, &q, &list),
+                     ZE_RESULT_SUCCESS);
+    return list;
+}
+
+int test_env_run_table(const char *name, double timeout, const test_entry_t *table, size_t count)
+{
+    Suite *s = suite_create(name);
+    TCase *t = test_add_case(s, name, timeout, table, count);
+    tcase_add_unchecked_fixture(t, test_env_fixture, NULL);
+    return test_env_run_suite(s);
 }

@@ -13,6 +13,8 @@
 #include <check.h>
 #include <level_zero/ze_api.h>
 
+#include "check_main.h"
+#include "run_once.h"
 #include "sdpa.h"
 
 typedef struct test_env {
@@ -48,6 +50,15 @@ int test_env_open_suite(void);
  * status. */
 int test_env_run_suite(Suite *s);
 
+/* A new synchronous immediate command list on suite_env's device; fails
+ * the running test if it cannot be created. */
+ze_command_list_handle_t test_env_sync_list(void);
+
+/* The main of most sdpa suite programs: one test case, named like the
+ * suite, of the table's tests, each with suite_env open (test_env_fixture),
+ * run by test_env_run_suite. */
+int test_env_run_table(const char *name, double timeout, const test_entry_t *table, size_t count);
+
 /* Shared USM of bytes bytes (at least 1), 256-byte aligned, zeroed; aborts
  * the test on failure. */
 void *test_alloc(test_env_t *env, size_t bytes);
@@ -69,10 +80,5 @@ uint64_t test_modules_built(test_env_t *env);
  * SDPA_QUERY_CONFIG_STRING into out (size bytes) and destroys it: which
  * kernel and settings ze chose, for tests that must reach one path. */
 void test_config_string(test_env_t *env, const sdpa_problem_desc_t *p, char *out, size_t size);
-
-/* Creates problem d on backend iface in ctx, executes it once with args a
- * and destroys it; returns the status of create, else of execute. */
-sdpa_status_t test_run_once(const sdpa_backend_iface_t *iface, sdpa_context_t *ctx,
-                            const sdpa_problem_desc_t *d, const sdpa_exec_args_t *a);
 
 #endif /* SDPA_TEST_ZE_ENV_H */

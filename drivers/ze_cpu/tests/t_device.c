@@ -198,11 +198,12 @@ END_TEST
 
 Suite *driver_device_suite(void)
 {
+    const test_entry_t tests[] = {
+            TEST_ONCE(init_is_idempotent),
+            TEST_ONCE(device_properties),
+            TEST_ONCE(capability_table),
+    };
     Suite *s = suite_create("device");
-    TCase *tc = tcase_create("queries");
-    tcase_add_test(tc, init_is_idempotent);
-    tcase_add_test(tc, device_properties);
-    tcase_add_test(tc, capability_table);
-    suite_add_tcase(s, tc);
+    test_add_case(s, "queries", 0, tests, TEST_COUNT(tests));
     return s;
 }

@@ -25,12 +25,8 @@ START_TEST(bad_stype)
     ze_device_compute_properties_t compute = {.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES};
     ZE_EXPECT(ZE_RESULT_ERROR_INVALID_ARGUMENT, zeDeviceGetComputeProperties(e->device, &compute));
 
-    size_t size;
-    const uint8_t *code = ze_test_probe_spirv(16, &size);
-    ze_module_desc_t module_desc = {.stype = ZE_STRUCTURE_TYPE_KERNEL_DESC,
-                                    .format = ZE_MODULE_FORMAT_IL_SPIRV,
-                                    .inputSize = size,
-                                    .pInputModule = code};
+    ze_module_desc_t module_desc = ze_test_probe_module_desc(16);
+    module_desc.stype = ZE_STRUCTURE_TYPE_KERNEL_DESC;
     ze_module_handle_t module = NULL;
     ZE_EXPECT(ZE_RESULT_ERROR_INVALID_ARGUMENT,
               zeModuleCreate(e->context, e->device, &module_desc, &module, NULL));
@@ -97,12 +93,7 @@ START_TEST(null_pointers)
     ze_module_handle_t module = NULL;
     ZE_EXPECT(ZE_RESULT_ERROR_INVALID_NULL_POINTER,
               zeModuleCreate(e->context, e->device, NULL, &module, NULL));
-    size_t size;
-    const uint8_t *code = ze_test_probe_spirv(16, &size);
-    ze_module_desc_t module_desc = {.stype = ZE_STRUCTURE_TYPE_MODULE_DESC,
-                                    .format = ZE_MODULE_FORMAT_IL_SPIRV,
-                                    .inputSize = size,
-                                    .pInputModule = code};
+    ze_module_desc_t module_desc = ze_test_probe_module_desc(16);
     ZE_EXPECT(ZE_RESULT_ERROR_INVALID_NULL_POINTER,
               zeModuleCreate(e->context, e->device, &module_desc, NULL, NULL));
     module_desc.pInputModule = NULL;
@@ -237,12 +228,8 @@ END_TEST
 START_TEST(invalid_enumerations)
 {
     const ze_test_env_t *e = ze_test_env();
-    size_t size;
-    const uint8_t *code = ze_test_probe_spirv(16, &size);
-    ze_module_desc_t module_desc = {.stype = ZE_STRUCTURE_TYPE_MODULE_DESC,
-                                    .format = (ze_module_format_t)7,
-                                    .inputSize = size,
-                                    .pInputModule = code};
+    ze_module_desc_t module_desc = ze_test_probe_module_desc(16);
+    module_desc.format = (ze_module_format_t)7;
     ze_module_handle_t module = NULL;
     ZE_EXPECT(ZE_RESULT_ERROR_INVALID_ENUMERATION,
               zeModuleCreate(e->context, e->device, &module_desc, &module, NULL));
@@ -434,18 +421,19 @@ END_TEST
 
 Suite *driver_errors_suite(void)
 {
+    const test_entry_t tests[] = {
+            TEST_ONCE(bad_stype),
+            TEST_ONCE(null_pointers),
+            TEST_ONCE(null_and_wrong_handles),
+            TEST_ONCE(unknown_kernel_name),
+            TEST_ONCE(spirv_that_fails_to_build),
+            TEST_ONCE(invalid_enumerations),
+            TEST_ONCE(command_list_states),
+            TEST_ONCE(kernel_argument_errors),
+            TEST_ONCE(memory_errors),
+            TEST_ONCE(unsupported_features),
+    };
     Suite *s = suite_create("errors");
-    TCase *tc = tcase_create("refusals");
-    tcase_add_test(tc, bad_stype);
-    tcase_add_test(tc, null_pointers);
-    tcase_add_test(tc, null_and_wrong_handles);
-    tcase_add_test(tc, unknown_kernel_name);
-    tcase_add_test(tc, spirv_that_fails_to_build);
-    tcase_add_test(tc, invalid_enumerations);
-    tcase_add_test(tc, command_list_states);
-    tcase_add_test(tc, kernel_argument_errors);
-    tcase_add_test(tc, memory_errors);
-    tcase_add_test(tc, unsupported_features);
-    suite_add_tcase(s, tc);
+    test_add_case(s, "refusals", 0, tests, TEST_COUNT(tests));
     return s;
 }

@@ -225,13 +225,14 @@ END_TEST
 
 Suite *driver_hooks_suite(void)
 {
+    const test_entry_t tests[] = {
+            TEST_ONCE(extension_functions_are_found),
+            TEST_ONCE(call_counts_cover_the_tables),
+            TEST_ONCE(fault_fails_the_nth_call_only),
+            TEST_ONCE(fault_rearm_disarm_and_refusals),
+            TEST_ONCE(fault_counts_calls_of_all_threads),
+    };
     Suite *s = suite_create("hooks");
-    TCase *tc = tcase_create("extension");
-    tcase_add_test(tc, extension_functions_are_found);
-    tcase_add_test(tc, call_counts_cover_the_tables);
-    tcase_add_test(tc, fault_fails_the_nth_call_only);
-    tcase_add_test(tc, fault_rearm_disarm_and_refusals);
-    tcase_add_test(tc, fault_counts_calls_of_all_threads);
-    suite_add_tcase(s, tc);
+    test_add_case(s, "extension", 0, tests, TEST_COUNT(tests));
     return s;
 }

@@ -290,16 +290,17 @@ END_TEST
 
 Suite *driver_kernel_suite(void)
 {
+    const test_entry_t tests[] = {
+            TEST_ONCE(local_memory_argument),
+            TEST_ONCE(subgroups_of_8),
+            TEST_ONCE(subgroups_of_16),
+            TEST_ONCE(arguments_captured_at_append),
+            TEST_ONCE(pointer_to_a_reallocated_address),
+            TEST_ONCE(forty_five_arguments),
+            TEST_ONCE(a_million_work_groups),
+            TEST_ONCE(suggested_group_sizes_divide),
+    };
     Suite *s = suite_create("kernel");
-    TCase *tc = tcase_create("launch");
-    tcase_add_test(tc, local_memory_argument);
-    tcase_add_test(tc, subgroups_of_8);
-    tcase_add_test(tc, subgroups_of_16);
-    tcase_add_test(tc, arguments_captured_at_append);
-    tcase_add_test(tc, pointer_to_a_reallocated_address);
-    tcase_add_test(tc, forty_five_arguments);
-    tcase_add_test(tc, a_million_work_groups);
-    tcase_add_test(tc, suggested_group_sizes_divide);
-    suite_add_tcase(s, tc);
+    test_add_case(s, "launch", 0, tests, TEST_COUNT(tests));
     return s;
 }

@@ -36,12 +36,7 @@ static void make_world(world_t *w)
     memset(w, 0, sizeof *w);
     ze_context_desc_t context_desc = {.stype = ZE_STRUCTURE_TYPE_CONTEXT_DESC};
     ZE_OK(zeContextCreate(e->driver, &context_desc, &w->context));
-    size_t size;
-    const uint8_t *code = ze_test_probe_spirv(16, &size);
-    ze_module_desc_t module_desc = {.stype = ZE_STRUCTURE_TYPE_MODULE_DESC,
-                                    .format = ZE_MODULE_FORMAT_IL_SPIRV,
-                                    .inputSize = size,
-                                    .pInputModule = code};
+    ze_module_desc_t module_desc = ze_test_probe_module_desc(16);
     ZE_OK(zeModuleCreate(w->context, e->device, &module_desc, &w->module, NULL));
     w->kernel = ze_test_kernel(w->module, "add_one");
     ze_device_mem_alloc_desc_t device_desc = {.stype = ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC};
@@ -409,14 +404,15 @@ END_TEST
 
 Suite *driver_lifetime_suite(void)
 {
+    const test_entry_t tests[] = {
+            TEST_ONCE(module_destroyed_while_a_list_records_a_launch),
+            TEST_ONCE(module_destroyed_before_its_kernel),
+            TEST_ONCE(context_destroyed_before_its_objects),
+            TEST_ONCE(objects_in_use_are_refused),
+            TEST_ONCE(wild_and_destroyed_handles_are_refused),
+            TEST_ONCE(unset_stype_is_accepted),
+    };
     Suite *s = suite_create("lifetime");
-    TCase *tc = tcase_create("orders");
-    tcase_add_test(tc, module_destroyed_while_a_list_records_a_launch);
-    tcase_add_test(tc, module_destroyed_before_its_kernel);
-    tcase_add_test(tc, context_destroyed_before_its_objects);
-    tcase_add_test(tc, objects_in_use_are_refused);
-    tcase_add_test(tc, wild_and_destroyed_handles_are_refused);
-    tcase_add_test(tc, unset_stype_is_accepted);
-    suite_add_tcase(s, tc);
+    test_add_case(s, "orders", 0, tests, TEST_COUNT(tests));
     return s;
 }

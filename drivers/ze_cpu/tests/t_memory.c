@@ -271,13 +271,15 @@ END_TEST
 
 Suite *driver_memory_suite(void)
 {
+    const test_entry_t tests[] = {
+            TEST_ONCE(allocations_and_properties),
+            TEST_ONCE(fill_and_copy_immediate),
+            TEST_ONCE(large_fill),
+            TEST_ONCE(regular_list_fill_copy),
+            TEST_ONCE(guard_pages),
+    };
     Suite *s = suite_create("memory");
-    TCase *tc = tcase_create("usm");
-    tcase_add_test(tc, allocations_and_properties);
-    tcase_add_test(tc, fill_and_copy_immediate);
-    tcase_add_test(tc, large_fill);
-    tcase_add_test(tc, regular_list_fill_copy);
-    tcase_add_test(tc, guard_pages);
+    TCase *tc = test_add_case(s, "usm", 0, tests, TEST_COUNT(tests));
     /* A fault fails a test only in its own process (not with CK_FORK=no,
      * as under valgrind). */
     const char *fork_mode = getenv("CK_FORK");
@@ -285,6 +287,5 @@ Suite *driver_memory_suite(void)
         tcase_add_exit_test(tc, guard_page_after_end, GUARD_FAULT_EXIT);
         tcase_add_exit_test(tc, guard_page_before_start, GUARD_FAULT_EXIT);
     }
-    suite_add_tcase(s, tc);
     return s;
 }

@@ -194,18 +194,13 @@ static char *build_log_text(ze_module_build_log_handle_t log)
 START_TEST(build_flags)
 {
     const ze_test_env_t *e = ze_test_env();
-    size_t size;
-    const uint8_t *code = ze_test_probe_spirv(16, &size);
     const char *flag_sets[] = {
             "-ze-opt-large-register-file -ze-opt-greater-than-4GB-buffer-required",
             "-ze-opt-disable",
     };
     for (size_t f = 0; f < 2; f++) {
-        ze_module_desc_t desc = {.stype = ZE_STRUCTURE_TYPE_MODULE_DESC,
-                                 .format = ZE_MODULE_FORMAT_IL_SPIRV,
-                                 .inputSize = size,
-                                 .pInputModule = code,
-                                 .pBuildFlags = flag_sets[f]};
+        ze_module_desc_t desc = ze_test_probe_module_desc(16);
+        desc.pBuildFlags = flag_sets[f];
         ze_module_handle_t module = NULL;
         ze_module_build_log_handle_t log = NULL;
         ZE_OK(zeModuleCreate(e->context, e->device, &desc, &module, &log));
@@ -234,13 +229,14 @@ END_TEST
 
 Suite *driver_module_suite(void)
 {
+    const test_entry_t tests[] = {
+            TEST_ONCE(every_constant_type_takes_effect),
+            TEST_ONCE(defaults_without_constants),
+            TEST_ONCE(two_specializations_coexist),
+            TEST_ONCE(kernel_names_and_properties),
+            TEST_ONCE(build_flags),
+    };
     Suite *s = suite_create("module");
-    TCase *tc = tcase_create("specialization");
-    tcase_add_test(tc, every_constant_type_takes_effect);
-    tcase_add_test(tc, defaults_without_constants);
-    tcase_add_test(tc, two_specializations_coexist);
-    tcase_add_test(tc, kernel_names_and_properties);
-    tcase_add_test(tc, build_flags);
-    suite_add_tcase(s, tc);
+    test_add_case(s, "specialization", 0, tests, TEST_COUNT(tests));
     return s;
 }

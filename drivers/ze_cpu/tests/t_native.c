@@ -191,10 +191,11 @@ END_TEST
 
 Suite *driver_native_suite(void)
 {
+    const test_entry_t tests[] = {
+            TEST_ONCE(native_binary_round_trip),
+            TEST_ONCE(broken_native_binaries_are_refused),
+    };
     Suite *s = suite_create("native");
-    TCase *tc = tcase_create("binaries");
-    tcase_add_test(tc, native_binary_round_trip);
-    tcase_add_test(tc, broken_native_binaries_are_refused);
-    suite_add_tcase(s, tc);
+    test_add_case(s, "binaries", 0, tests, TEST_COUNT(tests));
     return s;
 }

@@ -445,17 +445,14 @@ END_TEST
 
 Suite *driver_ordering_suite(void)
 {
+    const test_entry_t tests[] = {
+            TEST_ONCE(queue_waits_for_host_event), TEST_ONCE(barriers_order_a_chain),
+            TEST_ONCE(events_inside_a_list),       TEST_ONCE(events_across_queues),
+            TEST_ONCE(async_immediate_list),       TEST_ONCE(sync_immediate_list),
+            TEST_ONCE(host_synchronize_timeouts),  TEST_ONCE(timestamps),
+            TEST_ONCE(query_kernel_timestamps),
+    };
     Suite *s = suite_create("ordering");
-    TCase *tc = tcase_create("events");
-    tcase_add_test(tc, queue_waits_for_host_event);
-    tcase_add_test(tc, barriers_order_a_chain);
-    tcase_add_test(tc, events_inside_a_list);
-    tcase_add_test(tc, events_across_queues);
-    tcase_add_test(tc, async_immediate_list);
-    tcase_add_test(tc, sync_immediate_list);
-    tcase_add_test(tc, host_synchronize_timeouts);
-    tcase_add_test(tc, timestamps);
-    tcase_add_test(tc, query_kernel_timestamps);
-    suite_add_tcase(s, tc);
+    test_add_case(s, "events", 0, tests, TEST_COUNT(tests));
     return s;
 }

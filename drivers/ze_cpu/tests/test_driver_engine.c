@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "config.h"
 
 #define NO_SUCH_ENGINE "/nonexistent/sdpa-ze/engine"
@@ -219,24 +220,20 @@ int main(void)
         printf("SKIP: configured --with-opencl-engine=system: no engine library to point at\n");
         return 77;
     }
-    Suite *s = suite_create("engine");
-    TCase *tc = tcase_create("choice");
-    tcase_add_test(tc, engine_names_the_library);
-    tcase_add_test(tc, engine_names_the_library_directory);
-    tcase_add_test(tc, engine_names_the_prefix);
-    tcase_add_test(tc, engine_overrides_vendors);
-    tcase_add_test(tc, engine_naming_nothing_fails_init);
-    tcase_add_test(tc, default_engine_when_nothing_is_set);
-    tcase_add_test(tc, default_engine_after_the_icd_loader_read);
-    tcase_add_test(tc, engine_after_the_icd_loader_read);
-    tcase_add_test(tc, user_vendors_beat_the_default);
-    tcase_add_test(tc, system_takes_vendors);
-    tcase_add_test(tc, system_skips_the_default);
-    suite_add_tcase(s, tc);
-    SRunner *runner = srunner_create(s);
-    srunner_set_fork_status(runner, CK_FORK); /* one process per case */
-    srunner_run_all(runner, CK_NORMAL);
-    int failed = srunner_ntests_failed(runner);
-    srunner_free(runner);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    const test_entry_t tests[] = {
+            TEST_ONCE(engine_names_the_library),
+            TEST_ONCE(engine_names_the_library_directory),
+            TEST_ONCE(engine_names_the_prefix),
+            TEST_ONCE(engine_overrides_vendors),
+            TEST_ONCE(engine_naming_nothing_fails_init),
+            TEST_ONCE(default_engine_when_nothing_is_set),
+            TEST_ONCE(default_engine_after_the_icd_loader_read),
+            TEST_ONCE(engine_after_the_icd_loader_read),
+            TEST_ONCE(user_vendors_beat_the_default),
+            TEST_ONCE(system_takes_vendors),
+            TEST_ONCE(system_skips_the_default),
+    };
+    const test_suite_t suite = {.name = "engine"};
+    setenv("CK_FORK", "yes", 1); /* one process per case */
+    return test_run_table(&suite, tests, TEST_COUNT(tests));
 }

@@ -31,6 +31,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "check_main.h"
 #include "ze_test.h"
 
 enum {
@@ -460,19 +461,15 @@ int main(void)
         printf("SKIP: these tests check the CPU driver (SDPA_ZE_DRIVER=%s)\n", driver);
         return 77;
     }
-    Suite *s = suite_create("stress");
-    TCase *tc = tcase_create("threads");
-    tcase_set_timeout(tc, 600);
-    tcase_add_test(tc, one_kernel_many_regular_lists);
-    tcase_add_test(tc, one_kernel_many_immediate_lists);
-    tcase_add_test(tc, one_list_many_queues);
-    tcase_add_test(tc, ring_of_events);
-    tcase_add_test(tc, one_immediate_list_many_threads);
-    suite_add_tcase(s, tc);
-    SRunner *runner = srunner_create(s);
-    srunner_run_all(runner, CK_NORMAL);
-    int failed = srunner_ntests_failed(runner);
-    srunner_free(runner);
+    const test_entry_t tests[] = {
+            TEST_ONCE(one_kernel_many_regular_lists),
+            TEST_ONCE(one_kernel_many_immediate_lists),
+            TEST_ONCE(one_list_many_queues),
+            TEST_ONCE(ring_of_events),
+            TEST_ONCE(one_immediate_list_many_threads),
+    };
+    const test_suite_t suite = {.name = "stress", .timeout = 600};
+    int status = test_run_table(&suite, tests, TEST_COUNT(tests));
     ze_test_teardown();
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return status;
 }

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "check_main.h"
 #include "spirv_fuzz.h"
 #include "spirv_reflect.h"
 #include "spirv_registry.h"
@@ -355,15 +356,10 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("spirv_reflect");
-    TCase *tc = tcase_create("fuzz");
-    tcase_set_timeout(tc, 600);
-    tcase_add_test(tc, crafted_modules);
-    tcase_add_test(tc, mutated_modules);
-    suite_add_tcase(s, tc);
-    SRunner *runner = srunner_create(s);
-    srunner_run_all(runner, CK_NORMAL);
-    int failed = srunner_ntests_failed(runner);
-    srunner_free(runner);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    const test_entry_t tests[] = {
+            TEST_ONCE(crafted_modules),
+            TEST_ONCE(mutated_modules),
+    };
+    const test_suite_t suite = {.name = "spirv_reflect", .timeout = 600};
+    return test_run_table(&suite, tests, TEST_COUNT(tests));
 }

@@ -68,6 +68,16 @@ const uint8_t *ze_test_probe_spirv(int subgroup_size, size_t *size)
     return m->code;
 }
 
+ze_module_desc_t ze_test_probe_module_desc(int subgroup_size)
+{
+    size_t size;
+    const uint8_t *code = ze_test_probe_spirv(subgroup_size, &size);
+    return (ze_module_desc_t){.stype = ZE_STRUCTURE_TYPE_MODULE_DESC,
+                              .format = ZE_MODULE_FORMAT_IL_SPIRV,
+                              .inputSize = size,
+                              .pInputModule = code};
+}
+
 static bool same_constants(const probe_constants_t *a, const probe_constants_t *b)
 {
     return a->i == b->i && a->u == b->u && a->l == b->l && a->f == b->f && a->b == b->b;
@@ -91,16 +101,9 @@ ze_module_handle_t ze_test_probe_module(int subgroup_size, const probe_constants
                              &b};
     ck_assert_uint_eq(sdpa_spec_constant_find(SDPA_SC_PROBE_BOOL)->size, 1);
     ze_module_constants_t constants = {5, ids, values};
-    size_t size;
-    const uint8_t *code = ze_test_probe_spirv(subgroup_size, &size);
-    ze_module_desc_t desc = {
-            .stype = ZE_STRUCTURE_TYPE_MODULE_DESC,
-            .format = ZE_MODULE_FORMAT_IL_SPIRV,
-            .inputSize = size,
-            .pInputModule = code,
-            .pBuildFlags = "",
-            .pConstants = c ? &constants : NULL,
-    };
+    ze_module_desc_t desc = ze_test_probe_module_desc(subgroup_size);
+    desc.pBuildFlags = "";
+    desc.pConstants = c ? &constants : NULL;
     ze_module_handle_t module = NULL;
     ze_module_build_log_handle_t log = NULL;
     struct timespec t0, t1;

@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "check_main.h"     /* tests/common */
 #include "ze_result_name.h" /* src/zeutil */
 
 /* Fails the test unless call returns ZE_RESULT_SUCCESS. */
@@ -73,6 +74,9 @@ void ze_test_expect_constants(const char *what, ze_module_handle_t module,
 
 /* The SPIR-V of spec_probe for subgroup_size, from libsdpa_spirv. */
 const uint8_t *ze_test_probe_spirv(int subgroup_size, size_t *size);
+
+/* A module description of that SPIR-V (no build flags, no constants). */
+ze_module_desc_t ze_test_probe_module_desc(int subgroup_size);
 
 /* A kernel of module; the caller destroys it. */
 ze_kernel_handle_t ze_test_kernel(ze_module_handle_t module, const char *name);

@@ -76,33 +76,24 @@ static void set_source(sdpa_config_source_t *source, const char *text, int from_
 
 /* What differs between choosing a forward and a backward configuration. */
 typedef struct direction {
-    /* The candidate rows (their criteria, the rows' first member), best
-     * first, and how many matched (sdpa_*_config_candidates). */
-    size_t (*candidates)(const sdpa_config_query_t *query, const sdpa_config_criteria_t **out);
+    /* The table and the fallback table (sdpa_config_candidates_of). */
+    const void *rows;
+    size_t row_count;
     sdpa_status_t (*check)(const void *config, const sdpa_kernel_target_t *target,
                            const char *what);
-    const void *fallbacks; /* the fallback table, to tell its rows */
-    size_t fallbacks_bytes;
+    const void *fallbacks;
+    size_t fallback_count, row_size;
     size_t config_offset, config_size; /* the configuration in a row */
 } direction_t;
 
-static size_t fwd_candidates(const sdpa_config_query_t *query, const sdpa_config_criteria_t **out)
-{
-    const sdpa_fwd_config_row_t *rows[SDPA_CONFIG_MAX_CANDIDATES];
-    size_t n = sdpa_fwd_config_candidates(query, rows, SDPA_CONFIG_MAX_CANDIDATES);
-    for (size_t i = 0; i < n && i < SDPA_CONFIG_MAX_CANDIDATES; i++)
-        out[i] = &rows[i]->criteria;
-    return n;
-}
-
-static size_t bwd_candidates(const sdpa_config_query_t *query, const sdpa_config_criteria_t **out)
-{
-    const sdpa_bwd_config_row_t *rows[SDPA_CONFIG_MAX_CANDIDATES];
-    size_t n = sdpa_bwd_config_candidates(query, rows, SDPA_CONFIG_MAX_CANDIDATES);
-    for (size_t i = 0; i < n && i < SDPA_CONFIG_MAX_CANDIDATES; i++)
-        out[i] = &rows[i]->criteria;
-    return n;
-}
+/* The direction_t of dir (fwd or bwd): its tables, check and row layout. */
+#define DIRECTION(dir)                                                                             \
+    {                                                                                              \
+        sdpa_##dir##_config_table, sdpa_##dir##_config_table_size, check_##dir,                    \
+                sdpa_##dir##_config_fallbacks, sdpa_##dir##_config_fallbacks_size,                 \
+                sizeof(sdpa_##dir##_config_row_t), offsetof(sdpa_##dir##_config_row_t, config),    \
+                sizeof(sdpa_##dir##_config_t)                                                      \
+    }
 
 static sdpa_status_t check_fwd(const void *config, const sdpa_kernel_target_t *target,
                                const char *what)
@@ -134,14 +125,15 @@ static sdpa_status_t choose(const direction_t *d, const sdpa_config_query_t *que
         return status;
     }
     const sdpa_config_criteria_t *rows[SDPA_CONFIG_MAX_CANDIDATES];
-    size_t n = d->candidates(query, rows);
+    size_t n = sdpa_config_candidates_of(d->rows, d->row_count, d->fallbacks, d->fallback_count,
+                                         d->row_size, query, rows, SDPA_CONFIG_MAX_CANDIDATES);
     if (n > SDPA_CONFIG_MAX_CANDIDATES)
         n = SDPA_CONFIG_MAX_CANDIDATES;
     const char *fallbacks = d->fallbacks;
     sdpa_status_t status = no_configuration(query, target);
     for (size_t i = 0; i < n; i++) {
         const char *row = (const char *)rows[i];
-        int is_fallback = row >= fallbacks && row < fallbacks + d->fallbacks_bytes;
+        int is_fallback = row >= fallbacks && row < fallbacks + d->fallback_count * d->row_size;
         char what[96] = "table row";
         if (is_fallback)
             describe_row(rows[i], is_fallback, what, sizeof(what));
@@ -160,12 +152,7 @@ sdpa_status_t sdpa_fwd_config_choose(const sdpa_config_query_t *query, int quant
                                      const sdpa_kernel_target_t *target, sdpa_fwd_config_t *out,
                                      sdpa_config_source_t *source)
 {
-    const direction_t fwd = {fwd_candidates,
-                             check_fwd,
-                             sdpa_fwd_config_fallbacks,
-                             sdpa_fwd_config_fallbacks_size * sizeof(sdpa_fwd_config_row_t),
-                             offsetof(sdpa_fwd_config_row_t, config),
-                             sizeof(sdpa_fwd_config_t)};
+    const direction_t fwd = DIRECTION(fwd);
     sdpa_fwd_config_t config;
     int found;
     const char *var;
@@ -179,12 +166,7 @@ sdpa_status_t sdpa_bwd_config_choose(const sdpa_config_query_t *query,
                                      const sdpa_kernel_target_t *target, sdpa_bwd_config_t *out,
                                      sdpa_config_source_t *source)
 {
-    const direction_t bwd = {bwd_candidates,
-                             check_bwd,
-                             sdpa_bwd_config_fallbacks,
-                             sdpa_bwd_config_fallbacks_size * sizeof(sdpa_bwd_config_row_t),
-                             offsetof(sdpa_bwd_config_row_t, config),
-                             sizeof(sdpa_bwd_config_t)};
+    const direction_t bwd = DIRECTION(bwd);
     sdpa_bwd_config_t config;
     int found;
     sdpa_status_t status = sdpa_bwd_config_from_env(&config, &found);

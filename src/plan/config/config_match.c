@@ -207,40 +207,41 @@ static void collect_candidates(const void *rows, size_t row_count, size_t row_si
     }
 }
 
-size_t sdpa_config_candidates_in(const void *rows, size_t row_count, size_t row_size,
+size_t sdpa_config_candidates_of(const void *rows, size_t row_count, const void *fallbacks,
+                                 size_t fallback_count, size_t row_size,
                                  const sdpa_config_query_t *query,
                                  const sdpa_config_criteria_t **out, size_t max)
 {
     const sdpa_config_criteria_t *found[SDPA_CONFIG_MAX_CANDIDATES];
     candidate_list_t list = {found, SDPA_CONFIG_MAX_CANDIDATES, 0};
-    collect_candidates(rows, row_count, row_size, NULL, 0, query, &list);
+    collect_candidates(rows, row_count, row_size, fallbacks, fallback_count, query, &list);
     for (size_t i = 0; i < max && i < list.count && i < list.max; i++)
         out[i] = found[i];
     return list.count;
 }
 
-size_t sdpa_fwd_config_candidates(const sdpa_config_query_t *query,
-                                  const sdpa_fwd_config_row_t **out, size_t max)
+size_t sdpa_config_candidates_in(const void *rows, size_t row_count, size_t row_size,
+                                 const sdpa_config_query_t *query,
+                                 const sdpa_config_criteria_t **out, size_t max)
 {
-    const sdpa_config_criteria_t *found[SDPA_CONFIG_MAX_CANDIDATES];
-    candidate_list_t list = {found, SDPA_CONFIG_MAX_CANDIDATES, 0};
-    collect_candidates(sdpa_fwd_config_table, sdpa_fwd_config_table_size,
-                       sizeof(sdpa_fwd_config_row_t), sdpa_fwd_config_fallbacks,
-                       sdpa_fwd_config_fallbacks_size, query, &list);
-    for (size_t i = 0; i < max && i < list.count && i < list.max; i++)
-        out[i] = (const sdpa_fwd_config_row_t *)found[i]; /* criteria is the first member */
-    return list.count;
+    return sdpa_config_candidates_of(rows, row_count, NULL, 0, row_size, query, out, max);
 }
 
-size_t sdpa_bwd_config_candidates(const sdpa_config_query_t *query,
-                                  const sdpa_bwd_config_row_t **out, size_t max)
-{
-    const sdpa_config_criteria_t *found[SDPA_CONFIG_MAX_CANDIDATES];
-    candidate_list_t list = {found, SDPA_CONFIG_MAX_CANDIDATES, 0};
-    collect_candidates(sdpa_bwd_config_table, sdpa_bwd_config_table_size,
-                       sizeof(sdpa_bwd_config_row_t), sdpa_bwd_config_fallbacks,
-                       sdpa_bwd_config_fallbacks_size, query, &list);
-    for (size_t i = 0; i < max && i < list.count && i < list.max; i++)
-        out[i] = (const sdpa_bwd_config_row_t *)found[i]; /* criteria is the first member */
-    return list.count;
-}
+/* sdpa_fwd_config_candidates and sdpa_bwd_config_candidates: a direction's
+ * table and fallbacks, the rows typed (criteria is their first member). */
+#define DIRECTION_CANDIDATES(dir)                                                                  \
+    size_t sdpa_##dir##_config_candidates(const sdpa_config_query_t *query,                        \
+                                          const sdpa_##dir##_config_row_t **out, size_t max)       \
+    {                                                                                              \
+        const sdpa_config_criteria_t *found[SDPA_CONFIG_MAX_CANDIDATES];                           \
+        size_t n = sdpa_config_candidates_of(                                                      \
+                sdpa_##dir##_config_table, sdpa_##dir##_config_table_size,                         \
+                sdpa_##dir##_config_fallbacks, sdpa_##dir##_config_fallbacks_size,                 \
+                sizeof(sdpa_##dir##_config_row_t), query, found, SDPA_CONFIG_MAX_CANDIDATES);      \
+        for (size_t i = 0; i < max && i < n && i < SDPA_CONFIG_MAX_CANDIDATES; i++)                \
+            out[i] = (const sdpa_##dir##_config_row_t *)found[i];                                  \
+        return n;                                                                                  \
+    }
+
+DIRECTION_CANDIDATES(fwd)
+DIRECTION_CANDIDATES(bwd)

@@ -1,7 +1,8 @@
 /*
  * config_table_rows.h - the short names the configuration tables' rows use
  * for the query properties (kernel_config.h). Included by the table files
- * only (config_*_table.c): the names are too short for anywhere else.
+ * (config_*_table.c) and their tests only: the names are too short for
+ * anywhere else.
  */
 #ifndef SDPA_CORE_CONFIG_TABLE_ROWS_H
 #define SDPA_CORE_CONFIG_TABLE_ROWS_H

@@ -148,10 +148,15 @@ size_t sdpa_fwd_config_candidates(const sdpa_config_query_t *query,
 size_t sdpa_bwd_config_candidates(const sdpa_config_query_t *query,
                                   const sdpa_bwd_config_row_t **out, size_t max);
 
-/* The same for any table (rows of row_size bytes, each starting with its
- * criteria), without a fallback table: the matching rows of the query's
- * class and of its fallback classes, best first, as criteria pointers into
- * rows. */
+/* The same for any table (rows and fallbacks of row_size bytes, each
+ * starting with its criteria), as criteria pointers into them. */
+size_t sdpa_config_candidates_of(const void *rows, size_t row_count, const void *fallbacks,
+                                 size_t fallback_count, size_t row_size,
+                                 const sdpa_config_query_t *query,
+                                 const sdpa_config_criteria_t **out, size_t max);
+
+/* The same without a fallback table: the matching rows of the query's
+ * class and of its fallback classes, best first. */
 size_t sdpa_config_candidates_in(const void *rows, size_t row_count, size_t row_size,
                                  const sdpa_config_query_t *query,
                                  const sdpa_config_criteria_t **out, size_t max);
