@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "device_arrays.h"
+#include "env_flag.h"
 #include "error.h"
 #include "ze.h"
 #include "ze_result.h"
@@ -30,8 +31,7 @@ static int mode_on;
 
 static void read_mode(void)
 {
-    const char *v = getenv("SDPA_ZE_CHECK_DEVICE_ARRAYS");
-    mode_on = v != NULL && v[0] != '\0' && strcmp(v, "0") != 0;
+    mode_on = sdpa_env_flag("SDPA_ZE_CHECK_DEVICE_ARRAYS", 0);
 }
 
 int ze_check_arrays_enabled(void)

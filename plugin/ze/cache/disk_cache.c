@@ -8,12 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "disk_cache.h"
+#include "env_flag.h"
 #include "sha256.h"
 
 #define HEADER_BYTES 64
@@ -54,12 +54,6 @@ static void note_once(atomic_int *flag, const char *format, ...)
 
 /* --- Settings ---------------------------------------------------------------------------- */
 
-static int means_off(const char *value)
-{
-    return strcmp(value, "0") == 0 || strcasecmp(value, "off") == 0 ||
-           strcasecmp(value, "no") == 0 || strcasecmp(value, "false") == 0;
-}
-
 /* Bytes with an optional K, M or G (binary) suffix; -1 if malformed. */
 static int parse_bytes(const char *text, uint64_t *out)
 {
@@ -99,8 +93,7 @@ static int parse_bytes(const char *text, uint64_t *out)
 void sdpa_disk_cache_settings_from_env(sdpa_disk_cache_settings_t *out)
 {
     memset(out, 0, sizeof(*out));
-    const char *cache = getenv("SDPA_CACHE");
-    out->enabled = !(cache && means_off(cache));
+    out->enabled = sdpa_env_flag("SDPA_CACHE", 1);
 
     const char *dir = getenv("SDPA_CACHE_DIR");
     const char *xdg = getenv("XDG_CACHE_HOME");
