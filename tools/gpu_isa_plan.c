@@ -10,7 +10,7 @@
  *
  *   {"type":"device", ...}    a model: ocloc name, class, limits
  *   {"type":"problem", ...}   a problem: name, whether CI runs it
- *   {"type":"plan", ...}      (device, problem): the SPIR-V variant, the
+ *   {"type":"plan", ...}      (device, problem): the head size, the SPIR-V variant, the
  *                             kernels the plugin creates from it with their
  *                             local size and local memory, the configuration
  *                             string, the build flags, and every
@@ -448,7 +448,7 @@ static int print_plan_head(const char *device, const gate_problem_t *p, const ch
     }
     char variant[64];
     snprintf(variant, sizeof(variant), "%s.%d.%" PRIu32, source, d_max, subgroup);
-    printf(",\"status\":\"ok\",\"variant\":");
+    printf(",\"head_size\":%" PRId64 ",\"status\":\"ok\",\"variant\":", p->head_size);
     json_string(variant);
     printf(",\"subgroup\":%" PRIu32 ",\"config\":", subgroup);
     /* A forced fallback row says so instead of naming the variable. */
