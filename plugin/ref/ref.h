@@ -64,6 +64,9 @@ void ref_primitive_destroy(sdpa_primitive_t *prim);
 sdpa_status_t ref_primitive_query(sdpa_primitive_t *prim, sdpa_query_t what, void *out,
                                   size_t out_size);
 sdpa_status_t ref_primitive_execute(sdpa_primitive_t *prim, const sdpa_exec_args_t *args);
+/* ABI 1.2: what ref_primitive_create would do with desc (sdpa.h). */
+sdpa_status_t ref_primitive_supports(sdpa_context_t *ctx, const sdpa_problem_desc_t *desc,
+                                     sdpa_support_t *out);
 
 /* ref_memory.c */
 

@@ -111,6 +111,14 @@ void ze_primitive_orphan(sdpa_primitive_t *prim);
 sdpa_status_t ze_primitive_query(sdpa_primitive_t *prim, sdpa_query_t what, void *out,
                                  size_t out_size);
 sdpa_status_t ze_primitive_execute(sdpa_primitive_t *prim, const sdpa_exec_args_t *args);
+/* The checks creation adds to sdpa_problem_check for the ABI 1.1 features
+ * (the window's bounds against the sequence lengths). */
+sdpa_status_t ze_llm_supported(const sdpa_problem_desc_t *p, const sdpa_shape_t *shape);
+
+/* supports.c: ABI 1.2, what ze_primitive_create would do with desc, from
+ * the same checks and plans, building nothing (sdpa.h). */
+sdpa_status_t ze_primitive_supports(sdpa_context_t *ctx, const sdpa_problem_desc_t *desc,
+                                    sdpa_support_t *out);
 
 /* kernel.c: kernel kernel_name of variant source.d_max.subgroup_size from a
  * cached module, checked to take the arguments of table args (a module of

@@ -158,6 +158,7 @@ static void context_and_features(void)
     MEMBER(sdpa_features_t, has_alibi);
     MEMBER(sdpa_features_t, has_split_kv);
     MEMBER(sdpa_features_t, has_merge);
+    MEMBER(sdpa_features_t, has_supports_query);
 }
 
 static void backend_iface(void)
@@ -177,6 +178,16 @@ static void backend_iface(void)
     MEMBER(sdpa_backend_iface_t, primitive_execute);
     MEMBER(sdpa_backend_iface_t, merge_create);
     MEMBER(sdpa_backend_iface_t, merge_execute);
+    MEMBER(sdpa_backend_iface_t, primitive_supports);
+    SIZE(sdpa_support_t);
+    MEMBER(sdpa_support_t, struct_size);
+    MEMBER(sdpa_support_t, struct_version);
+    MEMBER(sdpa_support_t, status);
+    MEMBER(sdpa_support_t, kernel_kind);
+    MEMBER(sdpa_support_t, workspace_bytes);
+    MEMBER(sdpa_support_t, scratch_bytes);
+    MEMBER(sdpa_support_t, message);
+    MEMBER(sdpa_support_t, config_string);
 }
 
 static void merge(void)

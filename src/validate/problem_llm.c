@@ -26,7 +26,10 @@ size_t sdpa_exec_args_size(uint32_t version)
 
 size_t sdpa_features_size(uint32_t version)
 {
-    return version == 1 ? SDPA_FEATURES_V1_SIZE : version == 2 ? sizeof(sdpa_features_t) : 0;
+    return version == 1   ? SDPA_FEATURES_V1_SIZE
+           : version == 2 ? SDPA_FEATURES_V2_SIZE
+           : version == 3 ? sizeof(sdpa_features_t)
+                          : 0;
 }
 
 sdpa_status_t sdpa_llm_check_flags(const sdpa_problem_desc_t *d)

@@ -16,6 +16,8 @@
 #define SDPA_PROBLEM_DESC_V1_SIZE offsetof(sdpa_problem_desc_t, varlen)
 #define SDPA_EXEC_ARGS_V1_SIZE offsetof(sdpa_exec_args_t, cu_seqlens_q)
 #define SDPA_FEATURES_V1_SIZE offsetof(sdpa_features_t, has_varlen)
+/* ... and of version 2 of the features, which grew in ABI 1.2. */
+#define SDPA_FEATURES_V2_SIZE offsetof(sdpa_features_t, has_supports_query)
 
 /* The size of version `version` of the problem descriptor, the exec args
  * and the features (0 for versions that do not exist). */

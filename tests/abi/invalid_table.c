@@ -1,6 +1,7 @@
 /* invalid_table.c - invalid problems, arguments and calls, each with the
  * status and the words the message must contain. */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -642,6 +643,30 @@ static int base_served(const sdpa_backend_iface_t *iface, sdpa_context_t *ctx,
              (d->alibi != SDPA_ALIBI_NONE && !f.has_alibi));
 }
 
+/* ABI 1.2: primitive_supports gives, for desc, the status and message
+ * primitive_create just gave (status, message), and succeeds itself. */
+static void check_supports_agrees(const slot_t *s, const invalid_case_t *c,
+                                  const sdpa_problem_desc_t *desc, sdpa_status_t status,
+                                  const char *message)
+{
+    const sdpa_backend_iface_t *iface = s->iface;
+    if (iface->struct_size < offsetof(sdpa_backend_iface_t, primitive_supports) +
+                                     sizeof(iface->primitive_supports))
+        return;
+    sdpa_support_t answer;
+    memset(&answer, 0xab, sizeof(answer));
+    answer.struct_size = sizeof(answer);
+    answer.struct_version = SDPA_SUPPORT_VERSION;
+    ck_assert_int_eq(iface->primitive_supports(s->ctx, desc, &answer), SDPA_SUCCESS);
+    ck_assert_msg(answer.status == status, "%s %s: supports says %s, creation %s",
+                  s->backend_name, c->label, sdpa_status_name(answer.status),
+                  sdpa_status_name(status));
+    ck_assert_msg(strcmp(answer.message, message) == 0,
+                  "%s %s: supports says \"%s\", creation \"%s\"", s->backend_name, c->label,
+                  answer.message, message);
+    ck_assert_int_eq(answer.kernel_kind == SDPA_KERNEL_NONE, status != SDPA_SUCCESS);
+}
+
 START_TEST(test_invalid_entry)
 {
     const slot_t *s = &slots[_i / SLOT_STRIDE];
@@ -671,7 +696,10 @@ START_TEST(test_invalid_entry)
             ck_assert_ptr_null(prim);
         else
             iface->primitive_destroy(prim);
+        char message[1024];
+        snprintf(message, sizeof(message), "%s", iface->last_error());
         check_message(s, c, got);
+        check_supports_agrees(s, c, &bad, got, message);
         return;
     }
     /* AT_EXECUTE: a valid primitive and valid arguments, then one change. */

@@ -238,7 +238,7 @@ END_TEST
 
 START_TEST(test_abi_too_new)
 {
-    const char *needles[] = {"2.0", "this loader's ABI 1.1", "newer", NULL};
+    const char *needles[] = {"2.0", "this loader's ABI 1.2", "newer", NULL};
     expect_refusal(fake_path("major2"), SDPA_ERROR_ABI_VERSION, needles);
     /* A backend that claims success with another major is refused too. */
     expect_refusal(fake_path("lies_major2"), SDPA_ERROR_ABI_VERSION, needles);
@@ -247,7 +247,7 @@ END_TEST
 
 START_TEST(test_abi_too_old)
 {
-    const char *needles[] = {"0.9", "this loader's ABI 1.1", "older", NULL};
+    const char *needles[] = {"0.9", "this loader's ABI 1.2", "older", NULL};
     expect_refusal(fake_path("major0"), SDPA_ERROR_ABI_VERSION, needles);
 }
 END_TEST
@@ -272,6 +272,15 @@ START_TEST(test_null_merge_member)
     const char *needles[] = {"merge_create", "ABI 1.1 requires it", NULL};
     expect_refusal(fake_path("v1_1_no_merge"), SDPA_ERROR_ABI_VERSION, needles);
     expect_backend(fake_path("good"), "fake"); /* 1.0, shorter table */
+}
+END_TEST
+
+/* A 1.2 table must carry primitive_supports; a 1.1 table need not. */
+START_TEST(test_null_supports_member)
+{
+    const char *needles[] = {"primitive_supports", "ABI 1.2 requires it", NULL};
+    expect_refusal(fake_path("v1_2_no_supports"), SDPA_ERROR_ABI_VERSION, needles);
+    expect_backend(fake_path("v1_1"), "fake"); /* 1.1, shorter table */
 }
 END_TEST
 
@@ -325,6 +334,7 @@ static Suite *loader_suite(void)
     tcase_add_test(tc, test_truncated_table);
     tcase_add_test(tc, test_null_member);
     tcase_add_test(tc, test_null_merge_member);
+    tcase_add_test(tc, test_null_supports_member);
     tcase_add_test(tc, test_table_version_mismatch);
     tcase_add_test(tc, test_newer_minor_accepted);
     tcase_add_test(tc, test_names_and_nulls);
