@@ -118,19 +118,22 @@ extern "C" {
 
 /* The ABI this header describes. 1.1 appended merge_create and
  * merge_execute to sdpa_backend_iface_t (merging attention states); 1.2
- * appended primitive_supports (would creation serve this problem, and how). */
+ * appended primitive_supports (would creation serve this problem, and how)
+ * and attention sinks (sdpa_problem_desc_t.sinks). */
 #define SDPA_ABI_VERSION SDPA_MAKE_VERSION(1, 2)
 
 /* Versions of the descriptors (struct_version fields). */
 #define SDPA_CONTEXT_DESC_VERSION 1u
 /* Version 2 (ABI 1.1) appends the LLM features: varlen, paged_kv, window,
- * softcap, alibi, num_splits (sdpa_problem_desc_t). */
-#define SDPA_PROBLEM_DESC_VERSION 2u
+ * softcap, alibi, num_splits (sdpa_problem_desc_t); version 3 (ABI 1.2)
+ * sinks. */
+#define SDPA_PROBLEM_DESC_VERSION 3u
 /* Version 2 (ABI 1.1) appends cu_seqlens_q, cu_seqlens_k, block_table,
- * cache_seqlens and alibi_slopes. */
-#define SDPA_EXEC_ARGS_VERSION 2u
+ * cache_seqlens and alibi_slopes; version 3 (ABI 1.2) sinks and
+ * diff_sinks. */
+#define SDPA_EXEC_ARGS_VERSION 3u
 /* Version 2 (ABI 1.1) appends has_varlen .. has_merge; version 3 (ABI 1.2)
- * has_supports_query. */
+ * has_supports_query and has_sinks. */
 #define SDPA_FEATURES_VERSION 3u
 #define SDPA_MERGE_DESC_VERSION 1u /* ABI 1.1 */
 #define SDPA_MERGE_ARGS_VERSION 1u /* ABI 1.1 */
@@ -499,6 +502,29 @@ typedef struct sdpa_problem_desc {
      * the CPU device (doc/decode.md). A split execution uses scratch
      * (SDPA_QUERY_SCRATCH_BYTES). */
     uint32_t num_splits;
+
+    /* --- ABI 1.2, struct_version 3 (reads as 0 from older callers) ------- */
+    /* Attention sinks (gpt-oss, StreamingLLM): 1 = every query head h has
+     * one learned logit sink_h (exec_args.sinks, f32 [Hq]) that joins the
+     * softmax denominator of each of its rows and takes no value:
+     *     m     = max(sink_h, max_j s_ij)
+     *     O_i   = sum_j exp(s_ij - m) V_j / (exp(sink_h - m) + sum_j exp(s_ij - m))
+     *     lse_i = m + log(exp(sink_h - m) + sum_j exp(s_ij - m))
+     * (the workspace holds this lse_i). A query that sees no key is then not
+     * a fully masked row: its O row is 0 exactly, in both softmax modes, and
+     * its lse_i is sink_h. A sink of -inf is no sink for its head; +inf or
+     * NaN gives NaN rows. Dropout drops keys' probabilities, never the
+     * sink's share. Backward writes the sinks' gradient to
+     * exec_args.diff_sinks (f32 [Hq], overwritten, not accumulated):
+     *     dsink_h = -sum over the rows (b, i) of head h of P_sink_i D_i,
+     *     P_sink_i = exp(sink_h - lse_i), D_i = dO_i . O_i;
+     * dQ, dK, dV and dS keep their formulas (P_ij = exp(s_ij - lse_i)).
+     * Forward (split-KV too: the merge counts the sink once) and backward,
+     * with every other feature. merge_create takes no sinks: a sink is the
+     * state O = 0, LSE = sink_h, so a caller merging the parts of a problem
+     * with sinks (each computed without them) adds that state once.
+     * sdpa_features_t.has_sinks says whether a backend serves them. */
+    uint32_t sinks;
 } sdpa_problem_desc_t;
 
 /* ------------------------------------------------------------------------- */
@@ -576,6 +602,12 @@ typedef struct sdpa_exec_args {
     const void *block_table, *cache_seqlens;
     /* alibi: f32 [Hq] or [B, Hq]. */
     const void *alibi_slopes;
+
+    /* --- ABI 1.2, struct_version 3 ----------------------------------------- */
+    /* sinks = 1: f32 [Hq], 4-byte aligned; backward writes the gradient
+     * f32 [Hq] to diff_sinks (sdpa_problem_desc_t.sinks). */
+    const void *sinks;
+    void *diff_sinks;
 } sdpa_exec_args_t;
 
 /* ------------------------------------------------------------------------- */
@@ -685,6 +717,7 @@ typedef struct sdpa_features {
     uint32_t has_merge;    /* merge_create / merge_execute */
     /* ABI 1.2, struct_version 3. */
     uint32_t has_supports_query; /* primitive_supports answers */
+    uint32_t has_sinks;          /* sdpa_problem_desc_t.sinks, forward and backward */
 } sdpa_features_t;
 
 typedef enum sdpa_query {

@@ -53,6 +53,7 @@ sdpa_status_t ref_context_get_features(sdpa_context_t *ctx, sdpa_features_t *out
     f.has_split_kv = 0; /* one exact pass: num_splits is ignored */
     f.has_merge = 1;
     f.has_supports_query = 1;
+    f.has_sinks = 1;
     sdpa_features_store(&f, out);
     return SDPA_SUCCESS;
 }

@@ -18,8 +18,8 @@ def make_version(major, minor):
 ABI_VERSION = make_version(1, 2)
 
 CONTEXT_DESC_VERSION = 1
-PROBLEM_DESC_VERSION = 2
-EXEC_ARGS_VERSION = 2
+PROBLEM_DESC_VERSION = 3
+EXEC_ARGS_VERSION = 3
 FEATURES_VERSION = 3
 MERGE_DESC_VERSION = 1
 MERGE_ARGS_VERSION = 1
@@ -100,6 +100,8 @@ class ProblemDesc(ctypes.Structure):
         # ABI 1.1, struct_version 2
         ("varlen", VarlenDesc), ("paged_kv", PagedKvDesc), ("window", WindowDesc),
         ("softcap", ctypes.c_float), ("alibi", _enum), ("num_splits", _u32),
+        # ABI 1.2, struct_version 3
+        ("sinks", _u32),
     ]
 
 
@@ -119,6 +121,8 @@ class ExecArgs(ctypes.Structure):
         # ABI 1.1, struct_version 2
         ("cu_seqlens_q", _vp), ("cu_seqlens_k", _vp), ("block_table", _vp),
         ("cache_seqlens", _vp), ("alibi_slopes", _vp),
+        # ABI 1.2, struct_version 3
+        ("sinks", _vp), ("diff_sinks", _vp),
     ]
 
 
@@ -139,7 +143,7 @@ class Features(ctypes.Structure):
                 ("has_softcap", _u32), ("has_alibi", _u32), ("has_split_kv", _u32),
                 ("has_merge", _u32),
                 # ABI 1.2, struct_version 3
-                ("has_supports_query", _u32)]
+                ("has_supports_query", _u32), ("has_sinks", _u32)]
 
 
 class MergeDesc(ctypes.Structure):

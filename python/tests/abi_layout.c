@@ -73,6 +73,7 @@ static void problem_desc(void)
     MEMBER(sdpa_problem_desc_t, softcap);
     MEMBER(sdpa_problem_desc_t, alibi);
     MEMBER(sdpa_problem_desc_t, num_splits);
+    MEMBER(sdpa_problem_desc_t, sinks);
     SIZE(sdpa_varlen_desc_t);
     MEMBER(sdpa_varlen_desc_t, enabled);
     MEMBER(sdpa_varlen_desc_t, batch);
@@ -128,6 +129,8 @@ static void exec_args(void)
     MEMBER(sdpa_exec_args_t, block_table);
     MEMBER(sdpa_exec_args_t, cache_seqlens);
     MEMBER(sdpa_exec_args_t, alibi_slopes);
+    MEMBER(sdpa_exec_args_t, sinks);
+    MEMBER(sdpa_exec_args_t, diff_sinks);
 }
 
 static void context_and_features(void)
@@ -159,6 +162,7 @@ static void context_and_features(void)
     MEMBER(sdpa_features_t, has_split_kv);
     MEMBER(sdpa_features_t, has_merge);
     MEMBER(sdpa_features_t, has_supports_query);
+    MEMBER(sdpa_features_t, has_sinks);
 }
 
 static void backend_iface(void)

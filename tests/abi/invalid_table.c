@@ -218,6 +218,7 @@ MUTATE(softcap_negative, d->softcap = -1.0f)
 MUTATE(softcap_nan, d->softcap = NAN)
 MUTATE(softcap_inf, d->softcap = INFINITY)
 MUTATE(alibi_3, d->alibi = (sdpa_alibi_kind_t)3)
+MUTATE(sinks_2, d->sinks = 2)
 MUTATE(window_ds_keys, d->ds = dense_tensor(SDPA_DTYPE_F32, 2, 4, 8, 7))
 
 /* Sizes past what memory can hold: one row per (batch, head) broadcast
@@ -544,6 +545,7 @@ static const invalid_case_t table[] = {
         P("softcap NaN", windowed, softcap_nan, IA, "softcap = nan"),
         P("softcap inf", windowed, softcap_inf, IA, "softcap = inf"),
         P("alibi 3", windowed, alibi_3, IA, "alibi = 3", "sdpa_alibi_kind_t"),
+        P("sinks 2", windowed, sinks_2, IA, "sinks = 2", "must be 0 or 1"),
         P("ds keys with a window", windowed, window_ds_keys, IA, "ds.dims[3] = 7"),
         /* calls */
         C("create NULL desc", fwd, create_null_desc, IA, "desc is NULL"),
@@ -640,7 +642,7 @@ static int base_served(const sdpa_backend_iface_t *iface, sdpa_context_t *ctx,
         return 1;
     return !((d->varlen.enabled && !f.has_varlen) || (d->paged_kv.enabled && !f.has_paged_kv) ||
              (d->window.enabled && !f.has_window) || (d->softcap != 0.0f && !f.has_softcap) ||
-             (d->alibi != SDPA_ALIBI_NONE && !f.has_alibi));
+             (d->alibi != SDPA_ALIBI_NONE && !f.has_alibi) || (d->sinks && !f.has_sinks));
 }
 
 /* ABI 1.2: primitive_supports gives, for desc, the status and message
