@@ -38,10 +38,11 @@ void fixture_problem(sdpa_dtype_t dtype, int64_t batch, int64_t q_heads, int64_t
 void fixture_make_backward(sdpa_problem_desc_t *problem, sdpa_dtype_t grad_dtype);
 
 /* The ABI 1.1 features the fast path leaves to the portable kernels
- * (sdpa_xe_unimplemented_feature): window, softcap, ALiBi, varlen, paged KV;
+ * (sdpa_xe_unimplemented_feature): window, softcap, ALiBi, varlen, sinks (ABI
+ * 1.2), paged KV;
  * the first FIXTURE_SCORE_FEATURES need no other member of the problem for a
  * plan to be made. */
-#define FIXTURE_XE_UNIMPLEMENTED 5
+#define FIXTURE_XE_UNIMPLEMENTED 6
 #define FIXTURE_SCORE_FEATURES 3
 
 /* Turns on feature i (< FIXTURE_XE_UNIMPLEMENTED) in problem. Returns the

@@ -368,6 +368,33 @@ START_TEST(test_paged_v_global)
 }
 END_TEST
 
+/* Attention sinks (ABI 1.2) in the portable forward, the decode kernel
+ * and the split-KV merge (llm_sinks_spec: rows that see no key, a sink
+ * above every score, a sink of -inf, window, GQA, varlen, paged, split);
+ * the kernel each case ran is printed. Backward cases are refused until
+ * the ze backward serves sinks. */
+START_TEST(test_sinks)
+{
+    const llm_spec_t s = llm_sinks_spec(_i);
+    llm_case_t c;
+    llm_desc_init(&c, &s);
+    if (s.prop == SDPA_BACKWARD) {
+        ck_assert_int_eq(llm_case_alloc(&c, 950 + (uint64_t)_i, &shared_allocator), 0);
+        ck_assert_int_eq(run_ze(&c), SDPA_ERROR_UNSUPPORTED);
+        ck_assert_ptr_nonnull(strstr(suite_env.ze->last_error(), "sinks = 1"));
+        llm_case_free(&c);
+        return;
+    }
+    char config[256];
+    test_config_string(&suite_env, &c.c.desc, config, sizeof(config));
+    printf("sinks case %d: %s\n", _i, config);
+    if (s.num_splits > 1)
+        ck_assert_msg(strstr(config, "fwd decode") != NULL && strstr(config, "splits=1") == NULL,
+                      "not split: %s", config);
+    check_spec(&s, 950 + (uint64_t)_i);
+}
+END_TEST
+
 /* The features query agrees with what ze runs. */
 START_TEST(test_features)
 {
@@ -403,6 +430,7 @@ int main(void)
     tcase_add_loop_test(t, test_quantized_kv, 0, 6);
     tcase_add_loop_test(t, test_paged_v_global, 0, 2);
     tcase_add_test(t, test_features);
+    tcase_add_loop_test(t, test_sinks, 0, LLM_SINKS_CASES);
     suite_add_tcase(s, t);
     return test_env_run_suite(s);
 }
