@@ -523,10 +523,9 @@ typedef struct sdpa_problem_desc {
      * with every other feature. merge_create takes no sinks: a sink is the
      * state O = 0, LSE = sink_h, so a caller merging the parts of a problem
      * with sinks (each computed without them) adds that state once.
-     * sdpa_features_t.has_sinks says whether a backend serves them in both
-     * directions: ref does; ze serves the forward (the portable and decode
-     * kernels; its fast path declines them) and refuses a backward with
-     * sinks (SDPA_ERROR_UNSUPPORTED), so its has_sinks is 0 for now. */
+     * sdpa_features_t.has_sinks says whether a backend serves them (ref
+     * and ze both: ze on its portable and decode kernels, its fast path
+     * declines them). */
     uint32_t sinks;
 } sdpa_problem_desc_t;
 

@@ -263,7 +263,8 @@ static void build_problem_set(problem_set_t *set)
     /* ABI 1.2 attention sinks (issue 29): the portable forward with every
      * modifier (training: the LSE), a paged decode unsplit (on GPUs the
      * portable forward's Q = 1 GQA rows) and split (the decode kernel and
-     * the merge, which counts the sink). */
+     * the merge, which counts the sink); a varlen backward (sdpa_bwd_sinks
+     * beside the pipeline). */
     gate_problem_t *sinks_fwd = add(set, "train", SDPA_FORWARD_TRAINING, SDPA_DTYPE_F16, 128,
                                     SDPA_MASK_CAUSAL_BOTTOM_RIGHT, " window softcap alibi sinks");
     sinks_fwd->modifiers = sinks_fwd->sinks = 1;
@@ -277,6 +278,10 @@ static void build_problem_set(problem_set_t *set)
                        SDPA_MASK_CAUSAL_BOTTOM_RIGHT, " split4 paged modifiers gqa4 sinks"));
     sinks_split->paged = sinks_split->modifiers = sinks_split->sinks = 1;
     sinks_split->num_splits = 4;
+    add(set, "bwd", SDPA_BACKWARD, SDPA_DTYPE_F16, 128, SDPA_MASK_CAUSAL_BOTTOM_RIGHT,
+        " varlen sinks deterministic")
+            ->varlen = 1;
+    set->items[set->count - 1].sinks = set->items[set->count - 1].deterministic = 1;
 
     /* The fallback rows (what Xe2, Xe3 and unknown GPUs fall back to), on
      * each model where they fit. */
@@ -590,6 +595,10 @@ static int plan_problem(const char *device_name, const sdpa_device_info_t *devic
         }
         if (plan->num_posts)
             print_kernel(",", SDPA_BWD_POSTPROCESS_KERNEL, plan->post_local, 0);
+        if (checked.sinks) {
+            const uint32_t sinks_local[3] = {plan->subgroup_size, 1, 1};
+            print_kernel(",", SDPA_BWD_SINKS_KERNEL, sinks_local, 0);
+        }
         printf("]}\n");
     }
     if (head > 0 && plan->kind == SDPA_BWD_KIND_XE) {

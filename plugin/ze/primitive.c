@@ -31,10 +31,6 @@ static void trace(const sdpa_primitive_t *prim, const char *what, const char *st
  * cache (forward only by definition). */
 sdpa_status_t ze_llm_supported(const sdpa_problem_desc_t *p, const sdpa_shape_t *shape)
 {
-    if (p->sinks && p->prop_kind == SDPA_BACKWARD)
-        return sdpa_fail(SDPA_ERROR_UNSUPPORTED,
-                         "sinks = 1 with prop_kind = BACKWARD: the ze backward does not serve "
-                         "attention sinks yet");
     return sdpa_plan_window_check(p, shape->q_len, shape->k_len);
 }
 

@@ -85,6 +85,7 @@ struct sdpa_primitive {
      * long as executions may be pending: the primitive's lifetime). */
     sdpa_bwd_plan_t bwd;
     ze_kernel_handle_t bwd_pre, bwd_main, bwd_dq, bwd_post;
+    ze_kernel_handle_t bwd_sinks; /* problem.sinks: the sinks' gradient */
     int64_t *bwd_strides_host;
 
     /* Merge primitives (merge_create): merge instead of problem and shape.

@@ -371,20 +371,14 @@ END_TEST
 /* Attention sinks (ABI 1.2) in the portable forward, the decode kernel
  * and the split-KV merge (llm_sinks_spec: rows that see no key, a sink
  * above every score, a sink of -inf, window, GQA, varlen, paged, split);
- * the kernel each case ran is printed. Backward cases are refused until
- * the ze backward serves sinks. */
+ * the kernel each case ran is printed; backward with the sinks' gradient
+ * (sdpa_bwd_sinks), padded with dS, varlen deterministic, windowed with
+ * dropout. */
 START_TEST(test_sinks)
 {
     const llm_spec_t s = llm_sinks_spec(_i);
     llm_case_t c;
     llm_desc_init(&c, &s);
-    if (s.prop == SDPA_BACKWARD) {
-        ck_assert_int_eq(llm_case_alloc(&c, 950 + (uint64_t)_i, &shared_allocator), 0);
-        ck_assert_int_eq(run_ze(&c), SDPA_ERROR_UNSUPPORTED);
-        ck_assert_ptr_nonnull(strstr(suite_env.ze->last_error(), "sinks = 1"));
-        llm_case_free(&c);
-        return;
-    }
     char config[256];
     test_config_string(&suite_env, &c.c.desc, config, sizeof(config));
     printf("sinks case %d: %s\n", _i, config);
@@ -406,6 +400,7 @@ START_TEST(test_features)
     ck_assert_uint_eq(f.has_varlen, 1);
     ck_assert_uint_eq(f.has_paged_kv, 1);
     ck_assert_uint_eq(f.has_split_kv, 1); /* test_decode.c */
+    ck_assert_uint_eq(f.has_sinks, 1);    /* test_sinks */
 }
 END_TEST
 
