@@ -117,21 +117,27 @@ extern "C" {
 #define SDPA_VERSION_MINOR(version) ((uint32_t)(version)&0xffffu)
 
 /* The ABI this header describes. 1.1 appended merge_create and
- * merge_execute to sdpa_backend_iface_t (merging attention states). */
-#define SDPA_ABI_VERSION SDPA_MAKE_VERSION(1, 1)
+ * merge_execute to sdpa_backend_iface_t (merging attention states); 1.2
+ * appended primitive_supports (would creation serve this problem, and how)
+ * and attention sinks (sdpa_problem_desc_t.sinks). */
+#define SDPA_ABI_VERSION SDPA_MAKE_VERSION(1, 2)
 
 /* Versions of the descriptors (struct_version fields). */
 #define SDPA_CONTEXT_DESC_VERSION 1u
 /* Version 2 (ABI 1.1) appends the LLM features: varlen, paged_kv, window,
- * softcap, alibi, num_splits (sdpa_problem_desc_t). */
-#define SDPA_PROBLEM_DESC_VERSION 2u
+ * softcap, alibi, num_splits (sdpa_problem_desc_t); version 3 (ABI 1.2)
+ * sinks. */
+#define SDPA_PROBLEM_DESC_VERSION 3u
 /* Version 2 (ABI 1.1) appends cu_seqlens_q, cu_seqlens_k, block_table,
- * cache_seqlens and alibi_slopes. */
-#define SDPA_EXEC_ARGS_VERSION 2u
-/* Version 2 (ABI 1.1) appends has_varlen .. has_merge. */
-#define SDPA_FEATURES_VERSION 2u
+ * cache_seqlens and alibi_slopes; version 3 (ABI 1.2) sinks and
+ * diff_sinks. */
+#define SDPA_EXEC_ARGS_VERSION 3u
+/* Version 2 (ABI 1.1) appends has_varlen .. has_merge; version 3 (ABI 1.2)
+ * has_supports_query and has_sinks. */
+#define SDPA_FEATURES_VERSION 3u
 #define SDPA_MERGE_DESC_VERSION 1u /* ABI 1.1 */
 #define SDPA_MERGE_ARGS_VERSION 1u /* ABI 1.1 */
+#define SDPA_SUPPORT_VERSION 1u    /* ABI 1.2 */
 
 /* The name of the one symbol a backend plugin exports. */
 #define SDPA_BACKEND_ENTRY_POINT "sdpa_backend_negotiate"
@@ -496,6 +502,31 @@ typedef struct sdpa_problem_desc {
      * the CPU device (doc/decode.md). A split execution uses scratch
      * (SDPA_QUERY_SCRATCH_BYTES). */
     uint32_t num_splits;
+
+    /* --- ABI 1.2, struct_version 3 (reads as 0 from older callers) ------- */
+    /* Attention sinks (gpt-oss, StreamingLLM): 1 = every query head h has
+     * one learned logit sink_h (exec_args.sinks, f32 [Hq]) that joins the
+     * softmax denominator of each of its rows and takes no value:
+     *     m     = max(sink_h, max_j s_ij)
+     *     O_i   = sum_j exp(s_ij - m) V_j / (exp(sink_h - m) + sum_j exp(s_ij - m))
+     *     lse_i = m + log(exp(sink_h - m) + sum_j exp(s_ij - m))
+     * (the workspace holds this lse_i). A query that sees no key is then not
+     * a fully masked row: its O row is 0 exactly, in both softmax modes, and
+     * its lse_i is sink_h. A sink of -inf is no sink for its head; +inf or
+     * NaN gives NaN rows. Dropout drops keys' probabilities, never the
+     * sink's share. Backward writes the sinks' gradient to
+     * exec_args.diff_sinks (f32 [Hq], overwritten, not accumulated):
+     *     dsink_h = -sum over the rows (b, i) of head h of P_sink_i D_i,
+     *     P_sink_i = exp(sink_h - lse_i), D_i = dO_i . O_i;
+     * dQ, dK, dV and dS keep their formulas (P_ij = exp(s_ij - lse_i)).
+     * Forward (split-KV too: the merge counts the sink once) and backward,
+     * with every other feature. merge_create takes no sinks: a sink is the
+     * state O = 0, LSE = sink_h, so a caller merging the parts of a problem
+     * with sinks (each computed without them) adds that state once.
+     * sdpa_features_t.has_sinks says whether a backend serves them (ref
+     * and ze both: ze on its portable and decode kernels, its fast path
+     * declines them). */
+    uint32_t sinks;
 } sdpa_problem_desc_t;
 
 /* ------------------------------------------------------------------------- */
@@ -573,6 +604,12 @@ typedef struct sdpa_exec_args {
     const void *block_table, *cache_seqlens;
     /* alibi: f32 [Hq] or [B, Hq]. */
     const void *alibi_slopes;
+
+    /* --- ABI 1.2, struct_version 3 ----------------------------------------- */
+    /* sinks = 1: f32 [Hq], 4-byte aligned; backward writes the gradient
+     * f32 [Hq] to diff_sinks (sdpa_problem_desc_t.sinks). */
+    const void *sinks;
+    void *diff_sinks;
 } sdpa_exec_args_t;
 
 /* ------------------------------------------------------------------------- */
@@ -680,6 +717,9 @@ typedef struct sdpa_features {
     uint32_t has_varlen, has_paged_kv, has_window, has_softcap, has_alibi;
     uint32_t has_split_kv; /* num_splits is honoured (0: ignored; ze: 1) */
     uint32_t has_merge;    /* merge_create / merge_execute */
+    /* ABI 1.2, struct_version 3. */
+    uint32_t has_supports_query; /* primitive_supports answers */
+    uint32_t has_sinks;          /* sdpa_problem_desc_t.sinks, forward and backward */
 } sdpa_features_t;
 
 typedef enum sdpa_query {
@@ -708,6 +748,39 @@ typedef enum sdpa_query {
     SDPA_QUERY_MODULE_CACHE_MISSES = 7,
 } sdpa_query_t;
 
+/* The kernels a primitive runs, as primitive_supports reports them. */
+typedef enum sdpa_kernel_kind {
+    SDPA_KERNEL_NONE = 0,     /* refused: creation would fail */
+    SDPA_KERNEL_HOST = 1,     /* computed on the host (ref) */
+    SDPA_KERNEL_PORTABLE = 2, /* the portable device kernels */
+    SDPA_KERNEL_DECODE = 3,   /* the thin-query decode kernel (split-KV or not) */
+    SDPA_KERNEL_FAST = 4,     /* a device-specific fast path (ze: the Xe kernels) */
+} sdpa_kernel_kind_t;
+
+/* The answer of primitive_supports (ABI 1.2): what primitive_create would
+ * do with a problem, found without building or allocating anything. The
+ * caller sets struct_size and struct_version; the backend fills the rest
+ * (up to struct_size). */
+typedef struct sdpa_support {
+    uint32_t struct_size;    /* sizeof(sdpa_support_t) */
+    uint32_t struct_version; /* SDPA_SUPPORT_VERSION */
+    /* The status primitive_create would return, unless building a module
+     * or an allocation fails there (SDPA_ERROR_BUILD_FAILED,
+     * _OUT_OF_HOST_MEMORY, _OUT_OF_DEVICE_MEMORY, _DEVICE): those only
+     * creation finds. */
+    sdpa_status_t status;
+    /* SDPA_KERNEL_NONE when status is not SDPA_SUCCESS. */
+    sdpa_kernel_kind_t kernel_kind;
+    /* What the primitive would answer to SDPA_QUERY_WORKSPACE_BYTES and
+     * SDPA_QUERY_SCRATCH_BYTES (0 when refused). */
+    uint64_t workspace_bytes, scratch_bytes;
+    /* "" when status is SDPA_SUCCESS, else the sentence last_error() would
+     * give after primitive_create (cut to fit, always NUL-terminated). */
+    char message[1024];
+    /* What SDPA_QUERY_CONFIG_STRING would answer ("" when refused). */
+    char config_string[384];
+} sdpa_support_t;
+
 /* ------------------------------------------------------------------------- */
 /* The backend interface                                                     */
 /* ------------------------------------------------------------------------- */
@@ -717,7 +790,8 @@ typedef enum sdpa_query {
  * minor version has a shorter table. Members are never reordered or removed
  * within a major version; new ones are appended. A backend that speaks minor
  * version m sets every member up to m's: with 1.1, merge_create and
- * merge_execute (the front loader refuses a table that leaves one NULL). */
+ * merge_execute, with 1.2 primitive_supports (the front loader refuses a
+ * table that leaves one NULL). */
 typedef struct sdpa_backend_iface {
     uint32_t abi_version; /* SDPA_ABI_VERSION the backend implements */
     uint32_t struct_size; /* sizeof(sdpa_backend_iface_t) in that version */
@@ -775,6 +849,21 @@ typedef struct sdpa_backend_iface {
     /* Appends the merge of args->states into args->dst (and args->dst_lse)
      * and returns, as primitive_execute does; the same thread rules apply. */
     sdpa_status_t (*merge_execute)(sdpa_primitive_t *prim, const sdpa_merge_args_t *args);
+
+    /* --- ABI 1.2 ---------------------------------------------------------- */
+
+    /* Would primitive_create(ctx, desc) serve this problem, and how: fills
+     * *out (see sdpa_support_t) from the same checks and the same choice of
+     * kernels and configuration, without building a module, allocating
+     * device memory or creating anything (a framework may ask for every
+     * call it routes: it takes microseconds). Returns SDPA_SUCCESS when *out
+     * holds the answer, whatever the answer is (a refusal of desc is
+     * out->status and out->message, and last_error() is then ""); fails only
+     * on a NULL ctx or out (SDPA_ERROR_INVALID_ARGUMENT) or an out whose
+     * struct_size or struct_version this backend does not know
+     * (SDPA_ERROR_INVALID_STRUCT). Safe from any number of threads. */
+    sdpa_status_t (*primitive_supports)(sdpa_context_t *ctx, const sdpa_problem_desc_t *desc,
+                                        sdpa_support_t *out);
 } sdpa_backend_iface_t;
 
 /* The entry point every backend plugin exports (SDPA_BACKEND_ENTRY_POINT).

@@ -58,6 +58,8 @@ typedef struct gate_problem {
     /* ABI 1.1 num_splits: >= 2 forces split-KV decode (the thin-Q decode
      * kernel, spirv/portable/sdpa_decode.cl). */
     uint32_t num_splits;
+    /* ABI 1.2: attention sinks (the portable forward, decode and merge). */
+    int sinks;
     /* Plan with this configuration override (SDPA_CONFIG or
      * BWD_SDPA_CONFIG, by kind) instead of the tables: a fallback row. */
     char config[64];
@@ -258,6 +260,29 @@ static void build_problem_set(problem_set_t *set)
     split_mha->k_len = 4096;
     split_mha->num_splits = 8;
 
+    /* ABI 1.2 attention sinks (issue 29): the portable forward with every
+     * modifier (training: the LSE), a paged decode unsplit (on GPUs the
+     * portable forward's Q = 1 GQA rows) and split (the decode kernel and
+     * the merge, which counts the sink); a varlen backward (sdpa_bwd_sinks
+     * beside the pipeline). */
+    gate_problem_t *sinks_fwd = add(set, "train", SDPA_FORWARD_TRAINING, SDPA_DTYPE_F16, 128,
+                                    SDPA_MASK_CAUSAL_BOTTOM_RIGHT, " window softcap alibi sinks");
+    sinks_fwd->modifiers = sinks_fwd->sinks = 1;
+    gate_problem_t *sinks_decode = decode(add(set, "decode", SDPA_FORWARD_INFERENCE,
+                                              SDPA_DTYPE_F16, 128, SDPA_MASK_NONE,
+                                              " unsplit paged gqa4 sinks"));
+    sinks_decode->paged = sinks_decode->sinks = 1;
+    sinks_decode->num_splits = 1;
+    gate_problem_t *sinks_split =
+            decode(add(set, "decode", SDPA_FORWARD_TRAINING, SDPA_DTYPE_BF16, 128,
+                       SDPA_MASK_CAUSAL_BOTTOM_RIGHT, " split4 paged modifiers gqa4 sinks"));
+    sinks_split->paged = sinks_split->modifiers = sinks_split->sinks = 1;
+    sinks_split->num_splits = 4;
+    add(set, "bwd", SDPA_BACKWARD, SDPA_DTYPE_F16, 128, SDPA_MASK_CAUSAL_BOTTOM_RIGHT,
+        " varlen sinks deterministic")
+            ->varlen = 1;
+    set->items[set->count - 1].sinks = set->items[set->count - 1].deterministic = 1;
+
     /* The fallback rows (what Xe2, Xe3 and unknown GPUs fall back to), on
      * each model where they fit. */
     for (size_t i = 0; i < sdpa_fwd_config_fallbacks_size; i++) {
@@ -327,6 +352,7 @@ static void describe(const gate_problem_t *p, sdpa_problem_desc_t *desc)
         desc->paged_kv = (sdpa_paged_kv_desc_t){1, per_seq, 0};
     }
     desc->num_splits = p->num_splits;
+    desc->sinks = (uint32_t)p->sinks;
     if (p->varlen) { /* 4 sequences of at most Sq / 4 queries and Sk / 4 keys */
         desc->varlen = (sdpa_varlen_desc_t){1, 4, p->q_len / 4, p->k_len / 4};
     }
@@ -569,6 +595,10 @@ static int plan_problem(const char *device_name, const sdpa_device_info_t *devic
         }
         if (plan->num_posts)
             print_kernel(",", SDPA_BWD_POSTPROCESS_KERNEL, plan->post_local, 0);
+        if (checked.sinks) {
+            const uint32_t sinks_local[3] = {plan->subgroup_size, 1, 1};
+            print_kernel(",", SDPA_BWD_SINKS_KERNEL, sinks_local, 0);
+        }
         printf("]}\n");
     }
     if (head > 0 && plan->kind == SDPA_BWD_KIND_XE) {

@@ -64,6 +64,9 @@ void ref_primitive_destroy(sdpa_primitive_t *prim);
 sdpa_status_t ref_primitive_query(sdpa_primitive_t *prim, sdpa_query_t what, void *out,
                                   size_t out_size);
 sdpa_status_t ref_primitive_execute(sdpa_primitive_t *prim, const sdpa_exec_args_t *args);
+/* ABI 1.2: what ref_primitive_create would do with desc (sdpa.h). */
+sdpa_status_t ref_primitive_supports(sdpa_context_t *ctx, const sdpa_problem_desc_t *desc,
+                                     sdpa_support_t *out);
 
 /* ref_memory.c */
 
@@ -151,6 +154,10 @@ static inline void ref_key_row(const ref_seq_t *seq, int64_t j, int64_t *i0, int
     }
 }
 
+/* The sink logit of query head h (sdpa.h, sinks), -inf without sinks: a
+ * sink of -inf joins no denominator. */
+double ref_sink(const ref_exec_t *x, int64_t h);
+
 /* ref_forward.c / ref_backward.c: compute everything the problem asks for.
  * Fail only with SDPA_ERROR_OUT_OF_HOST_MEMORY. */
 sdpa_status_t ref_forward(const ref_exec_t *x);
@@ -228,8 +235,9 @@ void ref_accumulate_outer(const double *w, int64_t sk, int64_t n, const double *
  * band and the window (sdpa.h), from K in key panels and the query rows q
  * (REF_ROWS x D, rows beyond rows zero). p is REF_ROWS x shape->k_len; rows
  * beyond rows are zeroed. lse[r] gets the log-sum-exp (natural log, scale
- * included): -inf for a fully masked row, whose p is NaN in an ACCURATE
- * forward and 0 otherwise (sdpa.h). cap_grad (NULL: not wanted) gets the
+ * included, the head's sink in the sum): -inf for a fully masked row
+ * without a sink, whose p is NaN in an ACCURATE forward and 0 otherwise
+ * (sdpa.h); with a sink such a row's p is 0 and its lse the sink. cap_grad (NULL: not wanted) gets the
  * softcap's derivative 1 - tanh^2 (1 without a softcap), laid out like p.
  * Returns n: every p[r][j] with j >= n is 0 (keys no row sees). */
 int64_t ref_probabilities(const ref_exec_t *x, const ref_seq_t *seq, const double *k_panels,

@@ -50,15 +50,24 @@ static double alibi_slope(const ref_exec_t *x, int64_t b, int64_t h)
     return sdpa_element_load(x->args->alibi_slopes, e, SDPA_DTYPE_F32);
 }
 
-/* Turns the scores s[0..sk) of one query into probabilities; returns the
- * log-sum-exp. */
-static double softmax_row(const ref_exec_t *x, double *s, int64_t sk)
+double ref_sink(const ref_exec_t *x, int64_t h)
 {
-    double max = -INFINITY;
+    if (!x->problem->sinks)
+        return -INFINITY;
+    return sdpa_element_load(x->args->sinks, h, SDPA_DTYPE_F32);
+}
+
+/* Turns the scores s[0..sk) of one query into probabilities, with sink
+ * (-inf: none) in the denominator; returns the log-sum-exp. */
+static double softmax_row(const ref_exec_t *x, double *s, int64_t sk, double sink)
+{
+    double max = sink;
     for (int64_t j = 0; j < sk; j++) {
         if (s[j] > max)
             max = s[j];
     }
+    if (isnan(sink))
+        max = NAN;
     /* A row that sees no key (sdpa.h): its log-sum-exp is -inf in both
      * modes; its probabilities are 0 with inf-as-zero and in backward in
      * either mode (it contributes nothing to the gradients), NaN in an
@@ -70,7 +79,9 @@ static double softmax_row(const ref_exec_t *x, double *s, int64_t sk)
             s[j] = zeros ? 0.0 : NAN;
         return -INFINITY;
     }
-    double sum = 0.0;
+    /* The sink's share: exp(sink - max), 0 without one, 1 when the sink
+     * is the maximum (a row that sees no key: P = 0, lse = sink). */
+    double sum = exp(sink - max);
     for (int64_t j = 0; j < sk; j++) {
         s[j] = exp(s[j] - max);
         sum += s[j];
@@ -87,7 +98,7 @@ int64_t ref_probabilities(const ref_exec_t *x, const ref_seq_t *seq, const doubl
 {
     const sdpa_problem_desc_t *problem = x->problem;
     const int64_t sk = x->shape->k_len, dims = x->shape->head_size;
-    const double slope = alibi_slope(x, seq->b, h), cap = x->softcap;
+    const double slope = alibi_slope(x, seq->b, h), cap = x->softcap, sink = ref_sink(x, h);
     int64_t lo[REF_ROWS], hi[REF_ROWS], n = 0;
     for (int r = 0; r < rows; r++) {
         visible_keys(problem, seq, i0 + r, &lo[r], &hi[r]);
@@ -116,7 +127,7 @@ int64_t ref_probabilities(const ref_exec_t *x, const ref_seq_t *seq, const doubl
         }
         if (problem->mask_kind == SDPA_MASK_BUFFER)
             add_mask(x, seq->b, h, i, lo[r], hi[r], s);
-        lse[r] = softmax_row(x, s, sk);
+        lse[r] = softmax_row(x, s, sk, sink);
         if (isnan(lse[r]) || isnan(s[0]))
             n = sk; /* a NaN row (Sk >= 1): every key contributes NaN */
     }

@@ -9,9 +9,14 @@
  *   dQ_i = c sum_j dS_ij K_j          dK_j = c sum_i dS_ij Q_i
  * P is recomputed in double from Q, K, the scale and the mask (the workspace
  * is not read), and D_i comes from P, so the result is the exact gradient of
- * the forward function rather than of a rounded O. Query heads that share a
+ * the forward function rather than of a rounded O. With sinks (sdpa.h)
+ * P_ij = exp(s_ij - lse_i) keeps its formula, lse_i including the sink, and
+ *   dsink_h = -sum_{b,i} P_sink_i D_i,  P_sink_i = exp(sink_h - lse_i),
+ * summed per (b, h) by the item that owns the row and over b in order at
+ * the end. Query heads that share a
  * K/V head (GQA) add into the same dK, dV. Each work item owns one K/V head
  * and sums in a fixed order, so results are deterministic. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,12 +35,14 @@ typedef struct bwd_worker {
 typedef struct bwd_job {
     const ref_exec_t *x;
     bwd_worker_t *workers;
+    double *dsink; /* sinks: [B, Hq] partial sums, else NULL */
 } bwd_job_t;
 
 /* Adds the contributions of queries i0 .. i0 + rows - 1 of query head h of
- * seq to w->dk and w->dv and writes their dQ (and dS). */
+ * seq to w->dk and w->dv (and to *dsink, the head's sink gradient, unless
+ * NULL) and writes their dQ (and dS). */
 static void backward_rows(const ref_exec_t *x, bwd_worker_t *w, const ref_seq_t *seq, int64_t h,
-                          int64_t i0, int rows)
+                          int64_t i0, int rows, double *dsink)
 {
     const sdpa_problem_desc_t *p = x->problem;
     const sdpa_exec_args_t *a = x->args;
@@ -74,6 +81,8 @@ static void backward_rows(const ref_exec_t *x, bwd_worker_t *w, const ref_seq_t 
             if (pr[j] != 0.0)
                 row_dot += pr[j] * dpr[j];
         }
+        if (dsink != NULL && lse[r] != -INFINITY) /* -inf: no key and no sink */
+            *dsink -= exp(ref_sink(x, h) - lse[r]) * row_dot;
         for (int64_t j = 0; j < n; j++) {
             const double pj = pr[j];
             dpr[j] = pj == 0.0 ? 0.0 : pj * (dpr[j] - row_dot);
@@ -127,9 +136,10 @@ static void backward_item(void *context, int64_t item, int worker)
 
     for (int64_t g = 0; g < s->kv_group_size; g++) {
         const int64_t h = kv_h * s->kv_group_size + g;
+        double *dsink = job->dsink ? &job->dsink[b * s->q_heads + h] : NULL;
         for (int64_t i = 0; i < seq.len_q; i += REF_ROWS)
             backward_rows(x, w, &seq, h, i,
-                          seq.len_q - i < REF_ROWS ? (int)(seq.len_q - i) : REF_ROWS);
+                          seq.len_q - i < REF_ROWS ? (int)(seq.len_q - i) : REF_ROWS, dsink);
     }
     for (int64_t j = 0; j < seq.len_k; j++) {
         int64_t i0, i2;
@@ -177,6 +187,9 @@ sdpa_status_t ref_backward(const ref_exec_t *x)
     job.workers = calloc((size_t)count, sizeof(*job.workers));
     if (job.workers == NULL)
         goto out_of_memory;
+    if (x->problem->sinks &&
+        (job.dsink = calloc((size_t)(s->batch * s->q_heads), sizeof(double))) == NULL)
+        goto out_of_memory;
     for (int n = 0; n < count; n++) {
         bwd_worker_t *w = &job.workers[n];
         w->k_keys = malloc(key_panels);
@@ -197,9 +210,17 @@ sdpa_status_t ref_backward(const ref_exec_t *x)
     }
     ref_parallel_run(count, items, backward_item, &job);
     free_workers(job.workers, count);
+    for (int64_t h = 0; job.dsink != NULL && h < s->q_heads; h++) {
+        double sum = 0.0;
+        for (int64_t b = 0; b < s->batch; b++)
+            sum += job.dsink[b * s->q_heads + h];
+        sdpa_element_store(x->args->diff_sinks, h, SDPA_DTYPE_F32, sum);
+    }
+    free(job.dsink);
     return SDPA_SUCCESS;
 
 out_of_memory:
+    free(job.dsink);
     if (job.workers != NULL)
         free_workers(job.workers, count);
     return sdpa_fail(SDPA_ERROR_OUT_OF_HOST_MEMORY,

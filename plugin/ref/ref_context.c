@@ -52,6 +52,8 @@ sdpa_status_t ref_context_get_features(sdpa_context_t *ctx, sdpa_features_t *out
     f.has_varlen = f.has_paged_kv = f.has_window = f.has_softcap = f.has_alibi = 1;
     f.has_split_kv = 0; /* one exact pass: num_splits is ignored */
     f.has_merge = 1;
+    f.has_supports_query = 1;
+    f.has_sinks = 1;
     sdpa_features_store(&f, out);
     return SDPA_SUCCESS;
 }

@@ -52,6 +52,11 @@ static int used_pointers(const sdpa_problem_desc_t *p, const sdpa_exec_args_t *a
     }
     if (p->alibi != SDPA_ALIBI_NONE)
         USE(alibi_slopes);
+    if (p->sinks) {
+        USE(sinks);
+        if (p->prop_kind == SDPA_BACKWARD)
+            USE(diff_sinks);
+    }
     if (p->prop_kind == SDPA_BACKWARD) {
         USE(diff_dst);
         USE(diff_q);

@@ -9,11 +9,16 @@
 #include "verbose.h"
 #include "ref.h"
 
-static void config_string(const sdpa_primitive_t *prim, char *out, size_t size)
+static void problem_config_string(const sdpa_problem_desc_t *problem, const sdpa_shape_t *shape,
+                                  char *out, size_t size)
 {
     snprintf(out, size, "ref %s d%lld host double",
-             prim->problem.prop_kind == SDPA_BACKWARD ? "bwd" : "fwd",
-             (long long)prim->shape.head_size);
+             problem->prop_kind == SDPA_BACKWARD ? "bwd" : "fwd", (long long)shape->head_size);
+}
+
+static void config_string(const sdpa_primitive_t *prim, char *out, size_t size)
+{
+    problem_config_string(&prim->problem, &prim->shape, out, size);
 }
 
 /* SDPA_VERBOSE: the ref backend builds nothing; it executes on the host,
@@ -52,6 +57,26 @@ sdpa_status_t ref_primitive_create(sdpa_context_t *ctx, const sdpa_problem_desc_
         trace(prim, "create", "built=0 cache_hit=0 cache_miss=0 reused=0",
               sdpa_verbose_now_ms() - start);
     *out = prim;
+    return SDPA_SUCCESS;
+}
+
+/* Creation checks the problem and nothing more: so does the answer. */
+sdpa_status_t ref_primitive_supports(sdpa_context_t *ctx, const sdpa_problem_desc_t *desc,
+                                     sdpa_support_t *out)
+{
+    sdpa_support_t answer;
+    SDPA_TRY(sdpa_support_begin(ctx, out, &answer));
+    sdpa_problem_desc_t problem;
+    sdpa_shape_t shape;
+    sdpa_status_t status = sdpa_problem_check(desc, &problem, &shape);
+    if (status == SDPA_SUCCESS) {
+        answer.kernel_kind = SDPA_KERNEL_HOST;
+        answer.workspace_bytes = sdpa_workspace_bytes(&problem, &shape);
+        answer.scratch_bytes = 0;
+        problem_config_string(&problem, &shape, answer.config_string,
+                              sizeof(answer.config_string));
+    }
+    sdpa_support_store(status, &answer, out);
     return SDPA_SUCCESS;
 }
 

@@ -55,7 +55,12 @@ sdpa_status_t ze_bwd_prepare(sdpa_primitive_t *prim)
         (plan->dq_pass &&
          (status = main_kernel(prim, plan->dq_variant, plan->dq_kernel, &prim->bwd_dq))) ||
         (plan->num_posts && (status = kernel(prim, SDPA_BWD_POSTPROCESS_KERNEL,
-                                             &sdpa_bwd_post_args_table, &prim->bwd_post))))
+                                             &sdpa_bwd_post_args_table, &prim->bwd_post))) ||
+        (prim->problem.sinks && (status = kernel(prim, SDPA_BWD_SINKS_KERNEL,
+                                                 &sdpa_bwd_pre_args_table, &prim->bwd_sinks))))
+        return status;
+    const uint32_t sinks_local[3] = {plan->subgroup_size, 1, 1};
+    if (prim->bwd_sinks && (status = set_group_size(prim->bwd_sinks, sinks_local)))
         return status;
 
     if ((status = set_group_size(prim->bwd_pre, plan->pre_local)) ||
@@ -79,13 +84,14 @@ sdpa_status_t ze_bwd_prepare(sdpa_primitive_t *prim)
 
 void ze_bwd_release(sdpa_primitive_t *prim)
 {
-    ze_kernel_handle_t kernels[4] = {prim->bwd_post, prim->bwd_dq, prim->bwd_main, prim->bwd_pre};
-    for (int i = 0; i < 4; i++)
+    ze_kernel_handle_t kernels[5] = {prim->bwd_sinks, prim->bwd_post, prim->bwd_dq, prim->bwd_main,
+                                     prim->bwd_pre};
+    for (int i = 0; i < 5; i++)
         if (kernels[i])
             zeKernelDestroy(kernels[i]);
     if (prim->bwd_strides_host)
         zeMemFree(prim->ctx->ze_context, prim->bwd_strides_host);
-    prim->bwd_post = prim->bwd_dq = prim->bwd_main = prim->bwd_pre = NULL;
+    prim->bwd_sinks = prim->bwd_post = prim->bwd_dq = prim->bwd_main = prim->bwd_pre = NULL;
     prim->bwd_strides_host = NULL;
 }
 
@@ -235,10 +241,20 @@ sdpa_status_t ze_bwd_execute(sdpa_primitive_t *prim, const sdpa_exec_args_t *a,
                                      .SQ = plan->q_len,
                                      .STRIDES = b.strides,
                                      .CU_SEQLENS_Q = varlen ? a->cu_seqlens_q : NULL,
+                                     .WS = a->workspace,
+                                     .SINKS = prim->problem.sinks ? a->sinks : NULL,
+                                     .DIFF_SINKS = prim->problem.sinks ? a->diff_sinks : NULL,
+                                     .BATCH = (int32_t)prim->shape.batch,
                                      .TOTAL_Q = (int32_t)prim->problem.q.dims[2]};
     if ((status = run(list, prim->bwd_pre, SDPA_BWD_PREPROCESS_KERNEL, &sdpa_bwd_pre_args_table,
                       &pre, plan->pre_groups)) ||
         (status = barrier(list)))
+        return status;
+    /* The sinks' gradient reads D_i and the workspace, writes only
+     * diff_sinks: beside the main kernel. */
+    const uint32_t sinks_groups[3] = {1, (uint32_t)prim->shape.q_heads, 1};
+    if (prim->bwd_sinks && (status = run(list, prim->bwd_sinks, SDPA_BWD_SINKS_KERNEL,
+                                         &sdpa_bwd_pre_args_table, &pre, sinks_groups)))
         return status;
 
     sdpa_bwd_args_t v;

@@ -162,6 +162,8 @@ sdpa_status_t ze_context_get_features(sdpa_context_t *ctx, sdpa_features_t *out)
     f.has_quantized_kv = 1;
     f.has_dropout = 1;
     f.has_merge = 1;
+    f.has_supports_query = 1; /* answered from the plan, nothing built */
+    f.has_sinks = 1;          /* portable forward, decode, backward; never the fast path */
     f.has_split_kv = 1; /* the decode kernel's problems; num_splits is ignored elsewhere */
     /* ABI 1.1: what the kernels run (ze_llm_supported refuses the rest). */
     f.has_window = 1;

@@ -82,6 +82,7 @@ static void fwd_args(const sdpa_primitive_t *prim, const sdpa_exec_args_t *a, sd
             .BLOCK_LOG2 = p->paged_kv.enabled ? block_log2(p->k.dims[2]) : 0,
             .TOTAL_K = (int32_t)p->k.dims[2],
             .NUM_BLOCKS = p->paged_kv.enabled ? (int32_t)p->k.dims[0] : 0,
+            .SINKS = p->sinks ? a->sinks : NULL,
             .SLM = plan->slm_bytes,
     };
     memcpy(&v->K_S0, plan->strides, sizeof(plan->strides));
@@ -141,6 +142,7 @@ static sdpa_status_t split_execute(sdpa_primitive_t *prim, const sdpa_exec_args_
     const int with_lse = prim->problem.prop_kind == SDPA_FORWARD_TRAINING;
     sdpa_merge_kernel_args_t mv = {.DST = a->dst,
                                    .DST_LSE = with_lse ? a->workspace : NULL,
+                                   .SINKS = prim->problem.sinks ? a->sinks : NULL,
                                    .D = m->head_size};
     const void **o = &mv.O0, **lse = &mv.LSE0;
     /* The states lie one after the other (SDPA_DECODE_PART_ROW). */

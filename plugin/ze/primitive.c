@@ -31,7 +31,7 @@ void ze_primitive_trace(const sdpa_primitive_t *prim, const char *what, const ch
  * those they run in both directions): the sliding window, the softcap and
  * ALiBi, variable-length batches, forward and backward; a paged KV
  * cache (forward only by definition). */
-static sdpa_status_t ze_llm_supported(const sdpa_problem_desc_t *p, const sdpa_shape_t *shape)
+sdpa_status_t ze_llm_supported(const sdpa_problem_desc_t *p, const sdpa_shape_t *shape)
 {
     return sdpa_plan_window_check(p, shape->q_len, shape->k_len);
 }

@@ -88,6 +88,7 @@ struct sdpa_primitive {
      * long as executions may be pending: the primitive's lifetime). */
     sdpa_bwd_plan_t bwd;
     ze_kernel_handle_t bwd_pre, bwd_main, bwd_dq, bwd_post;
+    ze_kernel_handle_t bwd_sinks; /* problem.sinks: the sinks' gradient */
     int64_t *bwd_strides_host;
 
     /* Merge primitives (merge_create): merge instead of problem and shape.
@@ -135,6 +136,15 @@ int ze_profile_begin(sdpa_primitive_t *prim, ze_command_list_handle_t list, int 
 void ze_profile_end(sdpa_primitive_t *prim, ze_command_list_handle_t list, int slot, int appended);
 void ze_profile_harvest(sdpa_primitive_t *prim);
 void ze_profile_release(sdpa_primitive_t *prim);
+
+/* The checks creation adds to sdpa_problem_check for the ABI 1.1 features
+ * (the window's bounds against the sequence lengths). */
+sdpa_status_t ze_llm_supported(const sdpa_problem_desc_t *p, const sdpa_shape_t *shape);
+
+/* supports.c: ABI 1.2, what ze_primitive_create would do with desc, from
+ * the same checks and plans, building nothing (sdpa.h). */
+sdpa_status_t ze_primitive_supports(sdpa_context_t *ctx, const sdpa_problem_desc_t *desc,
+                                    sdpa_support_t *out);
 
 /* kernel.c: kernel kernel_name of variant source.d_max.subgroup_size from a
  * cached module, checked to take the arguments of table args (a module of

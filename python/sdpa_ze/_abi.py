@@ -15,14 +15,15 @@ def make_version(major, minor):
     return ((major & 0xFFFF) << 16) | (minor & 0xFFFF)
 
 
-ABI_VERSION = make_version(1, 1)
+ABI_VERSION = make_version(1, 2)
 
 CONTEXT_DESC_VERSION = 1
-PROBLEM_DESC_VERSION = 2
-EXEC_ARGS_VERSION = 2
-FEATURES_VERSION = 2
+PROBLEM_DESC_VERSION = 3
+EXEC_ARGS_VERSION = 3
+FEATURES_VERSION = 3
 MERGE_DESC_VERSION = 1
 MERGE_ARGS_VERSION = 1
+SUPPORT_VERSION = 1
 MERGE_MAX_STATES = 16
 
 # sdpa_status_t
@@ -102,6 +103,8 @@ class ProblemDesc(ctypes.Structure):
         # ABI 1.1, struct_version 2
         ("varlen", VarlenDesc), ("paged_kv", PagedKvDesc), ("window", WindowDesc),
         ("softcap", ctypes.c_float), ("alibi", _enum), ("num_splits", _u32),
+        # ABI 1.2, struct_version 3
+        ("sinks", _u32),
     ]
 
 
@@ -121,6 +124,8 @@ class ExecArgs(ctypes.Structure):
         # ABI 1.1, struct_version 2
         ("cu_seqlens_q", _vp), ("cu_seqlens_k", _vp), ("block_table", _vp),
         ("cache_seqlens", _vp), ("alibi_slopes", _vp),
+        # ABI 1.2, struct_version 3
+        ("sinks", _vp), ("diff_sinks", _vp),
     ]
 
 
@@ -139,7 +144,9 @@ class Features(ctypes.Structure):
                 # ABI 1.1, struct_version 2
                 ("has_varlen", _u32), ("has_paged_kv", _u32), ("has_window", _u32),
                 ("has_softcap", _u32), ("has_alibi", _u32), ("has_split_kv", _u32),
-                ("has_merge", _u32)]
+                ("has_merge", _u32),
+                # ABI 1.2, struct_version 3
+                ("has_supports_query", _u32), ("has_sinks", _u32)]
 
 
 class MergeDesc(ctypes.Structure):
@@ -156,6 +163,13 @@ class MergeArgs(ctypes.Structure):
                 ("wait_events", _vp)]
 
 
+class Support(ctypes.Structure):
+    _fields_ = [("struct_size", _u32), ("struct_version", _u32), ("status", _enum),
+                ("kernel_kind", _enum), ("workspace_bytes", ctypes.c_uint64),
+                ("scratch_bytes", ctypes.c_uint64), ("message", ctypes.c_char * 1024),
+                ("config_string", ctypes.c_char * 384)]
+
+
 _status = ctypes.c_int
 LastErrorFn = ctypes.CFUNCTYPE(ctypes.c_char_p)
 ContextCreateFn = ctypes.CFUNCTYPE(_status, ctypes.POINTER(ContextDesc), ctypes.POINTER(_vp))
@@ -168,6 +182,8 @@ PrimitiveDestroyFn = ctypes.CFUNCTYPE(None, _vp)
 PrimitiveExecuteFn = ctypes.CFUNCTYPE(_status, _vp, ctypes.POINTER(ExecArgs))
 MergeCreateFn = ctypes.CFUNCTYPE(_status, _vp, ctypes.POINTER(MergeDesc), ctypes.POINTER(_vp))
 MergeExecuteFn = ctypes.CFUNCTYPE(_status, _vp, ctypes.POINTER(MergeArgs))
+PrimitiveSupportsFn = ctypes.CFUNCTYPE(_status, _vp, ctypes.POINTER(ProblemDesc),
+                                       ctypes.POINTER(Support))
 
 
 class BackendIface(ctypes.Structure):
@@ -184,6 +200,7 @@ class BackendIface(ctypes.Structure):
         ("primitive_execute", PrimitiveExecuteFn),
         ("merge_create", MergeCreateFn),  # ABI 1.1
         ("merge_execute", MergeExecuteFn),
+        ("primitive_supports", PrimitiveSupportsFn),  # ABI 1.2
     ]
 
 
@@ -201,6 +218,7 @@ STRUCTS = {
     "sdpa_paged_kv_desc_t": PagedKvDesc,
     "sdpa_window_desc_t": WindowDesc,
     "sdpa_merge_desc_t": MergeDesc,
+    "sdpa_support_t": Support,
     "sdpa_merge_args_t": MergeArgs,
 }
 

@@ -73,6 +73,7 @@ static void problem_desc(void)
     MEMBER(sdpa_problem_desc_t, softcap);
     MEMBER(sdpa_problem_desc_t, alibi);
     MEMBER(sdpa_problem_desc_t, num_splits);
+    MEMBER(sdpa_problem_desc_t, sinks);
     SIZE(sdpa_varlen_desc_t);
     MEMBER(sdpa_varlen_desc_t, enabled);
     MEMBER(sdpa_varlen_desc_t, batch);
@@ -128,6 +129,8 @@ static void exec_args(void)
     MEMBER(sdpa_exec_args_t, block_table);
     MEMBER(sdpa_exec_args_t, cache_seqlens);
     MEMBER(sdpa_exec_args_t, alibi_slopes);
+    MEMBER(sdpa_exec_args_t, sinks);
+    MEMBER(sdpa_exec_args_t, diff_sinks);
 }
 
 static void context_and_features(void)
@@ -158,6 +161,8 @@ static void context_and_features(void)
     MEMBER(sdpa_features_t, has_alibi);
     MEMBER(sdpa_features_t, has_split_kv);
     MEMBER(sdpa_features_t, has_merge);
+    MEMBER(sdpa_features_t, has_supports_query);
+    MEMBER(sdpa_features_t, has_sinks);
 }
 
 static void backend_iface(void)
@@ -177,6 +182,16 @@ static void backend_iface(void)
     MEMBER(sdpa_backend_iface_t, primitive_execute);
     MEMBER(sdpa_backend_iface_t, merge_create);
     MEMBER(sdpa_backend_iface_t, merge_execute);
+    MEMBER(sdpa_backend_iface_t, primitive_supports);
+    SIZE(sdpa_support_t);
+    MEMBER(sdpa_support_t, struct_size);
+    MEMBER(sdpa_support_t, struct_version);
+    MEMBER(sdpa_support_t, status);
+    MEMBER(sdpa_support_t, kernel_kind);
+    MEMBER(sdpa_support_t, workspace_bytes);
+    MEMBER(sdpa_support_t, scratch_bytes);
+    MEMBER(sdpa_support_t, message);
+    MEMBER(sdpa_support_t, config_string);
 }
 
 static void merge(void)

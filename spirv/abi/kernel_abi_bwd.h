@@ -57,6 +57,9 @@
 /* The head-size field of the variants' names (<source>.0.<sg>). */
 #define SDPA_BWD_VARIANT_D_MAX 0
 #define SDPA_BWD_PREPROCESS_KERNEL "sdpa_bwd_preprocess"
+/* Attention sinks' gradient (ABI 1.2), in the pre/post module: one
+ * sub-group per query head, launched beside the main kernel. */
+#define SDPA_BWD_SINKS_KERNEL "sdpa_bwd_sinks"
 #define SDPA_BWD_KERNEL "sdpa_bwd"
 #define SDPA_BWD_DQ_KERNEL "sdpa_bwd_dq"
 #define SDPA_BWD_POSTPROCESS_KERNEL "sdpa_bwd_postprocess"

@@ -370,6 +370,37 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_bwd_p
             D_I[d_i_row0 + i] = sum;
     }
 }
+
+/*
+ * The sinks' gradient (sdpa.h): dsink_h = -sum over the rows (b, i) of
+ * query head h of P_sink_i D_i, P_sink_i = exp(sink_h - lse_i), after the
+ * preprocess wrote D_i. One work-group of one sub-group per head, lanes
+ * along the rows in a fixed order: the same sum every run. A row without
+ * keys and without a sink (lse -inf) adds nothing.
+ */
+__attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_bwd_sinks(
+#include "sdpa_bwd_pre_args.def"
+)
+{
+    const int lane = get_sub_group_local_id();
+    const int h = get_group_id(1), hq = get_num_groups(1);
+    const float sink = SINKS[h];
+    float acc = 0.0f;
+    for (int b = 0; b < BATCH; b++) {
+        sdpa_packed_seq seq = {0, SQ};
+        if (CU_SEQLENS_Q)
+            seq = sdpa_packed_seq_of(CU_SEQLENS_Q, b, TOTAL_Q, SQ);
+        const long row0 = CU_SEQLENS_Q ? h * (long)TOTAL_Q + seq.row0 : ((long)b * hq + h) * SQ;
+        for (int i = lane; i < seq.len; i += SUBGROUP_SIZE) {
+            const float lse = WS[row0 + i];
+            if (lse != -INFINITY)
+                acc = fma(exp(sink - lse), D_I[row0 + i], acc);
+        }
+    }
+    const float total = sub_group_reduce_add(acc);
+    if (lane == 0)
+        DIFF_SINKS[h] = -total;
+}
 #endif
 
 #if SDPA_BWD_PARTS & SDPA_BWD_PART_MAIN

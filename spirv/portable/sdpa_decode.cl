@@ -106,8 +106,10 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_decod
             q_slm[r * D + d] = sdpa_load(Q, q_off + (long)d * Q_S3, SC(QRY_DT));
             o_slm[r * D + d] = 0.0f;
         }
-        max_slm[r * SUBGROUP_SIZE + lane] = -INFINITY;
-        sum_slm[r * SUBGROUP_SIZE + lane] = 0.0f;
+        const sdpa_fwd_softmax_state st =
+                sdpa_fwd_softmax_start(SINKS, h, !SC(DECODE_SPLIT), true);
+        max_slm[r * SUBGROUP_SIZE + lane] = st.max;
+        sum_slm[r * SUBGROUP_SIZE + lane] = st.sum;
     }
     sub_group_barrier(CLK_LOCAL_MEM_FENCE);
 

@@ -249,8 +249,10 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_fwd(
      * KQ sub-group) and O (VS layout): each element belongs to one lane. */
     for (int j = 0; j < kq_nvec; j++) {
         const int col = kq_col0 + j * SUBGROUP_SIZE + lane;
-        max_slm[m_kq * bq + col] = -INFINITY;
-        sum_slm[m_kq * bq + col] = 0.0f;
+        const sdpa_fwd_softmax_state st = sdpa_fwd_softmax_start(
+                SINKS, sdpa_fwd_row_head(&w, sdpa_imin(col, w.rows - 1)), true, m_kq == 0);
+        max_slm[m_kq * bq + col] = st.max;
+        sum_slm[m_kq * bq + col] = st.sum;
     }
 
     /* O's rows and head-dim vectors this sub-group really has: the vectors

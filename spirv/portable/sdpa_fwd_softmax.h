@@ -55,6 +55,29 @@ static inline void sdpa_fwd_softmax_init(private sdpa_fwd_softmax_state *st)
 }
 
 /*
+ * The state a row of query head h starts from: nothing seen, or with an
+ * attention sink (with_sink: WITH_SINKS and not a split-KV part, whose
+ * merge adds the sink) the sink already folded in as a key of score
+ * sink_h that takes no value: max = sink_h (log2 units) and sum =
+ * exp2(0) = 1 in the one copy that counts it (count_sum; a row's state
+ * split across sub-groups counts it once). A sink of -inf is none; +inf
+ * or NaN makes the row NaN (sdpa.h).
+ */
+static inline sdpa_fwd_softmax_state sdpa_fwd_softmax_start(const global float *sinks, int h,
+                                                            bool with_sink, bool count_sum)
+{
+    sdpa_fwd_softmax_state st = {-INFINITY, 0.0f};
+    if (SC(WITH_SINKS) && with_sink) {
+        const float sink = sinks[h];
+        st.max = sink * SDPA_LOG2E;
+        st.sum = isnan(sink) || sink == INFINITY ? NAN
+                 : sink == -INFINITY || !count_sum ? 0.0f
+                                                   : 1.0f;
+    }
+    return st;
+}
+
+/*
  * Folds a tile's maximum (log2 units) into the running maximum and returns
  * alpha = exp2(max_old - max_new), the factor that rescales the running sum
  * and O (the caller updates the sum). *shift receives the value to subtract

@@ -39,12 +39,17 @@ kernel void sdpa_merge(
     const long lse_off = b * LSE_S0 + h * LSE_S1 + i * LSE_S2;
 
     SDPA_MERGE_EACH_STATE(SDPA_MERGE_LOAD_LSE)
+    /* An attention sink (split-KV decode of a problem with sinks) is one
+     * more state, O = 0 and LSE = the head's sink: counted once, here. */
+    const float lse_sink = SC(WITH_SINKS) ? SINKS[h] : -INFINITY;
     float m = -INFINITY;
     bool bad = false;
     SDPA_MERGE_EACH_STATE(SDPA_MERGE_MAX)
+    bad = bad || isnan(lse_sink) || lse_sink == INFINITY;
+    m = fmax(m, lse_sink);
     const bool empty = !bad && m == -INFINITY; /* no state saw a key */
     const bool usable = !bad && !empty;
-    float sum = 0.0f;
+    float sum = lse_sink == -INFINITY || !usable ? 0.0f : exp(lse_sink - m);
     SDPA_MERGE_EACH_STATE(SDPA_MERGE_WEIGHT)
     const float inv_sum = usable ? 1.0f / sum : 0.0f;
     /* The row of a fully masked forward (sdpa.h), or a poisoned one. */

@@ -50,6 +50,14 @@ static sdpa_status_t check_shard(const sdpa_problem_desc_t *p, sdpa_cp_layout_t 
                          : p->window.enabled   ? "window.enabled = 1"
                                                : "alibi is not NONE");
 #endif
+#if SDPA_PROBLEM_DESC_VERSION >= 3
+    /* Each chunk's primitive would count the sink once: the merge of the
+     * chunks would count it once per chunk. */
+    if (p->sinks)
+        return sdpa_fail(SDPA_ERROR_UNSUPPORTED,
+                         "problem->sinks = 1: the ring merges chunks that would each count "
+                         "the sinks once");
+#endif
     static const char *const names[3] = {"k", "v", "dst"};
     const sdpa_tensor_desc_t *same[3] = {&p->k, &p->v, &p->dst};
     for (int i = 0; i < 3; i++)

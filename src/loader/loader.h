@@ -19,6 +19,10 @@
 #define SDPA_IFACE_V1_1_SIZE                                                                       \
     (offsetof(sdpa_backend_iface_t, merge_execute) + sizeof(void (*)(void)))
 
+/* The part ABI 1.2 defines (1.1 and primitive_supports). */
+#define SDPA_IFACE_V1_2_SIZE                                                                       \
+    (offsetof(sdpa_backend_iface_t, primitive_supports) + sizeof(void (*)(void)))
+
 struct sdpa_backend {
     void *library;                     /* dlopen handle */
     const sdpa_backend_iface_t *iface; /* static table inside library */
@@ -38,7 +42,8 @@ sdpa_status_t sdpa_loader_dlopen(const char *name, void **library);
 /* Looks up SDPA_BACKEND_ENTRY_POINT in library (loaded from path, for
  * messages), negotiates SDPA_ABI_VERSION and checks the table it returns:
  * same major version, abi_version as negotiated, struct_size at least
- * SDPA_IFACE_V1_SIZE (SDPA_IFACE_V1_1_SIZE for minor 1 and later), name and
+ * SDPA_IFACE_V1_SIZE (SDPA_IFACE_V1_1_SIZE for minor 1, SDPA_IFACE_V1_2_SIZE
+ * for minor 2 and later), name and
  * every function of its minor version (up to ours) present. On success stores
  * the table in *iface. Fails with SDPA_ERROR_SYMBOL_NOT_FOUND or
  * SDPA_ERROR_ABI_VERSION (or the status the entry point returned). Does not

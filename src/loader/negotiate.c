@@ -20,6 +20,7 @@ static sdpa_status_t wrong_major(const char *path, uint32_t theirs)
 static sdpa_status_t check_members(const char *path, const sdpa_backend_iface_t *t)
 {
     const int v1_1 = SDPA_VERSION_MINOR(t->abi_version) >= 1;
+    const int v1_2 = SDPA_VERSION_MINOR(t->abi_version) >= 2;
     const struct {
         const char *name;
         int present;
@@ -37,6 +38,7 @@ static sdpa_status_t check_members(const char *path, const sdpa_backend_iface_t 
             {"primitive_execute", t->primitive_execute != NULL, "1.0"},
             {"merge_create", !v1_1 || t->merge_create != NULL, "1.1"},
             {"merge_execute", !v1_1 || t->merge_execute != NULL, "1.1"},
+            {"primitive_supports", !v1_2 || t->primitive_supports != NULL, "1.2"},
     };
     for (size_t i = 0; i < sizeof(members) / sizeof(members[0]); i++) {
         if (!members[i].present)
@@ -81,8 +83,10 @@ sdpa_status_t sdpa_loader_negotiate(void *library, const char *path,
                          path, SDPA_VERSION_MAJOR(table->abi_version),
                          SDPA_VERSION_MINOR(table->abi_version), SDPA_VERSION_MAJOR(version),
                          SDPA_VERSION_MINOR(version));
-    const size_t promised =
-            SDPA_VERSION_MINOR(version) >= 1 ? SDPA_IFACE_V1_1_SIZE : SDPA_IFACE_V1_SIZE;
+    const uint32_t minor = SDPA_VERSION_MINOR(version);
+    const size_t promised = minor >= 2   ? SDPA_IFACE_V1_2_SIZE
+                            : minor == 1 ? SDPA_IFACE_V1_1_SIZE
+                                         : SDPA_IFACE_V1_SIZE;
     if (table->struct_size < promised)
         return sdpa_fail(SDPA_ERROR_ABI_VERSION,
                          "backend %s: table struct_size = %u is smaller than the %zu bytes ABI "

@@ -401,7 +401,12 @@ static sdpa_status_t decode_geometry(const fwd_context_t *ctx, sdpa_fwd_plan_t *
     sdpa_decode_merge_desc(p, shape, plan->num_splits, &desc);
     if ((status = sdpa_merge_check(&desc, &merge)) != SDPA_SUCCESS)
         return status;
-    return sdpa_merge_plan_make(&merge, ctx->device, &plan->merge);
+    status = sdpa_merge_plan_make(&merge, ctx->device, &plan->merge);
+    /* The splits leave the sink out; the merge counts it once, as one
+     * more state (O = 0, LSE = sink). */
+    if (status == SDPA_SUCCESS)
+        sdpa_spec_values_set_bool(&plan->merge.constants, SDPA_SC_WITH_SINKS, p->sinks != 0);
+    return status;
 }
 
 static void decode_describe(const fwd_context_t *ctx, sdpa_fwd_plan_t *plan)

@@ -89,6 +89,7 @@ void sdpa_plan_common_constants(sdpa_spec_values_t *v, const sdpa_problem_desc_t
     sdpa_spec_values_set_bool(v, SDPA_SC_WITH_WINDOW, p->window.enabled != 0);
     sdpa_spec_values_set_bool(v, SDPA_SC_WITH_SOFTCAP, p->softcap > 0.0f);
     sdpa_spec_values_set_int(v, SDPA_SC_ALIBI_KIND, p->alibi);
+    sdpa_spec_values_set_bool(v, SDPA_SC_WITH_SINKS, p->sinks != 0);
 }
 
 _Static_assert(SDPA_ALIBI_KIND_NONE == SDPA_ALIBI_NONE &&

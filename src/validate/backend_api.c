@@ -151,6 +151,38 @@ sdpa_status_t sdpa_primitive_query_answer(const sdpa_primitive_t *prim, sdpa_que
     return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "what = %d: not a valid sdpa_query_t", (int)what);
 }
 
+sdpa_status_t sdpa_support_begin(const sdpa_context_t *ctx, const sdpa_support_t *out,
+                                 sdpa_support_t *answer)
+{
+    if (ctx == NULL || out == NULL)
+        return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "%s is NULL", ctx == NULL ? "ctx" : "out");
+    SDPA_TRY(sdpa_struct_check("out", out->struct_size, out->struct_version, SDPA_SUPPORT_VERSION,
+                               sizeof(*out), sizeof(*out)));
+    memset(answer, 0, sizeof(*answer));
+    answer->struct_size = out->struct_size;
+    answer->struct_version = out->struct_version;
+    return SDPA_SUCCESS;
+}
+
+void sdpa_support_store(sdpa_status_t status, sdpa_support_t *answer, sdpa_support_t *out)
+{
+    answer->status = status;
+    if (status != SDPA_SUCCESS) {
+        /* The message creation's entry point would leave (error.h). */
+        const char *message = sdpa_error_message();
+        if (message[0] != '\0')
+            snprintf(answer->message, sizeof(answer->message), "%s", message);
+        else
+            snprintf(answer->message, sizeof(answer->message), "%s (no further detail)",
+                     sdpa_status_string(status));
+        answer->kernel_kind = SDPA_KERNEL_NONE;
+        answer->workspace_bytes = answer->scratch_bytes = 0;
+        answer->config_string[0] = '\0';
+    }
+    sdpa_error_clear();
+    memcpy(out, answer, out->struct_size);
+}
+
 sdpa_status_t sdpa_orphan_fail(void)
 {
     return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,

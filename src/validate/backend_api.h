@@ -18,7 +18,8 @@ sdpa_status_t sdpa_backend_negotiate_table(const sdpa_backend_iface_t *table, ui
 
 /* A backend's whole table and its exported sdpa_backend_negotiate, from its
  * functions PREFIX_context_create, PREFIX_context_destroy, ...,
- * PREFIX_merge_execute (NAME is the table's name, "ze"). Every entry that
+ * PREFIX_merge_execute, PREFIX_primitive_supports (NAME is the table's
+ * name, "ze"). Every entry that
  * returns a status runs through SDPA_ENTRY (error.h), so that last_error()
  * describes the calling thread's most recent call (sdpa.h); the destroy
  * functions and last_error itself leave the message alone. The calls that
@@ -71,6 +72,11 @@ sdpa_status_t sdpa_backend_negotiate_table(const sdpa_backend_iface_t *table, ui
         return sdpa_verbose_refusal(NAME, "merge_execute",                                         \
                                     SDPA_ENTRY(PREFIX##_merge_execute(prim, args)));               \
     }                                                                                              \
+    static sdpa_status_t PREFIX##_entry_primitive_supports(                                        \
+            sdpa_context_t *ctx, const sdpa_problem_desc_t *desc, sdpa_support_t *out)             \
+    {                                                                                              \
+        return SDPA_ENTRY(PREFIX##_primitive_supports(ctx, desc, out));                            \
+    }                                                                                              \
     static const sdpa_backend_iface_t PREFIX##_iface = {                                          \
             .abi_version = SDPA_ABI_VERSION,                                                       \
             .struct_size = sizeof(sdpa_backend_iface_t),                                           \
@@ -86,6 +92,7 @@ sdpa_status_t sdpa_backend_negotiate_table(const sdpa_backend_iface_t *table, ui
             .primitive_execute = PREFIX##_entry_primitive_execute,                                 \
             .merge_create = PREFIX##_entry_merge_create,                                           \
             .merge_execute = PREFIX##_entry_merge_execute,                                         \
+            .primitive_supports = PREFIX##_entry_primitive_supports,                               \
     };                                                                                             \
     sdpa_status_t sdpa_backend_negotiate(uint32_t *abi_version,                                    \
                                          const sdpa_backend_iface_t **iface)                       \
@@ -104,6 +111,19 @@ sdpa_status_t sdpa_context_desc_check(const sdpa_context_desc_t *desc, sdpa_cont
 sdpa_status_t sdpa_features_begin(const sdpa_context_t *ctx, const sdpa_features_t *out,
                                   sdpa_features_t *features);
 void sdpa_features_store(const sdpa_features_t *features, sdpa_features_t *out);
+
+/* primitive_supports (sdpa.h, ABI 1.2): checks ctx and out (non-NULL, a
+ * struct_size and struct_version this code knows) and zero-fills *answer
+ * with out's header; the backend then finds what creation would do and
+ * calls sdpa_support_store with creation's status. */
+sdpa_status_t sdpa_support_begin(const sdpa_context_t *ctx, const sdpa_support_t *out,
+                                 sdpa_support_t *answer);
+/* Completes *answer with status, the status creation would return: on a
+ * failure the calling thread's message goes into answer->message and the
+ * kind, sizes and configuration are cleared; then copies it into *out (its
+ * struct_size bytes) and clears the thread's message, since the query
+ * itself succeeded. */
+void sdpa_support_store(sdpa_status_t status, sdpa_support_t *answer, sdpa_support_t *out);
 
 /* primitive_execute on a primitive whose context was destroyed first
  * (sdpa.h, "Lifetime"): SDPA_ERROR_INVALID_ARGUMENT with a message. */

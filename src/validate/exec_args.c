@@ -170,6 +170,7 @@ sdpa_status_t sdpa_exec_args_check(const sdpa_problem_desc_t *problem, const sdp
                                sdpa_exec_args_size(args->struct_version)));
     sdpa_exec_args_t a;
     sdpa_copy_struct(&a, sizeof(a), args, args->struct_size);
+    sdpa_llm_zero_newer_args(&a, args->struct_version);
     SDPA_TRY(check_args(problem, &a));
     a.struct_size = sizeof(a);
     a.struct_version = SDPA_EXEC_ARGS_VERSION;

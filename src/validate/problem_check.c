@@ -570,6 +570,7 @@ sdpa_status_t sdpa_problem_check(const sdpa_problem_desc_t *desc, sdpa_problem_d
 
     sdpa_problem_desc_t d;
     sdpa_copy_struct(&d, sizeof(d), desc, desc->struct_size);
+    sdpa_llm_zero_newer(&d, desc->struct_version);
     SDPA_TRY(check_problem(&d));
     normalize_problem(&d);
 

@@ -24,10 +24,10 @@ void sdpa_copy_struct(void *out, size_t out_size, const void *in, size_t in_size
  * all, and the problem after prop_kind, after mask_kind and after its 1.0
  * members. The members ABI 1.1 appended (varlen ... num_splits) are copied
  * member by member by sdpa_llm_copy over the zeroed tail. ABI versions append
- * members (sdpa.h): whoever appends one after `num_splits` must copy it
+ * members (sdpa.h): whoever appends one after `sinks` (ABI 1.2) must copy it
  * there, which the first assertion will not let them forget. */
 _Static_assert(sizeof(sdpa_problem_desc_t) ==
-                       (offsetof(sdpa_problem_desc_t, num_splits) + sizeof(uint32_t) + 7) / 8 * 8,
+                       (offsetof(sdpa_problem_desc_t, sinks) + sizeof(uint32_t) + 7) / 8 * 8,
                "a member was appended to sdpa_problem_desc_t: copy it in sdpa_llm_copy");
 _Static_assert(offsetof(sdpa_tensor_desc_t, strides) + sizeof(int64_t[4]) ==
                        sizeof(sdpa_tensor_desc_t),

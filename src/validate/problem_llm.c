@@ -15,18 +15,39 @@
 size_t sdpa_problem_desc_size(uint32_t version)
 {
     return version == 1   ? SDPA_PROBLEM_DESC_V1_SIZE
-           : version == 2 ? sizeof(sdpa_problem_desc_t)
+           : version == 2 ? SDPA_PROBLEM_DESC_V2_SIZE
+           : version == 3 ? sizeof(sdpa_problem_desc_t)
                           : 0;
 }
 
 size_t sdpa_exec_args_size(uint32_t version)
 {
-    return version == 1 ? SDPA_EXEC_ARGS_V1_SIZE : version == 2 ? sizeof(sdpa_exec_args_t) : 0;
+    return version == 1   ? SDPA_EXEC_ARGS_V1_SIZE
+           : version == 2 ? SDPA_EXEC_ARGS_V2_SIZE
+           : version == 3 ? sizeof(sdpa_exec_args_t)
+                          : 0;
+}
+
+void sdpa_llm_zero_newer(sdpa_problem_desc_t *d, uint32_t version)
+{
+    if (version < 3)
+        d->sinks = 0;
+}
+
+void sdpa_llm_zero_newer_args(sdpa_exec_args_t *a, uint32_t version)
+{
+    if (version < 3) {
+        a->sinks = NULL;
+        a->diff_sinks = NULL;
+    }
 }
 
 size_t sdpa_features_size(uint32_t version)
 {
-    return version == 1 ? SDPA_FEATURES_V1_SIZE : version == 2 ? sizeof(sdpa_features_t) : 0;
+    return version == 1   ? SDPA_FEATURES_V1_SIZE
+           : version == 2 ? SDPA_FEATURES_V2_SIZE
+           : version == 3 ? sizeof(sdpa_features_t)
+                          : 0;
 }
 
 sdpa_status_t sdpa_llm_check_flags(const sdpa_problem_desc_t *d)
@@ -34,6 +55,7 @@ sdpa_status_t sdpa_llm_check_flags(const sdpa_problem_desc_t *d)
     SDPA_TRY(sdpa_check_bool("varlen.enabled", d->varlen.enabled));
     SDPA_TRY(sdpa_check_bool("paged_kv.enabled", d->paged_kv.enabled));
     SDPA_TRY(sdpa_check_bool("window.enabled", d->window.enabled));
+    SDPA_TRY(sdpa_check_bool("sinks", d->sinks));
     SDPA_TRY(sdpa_check_enum("alibi", (unsigned)d->alibi, SDPA_ALIBI_PER_BATCH_HEAD,
                         "sdpa_alibi_kind_t"));
     if (d->varlen.enabled && d->paged_kv.enabled)
@@ -207,6 +229,7 @@ void sdpa_llm_copy(sdpa_problem_desc_t *out, const sdpa_problem_desc_t *d)
     out->softcap = d->softcap;
     out->alibi = d->alibi;
     out->num_splits = d->num_splits;
+    out->sinks = d->sinks;
 }
 
 /* A device array of 4-byte elements the problem needs. */
@@ -234,5 +257,10 @@ sdpa_status_t sdpa_llm_args_check(const sdpa_problem_desc_t *p, const sdpa_exec_
         SDPA_TRY(need_array(a->alibi_slopes, "alibi_slopes",
                        p->alibi == SDPA_ALIBI_PER_HEAD ? "alibi = PER_HEAD"
                                                        : "alibi = PER_BATCH_HEAD"));
+    if (p->sinks) {
+        SDPA_TRY(need_array(a->sinks, "sinks", "sinks = 1"));
+        if (p->prop_kind == SDPA_BACKWARD)
+            SDPA_TRY(need_array(a->diff_sinks, "diff_sinks", "sinks = 1 in backward"));
+    }
     return SDPA_SUCCESS;
 }

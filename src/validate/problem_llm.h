@@ -15,13 +15,26 @@
 /* Sizes of version 1 of the structs that grew in ABI 1.1. */
 #define SDPA_PROBLEM_DESC_V1_SIZE offsetof(sdpa_problem_desc_t, varlen)
 #define SDPA_EXEC_ARGS_V1_SIZE offsetof(sdpa_exec_args_t, cu_seqlens_q)
+/* ... and of version 2, which grew in ABI 1.2: 1.1's sizeof, whose tail
+ * padding the appended sinks member now occupies. */
+#define SDPA_PROBLEM_DESC_V2_SIZE                                                                  \
+    ((offsetof(sdpa_problem_desc_t, sinks) + _Alignof(sdpa_problem_desc_t) - 1) /                 \
+     _Alignof(sdpa_problem_desc_t) * _Alignof(sdpa_problem_desc_t))
+#define SDPA_EXEC_ARGS_V2_SIZE offsetof(sdpa_exec_args_t, sinks)
 #define SDPA_FEATURES_V1_SIZE offsetof(sdpa_features_t, has_varlen)
+/* ... and of version 2 of the features, which grew in ABI 1.2. */
+#define SDPA_FEATURES_V2_SIZE offsetof(sdpa_features_t, has_supports_query)
 
 /* The size of version `version` of the problem descriptor, the exec args
  * and the features (0 for versions that do not exist). */
 size_t sdpa_problem_desc_size(uint32_t version);
 size_t sdpa_exec_args_size(uint32_t version);
 size_t sdpa_features_size(uint32_t version);
+
+/* Zeroes the members d's struct_version does not have (a version 2
+ * caller's tail padding lies where sinks is now). */
+void sdpa_llm_zero_newer(sdpa_problem_desc_t *d, uint32_t version);
+void sdpa_llm_zero_newer_args(sdpa_exec_args_t *a, uint32_t version);
 
 /* The enums and booleans of the new members (first, so that later checks
  * may read paged_kv.enabled and varlen.enabled). */

@@ -14,6 +14,8 @@
 #define FAKE_TABLE_MISMATCH 8 /* table says 1.3, negotiation said 1.0 */
 #define FAKE_NEWER_MINOR 9    /* speaks 1.7 with a longer table: accepted */
 #define FAKE_V1_1_NO_MERGE 10 /* speaks 1.1 but merge_create is NULL */
+#define FAKE_V1_2_NO_SUPPORTS 11 /* speaks 1.2 but primitive_supports is NULL */
+#define FAKE_V1_1 12             /* a valid 1.1 table, without 1.2's member */
 
 #ifndef FAKE_MODE
 #error "FAKE_MODE must be defined"
@@ -91,7 +93,16 @@ static sdpa_status_t fake_merge_execute(sdpa_primitive_t *prim, const sdpa_merge
     return SDPA_ERROR_UNSUPPORTED;
 }
 
-/* A table from a future minor version: 1.1's members and one more. */
+__attribute__((unused)) static sdpa_status_t
+fake_supports(sdpa_context_t *ctx, const sdpa_problem_desc_t *desc, sdpa_support_t *out)
+{
+    (void)ctx;
+    (void)desc;
+    (void)out;
+    return SDPA_ERROR_UNSUPPORTED;
+}
+
+/* A table from a future minor version: 1.2's members and one more. */
 typedef struct fake_iface_1_7 {
     sdpa_backend_iface_t v1;
     void (*appended_in_1_7)(void);
@@ -104,8 +115,10 @@ static const fake_iface_1_7_t table = {
                         .abi_version = SDPA_MAKE_VERSION(1, 3),
 #elif FAKE_MODE == FAKE_NEWER_MINOR
                         .abi_version = SDPA_MAKE_VERSION(1, 7),
-#elif FAKE_MODE == FAKE_V1_1_NO_MERGE
+#elif FAKE_MODE == FAKE_V1_1_NO_MERGE || FAKE_MODE == FAKE_V1_1
                         .abi_version = SDPA_MAKE_VERSION(1, 1),
+#elif FAKE_MODE == FAKE_V1_2_NO_SUPPORTS
+                        .abi_version = SDPA_MAKE_VERSION(1, 2),
 #else
                         .abi_version = SDPA_MAKE_VERSION(1, 0),
 #endif
@@ -113,7 +126,9 @@ static const fake_iface_1_7_t table = {
                         .struct_size = 16,
 #elif FAKE_MODE == FAKE_NEWER_MINOR
                         .struct_size = sizeof(fake_iface_1_7_t),
-#elif FAKE_MODE == FAKE_V1_1_NO_MERGE
+#elif FAKE_MODE == FAKE_V1_1_NO_MERGE || FAKE_MODE == FAKE_V1_1
+                        .struct_size = offsetof(sdpa_backend_iface_t, primitive_supports),
+#elif FAKE_MODE == FAKE_V1_2_NO_SUPPORTS
                         .struct_size = sizeof(sdpa_backend_iface_t),
 #else /* the 1.0 table */
                         .struct_size = offsetof(sdpa_backend_iface_t, merge_create),
@@ -130,10 +145,13 @@ static const fake_iface_1_7_t table = {
                         .primitive_destroy = fake_primitive_destroy,
                         .primitive_query = fake_primitive_query,
                         .primitive_execute = fake_execute,
-#if FAKE_MODE == FAKE_NEWER_MINOR
+#if FAKE_MODE == FAKE_NEWER_MINOR || FAKE_MODE == FAKE_V1_2_NO_SUPPORTS || FAKE_MODE == FAKE_V1_1
                         .merge_create = fake_merge_create,
 #endif
                         .merge_execute = fake_merge_execute,
+#if FAKE_MODE == FAKE_NEWER_MINOR
+                        .primitive_supports = fake_supports,
+#endif
                 },
         .appended_in_1_7 = NULL,
 };
@@ -166,8 +184,12 @@ sdpa_status_t sdpa_backend_negotiate(uint32_t *abi_version, const sdpa_backend_i
     *abi_version = SDPA_MAKE_VERSION(1, 7);
     *iface = &table.v1;
     return SDPA_SUCCESS;
-#elif FAKE_MODE == FAKE_V1_1_NO_MERGE
+#elif FAKE_MODE == FAKE_V1_1_NO_MERGE || FAKE_MODE == FAKE_V1_1
     *abi_version = SDPA_MAKE_VERSION(1, 1);
+    *iface = &table.v1;
+    return SDPA_SUCCESS;
+#elif FAKE_MODE == FAKE_V1_2_NO_SUPPORTS
+    *abi_version = SDPA_MAKE_VERSION(1, 2);
     *iface = &table.v1;
     return SDPA_SUCCESS;
 #else

@@ -1,6 +1,7 @@
 /* invalid_table.c - invalid problems, arguments and calls, each with the
  * status and the words the message must contain. */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -217,6 +218,7 @@ MUTATE(softcap_negative, d->softcap = -1.0f)
 MUTATE(softcap_nan, d->softcap = NAN)
 MUTATE(softcap_inf, d->softcap = INFINITY)
 MUTATE(alibi_3, d->alibi = (sdpa_alibi_kind_t)3)
+MUTATE(sinks_2, d->sinks = 2)
 MUTATE(window_ds_keys, d->ds = dense_tensor(SDPA_DTYPE_F32, 2, 4, 8, 7))
 
 /* Sizes past what memory can hold: one row per (batch, head) broadcast
@@ -543,6 +545,7 @@ static const invalid_case_t table[] = {
         P("softcap NaN", windowed, softcap_nan, IA, "softcap = nan"),
         P("softcap inf", windowed, softcap_inf, IA, "softcap = inf"),
         P("alibi 3", windowed, alibi_3, IA, "alibi = 3", "sdpa_alibi_kind_t"),
+        P("sinks 2", windowed, sinks_2, IA, "sinks = 2", "must be 0 or 1"),
         P("ds keys with a window", windowed, window_ds_keys, IA, "ds.dims[3] = 7"),
         /* calls */
         C("create NULL desc", fwd, create_null_desc, IA, "desc is NULL"),
@@ -639,7 +642,31 @@ static int base_served(const sdpa_backend_iface_t *iface, sdpa_context_t *ctx,
         return 1;
     return !((d->varlen.enabled && !f.has_varlen) || (d->paged_kv.enabled && !f.has_paged_kv) ||
              (d->window.enabled && !f.has_window) || (d->softcap != 0.0f && !f.has_softcap) ||
-             (d->alibi != SDPA_ALIBI_NONE && !f.has_alibi));
+             (d->alibi != SDPA_ALIBI_NONE && !f.has_alibi) || (d->sinks && !f.has_sinks));
+}
+
+/* ABI 1.2: primitive_supports gives, for desc, the status and message
+ * primitive_create just gave (status, message), and succeeds itself. */
+static void check_supports_agrees(const slot_t *s, const invalid_case_t *c,
+                                  const sdpa_problem_desc_t *desc, sdpa_status_t status,
+                                  const char *message)
+{
+    const sdpa_backend_iface_t *iface = s->iface;
+    if (iface->struct_size < offsetof(sdpa_backend_iface_t, primitive_supports) +
+                                     sizeof(iface->primitive_supports))
+        return;
+    sdpa_support_t answer;
+    memset(&answer, 0xab, sizeof(answer));
+    answer.struct_size = sizeof(answer);
+    answer.struct_version = SDPA_SUPPORT_VERSION;
+    ck_assert_int_eq(iface->primitive_supports(s->ctx, desc, &answer), SDPA_SUCCESS);
+    ck_assert_msg(answer.status == status, "%s %s: supports says %s, creation %s",
+                  s->backend_name, c->label, sdpa_status_name(answer.status),
+                  sdpa_status_name(status));
+    ck_assert_msg(strcmp(answer.message, message) == 0,
+                  "%s %s: supports says \"%s\", creation \"%s\"", s->backend_name, c->label,
+                  answer.message, message);
+    ck_assert_int_eq(answer.kernel_kind == SDPA_KERNEL_NONE, status != SDPA_SUCCESS);
 }
 
 START_TEST(test_invalid_entry)
@@ -671,7 +698,10 @@ START_TEST(test_invalid_entry)
             ck_assert_ptr_null(prim);
         else
             iface->primitive_destroy(prim);
+        char message[1024];
+        snprintf(message, sizeof(message), "%s", iface->last_error());
         check_message(s, c, got);
+        check_supports_agrees(s, c, &bad, got, message);
         return;
     }
     /* AT_EXECUTE: a valid primitive and valid arguments, then one change. */

@@ -64,6 +64,73 @@ llm_spec_t llm_extreme_softcap_spec(int i)
     return s;
 }
 
+float llm_sink(int64_t h, int64_t q_heads)
+{
+    if (h == 1)
+        return 40.0f;
+    if (h == 2 && q_heads > 2)
+        return -INFINITY;
+    return 0.375f * (float)h - 0.5f;
+}
+
+llm_spec_t llm_sinks_spec(int i)
+{
+    static const int64_t varlen_q[5] = {5, 0, 1, 9, 3}, varlen_k[5] = {7, 3, 0, 12, 1};
+    static const int64_t paged_k[4] = {1, 33, 48, 70};
+    static const sdpa_dtype_t dtypes[3] = {SDPA_DTYPE_F32, SDPA_DTYPE_F16, SDPA_DTYPE_BF16};
+    const int backward = i >= 7 && i <= 9;
+    const sdpa_prop_kind_t prop = backward ? SDPA_BACKWARD : SDPA_FORWARD_TRAINING;
+    int64_t sq = 9, sk = 13;
+    llm_spec_t s;
+    switch (i) {
+    case 4:
+    case 8:
+        s = llm_spec_of(prop, LLM_VARLEN, 5, varlen_q, varlen_k, dtypes[i % 3]);
+        s.mask_kind = SDPA_MASK_CAUSAL_BOTTOM_RIGHT;
+        s.deterministic = 1;
+        break;
+    case 5:
+    case 6:
+        sq = 1;
+        s = llm_spec_of(i == 5 ? SDPA_FORWARD_INFERENCE : prop, LLM_PAGED, 4, &sq, paged_k,
+                        i == 5 ? SDPA_DTYPE_F16 : SDPA_DTYPE_F32);
+        s.q_heads = 8;
+        s.num_splits = i == 6 ? 3 : 1;
+        break;
+    case 11:
+        sq = 1;
+        sk = 203;
+        s = llm_spec_of(prop, LLM_PADDED, 2, &sq, &sk, SDPA_DTYPE_F16);
+        s.q_heads = 8;
+        s.num_splits = 4;
+        break;
+    default:
+        if (i == 1 || i == 2 || i == 7) {
+            sq = 11;
+            sk = 6;
+        }
+        s = llm_spec_of(prop, LLM_PADDED, 2, &sq, &sk, dtypes[i % 3]);
+        if (i == 1 || i == 2 || i == 7)
+            s.mask_kind = SDPA_MASK_CAUSAL_BOTTOM_RIGHT;
+        break;
+    }
+    s.sinks = 1;
+    s.softmax = i == 2 ? SDPA_SOFTMAX_INF_AS_ZERO : SDPA_SOFTMAX_ACCURATE;
+    if (i == 3 || i == 9) {
+        s.window = (sdpa_window_desc_t){1, 3, 0};
+        s.mask_kind = i == 3 ? SDPA_MASK_CAUSAL_TOP_LEFT : SDPA_MASK_NONE;
+    }
+    if (i == 9 || i == 10)
+        s.dropout = 1;
+    if (i == 10) {
+        s.softcap = 5.0f;
+        s.alibi = SDPA_ALIBI_PER_HEAD;
+    }
+    if (i == 7)
+        s.ds_dtype = SDPA_DTYPE_F32;
+    return s;
+}
+
 int64_t llm_max(const int64_t *len, int64_t n)
 {
     int64_t m = 0;
@@ -153,6 +220,7 @@ void llm_desc_init(llm_case_t *c, const llm_spec_t *spec)
     d->softcap = s->softcap;
     d->alibi = s->alibi;
     d->num_splits = s->num_splits;
+    d->sinks = (uint32_t)s->sinks;
     if (s->dropout)
         d->dropout = (sdpa_dropout_desc_t){.enabled = 1,
                                            .host_scalars = 1,
@@ -299,6 +367,17 @@ int llm_case_alloc(llm_case_t *c, uint64_t seed, const test_allocator_t *allocat
                                    : ldexpf(1.0f + (float)(e / Hq) / 8.0f,
                                             -(int)(8 * (e % Hq + 1) / Hq));
         a->alibi_slopes = slopes;
+    }
+    if (s->sinks) {
+        float *sinks = extra_buffer(c, sizeof(float) * (size_t)Hq);
+        if (sinks == NULL)
+            return -1;
+        for (int64_t h = 0; h < Hq; h++)
+            sinks[h] = llm_sink(h, Hq);
+        a->sinks = sinks;
+        if (s->prop == SDPA_BACKWARD &&
+            (a->diff_sinks = extra_buffer(c, sizeof(float) * (size_t)Hq)) == NULL)
+            return -1;
     }
     return 0;
 }
@@ -492,6 +571,7 @@ int llm_expect(const llm_case_t *c, llm_expected_t *e)
         e->dkv_written = flags(count(p->k.dims));
         e->ds = zeros(count(ds_dims));
         e->ds_written = flags(count(ds_dims));
+        e->dsink = zeros(Hq);
     }
     const int64_t max_k = sk_l > 0 ? sk_l : 1;
     double *q = zeros(D), *dout = zeros(D), *s = zeros(max_k), *g = zeros(max_k);
@@ -508,12 +588,16 @@ int llm_expect(const llm_case_t *c, llm_expected_t *e)
                         dout[d] = tensor_get(&p->diff_dst, a->diff_dst, i0, h, i2, d);
                 }
                 logits(c, b, h, i, q, scale, s, g);
-                double max = -INFINITY, total = 0;
+                /* A sink joins the denominator as a key without a value. */
+                const double sink = sp->sinks ? llm_sink(h, Hq) : -INFINITY;
+                double max = sink, total = 0;
                 for (int64_t j = 0; j < lk; j++)
                     max = fmax(max, s[j]);
+                if (max > -INFINITY)
+                    total = exp(sink - max);
                 for (int64_t j = 0; j < lk && max > -INFINITY; j++)
                     total += exp(s[j] - max);
-                const int dead = max == -INFINITY; /* sees no key */
+                const int dead = max == -INFINITY; /* sees no key, no sink */
                 const int64_t row = (i0 * Hq + h) * p->q.dims[2] + i2;
                 e->lse[row] = dead ? -INFINITY : max + log(total);
                 e->lse_written[row] = 1;
@@ -543,6 +627,9 @@ int llm_expect(const llm_case_t *c, llm_expected_t *e)
                     dp[j] = keep_factor(c, b, h, i, j) * dot;
                     row_dot += s[j] * dp[j];
                 }
+                /* d lse_i / d sink = P_sink; dO . dO_i/d sink = -P_sink D_i */
+                if (sp->sinks && !dead)
+                    e->dsink[h] -= exp(sink - e->lse[row]) * row_dot;
                 for (int64_t j = 0; j < lk; j++) {
                     const double ds = s[j] * (dp[j] - row_dot);
                     const int64_t ds_e = dense_index(ds_dims, b, h, i, j);
@@ -594,6 +681,7 @@ void llm_expected_free(llm_expected_t *e)
     free(e->dk);
     free(e->dv);
     free(e->ds);
+    free(e->dsink);
     free(e->o_written);
     free(e->lse_written);
     free(e->dq_written);
@@ -700,5 +788,12 @@ int llm_compare(const llm_case_t *c, const llm_expected_t *e, double tolerance_s
     ok &= compare("dV", &p->diff_v, a->diff_v, e->dv, e->dkv_written, tolerance_scale);
     if (p->ds.dtype != SDPA_DTYPE_UNDEF)
         ok &= compare("dS", &p->ds, a->ds, e->ds, e->ds_written, tolerance_scale);
+    if (p->sinks) {
+        const sdpa_tensor_desc_t hq = dense_tensor(SDPA_DTYPE_F32, 1, p->q.dims[1], 1, 1);
+        uint8_t *all = flags(p->q.dims[1]);
+        memset(all, 1, (size_t)p->q.dims[1]);
+        ok &= compare("dsink", &hq, a->diff_sinks, e->dsink, all, tolerance_scale);
+        free(all);
+    }
     return ok;
 }

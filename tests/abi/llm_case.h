@@ -52,6 +52,8 @@ typedef struct llm_spec {
     /* PADDED: query 0 and key 1 of sequence 0 all zeros in every head, so
      * that their scores are exactly 0. */
     int zero_rows;
+    /* ABI 1.2 attention sinks: 1 = one logit per query head (llm_sink). */
+    int sinks;
 } llm_spec_t;
 
 typedef struct llm_case {
@@ -84,6 +86,22 @@ llm_spec_t llm_wide_window_spec(int i);
 #define LLM_EXTREME_SOFTCAP_CASES 10
 llm_spec_t llm_extreme_softcap_spec(int i);
 
+/* The sink of query head h of Hq in a case with sinks: 40 for head 1
+ * (above every score of these cases: rows get almost all of their weight
+ * from it), -inf for head 2 when Hq > 2 (no sink), small values else. */
+float llm_sink(int64_t h, int64_t q_heads);
+
+/* Attention sinks (ABI 1.2) with the other features: case i of
+ * LLM_SINKS_CASES. Forward (training) without a mask; causal bottom-right
+ * with Sq > Sk, whose first queries see no key (O = 0 with a sink, in
+ * both softmax modes); a window; varlen with empty sequences and
+ * sequences without keys; paged decode, unsplit and split; dense decode
+ * split (GQA 8/2); dropout with the softcap and ALiBi; backward padded
+ * (with dS), varlen (deterministic) and with a window and dropout; f32,
+ * f16 and bf16. */
+#define LLM_SINKS_CASES 12
+llm_spec_t llm_sinks_spec(int i);
+
 /* The maximum of len[0 .. n-1]. */
 int64_t llm_max(const int64_t *len, int64_t n);
 
@@ -109,6 +127,7 @@ sdpa_problem_desc_t llm_training_forward(const llm_case_t *c);
  * (1 = the backend writes it). */
 typedef struct llm_expected {
     double *o, *lse, *dq, *dk, *dv, *ds;
+    double *dsink; /* [Hq], with sinks in backward */
     uint8_t *o_written, *lse_written, *dq_written, *dkv_written, *ds_written;
 } llm_expected_t;
 

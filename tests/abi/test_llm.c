@@ -7,6 +7,8 @@
  * ref backend refuses. */
 #include <check.h>
 #include <math.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -257,6 +259,45 @@ START_TEST(test_arrays_refused)
 }
 END_TEST
 
+/* Attention sinks (ABI 1.2) against the oracle, with the other features
+ * and the rows that see no key (llm_sinks_spec). */
+START_TEST(test_sinks)
+{
+    llm_spec_t s = llm_sinks_spec(_i);
+    check_spec(&s, 900 + (uint64_t)_i);
+}
+END_TEST
+
+/* A 1.1 caller's problem (struct_version 2, 1.1's size) whose tail padding,
+ * where sinks now lies, holds garbage: no sinks, the 1.1 result; and
+ * version 2 exec args with garbage past their end. */
+START_TEST(test_sinks_older_caller)
+{
+    llm_spec_t s = llm_sinks_spec(0);
+    llm_case_t c;
+    llm_desc_init(&c, &s);
+    ck_assert_int_eq(llm_case_alloc(&c, 77, NULL), 0);
+    c.c.desc.sinks = 0xabababab;
+    c.c.desc.struct_version = 2;
+    c.c.desc.struct_size = (uint32_t)((offsetof(sdpa_problem_desc_t, sinks) + 7) / 8 * 8);
+    c.c.args.sinks = (const void *)(uintptr_t)1; /* misaligned: read, it would be refused */
+    c.c.args.struct_version = 2;
+    c.c.args.struct_size = (uint32_t)offsetof(sdpa_exec_args_t, sinks);
+    ck_assert_int_eq(run(&c), SDPA_SUCCESS);
+    c.spec.sinks = 0; /* what the oracle must compute */
+    llm_expected_t e;
+    ck_assert_int_eq(llm_expect(&c, &e), 0);
+    ck_assert(llm_compare(&c, &e, 0));
+    llm_expected_free(&e);
+    /* The same struct with version 3 reads the garbage and refuses it. */
+    c.c.desc.struct_version = 3;
+    c.c.desc.struct_size = sizeof(c.c.desc);
+    ck_assert_int_eq(run(&c), SDPA_ERROR_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(ref_env.iface->last_error(), "sinks"));
+    llm_case_free(&c);
+}
+END_TEST
+
 /* ref advertises every feature but split-KV (it computes in one exact
  * pass), and a version 1 caller gets the version 1 struct. */
 START_TEST(test_features)
@@ -267,7 +308,7 @@ START_TEST(test_features)
     f.struct_version = SDPA_FEATURES_VERSION;
     ck_assert_int_eq(ref_env.iface->context_get_features(ref_env.ctx, &f), SDPA_SUCCESS);
     ck_assert(f.has_varlen && f.has_paged_kv && f.has_window && f.has_softcap && f.has_alibi &&
-              f.has_merge);
+              f.has_merge && f.has_sinks);
     ck_assert_uint_eq(f.has_split_kv, 0);
     memset(&f, 0xab, sizeof(f));
     f.struct_size = (uint32_t)offsetof(sdpa_features_t, has_varlen);
@@ -293,6 +334,8 @@ int main(void)
             TEST_LOOP(test_combined, 2),
             TEST_ONCE(test_arrays_refused),
             TEST_ONCE(test_features),
+            TEST_LOOP(test_sinks, LLM_SINKS_CASES),
+            TEST_ONCE(test_sinks_older_caller),
     };
     const test_suite_t suite = {
             .name = "llm", .timeout = 300, .open = ref_env_open, .close = ref_env_close};

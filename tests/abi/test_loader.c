@@ -256,14 +256,18 @@ static const struct refused_plugin {
         {"no_entry",
          SDPA_ERROR_SYMBOL_NOT_FOUND,
          {"sdpa_backend_negotiate", "libsdpa_fake_no_entry.so", NULL}},
-        {"major2", SDPA_ERROR_ABI_VERSION, {"2.0", "this loader's ABI 1.1", "newer", NULL}},
+        {"major2", SDPA_ERROR_ABI_VERSION, {"2.0", "this loader's ABI 1.2", "newer", NULL}},
         /* A backend that claims success with another major is refused too. */
-        {"lies_major2", SDPA_ERROR_ABI_VERSION, {"2.0", "this loader's ABI 1.1", "newer", NULL}},
-        {"major0", SDPA_ERROR_ABI_VERSION, {"0.9", "this loader's ABI 1.1", "older", NULL}},
+        {"lies_major2", SDPA_ERROR_ABI_VERSION, {"2.0", "this loader's ABI 1.2", "newer", NULL}},
+        {"major0", SDPA_ERROR_ABI_VERSION, {"0.9", "this loader's ABI 1.2", "older", NULL}},
         {"truncated", SDPA_ERROR_ABI_VERSION, {"struct_size = 16", NULL}},
         {"null_member", SDPA_ERROR_ABI_VERSION, {"context_create", NULL}},
         /* A 1.1 table must carry the 1.1 members. */
         {"v1_1_no_merge", SDPA_ERROR_ABI_VERSION, {"merge_create", "ABI 1.1 requires it", NULL}},
+        /* A 1.2 table must carry primitive_supports. */
+        {"v1_2_no_supports",
+         SDPA_ERROR_ABI_VERSION,
+         {"primitive_supports", "ABI 1.2 requires it", NULL}},
         {"table_mismatch", SDPA_ERROR_ABI_VERSION, {"1.3", "1.0", NULL}},
 };
 
@@ -274,10 +278,11 @@ START_TEST(test_refused_plugin)
 }
 END_TEST
 
-/* A 1.0 table need not carry the 1.1 members. */
-START_TEST(test_v1_0_table_without_merge)
+/* A 1.0 table need not carry the 1.1 members, nor a 1.1 table the 1.2 one. */
+START_TEST(test_older_minor_tables)
 {
     expect_backend(fake_path("good"), "fake"); /* 1.0, shorter table */
+    expect_backend(fake_path("v1_1"), "fake"); /* 1.1, shorter table */
 }
 END_TEST
 
@@ -321,7 +326,7 @@ int main(int argc, char **argv)
             TEST_ONCE(test_default_dir_is_configured),
             TEST_ONCE(test_bad_names),
             TEST_LOOP(test_refused_plugin, (int)TEST_COUNT(refused_plugins)),
-            TEST_ONCE(test_v1_0_table_without_merge),
+            TEST_ONCE(test_older_minor_tables),
             TEST_ONCE(test_newer_minor_accepted),
             TEST_ONCE(test_names_and_nulls),
     };

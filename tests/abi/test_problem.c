@@ -80,6 +80,7 @@ START_TEST(test_normalized_copy)
     messy.softcap = -0.0f;
     messy.alibi = SDPA_ALIBI_NONE;
     messy.num_splits = 0;
+    messy.sinks = 0; /* ABI 1.2 */
 
     ck_assert_int_eq(sdpa_problem_check(&clean, &a, &shape), SDPA_SUCCESS);
     ck_assert_msg(sdpa_problem_check(&messy, &b, &shape) == SDPA_SUCCESS, "%s",
@@ -125,6 +126,7 @@ START_TEST(test_version1_callers)
     ck_assert_uint_eq(out.struct_version, SDPA_PROBLEM_DESC_VERSION);
     ck_assert_uint_eq(out.varlen.enabled | out.paged_kv.enabled | out.window.enabled, 0);
     ck_assert(out.softcap == 0.0f && out.alibi == SDPA_ALIBI_NONE && out.num_splits == 0);
+    ck_assert_uint_eq(out.sinks, 0); /* ABI 1.2 */
     ck_assert_int_eq(shape.k_len, 5);
     d.struct_size = sizeof(d);
     ck_assert_int_eq(sdpa_problem_check(&d, &out, &shape), SDPA_ERROR_INVALID_STRUCT);

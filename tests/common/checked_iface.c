@@ -75,6 +75,12 @@ static sdpa_status_t check_message(int n, const char *call, sdpa_status_t status
     {                                                                                              \
         return check_message(n, "merge_execute", backends[n]->merge_execute(prim, args));          \
     }                                                                                              \
+    static sdpa_status_t primitive_supports_##n(                                                   \
+            sdpa_context_t *ctx, const sdpa_problem_desc_t *desc, sdpa_support_t *out)             \
+    {                                                                                              \
+        return check_message(n, "primitive_supports",                                              \
+                             backends[n]->primitive_supports(ctx, desc, out));                     \
+    }                                                                                              \
     static void install_##n(sdpa_backend_iface_t *t)                                               \
     {                                                                                              \
         t->context_create = context_create_##n;                                                    \
@@ -87,6 +93,8 @@ static sdpa_status_t check_message(int n, const char *call, sdpa_status_t status
             t->merge_create = merge_create_##n;                                                    \
         if (t->merge_execute != NULL)                                                              \
             t->merge_execute = merge_execute_##n;                                                  \
+        if (t->primitive_supports != NULL)                                                         \
+            t->primitive_supports = primitive_supports_##n;                                        \
     }
 
 CHECKED_MEMBERS(0)

@@ -121,6 +121,9 @@ const char *fixture_xe_unimplemented(sdpa_problem_desc_t *p, int i)
     case 3:
         p->varlen = (sdpa_varlen_desc_t){1, 1, p->q.dims[2], p->k.dims[2]};
         return "the fast path has no variable-length batches";
+    case 4:
+        p->sinks = 1;
+        return "the fast path has no attention sinks";
     default:
         p->paged_kv = (sdpa_paged_kv_desc_t){1, 4, 0};
         return "the fast path has no paged KV cache";

@@ -43,10 +43,11 @@ void fixture_backward_problem(sdpa_dtype_t dtype, int64_t batch, int64_t q_heads
                               sdpa_problem_desc_t *p, sdpa_shape_t *shape);
 
 /* The ABI 1.1 features the fast path leaves to the portable kernels
- * (sdpa_xe_unimplemented_feature): window, softcap, ALiBi, varlen, paged KV;
+ * (sdpa_xe_unimplemented_feature): window, softcap, ALiBi, varlen, sinks (ABI
+ * 1.2), paged KV;
  * the first FIXTURE_SCORE_FEATURES need no other member of the problem for a
  * plan to be made. */
-#define FIXTURE_XE_UNIMPLEMENTED 5
+#define FIXTURE_XE_UNIMPLEMENTED 6
 #define FIXTURE_SCORE_FEATURES 3
 
 /* Turns on feature i (< FIXTURE_XE_UNIMPLEMENTED) in problem. Returns the

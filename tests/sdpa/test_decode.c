@@ -223,6 +223,34 @@ START_TEST(test_feature_and_scratch)
 }
 END_TEST
 
+/* Attention sinks (ABI 1.2) in the decode kernel, unsplit (the sink in
+ * the running state) and split (the merge counts it once): paged decode
+ * with a one-key sequence, Sq 3 speculative decode with a causal mask
+ * whose first queries see nothing of a one-key cache, dense GQA 8/2, and
+ * MQA in f32 and bf16 (sinks of 40, -inf and small ones). */
+START_TEST(test_sinks)
+{
+    static const uint32_t splits[6] = {1, 3, 1, 4, 1, 5};
+    llm_spec_t s;
+    if (_i < 2) {
+        s = llm_sinks_spec(6); /* paged, f32, training */
+    } else if (_i < 4) {
+        s = llm_sinks_spec(11); /* dense GQA 8/2, f16, training */
+    } else {
+        const int64_t len_k[3] = {1, 40, 77}, sq = 3;
+        s = llm_spec_of(SDPA_FORWARD_TRAINING, LLM_PAGED, 3, &sq, len_k, SDPA_DTYPE_BF16);
+        s.q_heads = 4;
+        s.kv_heads = 1;
+        s.sinks = 1;
+        s.mask_kind = SDPA_MASK_CAUSAL_BOTTOM_RIGHT;
+    }
+    s.num_splits = splits[_i];
+    const int tiles = _i < 2 ? 5 : _i < 4 ? 13 : 5; /* 70, 203, 77 keys in 16s */
+    check_spec(&s, (int)splits[_i] < tiles ? (int)splits[_i] : tiles, _i == 3,
+               980 + (uint64_t)_i);
+}
+END_TEST
+
 int main(void)
 {
     /* Every problem the decode kernel serves takes it, split or not
@@ -231,7 +259,7 @@ int main(void)
     const test_entry_t tests[] = {
             TEST_LOOP(test_forced_splits, 6),         TEST_LOOP(test_features_split, 8),
             TEST_LOOP(test_extreme_softcap_split, 6), TEST_LOOP(test_paged_split, 4),
-            TEST_ONCE(test_feature_and_scratch),
+            TEST_ONCE(test_feature_and_scratch),     TEST_LOOP(test_sinks, 6),
     };
     return test_env_run_table("decode on ze", 600, tests, TEST_COUNT(tests));
 }

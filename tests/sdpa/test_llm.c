@@ -363,6 +363,27 @@ START_TEST(test_paged_v_global)
 }
 END_TEST
 
+/* Attention sinks (ABI 1.2) in the portable forward, the decode kernel
+ * and the split-KV merge (llm_sinks_spec: rows that see no key, a sink
+ * above every score, a sink of -inf, window, GQA, varlen, paged, split);
+ * the kernel each case ran is printed; backward with the sinks' gradient
+ * (sdpa_bwd_sinks), padded with dS, varlen deterministic, windowed with
+ * dropout. */
+START_TEST(test_sinks)
+{
+    const llm_spec_t s = llm_sinks_spec(_i);
+    llm_case_t c;
+    llm_desc_init(&c, &s);
+    char config[256];
+    test_config_string(&suite_env, &c.c.desc, config, sizeof(config));
+    printf("sinks case %d: %s\n", _i, config);
+    if (s.num_splits > 1)
+        ck_assert_msg(strstr(config, "fwd decode") != NULL && strstr(config, "splits=1") == NULL,
+                      "not split: %s", config);
+    check_spec(&s, 950 + (uint64_t)_i);
+}
+END_TEST
+
 /* The features query agrees with what ze runs. */
 START_TEST(test_features)
 {
@@ -374,6 +395,7 @@ START_TEST(test_features)
     ck_assert_uint_eq(f.has_varlen, 1);
     ck_assert_uint_eq(f.has_paged_kv, 1);
     ck_assert_uint_eq(f.has_split_kv, 1); /* test_decode.c */
+    ck_assert_uint_eq(f.has_sinks, 1);    /* test_sinks */
 }
 END_TEST
 
@@ -395,6 +417,7 @@ int main(void)
             TEST_LOOP(test_quantized_kv, 6),
             TEST_LOOP(test_paged_v_global, 2),
             TEST_ONCE(test_features),
+            TEST_LOOP(test_sinks, LLM_SINKS_CASES),
     };
     return test_env_run_table("llm on ze", 600, tests, TEST_COUNT(tests));
 }

@@ -67,6 +67,8 @@ const char *sdpa_xe_unimplemented_feature(const sdpa_problem_desc_t *p)
         return "the fast path has no variable-length batches";
     if (p->paged_kv.enabled)
         return "the fast path has no paged KV cache";
+    if (p->sinks)
+        return "the fast path has no attention sinks";
     return NULL;
 }
 
