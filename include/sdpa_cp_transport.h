@@ -68,6 +68,7 @@ typedef enum sdpa_cp_layout {
 } sdpa_cp_layout_t;
 
 typedef struct sdpa_cp sdpa_cp_t;
+
 /* A pending message, the transport's own handle: the library passes it back
  * to test, wait or abandon, and stops using it once one of them reports it
  * complete or it has been abandoned (the transport then frees it). */
@@ -77,9 +78,10 @@ typedef struct sdpa_cp_request sdpa_cp_request_t;
  * Copied at creation; user (and what it points to) must stay valid until
  * sdpa_cp_destroy. Every callback returns 0 on success, or a nonzero error
  * code of the transport (which error_string may describe): the library then
- * fails the call with SDPA_ERROR_DEVICE, quoting the code. Members after
- * struct_version are read only if struct_size covers them (appended, never
- * reordered). */
+ * fails the call with SDPA_ERROR_DEVICE, quoting the code (a request whose
+ * test or wait failed may then be abandoned, or left to the transport).
+ * Later versions append members (never reorder them), read only when
+ * struct_size covers them; version 1 is the whole struct. */
 typedef struct sdpa_cp_transport {
     uint32_t struct_size;    /* sizeof(sdpa_cp_transport_t) */
     uint32_t struct_version; /* SDPA_CP_TRANSPORT_VERSION */
