@@ -2,9 +2,9 @@
  * cp_accumulate.c - adding gradient contributions on the host, in f32.
  *
  * The backward writes each task's dQ, dK and dV in the problem's dtype to
- * host USM, where the travelling f32 accumulators are (MPI sends them from
- * there): adding them there costs one pass over memory the host touches
- * anyway. f16 is decoded through a table of its 65536 values (exact), bf16
+ * host USM, where the travelling f32 accumulators are (the transport sends
+ * them from there): adding them there costs one pass over memory the host
+ * touches anyway. f16 is decoded through a table of its 65536 values (exact), bf16
  * is the high half of an f32.
  */
 #include <pthread.h>

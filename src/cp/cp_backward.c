@@ -125,7 +125,7 @@ sdpa_status_t cp_backward(sdpa_cp_t *cp, const sdpa_exec_args_t *args)
     memset(cp->acc[0], 0, acc_bytes); /* the rank's own block starts here */
     if (ranks > 1)
         CP_DEVICE(cp, cp_stage_own_block(cp, args));
-    double started = MPI_Wtime();
+    double started = cp_now();
     counts[0] = cp_step_tasks(cp->layout, cp->causal, ranks, cp->rank, 0, tasks[0]);
     CP_DEVICE(cp, append_step(cp, args, 0, tasks[0], counts[0]));
     if (ranks > 1) {
@@ -144,7 +144,7 @@ sdpa_status_t cp_backward(sdpa_cp_t *cp, const sdpa_exec_args_t *args)
         if (more) {
             CP_ALWAYS(cp, cp_transfer_wait(cp, &kv));
             CP_DEVICE(cp, cp_load_block(cp, 1 - slot));
-            started = MPI_Wtime();
+            started = cp_now();
             counts[1 - slot] =
                     cp_step_tasks(cp->layout, cp->causal, ranks, cp->rank, step + 1, tasks[1 - slot]);
             CP_DEVICE(cp, append_step(cp, args, step + 1, tasks[1 - slot], counts[1 - slot]));
@@ -153,16 +153,16 @@ sdpa_status_t cp_backward(sdpa_cp_t *cp, const sdpa_exec_args_t *args)
                 CP_ALWAYS(cp, cp_post_send(cp, &kv, cp->ring[1 - slot], block_pair, CP_TAG_KV));
             }
         }
-        double host = MPI_Wtime();
+        double host = cp_now();
         if (cp->failure == SDPA_SUCCESS)
             add_dq(cp, step, tasks[slot], counts[slot]);
-        cp->stats.host_seconds += MPI_Wtime() - host;
+        cp->stats.host_seconds += cp_now() - host;
         if (step > 0) /* the step's block's accumulator, from the previous rank */
             CP_ALWAYS(cp, wait_accumulator(cp, &acc_in, more));
-        host = MPI_Wtime();
+        host = cp_now();
         if (cp->failure == SDPA_SUCCESS)
             add_dkv(cp, cp->acc[slot], step, tasks[slot], counts[slot]);
-        cp->stats.host_seconds += MPI_Wtime() - host;
+        cp->stats.host_seconds += cp_now() - host;
         if (ranks > 1) {
             /* On to the next rank (after the last step: home), and the next
              * accumulator in, into the buffer that left at step - 1. */

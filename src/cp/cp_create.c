@@ -86,22 +86,20 @@ static sdpa_status_t check_shard(const sdpa_problem_desc_t *p, sdpa_cp_layout_t 
 }
 
 /* The members of the desc that cannot be used to talk to the other ranks. */
-static sdpa_status_t check_desc_local(const sdpa_cp_desc_t *desc, sdpa_cp_t **out)
+static sdpa_status_t check_desc_local(const sdpa_cp_transport_desc_t *desc, sdpa_cp_t **out)
 {
     if (out == NULL)
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "out is NULL");
     *out = NULL;
     if (desc == NULL)
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "desc is NULL");
-    TRY(sdpa_struct_check("desc", desc->struct_size, desc->struct_version, SDPA_CP_DESC_VERSION,
-                          offsetof(sdpa_cp_desc_t, timeout_seconds), sizeof(*desc)));
-    if (desc->comm == MPI_COMM_NULL)
-        return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "desc->comm is MPI_COMM_NULL");
-    return SDPA_SUCCESS;
+    TRY(sdpa_struct_check("desc", desc->struct_size, desc->struct_version,
+                          SDPA_CP_TRANSPORT_DESC_VERSION, sizeof(*desc), sizeof(*desc)));
+    return cp_transport_check(desc->transport);
 }
 
 /* The rest of the desc, on one rank. */
-static sdpa_status_t check_desc(const sdpa_cp_desc_t *desc, sdpa_problem_desc_t *problem)
+static sdpa_status_t check_desc(const sdpa_cp_transport_desc_t *desc, sdpa_problem_desc_t *problem)
 {
     const sdpa_backend_iface_t *be = desc->backend;
     if (be == NULL)
@@ -143,7 +141,7 @@ static const char *const digest_names[DIGEST_FIELDS] = {
         "problem->q.dims[3] (head size)", "problem->scale_kind", "problem->invert_scale",
         "problem->softmax_kind", "problem->deterministic", "problem->kq_acc_dtype, vs_acc_dtype"};
 
-static void digest(const sdpa_cp_desc_t *desc, const sdpa_problem_desc_t *p,
+static void digest(const sdpa_cp_transport_desc_t *desc, const sdpa_problem_desc_t *p,
                    int64_t values[DIGEST_FIELDS])
 {
     int64_t v[DIGEST_FIELDS] = {desc->layout,
@@ -164,25 +162,31 @@ static void digest(const sdpa_cp_desc_t *desc, const sdpa_problem_desc_t *p,
 }
 
 /* Collective: every rank's digest is the same. */
-static sdpa_status_t agree_on_problem(MPI_Comm comm, const int64_t values[DIGEST_FIELDS])
+static sdpa_status_t agree_on_problem(const sdpa_cp_transport_t *t,
+                                      const int64_t values[DIGEST_FIELDS])
 {
-    /* min(v) and min(-v) = -max(v) in one reduction. */
-    int64_t mine[2 * DIGEST_FIELDS], low[2 * DIGEST_FIELDS];
-    for (int i = 0; i < DIGEST_FIELDS; i++) {
-        mine[i] = values[i];
-        mine[DIGEST_FIELDS + i] = -values[i];
+    int64_t *all = calloc((size_t)t->ranks * DIGEST_FIELDS, sizeof(*all));
+    if (all == NULL)
+        return sdpa_fail(SDPA_ERROR_OUT_OF_HOST_MEMORY, "no memory for %d ranks' digests",
+                         t->ranks);
+    const char *call = NULL;
+    int code = cp_exchange_all(t, values, DIGEST_FIELDS, all, &call);
+    sdpa_status_t status = code != 0 ? cp_transport_failure(t, code, call) : SDPA_SUCCESS;
+    for (int i = 0; i < DIGEST_FIELDS && status == SDPA_SUCCESS; i++) {
+        int64_t low = values[i], high = values[i];
+        for (int r = 0; r < t->ranks; r++) {
+            int64_t v = all[(size_t)r * DIGEST_FIELDS + (size_t)i];
+            low = v < low ? v : low;
+            high = v > high ? v : high;
+        }
+        if (low != high)
+            status = sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
+                               "%s differs between ranks (%lld .. %lld): every rank must "
+                               "describe its shard of the same problem",
+                               digest_names[i], (long long)low, (long long)high);
     }
-    int code = MPI_Allreduce(mine, low, 2 * DIGEST_FIELDS, MPI_INT64_T, MPI_MIN, comm);
-    if (code != MPI_SUCCESS)
-        return sdpa_fail(SDPA_ERROR_DEVICE, "MPI_Allreduce failed (error %d)", code);
-    for (int i = 0; i < DIGEST_FIELDS; i++)
-        if (low[i] != -low[DIGEST_FIELDS + i])
-            return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
-                             "%s differs between ranks (%lld .. %lld): every rank must describe "
-                             "its shard of the same problem",
-                             digest_names[i], (long long)low[i],
-                             (long long)-low[DIGEST_FIELDS + i]);
-    return SDPA_SUCCESS;
+    free(all);
+    return status;
 }
 
 /* ------------------------------------------------------------------------- */
@@ -221,7 +225,7 @@ static sdpa_status_t compute_group(ze_device_handle_t device, uint32_t *ordinal)
 }
 
 /* An asynchronous immediate list: appends return at once, so that the host
- * drives MPI while the device runs them. */
+ * drives the transport while the device runs them. */
 static sdpa_status_t create_list_and_events(sdpa_cp_t *cp)
 {
     uint32_t ordinal = 0;
@@ -499,7 +503,7 @@ static void free_primitives(sdpa_cp_t *cp)
         be->primitive_destroy(merges[i]);
 }
 
-/* True if p is a buffer MPI sends from or receives into. */
+/* True if p is a buffer the transport sends from or receives into. */
 static int is_message_buffer(const sdpa_cp_t *cp, const void *p)
 {
     return p == cp->ring[0] || p == cp->ring[1] || p == cp->acc[0] || p == cp->acc[1];
@@ -526,7 +530,7 @@ static void release(sdpa_cp_t *cp)
 }
 
 /* Everything that does not talk to the other ranks. */
-static sdpa_status_t create_local(sdpa_cp_t *cp, const sdpa_cp_desc_t *desc)
+static sdpa_status_t create_local(sdpa_cp_t *cp, const sdpa_cp_transport_desc_t *desc)
 {
     const sdpa_problem_desc_t *p = &cp->problem;
     cp->be = desc->backend;
@@ -558,51 +562,50 @@ static sdpa_status_t create_local(sdpa_cp_t *cp, const sdpa_cp_desc_t *desc)
     return SDPA_SUCCESS;
 }
 
-static sdpa_status_t create(const sdpa_cp_desc_t *desc, sdpa_cp_t **out)
+sdpa_status_t cp_create(const sdpa_cp_transport_desc_t *desc, void (*release_owner)(void *owner),
+                        void *owner, sdpa_cp_t **out)
 {
     sdpa_status_t status = check_desc_local(desc, out);
-    if (status != SDPA_SUCCESS)
+    if (status != SDPA_SUCCESS) {
+        if (release_owner)
+            release_owner(owner);
         return status; /* nothing to talk to the other ranks with */
+    }
+    const sdpa_cp_transport_t *t = desc->transport;
 
     sdpa_cp_t *cp = calloc(1, sizeof(*cp));
     sdpa_status_t local = cp ? check_desc(desc, &cp->problem)
                              : sdpa_fail(SDPA_ERROR_OUT_OF_HOST_MEMORY, "no memory for sdpa_cp_t");
     if (local == SDPA_SUCCESS)
-        local = cp_timeout_of(desc, &cp->timeout);
-    MPI_Comm comm = MPI_COMM_NULL;
-    int code = MPI_Comm_dup(desc->comm, &comm);
-    if (code != MPI_SUCCESS) {
-        free(cp);
-        return sdpa_fail(SDPA_ERROR_DEVICE, "MPI_Comm_dup failed (error %d)", code);
-    }
-    int rank = 0, ranks = 1;
-    MPI_Comm_rank(comm, &rank);
-    MPI_Comm_size(comm, &ranks);
+        local = cp_timeout_of(desc->timeout_seconds, &cp->timeout);
 
-    status = cp_agree(comm, rank, local);
+    status = cp_agree(t, local);
     if (status == SDPA_SUCCESS) {
         int64_t values[DIGEST_FIELDS];
         digest(desc, &cp->problem, values);
-        status = agree_on_problem(comm, values);
+        status = agree_on_problem(t, values);
     }
     if (status == SDPA_SUCCESS) {
-        cp->comm = comm;
-        cp->rank = rank;
-        cp->ranks = ranks;
-        cp->next = (rank + 1) % ranks;
-        cp->prev = (rank + ranks - 1) % ranks;
+        cp->transport = *t;
+        cp->transport_release = release_owner;
+        cp->transport_owner = owner;
+        cp->rank = t->rank;
+        cp->ranks = t->ranks;
+        cp->next = (t->rank + 1) % t->ranks;
+        cp->prev = (t->rank + t->ranks - 1) % t->ranks;
         cp->stats.struct_size = sizeof(cp->stats);
         cp->stats.struct_version = SDPA_CP_STATS_VERSION;
         cp->failed_peer = -1;
         local = cp_agree_alloc(cp);
         if (local == SDPA_SUCCESS)
             local = create_local(cp, desc);
-        status = cp_agree(comm, rank, local);
+        status = cp_agree(t, local);
         if (status != SDPA_SUCCESS)
             release(cp);
     }
     if (status != SDPA_SUCCESS) {
-        MPI_Comm_free(&comm);
+        if (release_owner)
+            release_owner(owner);
         free(cp);
         return status;
     }
@@ -610,9 +613,10 @@ static sdpa_status_t create(const sdpa_cp_desc_t *desc, sdpa_cp_t **out)
     return SDPA_SUCCESS;
 }
 
-SDPA_CP_EXPORT sdpa_status_t sdpa_cp_create(const sdpa_cp_desc_t *desc, sdpa_cp_t **out)
+SDPA_CP_EXPORT sdpa_status_t sdpa_cp_create_with_transport(const sdpa_cp_transport_desc_t *desc,
+                                                           sdpa_cp_t **out)
 {
-    return SDPA_ENTRY(create(desc, out));
+    return SDPA_ENTRY(cp_create(desc, NULL, NULL, out));
 }
 
 SDPA_CP_EXPORT void sdpa_cp_destroy(sdpa_cp_t *cp)
@@ -620,6 +624,7 @@ SDPA_CP_EXPORT void sdpa_cp_destroy(sdpa_cp_t *cp)
     if (cp == NULL)
         return;
     release(cp);
-    MPI_Comm_free(&cp->comm);
+    if (cp->transport_release)
+        cp->transport_release(cp->transport_owner);
     free(cp);
 }

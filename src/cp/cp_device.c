@@ -124,18 +124,18 @@ sdpa_status_t cp_wait_staged(sdpa_cp_t *cp)
 {
     if (cp->failure != SDPA_SUCCESS)
         return SDPA_SUCCESS; /* the event may never come */
-    double start = MPI_Wtime();
+    double start = cp_now();
     ze_result_t result = zeEventHostSynchronize(cp->staged, UINT64_MAX);
     if (result == ZE_RESULT_SUCCESS)
         result = zeEventHostReset(cp->staged);
-    cp->stats.host_seconds += MPI_Wtime() - start;
+    cp->stats.host_seconds += cp_now() - start;
     return result == ZE_RESULT_SUCCESS ? SDPA_SUCCESS
                                        : cp_ze_failure(result, "zeEventHostSynchronize(staged)");
 }
 
 sdpa_status_t cp_finish(sdpa_cp_t *cp, const sdpa_exec_args_t *args)
 {
-    double started = MPI_Wtime();
+    double started = cp_now();
     if (cp->failure == SDPA_SUCCESS && args->signal_event) {
         ze_result_t result = zeCommandListAppendBarrier(cp->list, args->signal_event, 0, NULL);
         if (result != ZE_RESULT_SUCCESS)

@@ -60,7 +60,7 @@ static sdpa_status_t execute(sdpa_cp_t *cp, const sdpa_exec_args_t *args)
         return sdpa_fail(SDPA_ERROR_DEVICE,
                          "this object broke in an earlier execution (%s): destroy it",
                          cp->broken_message);
-    double start = MPI_Wtime();
+    double start = cp_now();
     cp->sequence++;
     cp->failure = SDPA_SUCCESS;
     cp->failure_message[0] = '\0';
@@ -81,7 +81,7 @@ static sdpa_status_t execute(sdpa_cp_t *cp, const sdpa_exec_args_t *args)
     if (cp->failure != SDPA_SUCCESS) /* this rank's own message, whatever came after it */
         sdpa_fail(cp->failure, "%s", cp->failure_message);
     cp->stats.executions++;
-    cp->stats.total_seconds += MPI_Wtime() - start;
+    cp->stats.total_seconds += cp_now() - start;
     return status;
 }
 
@@ -112,7 +112,7 @@ static sdpa_status_t query(const sdpa_cp_t *cp, sdpa_cp_query_t what, void *out,
             return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "out_size = 0: no room for a string");
         snprintf(out, out_size,
                  "host-staged: %d rank(s), K/V blocks%s in host USM ring buffers, copied to and "
-                 "from the device; MPI is given host pointers only",
+                 "from the device; the transport is given host pointers only",
                  cp->ranks, cp->backward ? " and f32 dK/dV accumulators" : "");
         return SDPA_SUCCESS;
     default:

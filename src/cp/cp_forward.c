@@ -94,7 +94,7 @@ sdpa_status_t cp_forward(sdpa_cp_t *cp, const sdpa_exec_args_t *args)
     if (cp->ranks > 1)
         CP_DEVICE(cp, cp_stage_own_block(cp, args));
     for (int step = 0; step < cp->ranks; step++) {
-        double started = MPI_Wtime();
+        double started = cp_now();
         cp->step = step;
         CP_DEVICE(cp, append_step(cp, args, step, lse_base, first));
         int slot = step % 2, more = step + 1 < cp->ranks;

@@ -8,7 +8,7 @@
  * [B, H, S, D] layout with strides {H S D, S D, D, 1}; a "block" is K and
  * V of one rank, each [B, Hkv, L, D]):
  *
- *   host USM  ring[2]       dtype K then V, dense: what MPI sends and receives
+ *   host USM  ring[2]       dtype K then V, dense: what the transport sends and receives
  *             acc[2]        f32 dK then dV of a block (backward): travels with it
  *             dq_acc        f32 [C][B, Hq, c, D] (backward): dQ, local
  *             part_d*[set][task] dtype dQ, dK, dV of one task (backward), added on
@@ -29,11 +29,10 @@
 #include <stdint.h>
 
 #include <level_zero/ze_api.h>
-#include <mpi.h>
 
 #include "cp_schedule.h"
 #include "sdpa.h"
-#include "sdpa_cp.h"
+#include "sdpa_cp_transport.h"
 
 #define SDPA_CP_EXPORT __attribute__((visibility("default")))
 
@@ -43,8 +42,8 @@ enum { CP_KV_CALLER = 0, CP_KV_RING = 1, CP_KV_SOURCES = 2 };
 /* A task's mask: none, or the causal diagonal (top-left). */
 enum { CP_MASK_NONE = 0, CP_MASK_DIAGONAL = 1, CP_MASKS = 2 };
 
-/* Message tags on the duplicated communicator. */
-enum { CP_TAG_KV = 1, CP_TAG_DKV = 2, CP_TAG_AGREE = 3 };
+/* Message tags (at most SDPA_CP_TRANSPORT_MAX_TAG). */
+enum { CP_TAG_KV = 1, CP_TAG_DKV = 2, CP_TAG_AGREE = 3, CP_TAG_CREATE = 4 };
 
 /* The phases of an execution whose ends every rank agrees on. */
 enum { CP_PHASE_START = 0, CP_PHASE_END = 1 };
@@ -58,24 +57,27 @@ enum { CP_AGREE_SEQUENCE, CP_AGREE_PHASE, CP_AGREE_STATUS, CP_AGREE_BROKEN, CP_A
 #define CP_MAX_ALLOCATIONS 48
 
 /* Messages are cut into pieces of at most this many bytes (MPI counts are
- * int), each its own request. */
+ * int), each its own request of the transport. */
 #define CP_PIECE_BYTES ((size_t)1 << 30)
 #define CP_TRANSFER_MAX_REQUESTS 64
 
 /* Non-blocking transfers that complete together: the sends and receives of
  * one exchange. */
 typedef struct cp_transfer {
-    MPI_Request requests[CP_TRANSFER_MAX_REQUESTS];
+    sdpa_cp_request_t *requests[CP_TRANSFER_MAX_REQUESTS]; /* NULL once complete */
     int tag;                                /* CP_TAG_KV or CP_TAG_DKV */
     signed char sends[CP_TRANSFER_MAX_REQUESTS]; /* 1: a send to next, 0: a receive from prev */
     int count;     /* 0: nothing posted */
     int done;      /* every request has completed */
-    double posted; /* MPI_Wtime() when the first request was posted */
+    double posted; /* cp_now() when the first request was posted */
 } cp_transfer_t;
 
 struct sdpa_cp {
-    /* The ring. */
-    MPI_Comm comm; /* duplicated from the caller's */
+    /* The ring: the caller's transport (copied), and what frees the state
+     * behind it when the object owns it (the MPI transport), or NULL. */
+    sdpa_cp_transport_t transport;
+    void (*transport_release)(void *owner);
+    void *transport_owner;
     int ranks, rank, next, prev;
 
     /* The backend and the device. */
@@ -139,7 +141,7 @@ struct sdpa_cp {
     char broken_message[768];
     int64_t agree_out[CP_AGREE_WORDS];
     int64_t (*agree_in)[CP_AGREE_WORDS]; /* one per rank */
-    MPI_Request *agree_requests;         /* 2 (ranks - 1) */
+    sdpa_cp_request_t **agree_requests;  /* 2 (ranks - 1) */
     int step_done_armed; /* a signal of step_done is appended, not yet waited for */
 
     sdpa_cp_stats_t stats;
@@ -157,20 +159,47 @@ sdpa_status_t cp_ze_failure(ze_result_t result, const char *call);
 /* A backend failure: status, with the backend's message quoted after what. */
 sdpa_status_t cp_backend_failure(const sdpa_cp_t *cp, sdpa_status_t status, const char *what);
 
+/* ---- cp_transport.c: the calls of the transport -------------------------- */
+
+/* Seconds on a monotonic clock. */
+double cp_now(void);
+
+/* A failure (SDPA_ERROR_DEVICE) of the transport's call returning code. */
+sdpa_status_t cp_transport_failure(const sdpa_cp_transport_t *t, int code, const char *call);
+
+/* Checks a transport the library can use to reach the other ranks. */
+sdpa_status_t cp_transport_check(const sdpa_cp_transport_t *t);
+
+/* Collective, blocking, without a deadline (creation): every rank sends
+ * words int64 words to every other with CP_TAG_CREATE; all[r * words ..]
+ * receives rank r's (this rank's own copied). Returns 0 or the first code
+ * a callback returned (then *call names it). */
+int cp_exchange_all(const sdpa_cp_transport_t *t, const int64_t *mine, int words, int64_t *all,
+                    const char **call);
+
+/* Creates the object over desc's transport (sdpa_cp_create_with_transport);
+ * release(owner), if release is not NULL, is called when the object is
+ * destroyed or its creation fails (the MPI transport's state). */
+sdpa_status_t cp_create(const sdpa_cp_transport_desc_t *desc, void (*release)(void *owner),
+                        void *owner, sdpa_cp_t **out);
+
 /* ---- cp_wait.c: waiting for peers with a deadline ------------------------ */
 
 /* The deadline of a wait starting now (INFINITY without a timeout). */
 double cp_deadline(const sdpa_cp_t *cp);
 
-/* Waits until every request of count (MPI_REQUEST_NULL ones included) has
- * completed, or deadline. Completed requests become MPI_REQUEST_NULL.
- * Returns MPI_SUCCESS with *all 1 or 0 (the deadline passed), or an MPI
- * error code. */
-int cp_wait_until(MPI_Request *requests, int count, double deadline, int *all);
+/* Waits until every request of count (NULL ones included) has completed,
+ * or deadline. Completed requests become NULL. Returns 0 with *all 1 or 0
+ * (the deadline passed), or the transport's error code (then *call names
+ * the callback). */
+int cp_wait_until(const sdpa_cp_transport_t *t, sdpa_cp_request_t **requests, int count,
+                  double deadline, int *all, const char **call);
 
-/* Gives up count requests: cancels those pending, and releases those
- * still pending after a short wait (then setting *in_flight). */
-void cp_abandon(MPI_Request *requests, int count, int *in_flight);
+/* Gives up count requests: waits a little for those pending, then abandons
+ * those still pending (setting *in_flight if the transport may still touch
+ * their buffers). */
+void cp_abandon(const sdpa_cp_transport_t *t, sdpa_cp_request_t **requests, int count,
+                int *in_flight);
 
 /* Breaks the object on peer with status and the message (printf-style),
  * which it returns as the failure. */
@@ -187,10 +216,10 @@ int cp_device_failed(const sdpa_cp_t *cp);
  * did not report in time or was out of step. A broken rank only sends. */
 sdpa_status_t cp_agree_execution(sdpa_cp_t *cp, int phase, sdpa_status_t local);
 
-/* The timeout of desc (seconds, INFINITY for none): its timeout_seconds
- * (version 2), else SDPA_CP_TIMEOUT. Refuses a negative or NaN value, or
- * an environment value that is not a number of seconds. */
-sdpa_status_t cp_timeout_of(const sdpa_cp_desc_t *desc, double *timeout);
+/* The timeout (seconds, INFINITY for none) of a desc's timeout_seconds
+ * given: given if > 0, else SDPA_CP_TIMEOUT. Refuses a negative or NaN
+ * value, or an environment value that is not a number of seconds. */
+sdpa_status_t cp_timeout_of(double given, double *timeout);
 
 /* Allocates the agreement's buffers; frees them unless in flight. */
 sdpa_status_t cp_agree_alloc(sdpa_cp_t *cp);
@@ -219,7 +248,7 @@ sdpa_status_t cp_transfer_wait_busy(sdpa_cp_t *cp, cp_transfer_t *t, ze_event_ha
 
 /* Waits for event while progressing the transfers (count of them, any may
  * be NULL or empty), then resets it. Returns the first failure. Adds the
- * time to compute_seconds. started: MPI_Wtime() when the work behind event
+ * time to compute_seconds. started: cp_now() when the work behind event
  * was appended. Does not wait after a failure of this execution (the event
  * may never come). */
 sdpa_status_t cp_wait_device(sdpa_cp_t *cp, ze_event_handle_t event, double started,
@@ -229,10 +258,10 @@ sdpa_status_t cp_wait_device(sdpa_cp_t *cp, ze_event_handle_t event, double star
  * run. */
 sdpa_status_t cp_signal_after(sdpa_cp_t *cp, ze_event_handle_t event);
 
-/* Collective: every rank passes its status; returns SDPA_SUCCESS if all
- * succeeded, else a failure on every rank: this rank's own, or one naming
- * the failed rank. */
-sdpa_status_t cp_agree(MPI_Comm comm, int rank, sdpa_status_t local);
+/* Collective (creation): every rank passes its status; returns
+ * SDPA_SUCCESS if all succeeded, else a failure on every rank: this rank's
+ * own, or one naming the failed rank. */
+sdpa_status_t cp_agree(const sdpa_cp_transport_t *t, sdpa_status_t local);
 
 /* ---- cp_accumulate.c ---------------------------------------------------- */
 

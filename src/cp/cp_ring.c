@@ -2,14 +2,15 @@
  * cp_ring.c - moving blocks around the ring, and waiting for the device
  * while doing it.
  *
- * MPI progresses non-blocking transfers only inside MPI calls (Open MPI has
- * no progress thread by default; its shared-memory transport copies a large
- * message when the receiver tests it). So while the device computes a step,
- * the host alternates between testing the step's transfers and a short
- * wait on the device's event: the transfer runs beside the compute, and the
- * host wakes as soon as the device is done.
+ * A transport may progress non-blocking transfers only inside its calls
+ * (Open MPI has no progress thread by default; its shared-memory transport
+ * copies a large message when the receiver tests it). So while the device
+ * computes a step, the host alternates between testing the step's transfers
+ * and a short wait on the device's event: the transfer runs beside the
+ * compute, and the host wakes as soon as the device is done.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cp_internal.h"
@@ -18,15 +19,6 @@
 /* How long the host sleeps on the device's event between two tests of the
  * pending transfers. */
 #define CP_POLL_NS 50000ull
-
-static sdpa_status_t mpi_failure(int code, const char *call)
-{
-    char text[MPI_MAX_ERROR_STRING];
-    int length = 0;
-    if (MPI_Error_string(code, text, &length) != MPI_SUCCESS)
-        snprintf(text, sizeof(text), "error %d", code);
-    return sdpa_fail(SDPA_ERROR_DEVICE, "%s failed: %s", call, text);
-}
 
 /* Posts bytes at buffer as pieces of one transfer: sends to the next rank
  * (send 1) or receives from the previous one. */
@@ -38,20 +30,21 @@ static sdpa_status_t post(sdpa_cp_t *cp, cp_transfer_t *t, void *buffer, size_t 
     if (t->done) /* a finished transfer is reused */
         t->count = t->done = 0;
     if (t->count == 0)
-        t->posted = MPI_Wtime();
+        t->posted = cp_now();
     for (size_t offset = 0; offset < bytes; offset += CP_PIECE_BYTES) {
         size_t piece = bytes - offset < CP_PIECE_BYTES ? bytes - offset : CP_PIECE_BYTES;
         if (t->count == CP_TRANSFER_MAX_REQUESTS)
             return sdpa_fail(SDPA_ERROR_UNSUPPORTED,
                              "a ring message of %zu bytes needs more than %d pieces of %zu bytes",
                              bytes, CP_TRANSFER_MAX_REQUESTS, CP_PIECE_BYTES);
-        MPI_Request *request = &t->requests[t->count];
-        int code = send ? MPI_Isend((char *)buffer + offset, (int)piece, MPI_BYTE, cp->next, tag,
-                                    cp->comm, request)
-                        : MPI_Irecv((char *)buffer + offset, (int)piece, MPI_BYTE, cp->prev, tag,
-                                    cp->comm, request);
-        if (code != MPI_SUCCESS)
-            return mpi_failure(code, send ? "MPI_Isend" : "MPI_Irecv");
+        const sdpa_cp_transport_t *tr = &cp->transport;
+        sdpa_cp_request_t **request = &t->requests[t->count];
+        *request = NULL;
+        int code =
+                send ? tr->isend(tr->user, (char *)buffer + offset, piece, cp->next, tag, request)
+                     : tr->irecv(tr->user, (char *)buffer + offset, piece, cp->prev, tag, request);
+        if (code != 0)
+            return cp_transport_failure(tr, code, send ? "isend" : "irecv");
         t->tag = tag;
         t->sends[t->count] = (signed char)send;
         t->count++;
@@ -78,7 +71,7 @@ sdpa_status_t cp_post_recv(sdpa_cp_t *cp, cp_transfer_t *t, void *buffer, size_t
 static void finish(sdpa_cp_t *cp, cp_transfer_t *t)
 {
     t->done = 1;
-    cp->stats.comm_seconds += MPI_Wtime() - t->posted;
+    cp->stats.comm_seconds += cp_now() - t->posted;
 }
 
 /* Progresses t without blocking. */
@@ -86,11 +79,20 @@ static sdpa_status_t test(sdpa_cp_t *cp, cp_transfer_t *t)
 {
     if (t == NULL || t->count == 0 || t->done || cp->broken)
         return SDPA_SUCCESS;
-    int flag = 0;
-    int code = MPI_Testall(t->count, t->requests, &flag, MPI_STATUSES_IGNORE);
-    if (code != MPI_SUCCESS)
-        return mpi_failure(code, "MPI_Testall");
-    if (flag)
+    const sdpa_cp_transport_t *tr = &cp->transport;
+    int pending = 0;
+    for (int i = 0; i < t->count; i++) {
+        if (t->requests[i] == NULL)
+            continue;
+        int done = 0;
+        int code = tr->test(tr->user, t->requests[i], &done);
+        if (code != 0)
+            return cp_transport_failure(tr, code, "test");
+        if (done)
+            t->requests[i] = NULL;
+        pending += !done;
+    }
+    if (pending == 0)
         finish(cp, t);
     return SDPA_SUCCESS;
 }
@@ -99,7 +101,7 @@ static sdpa_status_t test(sdpa_cp_t *cp, cp_transfer_t *t)
 static sdpa_status_t give_up(sdpa_cp_t *cp, cp_transfer_t *t, double waited)
 {
     int i = 0;
-    while (i < t->count - 1 && t->requests[i] == MPI_REQUEST_NULL)
+    while (i < t->count - 1 && t->requests[i] == NULL)
         i++;
     int send = t->sends[i], peer = send ? cp->next : cp->prev;
     const char *what = t->tag == CP_TAG_KV ? "K/V block" : "dK/dV accumulator";
@@ -109,7 +111,7 @@ static sdpa_status_t give_up(sdpa_cp_t *cp, cp_transfer_t *t, double waited)
             "this object is broken",
             cp->rank, waited, peer, send ? "its receive" : "its send", what, cp->step,
             (long long)cp->sequence);
-    cp_abandon(t->requests, t->count, &cp->ring_in_flight);
+    cp_abandon(&cp->transport, t->requests, t->count, &cp->ring_in_flight);
     t->count = t->done = 0;
     return status;
 }
@@ -121,13 +123,14 @@ sdpa_status_t cp_transfer_wait(sdpa_cp_t *cp, cp_transfer_t *t)
             t->count = 0;
         return SDPA_SUCCESS;
     }
-    double start = MPI_Wtime();
+    double start = cp_now();
     int all = 0;
-    int code = cp_wait_until(t->requests, t->count, cp_deadline(cp), &all);
-    double waited = MPI_Wtime() - start;
+    const char *call = NULL;
+    int code = cp_wait_until(&cp->transport, t->requests, t->count, cp_deadline(cp), &all, &call);
+    double waited = cp_now() - start;
     cp->stats.exposed_comm_seconds += waited;
-    if (code != MPI_SUCCESS)
-        return mpi_failure(code, "MPI_Waitall");
+    if (code != 0)
+        return cp_transport_failure(&cp->transport, code, call);
     if (!all)
         return give_up(cp, t, waited);
     finish(cp, t);
@@ -139,7 +142,8 @@ void cp_transfers_abandon(sdpa_cp_t *cp, cp_transfer_t *const *transfers, int co
 {
     for (int i = 0; i < count; i++)
         if (transfers[i]->count > 0 && !transfers[i]->done) {
-            cp_abandon(transfers[i]->requests, transfers[i]->count, &cp->ring_in_flight);
+            cp_abandon(&cp->transport, transfers[i]->requests, transfers[i]->count,
+                       &cp->ring_in_flight);
             transfers[i]->count = 0;
         }
 }
@@ -185,7 +189,7 @@ sdpa_status_t cp_wait_device(sdpa_cp_t *cp, ze_event_handle_t event, double star
             break;
         }
     }
-    cp->stats.compute_seconds += MPI_Wtime() - started;
+    cp->stats.compute_seconds += cp_now() - started;
     if (status == SDPA_SUCCESS && !cp_device_failed(cp) &&
         (event != cp->step_done || cp->step_done_armed)) {
         ze_result_t result = zeEventHostReset(event);
@@ -207,17 +211,27 @@ sdpa_status_t cp_signal_after(sdpa_cp_t *cp, ze_event_handle_t event)
     return SDPA_SUCCESS;
 }
 
-sdpa_status_t cp_agree(MPI_Comm comm, int rank, sdpa_status_t local)
+sdpa_status_t cp_agree(const sdpa_cp_transport_t *t, sdpa_status_t local)
 {
     /* The largest status wins, and with it the lowest rank that has it. */
-    struct {
-        int status, rank;
-    } mine = {(int)local, rank}, worst = {0, 0};
-    int code = MPI_Allreduce(&mine, &worst, 1, MPI_2INT, MPI_MAXLOC, comm);
-    if (code != MPI_SUCCESS)
-        return local != SDPA_SUCCESS ? local : mpi_failure(code, "MPI_Allreduce");
-    if (local != SDPA_SUCCESS || worst.status == SDPA_SUCCESS)
+    int64_t *all = calloc((size_t)t->ranks, sizeof(*all));
+    if (all == NULL)
+        return local != SDPA_SUCCESS ? local
+                                     : sdpa_fail(SDPA_ERROR_OUT_OF_HOST_MEMORY,
+                                                 "no memory for %d statuses", t->ranks);
+    int64_t mine = (int64_t)local;
+    const char *call = NULL;
+    int code = cp_exchange_all(t, &mine, 1, all, &call);
+    int worst_rank = 0;
+    for (int r = 1; r < t->ranks; r++)
+        if (all[r] > all[worst_rank])
+            worst_rank = r;
+    sdpa_status_t worst = (sdpa_status_t)all[worst_rank];
+    free(all);
+    if (code != 0)
+        return local != SDPA_SUCCESS ? local : cp_transport_failure(t, code, call);
+    if (local != SDPA_SUCCESS || worst == SDPA_SUCCESS)
         return local; /* this rank's own message stands */
-    return sdpa_fail((sdpa_status_t)worst.status, "rank %d failed (%s); see its message",
-                     worst.rank, sdpa_status_string((sdpa_status_t)worst.status));
+    return sdpa_fail(worst, "rank %d failed (%s); see its message", worst_rank,
+                     sdpa_status_string(worst));
 }

@@ -18,7 +18,7 @@
 #include <stdint.h>
 
 #include "sdpa.h"
-#include "sdpa_cp.h"
+#include "sdpa_cp_transport.h"
 
 /* The most chunks a rank holds, and tasks in one step (C * C). */
 #define CP_MAX_CHUNKS 2

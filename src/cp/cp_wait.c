@@ -2,13 +2,13 @@
  * cp_wait.c - waiting for peers with a deadline, giving up on them, and the
  * agreement at the start and end of an execution.
  *
- * MPI's blocking calls (MPI_Waitall, MPI_Allreduce) wait forever for a peer
+ * A blocking wait (MPI_Waitall, MPI_Allreduce) waits forever for a peer
  * that never comes, and a blocking collective cannot be abandoned. So an
- * execution's messages are non-blocking requests tested in a loop until
- * they complete or the deadline passes, and the agreement is a message from
- * every rank to every other (2 (N - 1) small requests per rank): a rank
- * that does not report in time is known by name. Without a timeout the
- * requests are simply waited for (MPI_Waitall).
+ * execution's messages are non-blocking requests of the transport tested
+ * in a loop until they complete or the deadline passes, and the agreement
+ * is a message from every rank to every other (2 (N - 1) small requests
+ * per rank): a rank that does not report in time is known by name. Without
+ * a timeout the requests are simply waited for (the transport's wait).
  */
 #include <math.h>
 #include <sched.h>
@@ -21,14 +21,12 @@
 #include "cp_internal.h"
 #include "error.h"
 
-/* How long a request given up on may take to notice its cancellation. */
+/* How long a request given up on may take to complete before it is
+ * abandoned. */
 #define CP_CANCEL_SECONDS 0.1
 
-sdpa_status_t cp_timeout_of(const sdpa_cp_desc_t *desc, double *timeout)
+sdpa_status_t cp_timeout_of(double given, double *timeout)
 {
-    double given = 0;
-    if (desc->struct_size >= offsetof(sdpa_cp_desc_t, timeout_seconds) + sizeof(double))
-        given = desc->timeout_seconds;
     if (isnan(given) || given < 0)
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
                          "desc->timeout_seconds = %g: give seconds > 0, 0 for the environment's "
@@ -49,57 +47,85 @@ sdpa_status_t cp_timeout_of(const sdpa_cp_desc_t *desc, double *timeout)
 
 double cp_deadline(const sdpa_cp_t *cp)
 {
-    return isinf(cp->timeout) ? INFINITY : MPI_Wtime() + cp->timeout;
+    return isinf(cp->timeout) ? INFINITY : cp_now() + cp->timeout;
 }
 
-int cp_wait_until(MPI_Request *requests, int count, double deadline, int *all)
+/* Waits for one request with the transport's wait (or tests it in a loop). */
+static int wait_one(const sdpa_cp_transport_t *t, sdpa_cp_request_t **request, const char **call)
+{
+    if (t->wait != NULL) {
+        *call = "wait";
+        int code = t->wait(t->user, *request);
+        if (code == 0)
+            *request = NULL;
+        return code;
+    }
+    *call = "test";
+    for (;;) {
+        int done = 0;
+        int code = t->test(t->user, *request, &done);
+        if (code != 0)
+            return code;
+        if (done) {
+            *request = NULL;
+            return 0;
+        }
+        sched_yield();
+    }
+}
+
+int cp_wait_until(const sdpa_cp_transport_t *t, sdpa_cp_request_t **requests, int count,
+                  double deadline, int *all, const char **call)
 {
     *all = 0;
     if (isinf(deadline)) {
-        int code = MPI_Waitall(count, requests, MPI_STATUSES_IGNORE);
-        *all = code == MPI_SUCCESS;
-        return code;
+        for (int i = 0; i < count; i++)
+            if (requests[i] != NULL) {
+                int code = wait_one(t, &requests[i], call);
+                if (code != 0)
+                    return code;
+            }
+        *all = 1;
+        return 0;
     }
+    *call = "test";
     for (;;) {
         int pending = 0;
         for (int i = 0; i < count; i++) {
-            if (requests[i] == MPI_REQUEST_NULL)
+            if (requests[i] == NULL)
                 continue;
-            int flag = 0;
-            int code = MPI_Test(&requests[i], &flag, MPI_STATUS_IGNORE);
-            if (code != MPI_SUCCESS)
+            int done = 0;
+            int code = t->test(t->user, requests[i], &done);
+            if (code != 0)
                 return code;
-            pending += !flag;
+            if (done)
+                requests[i] = NULL;
+            pending += !done;
         }
         if (pending == 0) {
             *all = 1;
-            return MPI_SUCCESS;
+            return 0;
         }
-        if (MPI_Wtime() >= deadline)
-            return MPI_SUCCESS;
+        if (cp_now() >= deadline)
+            return 0;
         sched_yield(); /* ranks may outnumber cores */
     }
 }
 
-/* Waits a little for requests, then releases those still pending. */
-static void release_pending(MPI_Request *requests, int count, int *in_flight)
+void cp_abandon(const sdpa_cp_transport_t *t, sdpa_cp_request_t **requests, int count,
+                int *in_flight)
 {
+    /* Those about to complete (a small send an eager protocol delivers)
+     * complete; the others are given up. */
     int all = 0;
-    cp_wait_until(requests, count, MPI_Wtime() + CP_CANCEL_SECONDS, &all);
+    const char *call = NULL;
+    cp_wait_until(t, requests, count, cp_now() + CP_CANCEL_SECONDS, &all, &call);
     for (int i = 0; i < count; i++)
-        if (requests[i] != MPI_REQUEST_NULL) {
-            /* A send to a stopped peer: MPI may still read its buffer. */
-            MPI_Request_free(&requests[i]);
-            *in_flight = 1;
+        if (requests[i] != NULL) {
+            if (t->abandon == NULL || t->abandon(t->user, requests[i]) != 0)
+                *in_flight = 1; /* the transport may still touch the buffer */
+            requests[i] = NULL;
         }
-}
-
-void cp_abandon(MPI_Request *requests, int count, int *in_flight)
-{
-    for (int i = 0; i < count; i++)
-        if (requests[i] != MPI_REQUEST_NULL)
-            MPI_Cancel(&requests[i]);
-    release_pending(requests, count, in_flight);
 }
 
 sdpa_status_t cp_break(sdpa_cp_t *cp, sdpa_status_t status, int peer, const char *format, ...)
@@ -139,6 +165,15 @@ void cp_agree_free(sdpa_cp_t *cp)
     free(cp->agree_requests);
 }
 
+/* Breaks the object on a failure of the transport's call. */
+static sdpa_status_t break_on_transport(sdpa_cp_t *cp, int code, const char *call)
+{
+    char why[512];
+    cp_transport_failure(&cp->transport, code, call);
+    snprintf(why, sizeof(why), "%s", sdpa_error_message());
+    return cp_break(cp, SDPA_ERROR_DEVICE, -1, "%s", why);
+}
+
 static const char *phase_name(int64_t phase)
 {
     return phase == CP_PHASE_START ? "start" : phase == CP_PHASE_END ? "end" : "?";
@@ -146,19 +181,27 @@ static const char *phase_name(int64_t phase)
 
 /* Posts this rank's message to every other rank (and, unless send_only,
  * the receives of theirs). Returns the number of requests posted. */
-static int post_agreement(sdpa_cp_t *cp, int send_only, int *code)
+static int post_agreement(sdpa_cp_t *cp, int send_only, int *code, const char **call)
 {
+    const sdpa_cp_transport_t *t = &cp->transport;
     int n = 0;
-    *code = MPI_SUCCESS;
-    for (int peer = 0; peer < cp->ranks && *code == MPI_SUCCESS; peer++) {
+    *code = 0;
+    for (int peer = 0; peer < cp->ranks && *code == 0; peer++) {
         if (peer == cp->rank)
             continue;
-        if (!send_only)
-            *code = MPI_Irecv(cp->agree_in[peer], CP_AGREE_WORDS, MPI_INT64_T, peer, CP_TAG_AGREE,
-                              cp->comm, &cp->agree_requests[n++]);
-        if (*code == MPI_SUCCESS)
-            *code = MPI_Isend(cp->agree_out, CP_AGREE_WORDS, MPI_INT64_T, peer, CP_TAG_AGREE,
-                              cp->comm, &cp->agree_requests[n++]);
+        /* A request that failed to post leaves its slot NULL. */
+        if (!send_only) {
+            *call = "irecv";
+            cp->agree_requests[n] = NULL;
+            *code = t->irecv(t->user, cp->agree_in[peer], sizeof(cp->agree_in[peer]), peer,
+                             CP_TAG_AGREE, &cp->agree_requests[n++]);
+        }
+        if (*code == 0) {
+            *call = "isend";
+            cp->agree_requests[n] = NULL;
+            *code = t->isend(t->user, cp->agree_out, sizeof(cp->agree_out), peer, CP_TAG_AGREE,
+                             &cp->agree_requests[n++]);
+        }
     }
     return n;
 }
@@ -205,21 +248,21 @@ sdpa_status_t cp_agree_execution(sdpa_cp_t *cp, int phase, sdpa_status_t local)
     cp->agree_out[CP_AGREE_STATUS] = local;
     cp->agree_out[CP_AGREE_BROKEN] = cp->broken;
     cp->agree_out[CP_AGREE_PEER] = cp->failed_peer;
-    int code = MPI_SUCCESS;
-    int n = post_agreement(cp, send_only, &code);
-    if (code != MPI_SUCCESS || send_only) {
+    int code = 0;
+    const char *call = NULL;
+    int n = post_agreement(cp, send_only, &code, &call);
+    if (code != 0 || send_only) {
         /* A broken rank tells the others and goes: small sends complete
-         * without the peer (an eager protocol), or are released. */
-        release_pending(cp->agree_requests, n, &cp->agree_in_flight);
-        if (code != MPI_SUCCESS)
-            return cp_break(cp, SDPA_ERROR_DEVICE, -1, "MPI_Isend/MPI_Irecv failed (error %d)",
-                            code);
+         * without the peer (an eager protocol), or are abandoned. */
+        cp_abandon(&cp->transport, cp->agree_requests, n, &cp->agree_in_flight);
+        if (code != 0)
+            return break_on_transport(cp, code, call);
         return local;
     }
-    double start = MPI_Wtime();
+    double start = cp_now();
     int all = 0;
-    code = cp_wait_until(cp->agree_requests, n, cp_deadline(cp), &all);
-    if (code == MPI_SUCCESS && all)
+    code = cp_wait_until(&cp->transport, cp->agree_requests, n, cp_deadline(cp), &all, &call);
+    if (code == 0 && all)
         return read_agreement(cp, phase, local);
 
     /* The peers whose message has not come (the receive from the i-th
@@ -229,7 +272,7 @@ sdpa_status_t cp_agree_execution(sdpa_cp_t *cp, int phase, sdpa_status_t local)
     char list[96] = "";
     for (int pass = 0; pass < 2 && missing < 0; pass++)
         for (int i = pass; i < n; i += 2)
-            if (cp->agree_requests[i] != MPI_REQUEST_NULL) {
+            if (cp->agree_requests[i] != NULL) {
                 int peer = i / 2 < cp->rank ? i / 2 : i / 2 + 1;
                 size_t used = strlen(list);
                 if (used + 16 < sizeof(list))
@@ -239,12 +282,12 @@ sdpa_status_t cp_agree_execution(sdpa_cp_t *cp, int phase, sdpa_status_t local)
                 missing = missing < 0 ? peer : missing;
                 count++;
             }
-    cp_abandon(cp->agree_requests, n, &cp->agree_in_flight);
-    if (code != MPI_SUCCESS)
-        return cp_break(cp, SDPA_ERROR_DEVICE, -1, "MPI_Test failed (error %d)", code);
+    cp_abandon(&cp->transport, cp->agree_requests, n, &cp->agree_in_flight);
+    if (code != 0)
+        return break_on_transport(cp, code, call);
     return cp_break(cp, SDPA_ERROR_DEVICE, missing,
                     "rank %d waited %.3g s for rank%s %s (%s arrival at the %s of execution "
                     "%lld); this object is broken",
-                    cp->rank, MPI_Wtime() - start, count > 1 ? "s" : "", list,
+                    cp->rank, cp_now() - start, count > 1 ? "s" : "", list,
                     count > 1 ? "their" : "its", phase_name(phase), (long long)cp->sequence);
 }

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "cp_schedule.h"
-#include "sdpa_cp.h"
+#include "sdpa_cp_transport.h"
 
 #define MAX_RANKS 8
 
