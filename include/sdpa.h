@@ -133,7 +133,9 @@ extern "C" {
  * diff_sinks. */
 #define SDPA_EXEC_ARGS_VERSION 3u
 /* Version 2 (ABI 1.1) appends has_varlen .. has_merge; version 3 (ABI 1.2)
- * has_supports_query and has_sinks. */
+ * has_supports_query .. has_v_view_of_k (a version 3 struct that ends
+ * after has_sinks, from a caller built before the last two, is filled up
+ * to its struct_size). */
 #define SDPA_FEATURES_VERSION 3u
 #define SDPA_MERGE_DESC_VERSION 1u /* ABI 1.1 */
 #define SDPA_MERGE_ARGS_VERSION 1u /* ABI 1.1 */
@@ -467,11 +469,11 @@ typedef struct sdpa_problem_desc {
      * paged cache the block table and cache lengths are shared, so V is
      * the same cache. No copy is made and nothing refuses the aliasing (two
      * read-only inputs); any other overlap of inputs is allowed too, as
-     * long as no output overlaps an input. Forward; backward with V a view
-     * of K would need dK and dV summed into one buffer, which this ABI does
-     * not describe (give dK and dV separate buffers and add dV into dK's
-     * first Dv columns). sdpa_features_t.has_v_view_of_k says it is served
-     * (ref and ze; ze's largest head size is 576). */
+     * long as no output overlaps an input. Backward takes the same form
+     * with dK and dV in buffers of their own: the gradient of the shared
+     * cache is dK with dV added into its first Dv columns (the caller's
+     * sum). sdpa_features_t.has_v_view_of_k says it is served (ref and
+     * ze; ze's largest head size is 576, 512 in backward). */
     sdpa_tensor_desc_t q, k, v, dst;
 
     sdpa_mask_kind_t mask_kind;

@@ -7,6 +7,7 @@
  * and on ref against the same oracle; the features query.
  */
 #include <check.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -207,6 +208,16 @@ START_TEST(test_features)
     ck_assert_int_eq(suite_env.ref->context_get_features(suite_env.ref_ctx, &f), SDPA_SUCCESS);
     ck_assert_uint_eq(f.has_value_head_size, 1);
     ck_assert_uint_eq(f.has_v_view_of_k, 1);
+
+    /* A version 3 struct from before these two members: filled up to its
+     * size, the rest untouched. */
+    memset(&f, 0xab, sizeof(f));
+    f.struct_size = (uint32_t)offsetof(sdpa_features_t, has_value_head_size);
+    f.struct_version = 3;
+    ck_assert_int_eq(suite_env.ze->context_get_features(suite_env.ze_ctx, &f), SDPA_SUCCESS);
+    ck_assert_uint_eq(f.has_sinks, 1);
+    ck_assert_uint_eq(f.has_value_head_size, 0xababababu);
+    ck_assert_uint_eq(f.has_v_view_of_k, 0xababababu);
 }
 END_TEST
 
