@@ -143,8 +143,9 @@ END_TEST
 
 /* Backward case i: D 192 / Dv 128 causal GQA f32 with dS; Dv = 1 varlen
  * f16 with a window; Dv > D bf16 with sinks; D 64 / Dv 32 deterministic
- * (partial dK/dV slices of GQA, f32). */
-#define BACKWARD_CASES 4
+ * (partial dK/dV slices of GQA, f32); D 72 / Dv 64 with V a view of K
+ * (dK and dV in buffers of their own, sdpa.h), f16. */
+#define BACKWARD_CASES 5
 static llm_spec_t backward_spec(int i)
 {
     static const int64_t q17[1] = {17}, k23[1] = {23};
@@ -160,9 +161,13 @@ static llm_spec_t backward_spec(int i)
     } else if (i == 2) {
         s = spec_of(SDPA_BACKWARD, LLM_PADDED, 2, q17, k23, SDPA_DTYPE_BF16, 8, 24);
         s.sinks = 1;
-    } else {
+    } else if (i == 3) {
         s = spec_of(SDPA_BACKWARD, LLM_PADDED, 1, q17, k23, SDPA_DTYPE_F32, 64, 32);
         s.deterministic = 1;
+    } else {
+        s = spec_of(SDPA_BACKWARD, LLM_PADDED, 1, q17, k23, SDPA_DTYPE_F16, 72, 64);
+        s.v_view_of_k = 1;
+        s.mask_kind = SDPA_MASK_CAUSAL_TOP_LEFT;
     }
     return s;
 }
