@@ -124,8 +124,8 @@ static void run_and_compare(const sdpa_backend_iface_t *be, sdpa_context_t *ctx,
     llm_case_free(&c);
 }
 
-/* The ze forward against the oracle; the kernel each case ran is printed,
- * and the decode cases must have taken the decode kernel. */
+/* The ze forward (and ref's) against the oracle; the kernel each case ran
+ * is printed, and the split cases must have taken the decode kernel. */
 START_TEST(test_forward)
 {
     const llm_spec_t s = forward_spec(_i);
@@ -138,6 +138,8 @@ START_TEST(test_forward)
         ck_assert_msg(strstr(config, "fwd decode") != NULL && strstr(config, "splits=1") == NULL,
                       "not split: %s", config);
     run_and_compare(suite_env.ze, suite_env.ze_ctx, &s, 1300 + (uint64_t)_i, DEVICE_TOLERANCE);
+    /* ref, the oracle of the other suites, against the independent one. */
+    run_and_compare(suite_env.ref, suite_env.ref_ctx, &s, 1300 + (uint64_t)_i, DEVICE_TOLERANCE);
 }
 END_TEST
 
