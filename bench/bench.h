@@ -61,6 +61,12 @@ typedef struct bench_case {
      * multiple of the size). The same keys as the dense case: naive and
      * torch run on the dense layout. */
     int64_t paged_block_size;
+    /* > 0: V's head size Dv apart from Q's and K's (ABI 1.2): V is the
+     * first Dv elements of rows D long (its own buffer, or K's with
+     * v_view_of_k, MLA's form), O and dO rows of Dv in buffers laid out
+     * as Q's. Naive and torch: n/a. */
+    int64_t head_size_v;
+    int v_view_of_k;
 } bench_case_t;
 
 /* Head-dim elements per scale of a quantized K or V. */
@@ -77,9 +83,10 @@ const bench_case_t *bench_cases(size_t *count);
 const bench_case_t *bench_sweep_cases(size_t *count);
 
 /* Model flops: forward 4 * B * Hq * Sq * Sk * D (two products of 2D flops
- * per query-key pair), halved under a causal mask when Sq == Sk (the usual
- * convention; for Sq != Sk the visible pairs are counted); backward 2.5 times
- * the forward (five products instead of two). */
+ * per query-key pair; 2 (D + Dv) with V's own head size), halved under a
+ * causal mask when Sq == Sk (the usual convention; for Sq != Sk the
+ * visible pairs are counted); backward 2.5 times the forward (five
+ * products instead of two). */
 double bench_case_flops(const bench_case_t *c);
 
 /* The least bytes a pass must move: forward reads Q, K, V once and writes O;

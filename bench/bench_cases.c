@@ -200,6 +200,33 @@ static const bench_case_t cases[] = {
          .mask = SDPA_MASK_NONE,
          .paged_block_size = 16,
          .max_reps = 20},
+        /* ABI 1.2: V's head size apart from Q's. DeepSeek-V3's prefill has
+         * Hq 128; 8 of its heads keep the row to seconds on the CPU device
+         * (the flops per head are the model's). */
+        {.name = "deepseek-v3-prefill",
+         .about = "DeepSeek-V3 prefill, 8 of its 128 heads: B1 Hq8 Hkv8 S4096 D192 Dv128 causal "
+                  "bf16",
+         .pass = BENCH_FORWARD,
+         SHAPE(1, 8, 8, 4096, 4096, 192),
+         .head_size_v = 128,
+         .dtype = SDPA_DTYPE_BF16,
+         .mask = SDPA_MASK_CAUSAL_BOTTOM_RIGHT,
+         .max_reps = 3},
+        /* MLA decode (DeepSeek-V3, absorbed projections): one latent K/V
+         * head of 576 (512 + 64 rope), V its first 512 elements, 128 query
+         * heads, paged in blocks of 64; 8 of the 32 sequences x 4096 keys
+         * on the CPU device (the bytes per sequence are the model's). */
+        {.name = "mla-decode",
+         .about = "MLA decode, 8 of 32 sequences x 4096 keys, blocks of 64: Hq128 Hkv1 D576 "
+                  "Dv512 (V a view of K) bf16",
+         .pass = BENCH_FORWARD,
+         SHAPE(8, 128, 1, 1, 4096, 576),
+         .head_size_v = 512,
+         .v_view_of_k = 1,
+         .dtype = SDPA_DTYPE_BF16,
+         .mask = SDPA_MASK_NONE,
+         .paged_block_size = 64,
+         .max_reps = 3},
 };
 
 const bench_case_t *bench_cases(size_t *count)
@@ -278,8 +305,10 @@ static double visible_pairs(const bench_case_t *c)
 
 double bench_case_flops(const bench_case_t *c)
 {
-    double forward =
-            4.0 * (double)c->batch * (double)c->q_heads * (double)c->head_size * visible_pairs(c);
+    /* 2 D flops per pair for Q K^T, 2 Dv for P V. */
+    const double dv = (double)(c->head_size_v > 0 ? c->head_size_v : c->head_size);
+    double forward = 2.0 * (double)c->batch * (double)c->q_heads * ((double)c->head_size + dv) *
+                     visible_pairs(c);
     return c->pass == BENCH_BACKWARD ? 2.5 * forward : forward;
 }
 
@@ -300,11 +329,15 @@ double bench_case_min_bytes(const bench_case_t *c)
     double kv = (double)bench_kv_elements(c) * (double)sdpa_dtype_bits(bench_kv_dtype(c)) / 8.0;
     if (c->kv_dtype != SDPA_DTYPE_UNDEF) /* one f16 scale per group */
         kv += 2.0 * (double)(bench_kv_elements(c) / BENCH_KV_GROUP);
+    /* V and O (and dO, dV) hold Dv of every D elements; a V that is a view
+     * of K costs no bytes of its own. */
+    const double v_share = c->head_size_v > 0 ? (double)c->head_size_v / (double)c->head_size : 1;
+    const double o = q * v_share, v = c->v_view_of_k ? 0.0 : kv * v_share;
     if (c->pass == BENCH_FORWARD)
-        return 2.0 * q + 2.0 * kv; /* Q, K, V in; O out */
+        return q + kv + v + o; /* Q, K, V in; O out */
     double lse = 4.0 * (double)(c->batch * c->q_heads * c->q_len);
     /* In: Q, O, dO, K, V, LSE. Out: dQ, dK, dV. */
-    return 3.0 * q + 2.0 * kv + lse + q + 2.0 * kv;
+    return q + 2.0 * o + kv + v + lse + q + kv + kv * v_share;
 }
 
 int bench_case_is_decode(const bench_case_t *c)

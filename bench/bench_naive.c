@@ -250,8 +250,8 @@ int bench_run_naive(const bench_case_t *c, const bench_host_t *h, const bench_po
                     bench_outputs_t *out, bench_naive_t *result)
 {
     *result = (bench_naive_t){0};
-    if (c->varlen_count > 0)
-        return -1; /* one square per sequence: not the dense baseline's shape */
+    if (c->varlen_count > 0 || c->head_size_v > 0)
+        return -1; /* one square per sequence, or Dv != D: not the dense baseline's shape */
     int backward = c->pass == BENCH_BACKWARD;
     size_t head_scores = (size_t)c->q_len * (size_t)c->k_len * sizeof(float);
     size_t q_bytes = (size_t)bench_q_elements(c) * sizeof(float);

@@ -66,13 +66,18 @@ sdpa_problem_desc_t bench_make_problem(const bench_case_t *c, sdpa_prop_kind_t k
 {
     sdpa_tensor_desc_t q = dense(c->dtype, c->batch, c->q_heads, c->q_len, c->head_size);
     sdpa_tensor_desc_t kv = dense(bench_kv_dtype(c), c->batch, c->kv_heads, c->k_len, c->head_size);
+    /* Dv != D: V, O and dO are views of Dv elements of rows laid out as
+     * K's and Q's (bench.h). */
+    sdpa_tensor_desc_t o = q;
+    if (c->head_size_v > 0)
+        o.dims[3] = c->head_size_v;
     sdpa_problem_desc_t p = {.struct_size = sizeof(p),
                              .struct_version = SDPA_PROBLEM_DESC_VERSION,
                              .prop_kind = kind,
                              .q = q,
                              .k = kv,
                              .v = kv,
-                             .dst = q,
+                             .dst = o,
                              .mask_kind = c->mask,
                              .scale_kind = SDPA_SCALE_HOST,
                              .softmax_kind = SDPA_SOFTMAX_ACCURATE};
@@ -98,12 +103,14 @@ sdpa_problem_desc_t bench_make_problem(const bench_case_t *c, sdpa_prop_kind_t k
                           c->head_size);
         p.paged_kv = (sdpa_paged_kv_desc_t){1, c->k_len / c->paged_block_size, 0};
     }
+    if (c->head_size_v > 0)
+        p.v.dims[3] = c->head_size_v;
     if (kind == SDPA_BACKWARD) {
         p.deterministic = (uint32_t)c->deterministic;
-        p.diff_dst = q;
+        p.diff_dst = o;
         p.diff_q = q;
         p.diff_k = kv;
-        p.diff_v = kv;
+        p.diff_v = p.v;
     }
     return p;
 }
@@ -328,7 +335,7 @@ int bench_run_ours(bench_device_t *d, const bench_backend_t *b, const bench_case
                                    .struct_version = SDPA_EXEC_ARGS_VERSION,
                                    .q = m.q,
                                    .k = m.k,
-                                   .v = m.v,
+                                   .v = c->v_view_of_k ? m.k : m.v,
                                    .dst = m.dst,
                                    .workspace = m.workspace,
                                    .scale = h->scale,

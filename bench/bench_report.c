@@ -113,8 +113,8 @@ void bench_print_table(const bench_row_t *rows, int count, int torch)
             printf("/%d", r->torch.reps);
         printf("\n");
     }
-    printf("\nours ms: median execution time; TFLOP/s: model flops (4*B*Hq*Sq*Sk*D, halved when "
-           "causal; backward 2.5x) / time;\n"
+    printf("\nours ms: median execution time; TFLOP/s: model flops (4*B*Hq*Sq*Sk*D, with V's "
+           "head size 2*B*Hq*Sq*Sk*(D+Dv);\nhalved when causal; backward 2.5x) / time;\n"
            "moved MiB: the least bytes a pass must read and write; peak MiB: every Level Zero "
            "allocation of the case\n"
            "(tensors, workspace, scratch); cold ms, warm ms: primitive creation (the pass's "

@@ -133,7 +133,9 @@ extern "C" {
  * diff_sinks. */
 #define SDPA_EXEC_ARGS_VERSION 3u
 /* Version 2 (ABI 1.1) appends has_varlen .. has_merge; version 3 (ABI 1.2)
- * has_supports_query and has_sinks. */
+ * has_supports_query .. has_v_view_of_k (a version 3 struct that ends
+ * after has_sinks, from a caller built before the last two, is filled up
+ * to its struct_size). */
 #define SDPA_FEATURES_VERSION 3u
 #define SDPA_MERGE_DESC_VERSION 1u /* ABI 1.1 */
 #define SDPA_MERGE_ARGS_VERSION 1u /* ABI 1.1 */
@@ -441,12 +443,37 @@ typedef struct sdpa_problem_desc {
     uint32_t struct_version; /* SDPA_PROBLEM_DESC_VERSION */
     sdpa_prop_kind_t prop_kind;
 
-    /* q: [B, Hq, Sq, D]; k: [B, Hkv, Sk, D]; v: [B, Hkv, Sk, D];
-     * dst (O): [B, Hq, Sq, D]. Hq must be a multiple of Hkv (GQA/MQA):
+    /* q: [B, Hq, Sq, D]; k: [B, Hkv, Sk, D]; v: [B, Hkv, Sk, Dv];
+     * dst (O): [B, Hq, Sq, Dv]. Hq must be a multiple of Hkv (GQA/MQA):
      * query head h reads K/V head h / (Hq / Hkv), so consecutive query heads
      * share a K/V head, and backward sums the dK, dV of those Hq / Hkv query
      * heads. q and dst share one dtype (f32, f16, bf16); k and v may be
-     * f32, f16, bf16, or s8, u8, s4, u4 with k_quant/v_quant. */
+     * f32, f16, bf16, or s8, u8, s4, u4 with k_quant/v_quant.
+     *
+     * V's head size (ABI 1.2). Dv = v.dims[3] may differ from D = q.dims[3]
+     * = k.dims[3] (DeepSeek-V2/V3 prefill: D 192, Dv 128); each is in
+     * 1..max_head_size. O and dO take Dv (dst.dims[3] = v.dims[3], else
+     * SDPA_ERROR_INVALID_ARGUMENT naming dst.dims[3]), dQ and dK take D, dV
+     * takes Dv; v_quant's group_size divides Dv, k_quant's D. Every feature
+     * combines with it. sdpa_features_t.has_value_head_size says whether a
+     * backend serves Dv != D, forward and backward: ref and ze (ze on its
+     * portable, decode and split-KV kernels; its fast path declines, and
+     * primitive_supports reports the portable or decode kernel that serves
+     * instead). The ze backward's largest head size stays 512.
+     *
+     * MLA: V as a view of K (ABI 1.2; DeepSeek, Kimi decode with absorbed
+     * projections). When V is the first Dv elements of each row of K, pass
+     * exec_args.v = exec_args.k and a v descriptor with K's dtype, dims and
+     * strides except dims[3] = Dv < D (for MLA, D = 576 = 512 latent + 64
+     * rope, Dv = 512; one K/V head for all query heads, Hkv = 1). With a
+     * paged cache the block table and cache lengths are shared, so V is
+     * the same cache. No copy is made and nothing refuses the aliasing (two
+     * read-only inputs); any other overlap of inputs is allowed too, as
+     * long as no output overlaps an input. Backward takes the same form
+     * with dK and dV in buffers of their own: the gradient of the shared
+     * cache is dK with dV added into its first Dv columns (the caller's
+     * sum). sdpa_features_t.has_v_view_of_k says it is served (ref and
+     * ze; ze's largest head size is 576, 512 in backward). */
     sdpa_tensor_desc_t q, k, v, dst;
 
     sdpa_mask_kind_t mask_kind;
@@ -655,7 +682,7 @@ typedef struct sdpa_merge_desc {
     /* The O row of a row whose states all saw no key: NaN or 0. */
     sdpa_softmax_kind_t softmax_kind;
     /* Every O_s: [B, H, S, D], f32, f16 or bf16, one dtype and one layout
-     * for all states (each at its own pointer). D <= 512. */
+     * for all states (each at its own pointer). D <= 576. */
     sdpa_tensor_desc_t states;
     /* Every LSE_s: f32 [B, H, S, 1] (strides[3] is not used), one layout for
      * all states; the workspace of a forward is dense, strides
@@ -720,6 +747,12 @@ typedef struct sdpa_features {
     /* ABI 1.2, struct_version 3. */
     uint32_t has_supports_query; /* primitive_supports answers */
     uint32_t has_sinks;          /* sdpa_problem_desc_t.sinks, forward and backward */
+    /* V's head size may differ from Q's and K's (Dv != D, see
+     * sdpa_problem_desc_t), forward and backward. */
+    uint32_t has_value_head_size;
+    /* "MLA: V as a view of K" (see sdpa_problem_desc_t) is served, with
+     * head sizes up to max_head_size. */
+    uint32_t has_v_view_of_k;
 } sdpa_features_t;
 
 typedef enum sdpa_query {

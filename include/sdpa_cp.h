@@ -87,7 +87,8 @@ typedef struct sdpa_cp_desc {
      * same mask here: queries and keys are the same S tokens). Scale (host or
      * device), softmax_kind, accumulation dtypes and deterministic are passed
      * to every primitive. Refused (SDPA_ERROR_UNSUPPORTED): mask buffers,
-     * dropout, quantized K/V, the dS output, K/V dtypes other than q's. */
+     * dropout, quantized K/V, the dS output, K/V dtypes other than q's, a
+     * V head size other than q's (v.dims[3] != q.dims[3]). */
     const sdpa_problem_desc_t *problem;
     /* Version 2. The longest sdpa_cp_execute waits for a peer while it has
      * nothing else to do (a message of the ring, or a rank's arrival at the

@@ -25,11 +25,11 @@
 
 typedef struct bwd_worker {
     double *k_keys, *k_dims, *v_keys; /* K in key and dim panels, V in key panels */
-    double *dk, *dv;                  /* [Sk][D] accumulators */
+    double *dk, *dv;                  /* [Sk][D] and [Sk][Dv] accumulators */
     double *p, *dp;                   /* REF_ROWS x Sk: P then P o Z; dP then dS */
     double *cap_grad;                 /* REF_ROWS x Sk: the softcap's derivative */
     uint8_t *keep;                    /* REF_ROWS x Sk */
-    double *q, *dout, *dq;            /* REF_ROWS x D; q is pre-multiplied by c */
+    double *q, *dout, *dq;            /* REF_ROWS x D (dout: Dv); q is pre-multiplied by c */
 } bwd_worker_t;
 
 typedef struct bwd_job {
@@ -47,18 +47,19 @@ static void backward_rows(const ref_exec_t *x, bwd_worker_t *w, const ref_seq_t 
     const sdpa_problem_desc_t *p = x->problem;
     const sdpa_exec_args_t *a = x->args;
     const int64_t sk = x->shape->k_len, dims = x->shape->head_size, b = seq->b;
+    const int64_t dims_v = x->shape->head_size_v;
     const double c = x->score_scale;
 
     memset(w->q, 0, REF_ROWS * (size_t)dims * sizeof(double));
-    memset(w->dout, 0, REF_ROWS * (size_t)dims * sizeof(double));
+    memset(w->dout, 0, REF_ROWS * (size_t)dims_v * sizeof(double));
     for (int r = 0; r < rows; r++) {
         const int64_t qi = seq->q0 + i0 + r;
-        for (int64_t d = 0; d < dims; d++) {
+        for (int64_t d = 0; d < dims; d++)
             w->q[r * dims + d] =
                     sdpa_element_load(a->q, ref_offset(&p->q, seq->qb, h, qi, d), p->q.dtype);
-            w->dout[r * dims + d] = sdpa_element_load(
+        for (int64_t d = 0; d < dims_v; d++)
+            w->dout[r * dims_v + d] = sdpa_element_load(
                     a->diff_dst, ref_offset(&p->diff_dst, seq->qb, h, qi, d), p->diff_dst.dtype);
-        }
     }
     double lse[REF_ROWS];
     const int64_t n =
@@ -66,7 +67,7 @@ static void backward_rows(const ref_exec_t *x, bwd_worker_t *w, const ref_seq_t 
 
     /* dP = Z o (dO V^T); D_i = sum_j P_ij dP_ij; dS = P o (dP - D_i);
      * then p becomes P o Z for dV. Rows beyond rows stay zero. */
-    ref_rows_times_keys(w->dout, dims, w->v_keys, sk, n, w->dp);
+    ref_rows_times_keys(w->dout, dims_v, w->v_keys, sk, n, w->dp);
     for (int r = 0; r < REF_ROWS; r++) {
         double *pr = w->p + r * sk, *dpr = w->dp + r * sk;
         if (r >= rows) {
@@ -104,7 +105,7 @@ static void backward_rows(const ref_exec_t *x, bwd_worker_t *w, const ref_seq_t 
         w->q[e] *= c;
     ref_weights_times_dims(w->dp, sk, n, w->k_dims, dims, w->dq);
     ref_accumulate_outer(w->dp, sk, n, w->q, dims, w->dk);
-    ref_accumulate_outer(w->p, sk, n, w->dout, dims, w->dv);
+    ref_accumulate_outer(w->p, sk, n, w->dout, dims_v, w->dv);
 
     for (int r = 0; r < rows; r++) {
         const int64_t qi = seq->q0 + i0 + r;
@@ -123,7 +124,7 @@ static void backward_item(void *context, int64_t item, int worker)
     const sdpa_shape_t *s = x->shape;
     bwd_worker_t *w = &job->workers[worker];
     const int64_t kv_h = item % s->kv_heads, b = item / s->kv_heads;
-    const int64_t sk = s->k_len, dims = s->head_size;
+    const int64_t sk = s->k_len, dims = s->head_size, dims_v = s->head_size_v;
     ref_seq_t seq;
     ref_seq_of(x, b, &seq);
 
@@ -132,7 +133,7 @@ static void backward_item(void *context, int64_t item, int worker)
     ref_load_head(x, 'k', &seq, kv_h, &k);
     ref_load_head(x, 'v', &seq, kv_h, &v);
     memset(w->dk, 0, (size_t)(sk * dims) * sizeof(double));
-    memset(w->dv, 0, (size_t)(sk * dims) * sizeof(double));
+    memset(w->dv, 0, (size_t)(sk * dims_v) * sizeof(double));
 
     for (int64_t g = 0; g < s->kv_group_size; g++) {
         const int64_t h = kv_h * s->kv_group_size + g;
@@ -144,12 +145,12 @@ static void backward_item(void *context, int64_t item, int worker)
     for (int64_t j = 0; j < seq.len_k; j++) {
         int64_t i0, i2;
         ref_key_row(&seq, j, &i0, &i2);
-        for (int64_t d = 0; d < dims; d++) {
+        for (int64_t d = 0; d < dims; d++)
             sdpa_element_store(x->args->diff_k, ref_offset(&p->diff_k, i0, kv_h, i2, d),
                                p->diff_k.dtype, w->dk[j * dims + d]);
+        for (int64_t d = 0; d < dims_v; d++)
             sdpa_element_store(x->args->diff_v, ref_offset(&p->diff_v, i0, kv_h, i2, d),
-                               p->diff_v.dtype, w->dv[j * dims + d]);
-        }
+                               p->diff_v.dtype, w->dv[j * dims_v + d]);
     }
 }
 
@@ -177,8 +178,10 @@ sdpa_status_t ref_backward(const ref_exec_t *x)
 {
     const sdpa_shape_t *s = x->shape;
     const size_t sk = (size_t)s->k_len, dims = (size_t)s->head_size;
-    const size_t head = sk * dims * sizeof(double);
+    const size_t dims_v = (size_t)s->head_size_v;
+    const size_t head = sk * dims * sizeof(double), head_v = sk * dims_v * sizeof(double);
     const size_t key_panels = ref_key_panels_size(s->k_len, s->head_size) * sizeof(double);
+    const size_t v_panels = ref_key_panels_size(s->k_len, s->head_size_v) * sizeof(double);
     const size_t dim_panels = ref_dim_panels_size(s->k_len, s->head_size) * sizeof(double);
     bwd_job_t job = {.x = x};
     const int64_t items = s->batch * s->kv_heads;
@@ -194,15 +197,15 @@ sdpa_status_t ref_backward(const ref_exec_t *x)
         bwd_worker_t *w = &job.workers[n];
         w->k_keys = malloc(key_panels);
         w->k_dims = malloc(dim_panels);
-        w->v_keys = malloc(key_panels);
+        w->v_keys = malloc(v_panels);
         w->dk = malloc(head);
-        w->dv = malloc(head);
+        w->dv = malloc(head_v);
         w->p = malloc(REF_ROWS * sk * sizeof(double));
         w->dp = malloc(REF_ROWS * sk * sizeof(double));
         w->cap_grad = malloc(REF_ROWS * sk * sizeof(double));
         w->keep = malloc(REF_ROWS * sk);
         w->q = malloc(REF_ROWS * dims * sizeof(double));
-        w->dout = malloc(REF_ROWS * dims * sizeof(double));
+        w->dout = malloc(REF_ROWS * dims_v * sizeof(double));
         w->dq = malloc(REF_ROWS * dims * sizeof(double));
         if (!w->k_keys || !w->k_dims || !w->v_keys || !w->dk || !w->dv || !w->p || !w->dp ||
             !w->cap_grad || !w->keep || !w->q || !w->dout || !w->dq)
@@ -225,7 +228,7 @@ out_of_memory:
         free_workers(job.workers, count);
     return sdpa_fail(SDPA_ERROR_OUT_OF_HOST_MEMORY,
                      "ref backward: cannot allocate %zu bytes of host memory per worker",
-                     2 * key_panels + dim_panels + 2 * head +
-                             REF_ROWS *
-                                     (sk * (2 * sizeof(double) + 1) + 3 * dims * sizeof(double)));
+                     key_panels + v_panels + dim_panels + head + head_v +
+                             REF_ROWS * (sk * (2 * sizeof(double) + 1) +
+                                         (2 * dims + dims_v) * sizeof(double)));
 }

@@ -28,7 +28,7 @@ void ref_load_head(const ref_exec_t *x, char which, const ref_seq_t *seq, int64_
     const void *scales = is_k ? x->args->k_scales : x->args->v_scales;
     const void *zero_points = is_k ? x->args->k_zero_points : x->args->v_zero_points;
     const int quantized = sdpa_dtype_is_quantized(t->dtype);
-    const int64_t sk = s->k_len, dims = s->head_size;
+    const int64_t sk = s->k_len, dims = is_k ? s->head_size : s->head_size_v;
 
     /* Panel padding and keys past the sequence's stay zero. */
     if (out->key_panels != NULL)

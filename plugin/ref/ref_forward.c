@@ -14,7 +14,7 @@ typedef struct fwd_worker {
     double *k_panels; /* K in key panels */
     double *v_panels; /* V in dim panels */
     double *p;        /* REF_ROWS x Sk */
-    double *q, *o;    /* REF_ROWS x D each */
+    double *q, *o;    /* REF_ROWS x D and REF_ROWS x Dv */
     uint8_t *keep;    /* REF_ROWS x Sk */
     int64_t cached_b, cached_h;
     ref_seq_t seq; /* of cached_b */
@@ -33,7 +33,7 @@ static void forward_rows(const ref_exec_t *x, fwd_worker_t *w, int64_t h, int64_
     const sdpa_shape_t *s = x->shape;
     const sdpa_exec_args_t *a = x->args;
     const ref_seq_t *seq = &w->seq;
-    const int64_t sk = s->k_len, dims = s->head_size, b = seq->b;
+    const int64_t sk = s->k_len, dims = s->head_size, dims_v = s->head_size_v, b = seq->b;
 
     memset(w->q, 0, REF_ROWS * (size_t)dims * sizeof(double));
     for (int r = 0; r < rows; r++)
@@ -54,13 +54,13 @@ static void forward_rows(const ref_exec_t *x, fwd_worker_t *w, int64_t h, int64_
         for (int64_t j = 0; j < n; j++)
             pr[j] = keep[j] ? pr[j] * factor : 0.0;
     }
-    ref_weights_times_dims(w->p, sk, n, w->v_panels, dims, w->o);
+    ref_weights_times_dims(w->p, sk, n, w->v_panels, dims_v, w->o);
 
     for (int r = 0; r < rows; r++) {
         const int64_t i = i0 + r, qi = seq->q0 + i;
-        for (int64_t d = 0; d < dims; d++)
+        for (int64_t d = 0; d < dims_v; d++)
             sdpa_element_store(a->dst, ref_offset(&p->dst, seq->qb, h, qi, d), p->dst.dtype,
-                               w->o[r * dims + d]);
+                               w->o[r * dims_v + d]);
         /* The workspace follows Q's dims; the keep mask the logical scores'. */
         if (p->prop_kind == SDPA_FORWARD_TRAINING)
             ((float *)a->workspace)[(seq->qb * s->q_heads + h) * p->q.dims[2] + qi] =
@@ -120,6 +120,7 @@ sdpa_status_t ref_forward(const ref_exec_t *x)
 {
     const sdpa_shape_t *s = x->shape;
     const size_t sk = (size_t)s->k_len, dims = (size_t)s->head_size;
+    const size_t dims_v = (size_t)s->head_size_v;
     fwd_job_t job = {.x = x};
     job.query_blocks = (s->q_len + REF_FWD_QUERY_BLOCK - 1) / REF_FWD_QUERY_BLOCK;
     const int64_t items = s->batch * s->q_heads * job.query_blocks;
@@ -131,10 +132,10 @@ sdpa_status_t ref_forward(const ref_exec_t *x)
     for (int n = 0; n < count; n++) {
         fwd_worker_t *w = &job.workers[n];
         w->k_panels = malloc(ref_key_panels_size(s->k_len, s->head_size) * sizeof(double));
-        w->v_panels = malloc(ref_dim_panels_size(s->k_len, s->head_size) * sizeof(double));
+        w->v_panels = malloc(ref_dim_panels_size(s->k_len, s->head_size_v) * sizeof(double));
         w->p = malloc(REF_ROWS * sk * sizeof(double));
         w->q = malloc(REF_ROWS * dims * sizeof(double));
-        w->o = malloc(REF_ROWS * dims * sizeof(double));
+        w->o = malloc(REF_ROWS * dims_v * sizeof(double));
         w->keep = malloc(REF_ROWS * sk);
         w->cached_b = w->cached_h = -1;
         if (!w->k_panels || !w->v_panels || !w->p || !w->q || !w->o || !w->keep)
@@ -150,8 +151,8 @@ out_of_memory:
     return sdpa_fail(SDPA_ERROR_OUT_OF_HOST_MEMORY,
                      "ref forward: cannot allocate %zu bytes of host memory per worker",
                      (ref_key_panels_size(s->k_len, s->head_size) +
-                      ref_dim_panels_size(s->k_len, s->head_size)) *
+                      ref_dim_panels_size(s->k_len, s->head_size_v)) *
                                      sizeof(double) +
                              REF_ROWS * sk * (sizeof(double) + 1) +
-                             2 * REF_ROWS * dims * sizeof(double));
+                             REF_ROWS * (dims + dims_v) * sizeof(double));
 }

@@ -65,6 +65,7 @@ static void fwd_args(const sdpa_primitive_t *prim, const sdpa_exec_args_t *a, sd
             .WS = p->prop_kind == SDPA_FORWARD_TRAINING ? a->workspace : NULL,
             .DST = a->dst,
             .D = plan->head_size,
+            .D_VAL = plan->head_size_v,
             .SK = plan->k_len,
             .SQ = plan->q_len,
             .K_SCALES = a->k_scales,
@@ -149,7 +150,7 @@ static sdpa_status_t split_execute(sdpa_primitive_t *prim, const sdpa_exec_args_
     const sdpa_shape_t *s = &prim->shape;
     const size_t rows = (size_t)s->batch * (size_t)s->q_heads * (size_t)s->q_len;
     for (uint32_t i = 0; i < plan->num_splits; i++) {
-        o[i] = scratch + i * rows * (size_t)s->head_size * sizeof(float);
+        o[i] = scratch + i * rows * (size_t)s->head_size_v * sizeof(float);
         lse[i] = scratch + plan->split_lse_offset + i * rows * sizeof(float);
     }
     memcpy(&mv.O_S0, m->strides, sizeof(m->strides));

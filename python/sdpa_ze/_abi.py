@@ -146,7 +146,8 @@ class Features(ctypes.Structure):
                 ("has_softcap", _u32), ("has_alibi", _u32), ("has_split_kv", _u32),
                 ("has_merge", _u32),
                 # ABI 1.2, struct_version 3
-                ("has_supports_query", _u32), ("has_sinks", _u32)]
+                ("has_supports_query", _u32), ("has_sinks", _u32),
+                ("has_value_head_size", _u32), ("has_v_view_of_k", _u32)]
 
 
 class MergeDesc(ctypes.Structure):

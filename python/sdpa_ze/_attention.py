@@ -211,10 +211,11 @@ def attention(q, k, v, *, mask=None, causal=False, scale=None, softmax="accurate
         dropout_p=dropout_p, dropout_seed=dropout_seed, dropout_offset=dropout_offset,
         return_dropout_mask=return_dropout_mask))
     d, p = call.device, call.problem
-    b, hq, sq, head = call.q.shape
+    b, hq, sq, _ = call.q.shape
+    head_v = call.v.shape[3]  # O takes V's head size, which may differ from Q's
     training = return_lse or call.dropout is not None
     p.prop_kind = _abi.FORWARD_TRAINING if training else _abi.FORWARD_INFERENCE
-    out_op, out = call.output(out, (b, hq, sq, head), call.q.dtype.name, "out")
+    out_op, out = call.output(out, (b, hq, sq, head_v), call.q.dtype.name, "out")
     _four_d(out_op)
     p.dst = out_op.desc()
     primitive = d.primitive(p)

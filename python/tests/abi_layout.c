@@ -163,6 +163,8 @@ static void context_and_features(void)
     MEMBER(sdpa_features_t, has_merge);
     MEMBER(sdpa_features_t, has_supports_query);
     MEMBER(sdpa_features_t, has_sinks);
+    MEMBER(sdpa_features_t, has_value_head_size);
+    MEMBER(sdpa_features_t, has_v_view_of_k);
 }
 
 static void backend_iface(void)

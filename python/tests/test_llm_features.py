@@ -160,6 +160,22 @@ def test_dropout_forward_and_backward(device, rng):
                     32, 32, "float32", "dropout")
 
 
+def test_value_head_size_forward_and_backward(device, rng):
+    """V's head size apart from Q's (ABI 1.2: DeepSeek's 192 / 128, here
+    48 / 16): O and dO take V's, dQ and dK Q's, dV V's (GQA 4:2, causal)."""
+    q, k = uniform(rng, (1, 4, 24, 48)), uniform(rng, (1, 2, 32, 48))
+    v = uniform(rng, (1, 2, 32, 16))
+    o, lse = sdpa_ze.attention(q, k, v, return_lse=True, causal="bottom_right")
+    assert o.shape == (1, 4, 24, 16)
+    want, _ = ref.feature_forward(q, k, v, causal="bottom_right")
+    close(o, want, "float32", "O (Dv 16, D 48)", sk=32)
+    do = uniform(rng, o.shape)
+    grads = sdpa_ze.attention_backward(do, q, k, v, o, lse, causal="bottom_right")
+    assert [g.shape for g in grads] == [q.shape, k.shape, v.shape]
+    close_gradients(grads, ref.feature_backward(do, q, k, v, causal="bottom_right"), 24, 32,
+                    "float32", "Dv != D")
+
+
 def test_public_abi_structures():
     """sdpa_ze.abi is the public name of the ctypes mirrors."""
     from sdpa_ze import abi

@@ -23,7 +23,7 @@
  * strides, DST_DT) and, IS_TRAINING, the log-sum-exp workspace as the
  * forward does. With DECODE_SPLIT, DST and WS point at scratch holding one
  * state per split, dense f32: the O row of (s, b, h, i) at
- * SDPA_DECODE_PART_ROW(s, b, h, i) * D and its log-sum-exp (natural log,
+ * SDPA_DECODE_PART_ROW(s, b, h, i) * D_VAL and its log-sum-exp (natural log,
  * -inf if the split saw no key of the row) at SDPA_DECODE_PART_ROW(...);
  * the merge kernel (kernel_abi_merge.h) combines the states.
  */
@@ -47,12 +47,13 @@
  * heads and SQ queries. */
 #define SDPA_DECODE_PART_ROW(s, b, h, i, B, HQ, SQ) (((((s) * (B) + (b)) * (HQ) + (h)) * (SQ)) + (i))
 
-/* Local memory in floats for rows rows, head size d and sub-group sg: Q
- * [rows][d], K^T [d][keys], V [keys][d], P [rows][keys], O [rows][d], and per
- * lane the running max, sum and rescaling factor [rows][sg] each. */
-#define SDPA_DECODE_SLM_FLOATS(rows, d, sg)                                                        \
-    (2 * (rows) * (d) + 2 * (d) * SDPA_DECODE_KEYS(sg) + (rows) * SDPA_DECODE_KEYS(sg) +          \
+/* Local memory in floats for rows rows, head sizes d (Q, K) and dv (V, O)
+ * and sub-group sg: Q [rows][d], K [keys][d], V [keys][dv], P [rows][keys],
+ * O [rows][dv], and per lane the running max, sum and rescaling factor
+ * [rows][sg] each. */
+#define SDPA_DECODE_SLM_FLOATS(rows, d, dv, sg)                                                    \
+    ((rows) * ((d) + (dv)) + ((d) + (dv)) * SDPA_DECODE_KEYS(sg) + (rows) * SDPA_DECODE_KEYS(sg) + \
      3 * (rows) * (sg))
-#define SDPA_DECODE_SLM_BYTES(rows, d, sg) (4 * SDPA_DECODE_SLM_FLOATS(rows, d, sg))
+#define SDPA_DECODE_SLM_BYTES(rows, d, dv, sg) (4 * SDPA_DECODE_SLM_FLOATS(rows, d, dv, sg))
 
 #endif /* SDPA_SPIRV_KERNEL_ABI_DECODE_H */

@@ -118,12 +118,12 @@ static inline __attribute__((always_inline)) sdpa_bwd_slm sdpa_bwd_slm_rows(sdpa
 static inline __attribute__((always_inline)) void
 sdpa_bwd_stage_keys(const private sdpa_bwd_slm *m, const global void *K, long k_head, long ks2,
                     long ks3, const global void *V, long v_head, long vs2, long vs3, int k0,
-                    int keys, int d, int ld)
+                    int keys, int d, int dv, int ld)
 {
     const int bc = sdpa_bwd_bc(), n_sg = sdpa_bwd_subgroups();
     const int d_pad = (d + SUBGROUP_SIZE - 1) / SUBGROUP_SIZE * SUBGROUP_SIZE; /* <= ld */
     sdpa_bwd_stage_transposed(m->kt, bc, K, k_head, ks2, ks3, k0, keys, d, SC(KEY_DT), n_sg);
-    sdpa_bwd_stage_transposed(m->vt, bc, V, v_head, vs2, vs3, k0, keys, d, SC(VAL_DT), n_sg);
+    sdpa_bwd_stage_transposed(m->vt, bc, V, v_head, vs2, vs3, k0, keys, dv, SC(VAL_DT), n_sg);
     sdpa_bwd_stage(m->k, ld, 1, K, k_head + (long)k0 * ks2, ks2, ks3, bc, keys, d_pad, d,
                    SC(KEY_DT), n_sg);
 }
@@ -156,7 +156,7 @@ sdpa_bwd_stage_queries(const private sdpa_bwd_slm *m, const private sdpa_bwd_pro
     sdpa_bwd_stage(m->q, x->ld, 1, Q, q_off, qs->s2, qs->s3, br, rows, x->d, x->d, SC(QRY_DT),
                    n_sg);
     sdpa_bwd_stage(m->diff_dst, x->ld, 1, diff_dst, diff_dst_off, diff_dst_s->s2, diff_dst_s->s3,
-                   br, rows, x->d, x->d, SC(DST_DT), n_sg);
+                   br, rows, x->dv, x->dv, SC(DST_DT), n_sg);
     const long row0 = x->stat_row0 + q0;
     for (int r = get_sub_group_id() * SUBGROUP_SIZE + get_sub_group_local_id(); r < br;
          r += n_sg * SUBGROUP_SIZE) {
@@ -216,7 +216,7 @@ sdpa_bwd_scores_tile(const private sdpa_bwd_problem *x, const private sdpa_bwd_s
         sdpa_bwd_dropout_tile(&t, rows, nvec);
     sdpa_bwd_p_tile(&t, m->q + t.qt0 * x->ld, x->ld, 1, m->kt + t.kt0 + lane, t.bc, x->d, rows,
                     nvec);
-    sdpa_bwd_ds_tile(&t, m->diff_dst + t.qt0 * x->ld, x->ld, 1, m->vt + t.kt0 + lane, t.bc, x->d,
+    sdpa_bwd_ds_tile(&t, m->diff_dst + t.qt0 * x->ld, x->ld, 1, m->vt + t.kt0 + lane, t.bc, x->dv,
                      rows, nvec);
 }
 
@@ -424,15 +424,18 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_bwd(
 
     /* K^T, V^T and K of the block, once; dK^T and dV^T start at zero. */
     sdpa_bwd_stage_keys(&m, K, sdpa_bwd_k_rows(&x, &st.k, x.hkv), st.k.s2, st.k.s3, V,
-                        sdpa_bwd_k_rows(&x, &st.v, x.hkv), st.v.s2, st.v.s3, k0, keys, D, x.ld);
+                        sdpa_bwd_k_rows(&x, &st.v, x.hkv), st.v.s2, st.v.s3, k0, keys, D, D_VAL,
+                        x.ld);
     sdpa_bwd_zero(m.acc0, D * bc);
-    sdpa_bwd_zero(m.acc1, D * bc);
+    sdpa_bwd_zero(m.acc1, D_VAL * bc);
 
     /* This sub-group's place in the dK/dV grid: head-dim rows x key lanes. */
     const bool dkv_owner = sg_id < SC(WG_M_DBC) * SC(WG_N_DBC);
     const int kv_d0 = (sg_id % SC(WG_M_DBC)) * SC(UNROLL_M_DBC);
     const int kv_k0 = (sg_id / SC(WG_M_DBC)) * SC(UNROLL_N_DBC);
-    const int kv_drows = sdpa_iclamp(D - kv_d0, 0, SC(UNROLL_M_DBC));
+    /* dK's rows end at D, dV's at D_VAL (the grid covers the larger). */
+    const int k_drows = sdpa_iclamp(D - kv_d0, 0, SC(UNROLL_M_DBC));
+    const int v_drows = sdpa_iclamp(D_VAL - kv_d0, 0, SC(UNROLL_M_DBC));
     const int kv_nvec = sdpa_iclamp((keys - kv_k0 + SUBGROUP_SIZE - 1) / SUBGROUP_SIZE, 0,
                                     SC(UNROLL_N_DBC) / SUBGROUP_SIZE);
     sdpa_bwd_acc dk_acc, dv_acc;
@@ -485,10 +488,10 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_bwd(
 
         /* dV^T += dO^T (P Z), dK^T += Q^T dS over the block's queries. */
         if (dkv_owner) {
-            sdpa_bwd_acc_tile(&dv_acc, m.diff_dst + kv_d0, 1, x.ld, m.p + kv_k0 + lane, bc, queries,
-                              kv_drows, kv_nvec);
+            sdpa_bwd_acc_tile(&dv_acc, m.diff_dst + kv_d0, 1, x.ld, m.p + kv_k0 + lane, bc,
+                              queries, v_drows, kv_nvec);
             sdpa_bwd_acc_tile(&dk_acc, m.q + kv_d0, 1, x.ld, m.ds + kv_k0 + lane, bc, queries,
-                              kv_drows, kv_nvec);
+                              k_drows, kv_nvec);
         }
 
         /* dQ += factor dS K, added atomically, or (DQ_PARTIALS) this block's
@@ -524,7 +527,7 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_bwd(
     sdpa_bwd_store_acc(DK, sdpa_bwd_k_rows(&x, &st.dk, head), st.dk.s2, st.dk.s3, k0, m.acc0, 1,
                        bc, keys, D, x.factor, out);
     sdpa_bwd_store_acc(DV, sdpa_bwd_k_rows(&x, &st.dv, head), st.dv.s2, st.dv.s3, k0, m.acc1, 1,
-                       bc, keys, D, 1.0f, out);
+                       bc, keys, D_VAL, 1.0f, out);
 }
 #endif
 
@@ -567,7 +570,7 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_bwd_d
         barrier(CLK_LOCAL_MEM_FENCE); /* the previous block's readers are done */
         sdpa_bwd_stage_keys(&m, K, sdpa_bwd_k_rows(&x, &st.k, x.hkv), st.k.s2, st.k.s3, V,
                             sdpa_bwd_k_rows(&x, &st.v, x.hkv), st.v.s2, st.v.s3, k0, keys, D,
-                            x.ld);
+                            D_VAL, x.ld);
         for (int sb = 0; sb < sub_blocks; sb++) {
             const int r0 = sb * br, rows = sdpa_imin(br, queries - r0);
             const sdpa_bwd_slm ms = sdpa_bwd_slm_rows(m, r0, x.ld);

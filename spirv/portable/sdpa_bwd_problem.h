@@ -18,7 +18,7 @@
 /* The problem of this work-group's (batch, query head) = (group z, group
  * y), from the kernel arguments. */
 static inline __attribute__((always_inline)) sdpa_bwd_problem
-sdpa_bwd_problem_of(int d, int sk, int sq, const global void *scale_ptr, float scale,
+sdpa_bwd_problem_of(int d, int dv, int sk, int sq, const global void *scale_ptr, float scale,
                     float inv_scale, const global void *msk, long ms0, long ms1, long ms2, long ms3,
                     long dropout_seed, long dropout_offset, float dropout_p,
                     const global long *dropout_seed_ptr, const global long *dropout_offset_ptr,
@@ -53,7 +53,8 @@ sdpa_bwd_problem_of(int d, int sk, int sq, const global void *scale_ptr, float s
     x.sq = sq;
     x.sk = sk;
     x.d = d;
-    x.ld = SDPA_BWD_LD(d);
+    x.dv = dv;
+    x.ld = SDPA_BWD_LD(sdpa_imax(d, dv));
     x.causal_offset = sdpa_causal_offset(sk, sq);
     x.factor = sdpa_score_factor(1.0f, scale_ptr, scale, inv_scale);
     x.log2_factor = x.factor * SDPA_LOG2E;
@@ -132,8 +133,8 @@ sdpa_bwd_all_strides_of(const global long *strides)
  * sdpa_bwd_args.def, so one expression, in any of them, makes their problem
  * from their parameters. */
 #define SDPA_BWD_PROBLEM_OF_ARGS()                                                                 \
-    sdpa_bwd_problem_of(D, SK, SQ, SCALE_PTR, SCALE, INV_SCALE, MSK, MSK_S0, MSK_S1, MSK_S2,       \
-                        MSK_S3, DROPOUT_SEED, DROPOUT_OFFSET, DROPOUT_P, DROPOUT_SEED_PTR,         \
+    sdpa_bwd_problem_of(D, D_VAL, SK, SQ, SCALE_PTR, SCALE, INV_SCALE, MSK, MSK_S0, MSK_S1,        \
+                        MSK_S2, MSK_S3, DROPOUT_SEED, DROPOUT_OFFSET, DROPOUT_P, DROPOUT_SEED_PTR, \
                         DROPOUT_OFFSET_PTR, DROPOUT_P_PTR, WINDOW_LEFT, WINDOW_RIGHT, SOFTCAP,     \
                         ALIBI_SLOPES, CU_SEQLENS_Q, CU_SEQLENS_K, TOTAL_Q, TOTAL_K)
 

@@ -69,9 +69,10 @@ typedef struct sdpa_bwd_problem {
     long b;            /* batch */
     int h, hq, hkv;    /* query head, query heads, K/V head */
     int sq, sk, d;     /* queries, keys (of the sequence, with VARLEN), head size */
+    int dv;            /* V's head size (of O, dO, dV): d unless they differ */
     long q_row0, k_row0; /* VARLEN: the sequence's first packed query and key rows */
     long stat_row0;    /* LSE and D_i index of (b, h, query 0) */
-    int ld;            /* floats per head-dim row in local memory: SDPA_BWD_LD(d) */
+    int ld;            /* floats per head-dim row in local memory: SDPA_BWD_LD(max(d, dv)) */
     int causal_offset; /* query i sees key j <= i + causal_offset */
     int pos_offset;    /* query i sits at key position i + pos_offset (Sk - Sq) */
     int win_left, win_right; /* WITH_WINDOW: the bounds, -1 unbounded */

@@ -93,19 +93,19 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_decod
 
     local float *q_slm = SLM;                       /* Q [rows][D] */
     local float *k_slm = q_slm + rows * D;          /* K [BK][D] */
-    local float *v_slm = k_slm + D * BK;            /* V [BK][D] */
-    local float *p_slm = v_slm + BK * D;            /* P [rows][BK] */
-    local float *o_slm = p_slm + rows * BK;         /* O [rows][D] */
-    local float *max_slm = o_slm + rows * D;        /* running max [rows][sg] */
+    local float *v_slm = k_slm + D * BK;            /* V [BK][D_VAL] */
+    local float *p_slm = v_slm + BK * D_VAL;        /* P [rows][BK] */
+    local float *o_slm = p_slm + rows * BK;         /* O [rows][D_VAL] */
+    local float *max_slm = o_slm + rows * D_VAL;    /* running max [rows][sg] */
     local float *sum_slm = max_slm + rows * SUBGROUP_SIZE;   /* running sum [rows][sg] */
     local float *alpha_slm = sum_slm + rows * SUBGROUP_SIZE; /* rescaling [rows][sg] */
 
     SDPA_DECODE_FOR_ROWS(r, h, i) {
         const long q_off = w.b * Q_S0 + (long)h * Q_S1 + (long)i * Q_S2;
-        for (int d = lane; d < D; d += SUBGROUP_SIZE) {
+        for (int d = lane; d < D; d += SUBGROUP_SIZE)
             q_slm[r * D + d] = sdpa_load(Q, q_off + (long)d * Q_S3, SC(QRY_DT));
-            o_slm[r * D + d] = 0.0f;
-        }
+        for (int d = lane; d < D_VAL; d += SUBGROUP_SIZE)
+            o_slm[r * D_VAL + d] = 0.0f;
         const sdpa_fwd_softmax_state st =
                 sdpa_fwd_softmax_start(SINKS, h, !SC(DECODE_SPLIT), true);
         max_slm[r * SUBGROUP_SIZE + lane] = st.max;
@@ -116,7 +116,7 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_decod
     const float log2_scale = sdpa_score_factor(SDPA_LOG2E, SCALE_PTR, SCALE, INV_SCALE);
     const sdpa_softcap cap = sdpa_softcap_of(SOFTCAP, log2_scale, SDPA_LOG2E);
     const sdpa_fwd_kv_format k_fmt = SDPA_FWD_KV_FORMAT(KEY, K_SCALES, K_ZP, D);
-    const sdpa_fwd_kv_format v_fmt = SDPA_FWD_KV_FORMAT(VAL, V_SCALES, V_ZP, D);
+    const sdpa_fwd_kv_format v_fmt = SDPA_FWD_KV_FORMAT(VAL, V_SCALES, V_ZP, D_VAL);
     const sdpa_fwd_kv_head kv =
             sdpa_fwd_kv_head_of(&w, K_S0, K_S1, K_S2, V_S0, V_S1, V_S2, SK, TOTAL_K, 0,
                                 BLOCK_LOG2);
@@ -130,8 +130,8 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_decod
         /* 1. K and V tiles, f32 (keys at or past sk are zero). */
         sdpa_fwd_stage_kv(k_slm, D, 1, K, kv.k, K_S2, K_S3, &k_fmt, kv.token0, k0, BK, sk, D, false,
                           &pg, K_S0);
-        sdpa_fwd_stage_kv(v_slm, D, 1, V, kv.v, V_S2, V_S3, &v_fmt, kv.token0, k0, BK, sk, D, false,
-                          &pg, V_S0);
+        sdpa_fwd_stage_kv(v_slm, D_VAL, 1, V, kv.v, V_S2, V_S3, &v_fmt, kv.token0, k0, BK, sk,
+                          D_VAL, false, &pg, V_S0);
         sub_group_barrier(CLK_LOCAL_MEM_FENCE);
 
         /* 2. Scores of this lane's key, online softmax per row. */
@@ -176,11 +176,11 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_decod
         /* 3. O = alpha O + P V, lanes along the head dimension. */
         for (int r = 0; r < rows; r++) {
             const float alpha = alpha_slm[r * SUBGROUP_SIZE + lane];
-            for (int d = lane; d < D; d += SUBGROUP_SIZE) {
-                float o = o_slm[r * D + d] * alpha;
+            for (int d = lane; d < D_VAL; d += SUBGROUP_SIZE) {
+                float o = o_slm[r * D_VAL + d] * alpha;
                 for (int kk = 0; kk < BK; kk++)
-                    o = fma(p_slm[r * BK + kk], v_slm[kk * D + d], o);
-                o_slm[r * D + d] = o;
+                    o = fma(p_slm[r * BK + kk], v_slm[kk * D_VAL + d], o);
+                o_slm[r * D_VAL + d] = o;
             }
         }
         sub_group_barrier(CLK_LOCAL_MEM_FENCE);
@@ -195,15 +195,17 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_decod
                                                   (long)get_num_groups(2), (long)w.hq, (long)SQ);
             if (lane == 0)
                 WS[row] = lse;
-            sdpa_fwd_store_row(DST, row * D, 1, o_slm + r * D, D, l == 0.0f ? 0.0f : 1.0f / l);
+            sdpa_fwd_store_row(DST, row * D_VAL, 1, o_slm + r * D_VAL, D_VAL,
+                               l == 0.0f ? 0.0f : 1.0f / l);
         } else {
             if (SC(IS_TRAINING) && lane == 0)
                 WS[(w.b * w.hq + h) * SQ + i] = lse;
             const long dst_off = w.b * DST_S0 + (long)h * DST_S1 + (long)i * DST_S2;
             if (DST_S3 == 1)
-                sdpa_fwd_store_row(DST, dst_off, 1, o_slm + r * D, D, sdpa_fwd_inv_sum(l));
+                sdpa_fwd_store_row(DST, dst_off, 1, o_slm + r * D_VAL, D_VAL, sdpa_fwd_inv_sum(l));
             else
-                sdpa_fwd_store_row(DST, dst_off, DST_S3, o_slm + r * D, D, sdpa_fwd_inv_sum(l));
+                sdpa_fwd_store_row(DST, dst_off, DST_S3, o_slm + r * D_VAL, D_VAL,
+                                   sdpa_fwd_inv_sum(l));
         }
     }
 }

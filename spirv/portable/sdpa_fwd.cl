@@ -21,6 +21,9 @@
  * At the end O is divided by l and stored; training also writes the
  * log-sum-exp (natural log, scale included).
  *
+ * Q and K have head size D, V and O head size D_VAL (they may differ); the
+ * bucket D_MAX holds both, and D_FULL means both equal it.
+ *
  * Both products are register-blocked micro-kernels (sdpa_fwd_gemm.h) over
  * f32 tiles in local memory, which keeps the kernel free of private arrays
  * indexed by run-time values: Intel's CPU compiler, which turns the lanes of
@@ -232,7 +235,7 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_fwd(
     const float log2_scale = sdpa_score_factor(SDPA_LOG2E, SCALE_PTR, SCALE, INV_SCALE);
     const sdpa_softcap cap = sdpa_softcap_of(SOFTCAP, log2_scale, SDPA_LOG2E);
     const sdpa_fwd_kv_format k_fmt = SDPA_FWD_KV_FORMAT(KEY, K_SCALES, K_ZP, D);
-    const sdpa_fwd_kv_format v_fmt = SDPA_FWD_KV_FORMAT(VAL, V_SCALES, V_ZP, D);
+    const sdpa_fwd_kv_format v_fmt = SDPA_FWD_KV_FORMAT(VAL, V_SCALES, V_ZP, D_VAL);
     const sdpa_fwd_kv_head kv = sdpa_fwd_kv_head_of(&w, K_S0, K_S1, K_S2, V_S0, V_S1, V_S2, SK,
                                                     TOTAL_K, k_row0, BLOCK_LOG2);
     const long k_head = kv.k, v_head = kv.v, token0 = kv.token0;
@@ -256,13 +259,14 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_fwd(
     }
 
     /* O's rows and head-dim vectors this sub-group really has: the vectors
-     * that start past the head size (or past D_MAX, when the VS tiles cover
+     * that start past V's head size (or past D_MAX, when the VS tiles cover
      * more than the bucket) are never touched. */
     const int vs_rows =
             SC(REMAINDER_Q) ? sdpa_iclamp(w.rows - vs_row0, 0, SC(UNROLL_N_VS)) : SC(UNROLL_N_VS);
     const int vs_nvec_used =
             SC(D_FULL) ? sdpa_iclamp((D_MAX - vs_d0) / SUBGROUP_SIZE, 0, vs_nvec)
-                       : sdpa_iclamp((D - vs_d0 + SUBGROUP_SIZE - 1) / SUBGROUP_SIZE, 0, vs_nvec);
+                       : sdpa_iclamp((D_VAL - vs_d0 + SUBGROUP_SIZE - 1) / SUBGROUP_SIZE, 0,
+                                     vs_nvec);
     for (int i = 0; i < SC(UNROLL_N_VS); i++)
         for (int j = 0; j < vs_nvec_used; j++)
             o_slm[(vs_row0 + i) * D_MAX + vs_d0 + j * SUBGROUP_SIZE + lane] = 0.0f;
@@ -279,10 +283,10 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_fwd(
                               token0, k0, bk, sk, D, transpose_k, &pg, K_S0);
         const sdpa_fwd_kv_source vg = {V, v_head, V_S2, V_S0, token0, k0, vs_d0, sk, &v_fmt, &pg};
         if (sdpa_fwd_v_from_global())
-            sdpa_fwd_v_prefetch(&vg, k0, bk, D);
+            sdpa_fwd_v_prefetch(&vg, k0, bk, D_VAL);
         else
             sdpa_fwd_stage_kv(v_slm, kv_ld, 1, V, v_head, V_S2, V_S3, &v_fmt, token0, k0, bk, sk,
-                              D, false, &pg, V_S0);
+                              D_VAL, false, &pg, V_S0);
         barrier(CLK_LOCAL_MEM_FENCE);
 
         /* 2. S = K^T Q for this sub-group's keys and queries. */
@@ -383,7 +387,7 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_fwd(
     barrier(CLK_LOCAL_MEM_FENCE);
 
     /* Normalize and store this sub-group's part of O. */
-    const int n = sdpa_iclamp(D - vs_d0, 0, SC(UNROLL_M_VS));
+    const int n = sdpa_iclamp(D_VAL - vs_d0, 0, SC(UNROLL_M_VS));
     for (int i = 0; i < vs_rows; i++) {
         const int r = vs_row0 + i;
         /* The base is computed here, not kept across the key loop: a 64-bit

@@ -58,6 +58,12 @@ static sdpa_status_t check_shard(const sdpa_problem_desc_t *p, sdpa_cp_layout_t 
                          "problem->sinks = 1: the ring merges chunks that would each count "
                          "the sinks once");
 #endif
+    /* The ring's buffers and merges take one head size. */
+    if (p->v.dims[3] != p->q.dims[3])
+        return sdpa_fail(SDPA_ERROR_UNSUPPORTED,
+                         "problem->v.dims[3] = %lld differs from q.dims[3] = %lld: the ring "
+                         "takes one head size for Q, K, V and O",
+                         (long long)p->v.dims[3], (long long)p->q.dims[3]);
     static const char *const names[3] = {"k", "v", "dst"};
     const sdpa_tensor_desc_t *same[3] = {&p->k, &p->v, &p->dst};
     for (int i = 0; i < 3; i++)

@@ -17,7 +17,8 @@ void sdpa_bwd_config_query_for(const sdpa_problem_desc_t *problem, const sdpa_sh
                                const sdpa_device_info_t *device, sdpa_config_query_t *out)
 {
     unsigned props = sdpa_plan_config_props(problem, device, shape->q_len);
-    *out = (sdpa_config_query_t){device->device_class, shape->head_size, shape->k_len, props};
+    *out = (sdpa_config_query_t){device->device_class, sdpa_shape_widest_head(shape), shape->k_len,
+                                 props};
 }
 
 /* 1 when every tensor the main and dQ kernels copy (K, Q, V, dO, and
@@ -91,7 +92,7 @@ static void set_strides(sdpa_bwd_plan_t *plan, const sdpa_problem_desc_t *p,
     const sdpa_shape_t packed = sdpa_bwd_storage_shape(p, grid_shape);
     const sdpa_shape_t *shape = &packed;
     int64_t *s = plan->strides;
-    int64_t d = shape->head_size;
+    int64_t d = shape->head_size, dv = shape->head_size_v;
     copy4(s + SDPA_BWD_STRIDE_K, p->k.strides);
     copy4(s + SDPA_BWD_STRIDE_Q, p->q.strides);
     copy4(s + SDPA_BWD_STRIDE_V, p->v.strides);
@@ -109,10 +110,10 @@ static void set_strides(sdpa_bwd_plan_t *plan, const sdpa_problem_desc_t *p,
 
     if (plan->scratch.dkv_partials) {
         dense4(s + SDPA_BWD_STRIDE_DK, shape->q_heads, shape->k_len, d);
-        dense4(s + SDPA_BWD_STRIDE_DV, shape->q_heads, shape->k_len, d);
+        dense4(s + SDPA_BWD_STRIDE_DV, shape->q_heads, shape->k_len, dv);
     } else if (plan->dkv_target == SDPA_BWD_TARGET_SCRATCH) {
         dense4(s + SDPA_BWD_STRIDE_DK, shape->kv_heads, shape->k_len, d);
-        dense4(s + SDPA_BWD_STRIDE_DV, shape->kv_heads, shape->k_len, d);
+        dense4(s + SDPA_BWD_STRIDE_DV, shape->kv_heads, shape->k_len, dv);
     } else {
         copy4(s + SDPA_BWD_STRIDE_DK, p->diff_k.strides);
         copy4(s + SDPA_BWD_STRIDE_DV, p->diff_v.strides);
@@ -221,8 +222,10 @@ static sdpa_status_t set_geometry(sdpa_bwd_plan_t *plan, const sdpa_shape_t *sha
     plan->dq_groups[0] = div_up(shape->q_len, SDPA_BWD_DQ_QUERIES(bc, br));
     plan->dq_groups[1] = (uint32_t)shape->q_heads;
     plan->dq_groups[2] = (uint32_t)shape->batch;
-    plan->slm_bytes = (uint32_t)SDPA_BWD_SLM_BYTES(shape->head_size, bc, br);
-    plan->dq_slm_bytes = (uint32_t)SDPA_BWD_DQ_SLM_BYTES(shape->head_size, bc, br);
+    /* The tiles' rows hold the larger head size (kernel_abi_bwd.h). */
+    const int64_t widest = sdpa_shape_widest_head(shape);
+    plan->slm_bytes = (uint32_t)SDPA_BWD_SLM_BYTES(widest, bc, br);
+    plan->dq_slm_bytes = (uint32_t)SDPA_BWD_DQ_SLM_BYTES(widest, bc, br);
     if (plan->kind == SDPA_BWD_KIND_XE) {
         /* kernel_abi_xe.h: DSPLIT x KGROUPS sub-groups; the dQ pass owns 16
          * queries per key group. */
@@ -306,7 +309,8 @@ sdpa_status_t sdpa_bwd_plan_make(const sdpa_problem_desc_t *problem, const sdpa_
         plan.dq_kernel = SDPA_BWD_DQ_KERNEL;
         sdpa_config_query_t query;
         sdpa_bwd_config_query_for(problem, shape, device, &query);
-        sdpa_kernel_target_t target = {device, plan.subgroup_size, plan.d_max, shape->head_size};
+        sdpa_kernel_target_t target = {device, plan.subgroup_size, plan.d_max,
+                                       sdpa_shape_widest_head(shape)};
         status = sdpa_bwd_config_choose(&query, &target, &plan.config, &plan.source);
         if (status != SDPA_SUCCESS)
             return status;
@@ -347,6 +351,7 @@ sdpa_status_t sdpa_bwd_plan_make(const sdpa_problem_desc_t *problem, const sdpa_
     if (status != SDPA_SUCCESS)
         return status;
     plan.head_size = (int32_t)shape->head_size;
+    plan.head_size_v = (int32_t)shape->head_size_v;
     plan.k_len = (int32_t)shape->k_len;
     plan.q_len = (int32_t)shape->q_len;
     set_strides(&plan, problem, shape);

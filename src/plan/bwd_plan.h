@@ -104,7 +104,7 @@ typedef struct sdpa_bwd_plan {
     int64_t strides[SDPA_BWD_STRIDES_COUNT];
     /* Mask and dS strides arguments (mask: 0 on broadcast dims). */
     int64_t mask_strides[4], ds_strides[4];
-    int32_t head_size, k_len, q_len;
+    int32_t head_size, head_size_v, k_len, q_len; /* D (Q, K), Dv (V, O), Sk, Sq */
 
     uint32_t pre_local[3], pre_groups[3];
     uint32_t local_size[3]; /* sdpa_bwd and sdpa_bwd_dq */

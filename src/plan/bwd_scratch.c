@@ -67,10 +67,16 @@ sdpa_status_t sdpa_bwd_scratch_plan(const sdpa_problem_desc_t *problem, const sd
     const int64_t q_dims[4] = {shape->batch, shape->q_heads, shape->q_len, shape->head_size};
     const int64_t kv_dims[4] = {shape->batch, shape->kv_heads, shape->k_len, shape->head_size};
     const int64_t partial_dims[4] = {shape->batch, shape->q_heads, shape->k_len, shape->head_size};
+    /* dV's buffers take V's head size. */
+    const int64_t v_dims[4] = {shape->batch, shape->kv_heads, shape->k_len, shape->head_size_v};
+    const int64_t partial_v_dims[4] = {shape->batch, shape->q_heads, shape->k_len,
+                                       shape->head_size_v};
     uint64_t q_rows = sdpa_size_product(q_dims, 3);
     uint64_t q_elems = sdpa_size_product(q_dims, 4);
     uint64_t kv_elems = sdpa_size_product(kv_dims, 4);
     uint64_t partial_elems = sdpa_size_product(partial_dims, 4);
+    uint64_t v_elems = sdpa_size_product(v_dims, 4);
+    uint64_t partial_v_elems = sdpa_size_product(partial_v_dims, 4);
     const uint64_t dq_slice_elems = sdpa_size_mul(q_elems, (uint64_t)dq_slices);
     int gqa = shape->kv_group_size > 1;
     size_t end = 0;
@@ -93,21 +99,22 @@ sdpa_status_t sdpa_bwd_scratch_plan(const sdpa_problem_desc_t *problem, const sd
                 gqa && (varlen || !(f32_dense(&problem->diff_k) && f32_dense(&problem->diff_v)));
         if (s.dkv_f32_scratch) {
             ok &= sdpa_scratch_append(&end, &s.dk, kv_elems, sizeof(float));
-            ok &= sdpa_scratch_append(&end, &s.dv, kv_elems, sizeof(float));
+            ok &= sdpa_scratch_append(&end, &s.dv, v_elems, sizeof(float));
         }
     } else {
         s.dkv_partials = gqa;
         s.dkv_f32_scratch = gqa;
         if (gqa) {
             ok &= sdpa_scratch_append(&end, &s.dk, partial_elems, sizeof(float));
-            ok &= sdpa_scratch_append(&end, &s.dv, partial_elems, sizeof(float));
+            ok &= sdpa_scratch_append(&end, &s.dv, partial_v_elems, sizeof(float));
         }
     }
     ok &= sdpa_scratch_append(&end, &s.d_i, q_rows, sizeof(float));
     ok &= sdpa_scratch_append(&end, &s.strides, SDPA_BWD_STRIDES_COUNT, sizeof(int64_t));
     /* Fills of the caller's buffers cover their elements as f32. */
     ok &= sdpa_size_bytes(q_elems, 32) <= SDPA_MAX_BUFFER_BYTES &&
-          sdpa_size_bytes(kv_elems, 32) <= SDPA_MAX_BUFFER_BYTES;
+          sdpa_size_bytes(kv_elems, 32) <= SDPA_MAX_BUFFER_BYTES &&
+          sdpa_size_bytes(v_elems, 32) <= SDPA_MAX_BUFFER_BYTES;
     if (!ok)
         return sdpa_fail(SDPA_ERROR_UNSUPPORTED,
                          "backward scratch for B = %lld, Hq = %lld, Sq = %lld, Sk = %lld, D = "
@@ -128,7 +135,7 @@ sdpa_status_t sdpa_bwd_scratch_plan(const sdpa_problem_desc_t *problem, const sd
             add_fill(&s, SDPA_BWD_BUFFER_SCRATCH, s.dv.offset, s.dv.bytes);
         } else if (s.dkv_atomic) {
             add_fill(&s, SDPA_BWD_BUFFER_DIFF_K, 0, (size_t)kv_elems * sizeof(float));
-            add_fill(&s, SDPA_BWD_BUFFER_DIFF_V, 0, (size_t)kv_elems * sizeof(float));
+            add_fill(&s, SDPA_BWD_BUFFER_DIFF_V, 0, (size_t)v_elems * sizeof(float));
         }
     }
     *out = s;

@@ -38,7 +38,8 @@ int sdpa_decode_serves(const sdpa_problem_desc_t *p, const sdpa_shape_t *shape,
         return 0;
     if (p->kq_acc_dtype == SDPA_DTYPE_F16 || p->vs_acc_dtype == SDPA_DTYPE_F16)
         return 0;
-    if ((uint64_t)SDPA_DECODE_SLM_BYTES(rows, shape->head_size, (int64_t)sg) > device->slm_bytes)
+    if ((uint64_t)SDPA_DECODE_SLM_BYTES(rows, shape->head_size, shape->head_size_v, (int64_t)sg) >
+        device->slm_bytes)
         return 0;
     return 1;
 }
@@ -89,16 +90,16 @@ sdpa_status_t sdpa_decode_scratch_plan(const sdpa_shape_t *s, uint32_t n, size_t
     if (n <= 1)
         return SDPA_SUCCESS;
     const int64_t rows[4] = {(int64_t)n, s->batch, s->q_heads, s->q_len};
-    const uint64_t states = sdpa_size_mul(sdpa_size_product(rows, 4), sdpa_size_of(s->head_size));
+    const uint64_t states = sdpa_size_mul(sdpa_size_product(rows, 4), sdpa_size_of(s->head_size_v));
     size_t end = 0;
     sdpa_scratch_region_t o, lse;
     if (!sdpa_scratch_append(&end, &o, states, sizeof(float)) ||
         !sdpa_scratch_append(&end, &lse, sdpa_size_product(rows, 4), sizeof(float)))
         return sdpa_fail(SDPA_ERROR_UNSUPPORTED,
                          "num_splits = %u: the split states of B = %lld, Hq = %lld, Sq = %lld, "
-                         "D = %lld would exceed the largest addressable buffer",
+                         "Dv = %lld would exceed the largest addressable buffer",
                          (unsigned)n, (long long)s->batch, (long long)s->q_heads,
-                         (long long)s->q_len, (long long)s->head_size);
+                         (long long)s->q_len, (long long)s->head_size_v);
     *lse_offset = lse.offset;
     *bytes = end;
     return SDPA_SUCCESS;
@@ -121,7 +122,7 @@ void sdpa_decode_merge_desc(const sdpa_problem_desc_t *p, const sdpa_shape_t *s,
     out->struct_version = SDPA_MERGE_DESC_VERSION;
     out->num_states = n;
     out->softmax_kind = p->softmax_kind;
-    out->states = dense_f32(s, s->head_size);
+    out->states = dense_f32(s, s->head_size_v);
     out->states_lse = dense_f32(s, 1);
     out->dst = p->dst;
     if (p->prop_kind == SDPA_FORWARD_TRAINING)

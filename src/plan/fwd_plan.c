@@ -57,7 +57,8 @@ void sdpa_fwd_config_query_for(const sdpa_problem_desc_t *problem, const sdpa_sh
         props |= SDPA_CONFIG_QUANTIZED;
     if (uses_f16_accumulation(problem))
         props |= SDPA_CONFIG_F16_ACC;
-    *out = (sdpa_config_query_t){device->device_class, shape->head_size, shape->k_len, props};
+    *out = (sdpa_config_query_t){device->device_class, sdpa_shape_widest_head(shape), shape->k_len,
+                                 props};
 }
 
 /* The group size of a quantized K or V (1 unless per-group). */
@@ -177,7 +178,8 @@ static sdpa_status_t portable_config(sdpa_fwd_plan_t *plan, const sdpa_problem_d
 {
     sdpa_config_query_t query;
     sdpa_fwd_config_query_for(p, shape, device, &query);
-    sdpa_kernel_target_t target = {device, plan->subgroup_size, plan->d_max, shape->head_size};
+    sdpa_kernel_target_t target = {device, plan->subgroup_size, plan->d_max,
+                                   sdpa_shape_widest_head(shape)};
     sdpa_status_t status =
             sdpa_fwd_config_choose(&query, is_quantized(p), &target, &plan->config, &plan->source);
     const int64_t rows = q1_gqa_batch(shape) ? shape->kv_group_size : shape->q_len;
@@ -188,7 +190,7 @@ static sdpa_status_t portable_config(sdpa_fwd_plan_t *plan, const sdpa_problem_d
     /* The kernel needs whole head-dim chunks of contiguous rows to read K
      * or V from global memory; for K also f32 accumulation (the emulated f16
      * one is not there) and Q by rows in the place of Q^T (bq <= D_MAX). */
-    const int d_full = shape->head_size == plan->d_max;
+    const int d_full = shape->head_size == plan->d_max && shape->head_size_v == plan->d_max;
     const int k_global = d_full && p->k.strides[3] == 1 && p->kq_acc_dtype != SDPA_DTYPE_F16 &&
                          (int64_t)plan->subgroup_size <= plan->d_max;
     const uint32_t sg = k_global ? plan->subgroup_size : SDPA_FWD_CPU_NARROW_SG;
@@ -257,7 +259,8 @@ static int needs_large_buffers(const sdpa_problem_desc_t *p, const sdpa_shape_t 
     if (p->dropout.enabled && sdpa_size_product(scores, 4) >= limit) /* keep mask */
         return 1;
     /* Scales and zero points: [B, Hkv, Sk, D / group] at most 4 bytes each. */
-    const int64_t kv[4] = {shape->batch, shape->kv_heads, shape->k_len, shape->head_size};
+    const int64_t kv[4] = {shape->batch, shape->kv_heads, shape->k_len,
+                           sdpa_shape_widest_head(shape)};
     return is_quantized(p) && sdpa_size_bytes(sdpa_size_product(kv, 4), 32) >= limit;
 }
 
@@ -392,7 +395,8 @@ static sdpa_status_t decode_geometry(const fwd_context_t *ctx, sdpa_fwd_plan_t *
         plan->group_count[i] = (uint32_t)counts[i];
     plan->local_size[0] = sg;
     plan->local_size[1] = plan->local_size[2] = 1;
-    plan->slm_bytes = (uint32_t)SDPA_DECODE_SLM_BYTES(rows, shape->head_size, (int64_t)sg);
+    plan->slm_bytes = (uint32_t)SDPA_DECODE_SLM_BYTES(rows, shape->head_size, shape->head_size_v,
+                                                      (int64_t)sg);
     status = sdpa_decode_scratch_plan(shape, plan->num_splits, &plan->split_scratch_bytes,
                                       &plan->split_lse_offset);
     if (status != SDPA_SUCCESS || plan->num_splits <= 1)
@@ -495,6 +499,7 @@ sdpa_status_t sdpa_fwd_plan_make(const sdpa_problem_desc_t *problem, const sdpa_
 
     /* Scalar arguments (dims are below 2^31: sdpa_problem_check). */
     plan.head_size = (int32_t)shape->head_size;
+    plan.head_size_v = (int32_t)shape->head_size_v;
     plan.k_len = (int32_t)shape->k_len;
     plan.q_len = (int32_t)shape->q_len;
     set_strides(&plan, problem);

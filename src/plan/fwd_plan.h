@@ -76,12 +76,12 @@ typedef struct sdpa_fwd_plan {
     uint32_t local_size[3];
     uint32_t group_count[3];
     /* The values of the arguments (sdpa_fwd_args.def) that depend only on
-     * the problem: SLM (the local-memory size), D, SK, SQ, and K_S0 + i for
+     * the problem: SLM (the local-memory size), D, D_VAL, SK, SQ, and K_S0 + i for
      * i < SDPA_FWD_STRIDE_ARGS: the strides of K, Q, V, O and the mask in
      * elements; the mask's are 0 on broadcast dims and all 0 without a mask
      * buffer. */
     uint32_t slm_bytes;
-    int32_t head_size, k_len, q_len;
+    int32_t head_size, head_size_v, k_len, q_len;
     int64_t strides[SDPA_FWD_STRIDE_ARGS];
 
     /* SDPA_QUERY_CONFIG_STRING, e.g.

@@ -19,10 +19,12 @@ sdpa_status_t sdpa_plan_variant(const sdpa_shape_t *shape, const sdpa_device_inf
                          "device \"%s\" supports none of the sub-group sizes 16, 8 and 32 the "
                          "kernels are built for",
                          device->name);
-    *d_max = sdpa_head_size_bucket(shape->head_size);
-    if (*d_max == 0 || *d_max > max_head_size)
-        return sdpa_fail(SDPA_ERROR_UNSUPPORTED, "head size %" PRId64 ": %s serves 1..%d",
-                         shape->head_size, direction, max_head_size);
+    /* One bucket holds both head sizes (Q/K's and V's). */
+    const int64_t widest = sdpa_shape_widest_head(shape);
+    *d_max = sdpa_head_size_bucket(widest);
+    if (*d_max == 0 || widest > max_head_size)
+        return sdpa_fail(SDPA_ERROR_UNSUPPORTED, "head size %" PRId64 ": %s serves 1..%d", widest,
+                         direction, max_head_size);
     return SDPA_SUCCESS;
 }
 
@@ -71,7 +73,8 @@ void sdpa_plan_common_constants(sdpa_spec_values_t *v, const sdpa_problem_desc_t
 
     sdpa_spec_values_set_int(v, SDPA_SC_KV_GROUP_SIZE, (int32_t)shape->kv_group_size);
     sdpa_spec_values_set_bool(v, SDPA_SC_TRANSPOSE_K, p->k.strides[2] == 1 && p->k.strides[3] != 1);
-    sdpa_spec_values_set_bool(v, SDPA_SC_D_FULL, shape->head_size == d_max);
+    sdpa_spec_values_set_bool(v, SDPA_SC_D_FULL,
+                              shape->head_size == d_max && shape->head_size_v == d_max);
 
     sdpa_spec_values_set_bool(v, SDPA_SC_WITH_ATTN_SCALE, p->scale_kind != SDPA_SCALE_NONE);
     sdpa_spec_values_set_bool(v, SDPA_SC_WITH_HOST_SCALE, p->scale_kind == SDPA_SCALE_HOST);

@@ -34,7 +34,7 @@
 #include "sdpa.h"
 
 /* Largest head size any backend accepts. */
-#define SDPA_MAX_HEAD_SIZE 512
+#define SDPA_MAX_HEAD_SIZE 576
 
 /* The sizes every later stage needs, read off a checked descriptor: the
  * logical problem [B, Hq, Sq, Sk] (with varlen, B sequences of at most
@@ -47,8 +47,16 @@ typedef struct sdpa_shape {
     int64_t kv_group_size; /* Hq / Hkv */
     int64_t q_len;         /* Sq */
     int64_t k_len;         /* Sk */
-    int64_t head_size;     /* D */
+    int64_t head_size;     /* D: of Q and K */
+    int64_t head_size_v;   /* Dv: of V, O and dO (sdpa.h), D unless set apart */
 } sdpa_shape_t;
+
+/* The larger of the two head sizes, D and Dv: what a kernel's head-size
+ * bucket and tiles must hold. */
+static inline int64_t sdpa_shape_widest_head(const sdpa_shape_t *shape)
+{
+    return shape->head_size_v > shape->head_size ? shape->head_size_v : shape->head_size;
+}
 
 /* Checks desc completely (struct_size and struct_version, every enum, dims,
  * strides, dtypes, mask broadcast, scale, quantization, dropout and, for

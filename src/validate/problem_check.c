@@ -177,6 +177,24 @@ static sdpa_status_t check_same_dims(const char *name, const sdpa_tensor_desc_t 
     return SDPA_SUCCESS;
 }
 
+/* An output of the shape of O: Q's first three dims and V's head size. */
+static sdpa_status_t check_same_output_dims(const char *name, const sdpa_tensor_desc_t *t,
+                                            const sdpa_problem_desc_t *d)
+{
+    for (int n = 0; n < 3; n++) {
+        if (t->dims[n] != d->q.dims[n])
+            return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
+                             "%s.dims[%d] = %lld (%s) differs from q.dims[%d] = %lld", name, n,
+                             (long long)t->dims[n], q_dim_names[n], n, (long long)d->q.dims[n]);
+    }
+    if (t->dims[3] != d->v.dims[3])
+        return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
+                         "%s.dims[3] = %lld (head size) differs from v.dims[3] = %lld: O takes "
+                         "V's head size",
+                         name, (long long)t->dims[3], (long long)d->v.dims[3]);
+    return SDPA_SUCCESS;
+}
+
 /* A required tensor: present (dtype not UNDEF), valid dtype enum, layout. */
 static sdpa_status_t check_required(const char *name, const sdpa_tensor_desc_t *t,
                                     const char *const dim_names[4], const char *why)
@@ -225,14 +243,21 @@ static sdpa_status_t check_qkvo(const sdpa_problem_desc_t *d)
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
                          "k.dims[3] = %lld (head size) differs from q.dims[3] = %lld",
                          (long long)d->k.dims[3], (long long)d->q.dims[3]);
-    SDPA_TRY(check_same_dims("v", &d->v, "k", &d->k, kv_dim_names));
+    /* V's head size Dv may differ from Q's and K's (sdpa.h): only its first
+     * three dims follow K's. */
+    for (int n = 0; n < 3; n++) {
+        if (d->v.dims[n] != d->k.dims[n])
+            return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
+                             "v.dims[%d] = %lld (%s) differs from k.dims[%d] = %lld", n,
+                             (long long)d->v.dims[n], kv_dim_names[n], n, (long long)d->k.dims[n]);
+    }
 
     SDPA_TRY(check_required("dst", &d->dst, q_dim_names, "dst is required"));
     if (d->dst.dtype != d->q.dtype)
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
                          "dst.dtype = %s differs from q.dtype = %s: q and dst share one dtype",
                          sdpa_dtype_name(d->dst.dtype), sdpa_dtype_name(d->q.dtype));
-    return check_same_dims("dst", &d->dst, "q", &d->q, q_dim_names);
+    return check_same_output_dims("dst", &d->dst, d);
 }
 
 /* ------------------------------------------------------------------------- */
@@ -468,7 +493,7 @@ static sdpa_status_t check_implied_buffers(const sdpa_problem_desc_t *d)
         if (q->scales != SDPA_QUANT_PER_GROUP && q->zero_points != SDPA_QUANT_PER_GROUP)
             continue;
         const int64_t groups[4] = {d->k.dims[0], d->k.dims[1], d->k.dims[2],
-                                   d->q.dims[3] / q->group_size};
+                                   (t == 0 ? d->k.dims[3] : d->v.dims[3]) / q->group_size};
         char field[32];
         snprintf(field, sizeof(field), "%s.group_size", names[t]);
         /* s32 zero points or f32 scales: at most 32 bits per group. */
@@ -502,7 +527,7 @@ static sdpa_status_t check_problem(const sdpa_problem_desc_t *d)
      * from them. */
     SDPA_TRY(sdpa_llm_check_layout(d));
     SDPA_TRY(check_quant("k", &d->k, &d->k_quant, d->q.dims[3]));
-    SDPA_TRY(check_quant("v", &d->v, &d->v_quant, d->q.dims[3]));
+    SDPA_TRY(check_quant("v", &d->v, &d->v_quant, d->v.dims[3]));
     SDPA_TRY(check_mask(d));
     SDPA_TRY(check_scale(d));
     SDPA_TRY(check_acc_dtype("kq_acc_dtype", d->kq_acc_dtype));
@@ -584,5 +609,6 @@ sdpa_status_t sdpa_problem_check(const sdpa_problem_desc_t *desc, sdpa_problem_d
     shape->q_len = scores[2];
     shape->k_len = scores[3];
     shape->head_size = d.q.dims[3];
+    shape->head_size_v = d.v.dims[3];
     return SDPA_SUCCESS;
 }

@@ -127,7 +127,7 @@ MUTATE(bad_q_dtype, d->q.dtype = (sdpa_dtype_t)42)
 MUTATE(q_undef, d->q.dtype = SDPA_DTYPE_UNDEF)
 MUTATE(q_integer, d->q.dtype = d->dst.dtype = SDPA_DTYPE_S8)
 MUTATE(head_size_zero, d->q.dims[3] = 0)
-MUTATE(head_size_513, d->q.dims[3] = d->k.dims[3] = d->v.dims[3] = d->dst.dims[3] = 513)
+MUTATE(head_size_577, d->q.dims[3] = d->k.dims[3] = d->v.dims[3] = d->dst.dims[3] = 577)
 MUTATE(batch_zero, d->k.dims[0] = 0)
 MUTATE(kv_heads_not_dividing, d->k.dims[1] = d->v.dims[1] = 3)
 MUTATE(batch_mismatch, d->k.dims[0] = d->v.dims[0] = 3)
@@ -404,8 +404,8 @@ static const invalid_case_t table[] = {
         /* tensors */
         P("q missing", fwd, q_undef, IA, "q.dtype = undef"),
         P("integer q", fwd, q_integer, IA, "q.dtype = s8"),
-        P("head size 0", fwd, head_size_zero, IA, "q.dims[3] = 0 (head size)", "1..512"),
-        P("head size 513", fwd, head_size_513, UN, "q.dims[3] = 513 (head size)", "1..512"),
+        P("head size 0", fwd, head_size_zero, IA, "q.dims[3] = 0 (head size)", "1..576"),
+        P("head size 577", fwd, head_size_577, UN, "q.dims[3] = 577 (head size)", "1..576"),
         P("batch 0", fwd, batch_zero, IA, "k.dims[0] = 0 (batch)"),
         P("kv heads", fwd, kv_heads_not_dividing, IA, "k.dims[1] = 3 (K/V heads)", "q.dims[1] = 4"),
         P("batch mismatch", fwd, batch_mismatch, IA, "k.dims[0] = 3", "q.dims[0] = 2"),

@@ -207,6 +207,25 @@ void llm_desc_init(llm_case_t *c, const llm_spec_t *spec)
         break;
     }
     }
+    /* V's own head size: v, O, dO and dV take Dv (sdpa.h), in the layout
+     * the case gave them; a view of K keeps K's strides. */
+    const int64_t Dv = s->head_size_v > 0 ? s->head_size_v : D;
+    if (Dv != D) {
+        sdpa_tensor_desc_t *with_dv[4] = {&d->v, &d->dst, &d->diff_dst, &d->diff_v};
+        for (int t = 0; t < 4; t++) {
+            sdpa_tensor_desc_t *x = with_dv[t];
+            if (x->dtype == SDPA_DTYPE_UNDEF)
+                continue;
+            if (s->layout == LLM_PADDED)
+                *x = dense_tensor(x->dtype, x->dims[0], x->dims[1], x->dims[2], Dv);
+            else
+                *x = seq_major(x->dtype, x->dims[0], x->dims[1], x->dims[2], Dv);
+        }
+    }
+    if (s->v_view_of_k) {
+        d->v = d->k;
+        d->v.dims[3] = Dv;
+    }
     if (sdpa_dtype_is_quantized(s->kvdt))
         d->k_quant = d->v_quant = (sdpa_quant_desc_t){
                 .scales = s->quant_group > 0 ? SDPA_QUANT_PER_GROUP : SDPA_QUANT_PER_TENSOR,
@@ -297,6 +316,8 @@ int llm_case_alloc(llm_case_t *c, uint64_t seed, const test_allocator_t *allocat
     d->dropout.with_mask_output = mask_output;
     if (status != 0)
         return -1;
+    if (s->v_view_of_k) /* MLA: V is the first Dv elements of K's rows */
+        a->v = a->k;
     test_rng_t rng = {seed ^ 0x9e3779b97f4a7c15ull};
     const int64_t B = s->batch, Hq = s->q_heads;
     if (s->layout == LLM_VARLEN) {
@@ -552,6 +573,7 @@ int llm_expect(const llm_case_t *c, llm_expected_t *e)
     const sdpa_exec_args_t *a = &c->c.args;
     const int backward = sp->prop == SDPA_BACKWARD;
     const int64_t B = sp->batch, Hq = sp->q_heads, D = sp->head_size;
+    const int64_t Dv = sp->head_size_v > 0 ? sp->head_size_v : D;
     const int64_t group = Hq / sp->kv_heads;
     const double scale = a->scale;
     int64_t sq_l, sk_l;
@@ -567,14 +589,15 @@ int llm_expect(const llm_case_t *c, llm_expected_t *e)
         e->dq = zeros(count(p->q.dims));
         e->dq_written = flags(count(p->q.dims));
         e->dk = zeros(count(p->k.dims));
-        e->dv = zeros(count(p->k.dims));
+        e->dv = zeros(count(p->diff_v.dims));
         e->dkv_written = flags(count(p->k.dims));
+        e->dv_written = flags(count(p->diff_v.dims));
         e->ds = zeros(count(ds_dims));
         e->ds_written = flags(count(ds_dims));
         e->dsink = zeros(Hq);
     }
     const int64_t max_k = sk_l > 0 ? sk_l : 1;
-    double *q = zeros(D), *dout = zeros(D), *s = zeros(max_k), *g = zeros(max_k);
+    double *q = zeros(D), *dout = zeros(Dv), *s = zeros(max_k), *g = zeros(max_k);
     double *pz = zeros(max_k), *dp = zeros(max_k);
     for (int64_t b = 0; b < B; b++)
         for (int64_t h = 0; h < Hq; h++)
@@ -582,11 +605,10 @@ int llm_expect(const llm_case_t *c, llm_expected_t *e)
                 const int64_t lk = sp->len_k[b], kv_h = h / group;
                 int64_t i0, i2;
                 query_at(c, b, i, &i0, &i2);
-                for (int64_t d = 0; d < D; d++) {
+                for (int64_t d = 0; d < D; d++)
                     q[d] = tensor_get(&p->q, a->q, i0, h, i2, d);
-                    if (backward)
-                        dout[d] = tensor_get(&p->diff_dst, a->diff_dst, i0, h, i2, d);
-                }
+                for (int64_t d = 0; backward && d < Dv; d++)
+                    dout[d] = tensor_get(&p->diff_dst, a->diff_dst, i0, h, i2, d);
                 logits(c, b, h, i, q, scale, s, g);
                 /* A sink joins the denominator as a key without a value. */
                 const double sink = sp->sinks ? llm_sink(h, Hq) : -INFINITY;
@@ -607,7 +629,7 @@ int llm_expect(const llm_case_t *c, llm_expected_t *e)
                     s[j] = prob;
                     pz[j] = prob * keep_factor(c, b, h, i, j);
                 }
-                for (int64_t d = 0; d < D; d++) {
+                for (int64_t d = 0; d < Dv; d++) {
                     double acc = 0;
                     for (int64_t j = 0; j < lk; j++)
                         if (pz[j] != 0)
@@ -622,7 +644,7 @@ int llm_expect(const llm_case_t *c, llm_expected_t *e)
                 double row_dot = 0;
                 for (int64_t j = 0; j < lk; j++) {
                     double dot = 0;
-                    for (int64_t d = 0; d < D; d++)
+                    for (int64_t d = 0; d < Dv; d++)
                         dot += dout[d] * kv_elem(c, 'v', b, kv_h, j, d);
                     dp[j] = keep_factor(c, b, h, i, j) * dot;
                     row_dot += s[j] * dp[j];
@@ -648,11 +670,10 @@ int llm_expect(const llm_case_t *c, llm_expected_t *e)
                 for (int64_t j = 0; j < lk; j++) {
                     int64_t k0, k2;
                     key_at(c, b, j, &k0, &k2);
-                    for (int64_t d = 0; d < D; d++) {
-                        const int64_t ke = dense_index(p->k.dims, k0, kv_h, k2, d);
-                        e->dk[ke] += dp[j] * q[d];
-                        e->dv[ke] += pz[j] * dout[d];
-                    }
+                    for (int64_t d = 0; d < D; d++)
+                        e->dk[dense_index(p->k.dims, k0, kv_h, k2, d)] += dp[j] * q[d];
+                    for (int64_t d = 0; d < Dv; d++)
+                        e->dv[dense_index(p->diff_v.dims, k0, kv_h, k2, d)] += pz[j] * dout[d];
                 }
             }
     /* Every key of a sequence gets dK and dV, seen or not. */
@@ -663,6 +684,8 @@ int llm_expect(const llm_case_t *c, llm_expected_t *e)
                 key_at(c, b, j, &k0, &k2);
                 for (int64_t d = 0; d < D; d++)
                     e->dkv_written[dense_index(p->k.dims, k0, h, k2, d)] = 1;
+                for (int64_t d = 0; d < Dv; d++)
+                    e->dv_written[dense_index(p->diff_v.dims, k0, h, k2, d)] = 1;
             }
     free(q);
     free(dout);
@@ -686,6 +709,7 @@ void llm_expected_free(llm_expected_t *e)
     free(e->lse_written);
     free(e->dq_written);
     free(e->dkv_written);
+    free(e->dv_written);
     free(e->ds_written);
     memset(e, 0, sizeof(*e));
 }
@@ -785,7 +809,7 @@ int llm_compare(const llm_case_t *c, const llm_expected_t *e, double tolerance_s
     }
     ok &= compare("dQ", &p->diff_q, a->diff_q, e->dq, e->dq_written, tolerance_scale);
     ok &= compare("dK", &p->diff_k, a->diff_k, e->dk, e->dkv_written, tolerance_scale);
-    ok &= compare("dV", &p->diff_v, a->diff_v, e->dv, e->dkv_written, tolerance_scale);
+    ok &= compare("dV", &p->diff_v, a->diff_v, e->dv, e->dv_written, tolerance_scale);
     if (p->ds.dtype != SDPA_DTYPE_UNDEF)
         ok &= compare("dS", &p->ds, a->ds, e->ds, e->ds_written, tolerance_scale);
     if (p->sinks) {

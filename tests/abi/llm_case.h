@@ -54,6 +54,10 @@ typedef struct llm_spec {
     int zero_rows;
     /* ABI 1.2 attention sinks: 1 = one logit per query head (llm_sink). */
     int sinks;
+    /* ABI 1.2: V's head size (0: head_size), and 1 = V is a view of K's
+     * first head_size_v elements (MLA: exec_args.v = exec_args.k). */
+    int64_t head_size_v;
+    int v_view_of_k;
 } llm_spec_t;
 
 typedef struct llm_case {
@@ -129,6 +133,7 @@ typedef struct llm_expected {
     double *o, *lse, *dq, *dk, *dv, *ds;
     double *dsink; /* [Hq], with sinks in backward */
     uint8_t *o_written, *lse_written, *dq_written, *dkv_written, *ds_written;
+    uint8_t *dv_written; /* over diff_v's dims (Dv) */
 } llm_expected_t;
 
 int llm_expect(const llm_case_t *c, llm_expected_t *e);

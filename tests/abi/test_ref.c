@@ -676,7 +676,7 @@ START_TEST(test_features)
     f.struct_version = SDPA_FEATURES_VERSION;
     ck_assert_int_eq(iface->context_get_features(ctx, &f), SDPA_SUCCESS);
     ck_assert_str_eq(f.device_name, "host (ref)");
-    ck_assert_uint_eq(f.max_head_size, 512);
+    ck_assert_uint_eq(f.max_head_size, 576);
     ck_assert_uint_eq(f.subgroup_size, 0);
     ck_assert(f.has_f16 && f.has_bf16 && f.has_backward && f.has_deterministic_backward &&
               f.has_quantized_kv && f.has_dropout);

@@ -85,7 +85,8 @@ void fixture_problem(sdpa_dtype_t dtype, int64_t batch, int64_t q_heads, int64_t
     p->scale_kind = SDPA_SCALE_HOST;
     p->softmax_kind = SDPA_SOFTMAX_ACCURATE;
     p->kq_acc_dtype = p->vs_acc_dtype = SDPA_DTYPE_F32;
-    *shape = (sdpa_shape_t){batch, q_heads, kv_heads, q_heads / kv_heads, q_len, k_len, head_size};
+    *shape = (sdpa_shape_t){batch, q_heads, kv_heads,  q_heads / kv_heads,
+                            q_len, k_len,   head_size, head_size};
 }
 
 void fixture_make_backward(sdpa_problem_desc_t *p, sdpa_dtype_t grad_dtype)

@@ -216,7 +216,7 @@ START_TEST(refusals)
     /* Sizes beyond the address space (dims as large as a checked problem
      * allows). */
     fixture_make_backward(&p, SDPA_DTYPE_F16);
-    shape = (sdpa_shape_t){INT32_MAX, INT32_MAX, 1, INT32_MAX, INT32_MAX, INT32_MAX, 512};
+    shape = (sdpa_shape_t){INT32_MAX, INT32_MAX, 1, INT32_MAX, INT32_MAX, INT32_MAX, 512, 512};
     ck_assert_int_eq(sdpa_bwd_scratch_plan(&p, &shape, SDPA_BWD_MODE_ATOMIC, 0, &s),
                      SDPA_ERROR_UNSUPPORTED);
     ck_assert_ptr_nonnull(
@@ -321,7 +321,7 @@ START_TEST(dq_slices_bound)
 
     /* Bytes: 8 slices of B * Hq * Sq * D f32 = 256 MiB exactly, then one
      * query more. */
-    shape = (sdpa_shape_t){1, 8, 8, 1, 8192, 8 * 64, 128};
+    shape = (sdpa_shape_t){1, 8, 8, 1, 8192, 8 * 64, 128, 128};
     ck_assert_uint_eq((uint64_t)8 * 8 * 8192 * 128 * 4, SDPA_BWD_DQ_PARTIALS_MAX_BYTES);
     ck_assert_int_eq(sdpa_bwd_dq_slices_for(&p, &shape, &cpu, 64), 8);
     shape.q_len = 8193;

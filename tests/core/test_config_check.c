@@ -275,8 +275,8 @@ END_TEST
 
 START_TEST(choose_skips_rows_the_device_cannot_run)
 {
-    /* The CPU's h256 row needs about 247 KiB of local memory, the h512 row
-     * at d_max 256 about 117, the h256 fallback about 103. */
+    /* The CPU's h256 row needs about 247 KiB of local memory, the h576 row
+     * at d_max 256 about 102, the h256 fallback about 103. */
     sdpa_device_info_t cpu;
     fixture_cpu_device(&cpu);
     sdpa_kernel_target_t t = {&cpu, 16, 256, 256};
@@ -289,22 +289,18 @@ START_TEST(choose_skips_rows_the_device_cannot_run)
     ck_assert_int_eq(source.skipped_rows, 0);
     ck_assert_int_eq(c.wg_n_kq, 2);
 
-    /* Next best: the h512 row, which serves D = 256 too and, with the
-     * variant's d_max of 256, needs about 117 KiB. */
-    cpu.slm_bytes = 128 * 1024;
-    ck_assert_int_eq(sdpa_fwd_config_choose(&q, 0, &t, &c, &source), SDPA_SUCCESS);
-    ck_assert_str_eq(source.text, "table: cpu h512 fma");
-    ck_assert_int_eq(source.skipped_rows, 1);
-    ck_assert_int_eq(sdpa_fwd_config_check(&c, &t, "x"), SDPA_SUCCESS);
-
+    /* Next best: the h576 row, which serves D = 256 too and, with the
+     * variant's d_max of 256, needs about 102 KiB. */
     cpu.slm_bytes = 112 * 1024;
     ck_assert_int_eq(sdpa_fwd_config_choose(&q, 0, &t, &c, &source), SDPA_SUCCESS);
-    ck_assert_str_eq(source.text, "fallback: h256");
-    ck_assert_int_eq(source.skipped_rows, 2);
+    ck_assert_str_eq(source.text, "table: cpu h576 fma");
+    ck_assert_int_eq(source.skipped_rows, 1);
     ck_assert_int_eq(sdpa_fwd_config_check(&c, &t, "x"), SDPA_SUCCESS);
     ck_assert_int_eq(c.wg_n_kq, 1);
 
-    /* Not even the fallback's 8 sub-groups fit: the device cannot serve. */
+    /* The fallback needs more local memory than the h576 row: when 32
+     * items per work-group leave out every row (the fallback's 8
+     * sub-groups last), the device cannot serve. */
     cpu.max_group_size = 32;
     ck_assert_int_eq(sdpa_fwd_config_choose(&q, 0, &t, &c, &source), SDPA_ERROR_UNSUPPORTED);
     ck_assert_ptr_eq(strstr(sdpa_error_message(), "fallback: h256 2,16,32,16,8,1,8,1 breaks the "

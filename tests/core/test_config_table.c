@@ -187,8 +187,8 @@ START_TEST(fallback_classes)
     ck_assert_uint_eq(sdpa_fwd_config_candidates(&q, rows, SDPA_CONFIG_MAX_CANDIDATES), 1);
     ck_assert(is_fwd_fallback(rows[0]));
     ck_assert_int_eq(rows[0]->criteria.head_size, 256);
-    /* Above 512 nothing serves, above 256 nothing on a GPU. */
-    q = query(SDPA_DEVICE_CLASS_CPU, 513, 100, FMA);
+    /* Above 576 nothing serves, above 256 nothing on a GPU. */
+    q = query(SDPA_DEVICE_CLASS_CPU, 577, 100, FMA);
     ck_assert_uint_eq(sdpa_fwd_config_candidates(&q, rows, SDPA_CONFIG_MAX_CANDIDATES), 0);
     q = query(SDPA_DEVICE_CLASS_XE_HPC, 257, 100, FMA);
     ck_assert_uint_eq(sdpa_fwd_config_candidates(&q, rows, SDPA_CONFIG_MAX_CANDIDATES), 0);
@@ -351,7 +351,7 @@ START_TEST(every_fwd_row_passes_the_kernel_rules)
         const sdpa_fwd_config_row_t *row = &sdpa_fwd_config_table[i];
         char what[96];
         sdpa_config_criteria_format(&row->criteria, what, sizeof(what));
-        ck_assert_int_le(row->criteria.head_size, 512);
+        ck_assert_int_le(row->criteria.head_size, 576);
         /* The device-independent rules for the largest head the row serves,
          * at the sub-group size of its class. GPU rows may need more than a
          * given GPU has (they are skipped then); CPU rows must fit ours. */
@@ -432,7 +432,8 @@ START_TEST(cpu_rows_cover_every_bucket_and_props)
             const sdpa_fwd_config_row_t *row =
                     best_fwd(query(SDPA_DEVICE_CLASS_CPU, head, 1000, fwd_props[p]));
             ck_assert_int_eq(row->criteria.device_class, SDPA_DEVICE_CLASS_CPU);
-            ck_assert_int_eq(row->criteria.head_size, head);
+            /* 512 takes the 576 bucket (head_size_buckets.def) */
+            ck_assert_int_eq(row->criteria.head_size, sdpa_head_size_bucket(head));
             ck_assert_uint_eq(row->criteria.props, fwd_props[p]);
         }
     static const unsigned bwd_props[] = {FMA, FMA | THIN, FMA | F32, FMA | F32 | THIN};
@@ -495,9 +496,10 @@ START_TEST(formats)
     ck_assert_int_eq(sdpa_head_size_bucket(1), 32);
     ck_assert_int_eq(sdpa_head_size_bucket(32), 32);
     ck_assert_int_eq(sdpa_head_size_bucket(33), 64);
-    ck_assert_int_eq(sdpa_head_size_bucket(257), 512);
-    ck_assert_int_eq(sdpa_head_size_bucket(512), 512);
-    ck_assert_int_eq(sdpa_head_size_bucket(513), 0);
+    ck_assert_int_eq(sdpa_head_size_bucket(257), 576);
+    ck_assert_int_eq(sdpa_head_size_bucket(512), 576);
+    ck_assert_int_eq(sdpa_head_size_bucket(576), 576);
+    ck_assert_int_eq(sdpa_head_size_bucket(577), 0);
     ck_assert_int_eq(sdpa_head_size_bucket(0), 0);
 }
 END_TEST

@@ -495,9 +495,14 @@ START_TEST(refusals)
     ck_assert_int_eq(sdpa_fwd_plan_make(&p, &s, &odd, &plan), SDPA_ERROR_UNSUPPORTED);
     ck_assert_ptr_nonnull(strstr(sdpa_error_message(), "sub-group sizes"));
 
-    s.head_size = 513;
+    s.head_size = 577;
     ck_assert_int_eq(sdpa_fwd_plan_make(&p, &s, &cpu, &plan), SDPA_ERROR_UNSUPPORTED);
-    ck_assert_ptr_nonnull(strstr(sdpa_error_message(), "head size 513"));
+    ck_assert_ptr_nonnull(strstr(sdpa_error_message(), "head size 577"));
+    /* V's head size takes part in the bucket too. */
+    s.head_size = 64;
+    s.head_size_v = 577;
+    ck_assert_int_eq(sdpa_fwd_plan_make(&p, &s, &cpu, &plan), SDPA_ERROR_UNSUPPORTED);
+    ck_assert_ptr_nonnull(strstr(sdpa_error_message(), "head size 577"));
 
     /* More work-groups than the device launches in one dimension. */
     fixture_problem(SDPA_DTYPE_F16, 70000, 2, 2, 16, 16, 32, &p, &s);

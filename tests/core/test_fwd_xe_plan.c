@@ -149,6 +149,23 @@ START_TEST(problems_it_does_not_serve)
     ck_assert(!sdpa_fwd_xe_serves(&p, &s, &dev.pvc, &t, &why));
     ck_assert_str_eq(why, "Q or O is not contiguous along the head dimension");
 
+    /* V's head size apart from Q's (DeepSeek's 192 / 128): declined, the
+     * portable kernel plans it, and its bucket holds the larger. */
+    fixture_problem(SDPA_DTYPE_BF16, 1, 4, 4, 100, 200, 192, &p, &s);
+    p.v.dims[3] = p.dst.dims[3] = 128;
+    s.head_size_v = 128;
+    ck_assert(!sdpa_fwd_xe_serves(&p, &s, &dev.pvc, &t, &why));
+    ck_assert_str_eq(why, "V's head size differs from Q's (the fast path's tiles share one)");
+    ck_assert(!xe_takes_fast_path(&forward, &p, &s, &dev.pvc));
+    sdpa_fwd_plan_t dv_plan;
+    plan_ok(&p, &s, &dev.pvc, &dv_plan);
+    ck_assert_int_eq(dv_plan.kind, SDPA_FWD_KIND_PORTABLE);
+    ck_assert_int_eq(dv_plan.d_max, 256);
+    ck_assert_int_eq(dv_plan.head_size_v, 128);
+    s.head_size = 64;
+    p.q.dims[3] = p.k.dims[3] = 64;
+    ck_assert(!sdpa_fwd_xe_serves(&p, &s, &dev.pvc, &t, &why));
+
     /* Quantized K/V: the converting variant, the QUANTIZED rows. */
     fixture_problem(SDPA_DTYPE_F16, 1, 8, 2, 1, 300, 128, &p, &s);
     p.k.dtype = p.v.dtype = SDPA_DTYPE_S8;

@@ -61,7 +61,7 @@ END_TEST
  * the states would not fit a buffer. */
 START_TEST(decode_split_scratch)
 {
-    sdpa_shape_t s = {3, 5, 1, 5, 1, 100, 40}; /* 15 rows of D = 40 */
+    sdpa_shape_t s = {3, 5, 1, 5, 1, 100, 8, 40}; /* 15 rows of Dv = 40 (D = 8) */
     size_t bytes = 1, lse = 1;
     ck_assert_int_eq(sdpa_decode_scratch_plan(&s, 1, &bytes, &lse), SDPA_SUCCESS);
     ck_assert_uint_eq(bytes, 0);
@@ -71,7 +71,7 @@ START_TEST(decode_split_scratch)
     ck_assert_uint_eq(lse, (states + 255) / 256 * 256);
     ck_assert_uint_eq(bytes, lse + 3 * 15 * sizeof(float));
 
-    const sdpa_shape_t huge = {INT32_MAX, INT32_MAX, 1, INT32_MAX, 1, 1, 512};
+    const sdpa_shape_t huge = {INT32_MAX, INT32_MAX, 1, INT32_MAX, 1, 1, 512, 512};
     ck_assert_int_eq(sdpa_decode_scratch_plan(&huge, 16, &bytes, &lse), SDPA_ERROR_UNSUPPORTED);
     ck_assert_msg(strstr(sdpa_error_message(), "num_splits = 16") != NULL, "%s",
                   sdpa_error_message());

@@ -92,7 +92,7 @@ START_TEST(features_describe_the_device)
     sdpa_features_t f = {.struct_size = sizeof(f), .struct_version = SDPA_FEATURES_VERSION};
     ck_assert_int_eq(suite_env.ze->context_get_features(suite_env.ze_ctx, &f), SDPA_SUCCESS);
     ck_assert_str_eq(f.device_name, suite_env.device_props.name);
-    ck_assert_uint_eq(f.max_head_size, 512);
+    ck_assert_uint_eq(f.max_head_size, 576);
     ck_assert_uint_gt(f.subgroup_size, 0);
     ck_assert_uint_eq(f.has_bf16, 1);
     printf("ze features: %s, sub-group %u, f16 %u\n", f.device_name, f.subgroup_size, f.has_f16);

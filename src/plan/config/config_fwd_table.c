@@ -107,9 +107,12 @@ const sdpa_fwd_config_row_t sdpa_fwd_config_table[] = {
          * (issue 15), head size 64 takes 256 queries in 4 sub-groups: K and
          * V are staged once per 256 queries instead of 64 (long-16k -8%,
          * BERT -3%); up to 256 keys the 64-query tile keeps a small
-         * problem on more work-groups than cores. 32, 256 and 512
+         * problem on more work-groups than cores. 32, 256 and 576
          * keep the unmeasured placeholders: query tiles of 32 (16 for thin
-         * Q), K/V tiles that keep the local memory under 256 KiB. */
+         * Q), K/V tiles that keep the local memory under 256 KiB (576,
+         * the bucket of MLA's 576/512 and of 512: 4 x 144 head-dim rows,
+         * 16 queries by 16 keys; 512's 32 queries by 8 keys would need
+         * 257 KiB at 576). */
         R(CPU,  32, ANY, FMA,            16, 16,  16, 16, 2, 2, 2, 2),
         R(CPU,  32, ANY, FMA|THIN,       16, 16,  16, 16, 2, 1, 2, 1),
         R(CPU,  32, ANY, FMA|F32,        16, 16,  16, 16, 2, 2, 2, 2),
@@ -140,12 +143,12 @@ const sdpa_fwd_config_row_t sdpa_fwd_config_table[] = {
         R(CPU, 256, ANY, FMA|QUANT,      16, 16,  64, 16, 4, 2, 4, 2),
         R(CPU, 256, ANY, FMA|QUANT|THIN, 16, 16,  64, 16, 4, 1, 4, 1),
 
-        R(CPU, 512, ANY, FMA,             2, 16, 128, 16, 4, 2, 4, 2),
-        R(CPU, 512, ANY, FMA|THIN,        4, 16, 128, 16, 4, 1, 4, 1),
-        R(CPU, 512, ANY, FMA|F32,         2, 16, 128, 16, 4, 2, 4, 2),
-        R(CPU, 512, ANY, FMA|F32|THIN,    4, 16, 128, 16, 4, 1, 4, 1),
-        R(CPU, 512, ANY, FMA|QUANT,       2, 16, 128, 16, 4, 2, 4, 2),
-        R(CPU, 512, ANY, FMA|QUANT|THIN,  4, 16, 128, 16, 4, 1, 4, 1),
+        R(CPU, 576, ANY, FMA,             4, 16, 144, 16, 4, 1, 4, 1),
+        R(CPU, 576, ANY, FMA|THIN,        4, 16, 144, 16, 4, 1, 4, 1),
+        R(CPU, 576, ANY, FMA|F32,         4, 16, 144, 16, 4, 1, 4, 1),
+        R(CPU, 576, ANY, FMA|F32|THIN,    4, 16, 144, 16, 4, 1, 4, 1),
+        R(CPU, 576, ANY, FMA|QUANT,       4, 16, 144, 16, 4, 1, 4, 1),
+        R(CPU, 576, ANY, FMA|QUANT|THIN,  4, 16, 144, 16, 4, 1, 4, 1),
 };
 
 const size_t sdpa_fwd_config_table_size =

@@ -86,5 +86,7 @@ const char *sdpa_xe_refusal(const sdpa_problem_desc_t *p, const sdpa_shape_t *sh
         return "the device has no fp16";
     if (shape->head_size > SDPA_XE_MAX_HEAD_SIZE)
         return "the head size is above " STRING_OF(SDPA_XE_MAX_HEAD_SIZE);
+    if (shape->head_size_v != shape->head_size)
+        return "V's head size differs from Q's (the fast path's tiles share one)";
     return sdpa_xe_unimplemented_feature(p);
 }
