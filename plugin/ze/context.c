@@ -164,6 +164,7 @@ sdpa_status_t sdpa_ze_context_get_features(sdpa_context_t *ctx, sdpa_features_t 
     f.has_merge = 1;
     f.has_supports_query = 1; /* answered from the plan, nothing built */
     f.has_sinks = 1;          /* portable forward, decode, backward; never the fast path */
+    f.has_fp8_kv = 1;         /* forward: portable, decode, and the fast path converting */
     f.has_split_kv = 1;       /* the decode kernel's problems; num_splits is ignored elsewhere */
     /* ABI 1.1: what the kernels run (sdpa_ze_llm_supported refuses the rest). */
     f.has_window = 1;

@@ -163,6 +163,7 @@ static void context_and_features(void)
     MEMBER(sdpa_features_t, has_merge);
     MEMBER(sdpa_features_t, has_supports_query);
     MEMBER(sdpa_features_t, has_sinks);
+    MEMBER(sdpa_features_t, has_fp8_kv);
 }
 
 static void backend_iface(void)
