@@ -84,19 +84,21 @@ static void expect_kernel(const sdpa_problem_desc_t *p, const char *prefix)
 /* The decoder: every code                                                   */
 /* ------------------------------------------------------------------------- */
 
-/* One query, one key, D = 256: O = V, so O[d] is code d decoded (times a
- * per-tensor scale of 1), in Q's dtype qdt (f32, or f16, which holds every
- * FP8 value of both formats exactly). Runs on backend be. */
+/* Two heads of sq queries (of zeros), one key, D = 128, V holding codes
+ * h * 128 + d: every row of O is its head's V, so O[h][i][d] is that code
+ * decoded (times a per-tensor scale of 1), in Q's dtype qdt (f32, or f16,
+ * which holds every FP8 value of both formats exactly). Runs on backend
+ * be. */
 static void decode_all_codes(const sdpa_backend_iface_t *be, sdpa_context_t *ctx,
-                             sdpa_dtype_t dtype, sdpa_dtype_t qdt, const char *kernel)
+                             sdpa_dtype_t dtype, sdpa_dtype_t qdt, int64_t sq, const char *kernel)
 {
     sdpa_problem_desc_t p;
     memset(&p, 0, sizeof(p));
     p.struct_size = sizeof(p);
     p.struct_version = SDPA_PROBLEM_DESC_VERSION;
     p.prop_kind = SDPA_FORWARD_INFERENCE;
-    p.q = p.dst = dense_tensor(qdt, 1, 1, 1, 256);
-    p.k = p.v = dense_tensor(dtype, 1, 1, 1, 256);
+    p.q = p.dst = dense_tensor(qdt, 1, 2, sq, 128);
+    p.k = p.v = dense_tensor(dtype, 1, 2, 1, 128);
     p.scale_kind = SDPA_SCALE_NONE;
     p.v_quant = (sdpa_quant_desc_t){.scales = SDPA_QUANT_PER_TENSOR,
                                     .scales_dtype = SDPA_DTYPE_F32};
@@ -104,14 +106,15 @@ static void decode_all_codes(const sdpa_backend_iface_t *be, sdpa_context_t *ctx
     if (kernel)
         expect_kernel(&p, kernel);
 
-    void *q = test_alloc(&suite_env, 256 * sizeof(float));
+    const size_t o_bytes = (size_t)sq * 256 * sizeof(float);
+    void *q = test_alloc(&suite_env, o_bytes);
     uint8_t *k = test_alloc(&suite_env, 256), *v = test_alloc(&suite_env, 256);
-    void *dst = test_alloc(&suite_env, 256 * sizeof(float));
+    void *dst = test_alloc(&suite_env, o_bytes);
     float *scale = test_alloc(&suite_env, sizeof(float));
     *scale = 1.0f;
     for (int code = 0; code < 256; code++)
         v[code] = (uint8_t)code;
-    memset(dst, 0xff, 256 * sizeof(float));
+    memset(dst, 0xff, o_bytes);
     sdpa_exec_args_t a;
     memset(&a, 0, sizeof(a));
     a.struct_size = sizeof(a);
@@ -123,12 +126,13 @@ static void decode_all_codes(const sdpa_backend_iface_t *be, sdpa_context_t *ctx
     a.v_scales = scale;
     sdpa_status_t status = test_run_once(be, ctx, &p, &a);
     ck_assert_msg(status == SDPA_SUCCESS, "%s: %s", sdpa_status_name(status), be->last_error());
-    for (int code = 0; code < 256; code++) {
-        const double want = fp8_value((uint8_t)code, dtype);
-        const double got = elem_get(dst, code, qdt);
+    for (int64_t i = 0; i < sq * 256; i++) {
+        const uint8_t code = (uint8_t)(i / (sq * 128) * 128 + i % 128);
+        const double want = fp8_value(code, dtype);
+        const double got = elem_get(dst, i, qdt);
         ck_assert_msg(isnan(want) ? isnan(got) : got == want,
-                      "%s %s code 0x%02x: decoded %.9g, the format says %.9g", be->name,
-                      sdpa_dtype_name(dtype), code, got, want);
+                      "%s %s code 0x%02x (row %lld): decoded %.9g, the format says %.9g",
+                      be->name, sdpa_dtype_name(dtype), code, (long long)(i / 128), got, want);
     }
     test_free(&suite_env, q);
     test_free(&suite_env, k);
@@ -146,13 +150,15 @@ START_TEST(test_every_code)
     const int path = _i / 2;
     const char *kernels = getenv("SDPA_ZE_KERNELS");
     decode_mode(path == 1 ? "1" : "0");
+    /* 16 queries for the fast path, which leaves single ones to others. */
     decode_all_codes(suite_env.ze, suite_env.ze_ctx, dtype, path == 2 ? F16 : F32,
+                     path == 2 ? 16 : 1,
                      path == 1   ? "fwd decode"
                      : kernels   ? (path == 2 ? "fwd xe" : NULL)
                                  : "fwd d");
     decode_mode(NULL);
     if (path == 0)
-        decode_all_codes(suite_env.ref, suite_env.ref_ctx, dtype, F32, NULL);
+        decode_all_codes(suite_env.ref, suite_env.ref_ctx, dtype, F32, 1, NULL);
 }
 END_TEST
 
