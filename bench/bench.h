@@ -39,8 +39,9 @@ typedef struct bench_case {
     int64_t batch, q_heads, kv_heads, q_len, k_len, head_size;
     sdpa_dtype_t dtype;
     sdpa_mask_kind_t mask; /* SDPA_MASK_NONE or SDPA_MASK_CAUSAL_BOTTOM_RIGHT */
-    /* K and V: SDPA_DTYPE_UNDEF (dtype, like Q), or s8 / s4 with f16 scales
-     * per group of BENCH_KV_GROUP head_dim elements and no zero points. */
+    /* K and V: SDPA_DTYPE_UNDEF (dtype, like Q), s8 / s4 with f16 scales
+     * per group of BENCH_KV_GROUP head_dim elements and no zero points, or
+     * f8_e4m3 / f8_e5m2 with one f32 scale per tensor (vLLM's FP8 cache). */
     sdpa_dtype_t kv_dtype;
     int deterministic;  /* backward: the deterministic mode (no atomics) */
     int max_reps;       /* at most this many timed runs (small cases: many) */
@@ -206,8 +207,9 @@ int bench_copy(bench_device_t *d, void *dst, const void *src, size_t bytes);
 /* Waits on the host for d->done and resets it. Returns 0 or -1. */
 int bench_wait_done(bench_device_t *d);
 
-/* Uploads count values of an s8 or s4 tensor, given as integers times scale
- * (exact), packed two per byte for s4 (low nibble first). */
+/* Uploads count values of an s8, s4 or FP8 tensor, given as integers (FP8
+ * values) times scale (exact), packed two per byte for s4 (low nibble
+ * first). */
 int bench_upload_int(bench_device_t *d, void *dst, const float *src, int64_t count,
                      sdpa_dtype_t dtype, float scale);
 

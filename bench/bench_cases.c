@@ -86,6 +86,18 @@ static const bench_case_t cases[] = {
          .mask = SDPA_MASK_NONE,
          .max_reps = 100,
          .in_default_run = 1},
+        /* An FP8 KV cache (vLLM, FlashInfer; ABI 1.2) against the f16
+         * decode row: half the K/V bytes, one f32 scale per tensor. */
+        {.name = "llama3-8b-decode-fp8",
+         .about = "Llama-3-8B decode, K/V f8_e4m3 with one f32 scale: B1 Hq32 Hkv8 Sq1 Sk4096 "
+                  "D128",
+         .pass = BENCH_FORWARD,
+         SHAPE(1, 32, 8, 1, 4096, 128),
+         .dtype = SDPA_DTYPE_F16,
+         .kv_dtype = SDPA_DTYPE_F8_E4M3,
+         .mask = SDPA_MASK_NONE,
+         .max_reps = 100,
+         .in_default_run = 1},
         {.name = "llama3-8b-decode-int4",
          .about = "Llama-3-8B decode, K/V s4 with f16 scales per 32: B1 Hq32 Hkv8 Sq1 Sk4096 D128",
          .pass = BENCH_FORWARD,
@@ -327,7 +339,7 @@ double bench_case_min_bytes(const bench_case_t *c)
     double elem = (double)((size_t)sdpa_dtype_bits(c->dtype) / 8);
     double q = (double)bench_q_elements(c) * elem;
     double kv = (double)bench_kv_elements(c) * (double)sdpa_dtype_bits(bench_kv_dtype(c)) / 8.0;
-    if (c->kv_dtype != SDPA_DTYPE_UNDEF) /* one f16 scale per group */
+    if (sdpa_dtype_is_quantized(c->kv_dtype)) /* one f16 scale per group */
         kv += 2.0 * (double)(bench_kv_elements(c) / BENCH_KV_GROUP);
     /* V and O (and dO, dV) hold Dv of every D elements; a V that is a view
      * of K costs no bytes of its own. */

@@ -49,12 +49,37 @@ static float *random_int_tensor(int64_t count, sdpa_dtype_t dtype, uint64_t seed
     return data;
 }
 
+/* count values x * scale in [-1.75, 1.75], x a random finite FP8 value of
+ * dtype (drawn by code: as many small values as large ones, subnormals
+ * too), scale = 2^-8 (E4M3, largest 448) or 2^-15 (E5M2, 57344): a power
+ * of two, so x = value / scale again exactly. */
+static float *random_fp8_tensor(int64_t count, sdpa_dtype_t dtype, uint64_t seed, float *scale)
+{
+    float *data = malloc((size_t)count * sizeof(float));
+    if (data == NULL)
+        return NULL;
+    *scale = dtype == SDPA_DTYPE_F8_E4M3 ? 0x1.0p-8f : 0x1.0p-15f;
+    uint64_t state = seed;
+    for (int64_t i = 0; i < count; i++) {
+        double x;
+        do {
+            const uint8_t code = (uint8_t)(next_random(&state) >> 56);
+            x = sdpa_element_load(&code, 0, dtype);
+        } while (!isfinite(x));
+        data[i] = (float)x * *scale;
+    }
+    return data;
+}
+
 int bench_host_create(const bench_case_t *c, bench_host_t *h)
 {
     *h = (bench_host_t){.scale = (float)(1.0 / sqrt((double)c->head_size))};
     int64_t q = bench_q_elements(c), kv = bench_kv_elements(c);
     h->q = random_tensor(q, c->dtype, 1);
-    if (c->kv_dtype != SDPA_DTYPE_UNDEF) {
+    if (sdpa_dtype_is_fp8(c->kv_dtype)) {
+        h->k = random_fp8_tensor(kv, c->kv_dtype, 2, &h->kv_scale);
+        h->v = random_fp8_tensor(kv, c->kv_dtype, 3, &h->kv_scale);
+    } else if (c->kv_dtype != SDPA_DTYPE_UNDEF) {
         h->k = random_int_tensor(kv, c->kv_dtype, 2, &h->kv_scale);
         h->v = random_int_tensor(kv, c->kv_dtype, 3, &h->kv_scale);
     } else {

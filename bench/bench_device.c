@@ -139,6 +139,23 @@ int bench_upload(bench_device_t *d, void *dst, const float *src, int64_t count, 
     return rc;
 }
 
+/* The FP8 code of value (exact in dtype, finite): codes 0..0x7f grow with
+ * their magnitude, so a binary search over them finds it. */
+static uint8_t fp8_code_of(double value, sdpa_dtype_t dtype)
+{
+    const double magnitude = fabs(value);
+    int lo = 0, hi = 0x7f;
+    while (lo < hi) {
+        const int mid = (lo + hi) / 2;
+        const uint8_t code = (uint8_t)mid;
+        if (sdpa_element_load(&code, 0, dtype) < magnitude)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return (uint8_t)(lo | (value < 0 ? 0x80 : 0));
+}
+
 int bench_upload_int(bench_device_t *d, void *dst, const float *src, int64_t count,
                      sdpa_dtype_t dtype, float scale)
 {
@@ -149,6 +166,10 @@ int bench_upload_int(bench_device_t *d, void *dst, const float *src, int64_t cou
         return -1;
     }
     for (int64_t i = 0; i < count; i++) {
+        if (dtype == SDPA_DTYPE_F8_E4M3 || dtype == SDPA_DTYPE_F8_E5M2) {
+            staging[i] = fp8_code_of((double)src[i] / scale, dtype);
+            continue;
+        }
         long q = lrintf(src[i] / scale);
         if (dtype == SDPA_DTYPE_S8)
             staging[i] = (uint8_t)(int8_t)q;

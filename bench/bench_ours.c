@@ -81,7 +81,11 @@ sdpa_problem_desc_t bench_make_problem(const bench_case_t *c, sdpa_prop_kind_t k
                              .mask_kind = c->mask,
                              .scale_kind = SDPA_SCALE_HOST,
                              .softmax_kind = SDPA_SOFTMAX_ACCURATE};
-    if (c->kv_dtype != SDPA_DTYPE_UNDEF) {
+    if (sdpa_dtype_is_fp8(c->kv_dtype)) {
+        const sdpa_quant_desc_t quant = {.scales = SDPA_QUANT_PER_TENSOR,
+                                         .scales_dtype = SDPA_DTYPE_F32};
+        p.k_quant = p.v_quant = quant;
+    } else if (c->kv_dtype != SDPA_DTYPE_UNDEF) {
         const sdpa_quant_desc_t quant = {.scales = SDPA_QUANT_PER_GROUP,
                                          .scales_dtype = SDPA_DTYPE_F16,
                                          .group_size = BENCH_KV_GROUP};
@@ -118,7 +122,7 @@ sdpa_problem_desc_t bench_make_problem(const bench_case_t *c, sdpa_prop_kind_t k
 /* Every USM buffer of a case, with its size for the accounting. */
 typedef struct case_memory {
     void *q, *k, *v, *dst, *workspace, *fwd_scratch;
-    void *kv_scales; /* quantized K/V: one f16 scale per group, shared by K and V */
+    void *kv_scales; /* quantized K/V: f16 per group (FP8: one f32), shared by K and V */
     void *diff_dst, *diff_q, *diff_k, *diff_v, *bwd_scratch;
     void *cu_seqlens; /* varlen: int32 [count + 1], for queries and keys */
     size_t cu_count;
@@ -281,15 +285,18 @@ int bench_run_ours(bench_device_t *d, const bench_backend_t *b, const bench_case
         bench_upload(d, m.q, h->q, q_count, c->dtype))
         goto cleanup;
     if (quantized) {
-        int64_t groups = kv_count / BENCH_KV_GROUP;
+        /* FP8: one f32 scale per tensor; integers: f16 scales per group. */
+        const int fp8 = sdpa_dtype_is_fp8(c->kv_dtype);
+        const int64_t groups = fp8 ? 1 : kv_count / BENCH_KV_GROUP;
+        const sdpa_dtype_t scales_dtype = fp8 ? SDPA_DTYPE_F32 : SDPA_DTYPE_F16;
         float *scales = malloc((size_t)groups * sizeof(float));
         if (scales == NULL)
             goto cleanup;
         for (int64_t i = 0; i < groups; i++)
             scales[i] = h->kv_scale;
-        m.kv_scales_bytes = (size_t)groups * 2;
+        m.kv_scales_bytes = (size_t)groups * (size_t)(sdpa_dtype_bits(scales_dtype) / 8);
         int failed = alloc_if_needed(d, &m.kv_scales, m.kv_scales_bytes) ||
-                     bench_upload(d, m.kv_scales, scales, groups, SDPA_DTYPE_F16) ||
+                     bench_upload(d, m.kv_scales, scales, groups, scales_dtype) ||
                      bench_upload_int(d, m.k, host_k, kv_count, c->kv_dtype, h->kv_scale) ||
                      bench_upload_int(d, m.v, host_v, kv_count, c->kv_dtype, h->kv_scale);
         free(scales);

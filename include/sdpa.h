@@ -118,8 +118,9 @@ extern "C" {
 
 /* The ABI this header describes. 1.1 appended merge_create and
  * merge_execute to sdpa_backend_iface_t (merging attention states); 1.2
- * appended primitive_supports (would creation serve this problem, and how)
- * and attention sinks (sdpa_problem_desc_t.sinks). */
+ * appended primitive_supports (would creation serve this problem, and how),
+ * attention sinks (sdpa_problem_desc_t.sinks) and an FP8 KV cache
+ * (SDPA_DTYPE_F8_E4M3, SDPA_DTYPE_F8_E5M2, SDPA_QUANT_PER_HEAD). */
 #define SDPA_ABI_VERSION SDPA_MAKE_VERSION(1, 2)
 
 /* Versions of the descriptors (struct_version fields). */
@@ -133,8 +134,8 @@ extern "C" {
  * diff_sinks. */
 #define SDPA_EXEC_ARGS_VERSION 3u
 /* Version 2 (ABI 1.1) appends has_varlen .. has_merge; version 3 (ABI 1.2)
- * has_supports_query .. has_v_view_of_k (a version 3 struct that ends
- * after has_sinks, from a caller built before the last two, is filled up
+ * has_supports_query .. has_fp8_kv (a version 3 struct that ends
+ * earlier, from a caller built before the later members, is filled up
  * to its struct_size). */
 #define SDPA_FEATURES_VERSION 3u
 #define SDPA_MERGE_DESC_VERSION 1u /* ABI 1.1 */
@@ -215,6 +216,15 @@ typedef enum sdpa_dtype {
     SDPA_DTYPE_S4 = 6,
     SDPA_DTYPE_U4 = 7,
     SDPA_DTYPE_S32 = 8, /* zero points only */
+    /* ABI 1.2: 8-bit floats for K and V only (an FP8 KV cache), read
+     * through k_quant / v_quant (see sdpa_quant_desc_t).
+     * F8_E4M3 is OCP FP8 E4M3FN: 1 sign, 4 exponent (bias 7), 3 mantissa
+     * bits, subnormals, no infinities, S.1111.111 is NaN, largest 448.
+     * F8_E5M2 is OCP FP8 E5M2 (the high byte of an f16): 1 sign, 5
+     * exponent (bias 15), 2 mantissa bits, subnormals, infinities and NaNs
+     * as in IEEE 754, largest finite 57344. */
+    SDPA_DTYPE_F8_E4M3 = 9,
+    SDPA_DTYPE_F8_E5M2 = 10,
 } sdpa_dtype_t;
 
 /* A strided 4D tensor. Index order is [batch, heads, sequence, head_dim];
@@ -269,11 +279,26 @@ typedef enum sdpa_quant_kind {
     SDPA_QUANT_NONE = 0,
     SDPA_QUANT_PER_TENSOR = 1, /* one value for the whole tensor */
     SDPA_QUANT_PER_GROUP = 2,  /* one value per group_size head_dim elements of each token */
+    SDPA_QUANT_PER_HEAD = 3,   /* ABI 1.2: one value per K/V head, [Hkv] */
 } sdpa_quant_kind_t;
 
-/* Dequantization of an integer K or V: x = (q - zero_point) * scale.
+/* Dequantization of an integer K or V: x = (q - zero_point) * scale; of
+ * an FP8 K or V (ABI 1.2, F8_E4M3 or F8_E5M2): x = fp8 * scale.
  *
- * PER_TENSOR: one value, element 0 of its array. PER_GROUP: the array is
+ * Integer K/V need scales (zero points are optional). FP8 K/V take scales
+ * or none (scales = NONE: x = fp8, a scale of 1) and no zero points
+ * (zero_points other than NONE: SDPA_ERROR_INVALID_ARGUMENT). A float K/V
+ * (f32, f16, bf16) takes neither. An FP8 NaN (E4M3's S.1111.111, E5M2's
+ * NaNs) or E5M2 infinity is read as such and propagates as the same value
+ * in f32 would. FP8 K/V are forward only: backward refuses them
+ * (SDPA_ERROR_UNSUPPORTED; training uses f16 or bf16 K/V), as it does
+ * integer K/V. sdpa_features_t.has_fp8_kv says whether a backend serves
+ * them.
+ *
+ * PER_TENSOR: one value, element 0 of its array. PER_HEAD (ABI 1.2, any
+ * quantized K/V, scales and zero points): the array is dense [Hkv], K/V
+ * head h (the head of k.dims[1], shared by its Hq / Hkv query heads) uses
+ * entry h, in every layout (dense, varlen, paged). PER_GROUP: the array is
  * dense [B, Hkv, Sk, G] with G = D / group_size groups per token, whatever
  * the strides of K and V: element (b, h, j, d) of K uses entry
  *     ((b * Hkv + h) * Sk + j) * G + d / group_size.
@@ -448,7 +473,9 @@ typedef struct sdpa_problem_desc {
      * query head h reads K/V head h / (Hq / Hkv), so consecutive query heads
      * share a K/V head, and backward sums the dK, dV of those Hq / Hkv query
      * heads. q and dst share one dtype (f32, f16, bf16); k and v may be
-     * f32, f16, bf16, or s8, u8, s4, u4 with k_quant/v_quant.
+     * f32, f16, bf16, or s8, u8, s4, u4 with k_quant/v_quant, or (ABI 1.2)
+     * f8_e4m3, f8_e5m2 with optional scales in k_quant/v_quant (each of k
+     * and v its own dtype).
      *
      * V's head size (ABI 1.2). Dv = v.dims[3] may differ from D = q.dims[3]
      * = k.dims[3] (DeepSeek-V2/V3 prefill: D 192, Dv 128); each is in
@@ -567,8 +594,9 @@ typedef struct sdpa_problem_desc {
  * does not use are ignored.
  *
  * Alignment. A pointer needs only the alignment of its own elements: 4 bytes
- * for f32 and s32, 2 for f16 and bf16, 1 for s8, u8 and the 4-bit types
- * (whose pointer is the byte holding element 0 in its low nibble); 4 for the
+ * for f32 and s32, 2 for f16 and bf16, 1 for s8, u8, the 8-bit floats and
+ * the 4-bit types (whose pointer is the byte holding element 0 in its low
+ * nibble); 4 for the
  * workspace and dropout_p_ptr, 8 for dropout_seed_ptr and dropout_offset_ptr,
  * 1 for dropout_mask. Any such pointer is served, forward and backward:
  * views into a larger allocation at any element offset (q, k and v carved
@@ -753,6 +781,7 @@ typedef struct sdpa_features {
     /* "MLA: V as a view of K" (see sdpa_problem_desc_t) is served, with
      * head sizes up to max_head_size. */
     uint32_t has_v_view_of_k;
+    uint32_t has_fp8_kv; /* F8_E4M3 / F8_E5M2 K and V and PER_HEAD scales, forward */
 } sdpa_features_t;
 
 typedef enum sdpa_query {

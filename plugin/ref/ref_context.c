@@ -55,6 +55,7 @@ sdpa_status_t ref_context_get_features(sdpa_context_t *ctx, sdpa_features_t *out
     f.has_supports_query = 1;
     f.has_sinks = 1;
     f.has_value_head_size = f.has_v_view_of_k = 1; /* forward and backward */
+    f.has_fp8_kv = 1;
     sdpa_features_store(&f, out);
     return SDPA_SUCCESS;
 }

@@ -1,15 +1,19 @@
 /* ref_dequant.c - one head of K or V as dense doubles in panel layouts,
- * integer types dequantized as (q - zero_point) * scale. */
+ * integer types dequantized as (q - zero_point) * scale, FP8 ones as
+ * fp8 * scale (scale 1 without scales). */
 #include <string.h>
 
 #include "ref.h"
 
 /* Index of the scale or zero point of element (i0, h, i2, d) of K or V
- * (t): 0 per tensor; per group a dense [dims[0], Hkv, dims[2], D / group]
- * array (sdpa.h; a paged cache's dims are the cache's). */
+ * (t): 0 per tensor; h per K/V head; per group a dense [dims[0], Hkv,
+ * dims[2], D / group] array (sdpa.h; a paged cache's dims are the
+ * cache's). */
 static int64_t quant_index(sdpa_quant_kind_t kind, const sdpa_tensor_desc_t *t, int64_t group_size,
                            int64_t i0, int64_t h, int64_t i2, int64_t d)
 {
+    if (kind == SDPA_QUANT_PER_HEAD)
+        return h;
     if (kind != SDPA_QUANT_PER_GROUP)
         return 0;
     int64_t groups = t->dims[3] / group_size;
@@ -27,7 +31,7 @@ void ref_load_head(const ref_exec_t *x, char which, const ref_seq_t *seq, int64_
     const void *data = is_k ? x->args->k : x->args->v;
     const void *scales = is_k ? x->args->k_scales : x->args->v_scales;
     const void *zero_points = is_k ? x->args->k_zero_points : x->args->v_zero_points;
-    const int quantized = sdpa_dtype_is_quantized(t->dtype);
+    const int quantized = sdpa_dtype_is_dequantized(t->dtype);
     const int64_t sk = s->k_len, dims = is_k ? s->head_size : s->head_size_v;
 
     /* Panel padding and keys past the sequence's stay zero. */
@@ -48,9 +52,11 @@ void ref_load_head(const ref_exec_t *x, char which, const ref_seq_t *seq, int64_
                             zero_points,
                             quant_index(quant->zero_points, t, quant->group_size, i0, h, i2, d),
                             quant->zero_points_dtype);
-                double scale = sdpa_element_load(
-                        scales, quant_index(quant->scales, t, quant->group_size, i0, h, i2, d),
-                        quant->scales_dtype);
+                double scale = 1.0;
+                if (quant->scales != SDPA_QUANT_NONE)
+                    scale = sdpa_element_load(
+                            scales, quant_index(quant->scales, t, quant->group_size, i0, h, i2, d),
+                            quant->scales_dtype);
                 value = (value - zero_point) * scale;
             }
             if (out->key_panels != NULL)

@@ -169,6 +169,7 @@ sdpa_status_t sdpa_ze_context_get_features(sdpa_context_t *ctx, sdpa_features_t 
      * refuses the aliasing of two read-only inputs. */
     f.has_value_head_size = 1;
     f.has_v_view_of_k = 1;
+    f.has_fp8_kv = 1;         /* forward: portable, decode, and the fast path converting */
     f.has_split_kv = 1;       /* the decode kernel's problems; num_splits is ignored elsewhere */
     /* ABI 1.1: what the kernels run (sdpa_ze_llm_supported refuses the rest). */
     f.has_window = 1;

@@ -31,6 +31,7 @@ SUCCESS = 0
 
 # sdpa_dtype_t
 DTYPE_UNDEF, DTYPE_F32, DTYPE_F16, DTYPE_BF16 = 0, 1, 2, 3
+DTYPE_F8_E4M3, DTYPE_F8_E5M2 = 9, 10
 
 # sdpa_prop_kind_t
 FORWARD_INFERENCE, FORWARD_TRAINING, BACKWARD = 0, 1, 2
@@ -147,7 +148,8 @@ class Features(ctypes.Structure):
                 ("has_merge", _u32),
                 # ABI 1.2, struct_version 3
                 ("has_supports_query", _u32), ("has_sinks", _u32),
-                ("has_value_head_size", _u32), ("has_v_view_of_k", _u32)]
+                ("has_value_head_size", _u32), ("has_v_view_of_k", _u32),
+                ("has_fp8_kv", _u32)]
 
 
 class MergeDesc(ctypes.Structure):

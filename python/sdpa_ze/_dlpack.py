@@ -23,6 +23,8 @@ KDL_ONEAPI = 14
 
 # DLDataTypeCode values used here.
 KDL_INT, KDL_UINT, KDL_FLOAT, KDL_BFLOAT, KDL_BOOL = 0, 1, 2, 4, 6
+# DLPack 1.1's 8-bit floats (torch.float8_e4m3fn, torch.float8_e5m2).
+KDL_FLOAT8_E4M3FN, KDL_FLOAT8_E5M2 = 10, 12
 
 # DLManagedTensorVersioned.flags bits.
 FLAG_READ_ONLY = 1 << 0

@@ -16,8 +16,8 @@ class DType:
 
     @property
     def numpy(self):
-        """The NumPy dtype of this type, or None (bfloat16)."""
-        return None if self.name == "bfloat16" else self.storage
+        """The NumPy dtype of this type, or None (bfloat16, the 8-bit floats)."""
+        return None if self.name == "bfloat16" or self.name.startswith("float8") else self.storage
 
     def __repr__(self):
         return self.name
@@ -30,9 +30,15 @@ BOOL = DType("bool", 1, np.bool_, (_dlpack.KDL_BOOL, 8, 1), None)
 # Index arrays (cu_seqlens, block tables, cache lengths) and the dropout keep mask.
 INT32 = DType("int32", 4, np.int32, (_dlpack.KDL_INT, 32, 1), None)
 UINT8 = DType("uint8", 1, np.uint8, (_dlpack.KDL_UINT, 8, 1), None)
+# OCP FP8 (torch.float8_e4m3fn, torch.float8_e5m2), bits in uint8: sdpa.h
+# takes them for K and V (an FP8 KV cache); the operators here do not yet.
+FLOAT8_E4M3FN = DType("float8_e4m3fn", 1, np.uint8, (_dlpack.KDL_FLOAT8_E4M3FN, 8, 1),
+                      _abi.DTYPE_F8_E4M3)
+FLOAT8_E5M2 = DType("float8_e5m2", 1, np.uint8, (_dlpack.KDL_FLOAT8_E5M2, 8, 1),
+                    _abi.DTYPE_F8_E5M2)
 
 FLOATS = (FLOAT32, FLOAT16, BFLOAT16)
-_ALL = (FLOAT32, FLOAT16, BFLOAT16, BOOL, INT32, UINT8)
+_ALL = (FLOAT32, FLOAT16, BFLOAT16, BOOL, INT32, UINT8, FLOAT8_E4M3FN, FLOAT8_E5M2)
 _BY_NAME = {t.name: t for t in _ALL}
 _BY_DLPACK = {t.dlpack: t for t in _ALL}
 

@@ -165,6 +165,7 @@ static void context_and_features(void)
     MEMBER(sdpa_features_t, has_sinks);
     MEMBER(sdpa_features_t, has_value_head_size);
     MEMBER(sdpa_features_t, has_v_view_of_k);
+    MEMBER(sdpa_features_t, has_fp8_kv);
 }
 
 static void backend_iface(void)

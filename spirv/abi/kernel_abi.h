@@ -31,6 +31,8 @@
 #define SDPA_DT_S4 6
 #define SDPA_DT_U4 7
 #define SDPA_DT_S32 8
+#define SDPA_DT_F8_E4M3 9
+#define SDPA_DT_F8_E5M2 10
 
 #define SDPA_MASK_KIND_NONE 0
 #define SDPA_MASK_KIND_BUFFER 1
@@ -45,6 +47,7 @@
 #define SDPA_QUANT_KIND_NONE 0
 #define SDPA_QUANT_KIND_PER_TENSOR 1
 #define SDPA_QUANT_KIND_PER_GROUP 2
+#define SDPA_QUANT_KIND_PER_HEAD 3
 
 /* Dropout: the element index, Philox counter and key, and the keep rule are
  * part of the ABI, documented at sdpa_dropout_desc_t in include/sdpa.h (the

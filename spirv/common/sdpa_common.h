@@ -10,6 +10,7 @@
 #pragma OPENCL EXTENSION cl_khr_fp16 : enable
 
 #include "kernel_abi.h"
+#include "sdpa_fp8.h"
 #include "spec_constants.h"
 
 /* Offset in elements of (i0, i1, i2, i3) in a tensor with strides s0..s3.
@@ -46,7 +47,8 @@ static inline uint sdpa_nibble(const global uchar *base, long idx)
 
 /*
  * Element idx of base (dtype dt) as float. Integer types give their integer
- * value (dequantization happens in the caller). f16 goes through a plain
+ * value, FP8 types their value unscaled (dequantization happens in the
+ * caller). f16 goes through a plain
  * half load and conversion: vload_half is a library call that Intel's CPU
  * vectorizer executes lane by lane (8 scalar loads and conversions), while a
  * half load vectorizes into one vector load and one vcvtph2ps.
@@ -71,6 +73,10 @@ static inline __attribute__((always_inline)) float sdpa_load(const global void *
         return (float)sdpa_nibble((const global uchar *)base, idx);
     case SDPA_DT_S32:
         return (float)((const global int *)base)[idx];
+    case SDPA_DT_F8_E4M3:
+        return sdpa_fp8_to_f32(((const global uchar *)base)[idx], 4);
+    case SDPA_DT_F8_E5M2:
+        return sdpa_fp8_to_f32(((const global uchar *)base)[idx], 5);
     default:
         return ((const global float *)base)[idx];
     }

@@ -23,19 +23,38 @@ static inline bool sdpa_fwd_is_nibble(int dt)
     return dt == SDPA_DT_S4 || dt == SDPA_DT_U4;
 }
 
-/* p advanced by n elements of dtype dt (not a 4-bit type). */
+/* log2 of the nibbles (4 bits) one element of dtype dt takes: 0 for s4
+ * and u4, 1 for the byte types, 2 for f16 and bf16, 3 for f32 and s32, as
+ * 2-bit fields of one constant indexed by dt (a chain of comparisons
+ * becomes a switch that llvm-spirv translates into an invalid OpPhi). */
+static inline int sdpa_fwd_log2_nibbles(int dt)
+{
+    const uint fields = (3u << 2 * SDPA_DT_F32) | (2u << 2 * SDPA_DT_F16) |
+                        (2u << 2 * SDPA_DT_BF16) | (1u << 2 * SDPA_DT_S8) |
+                        (1u << 2 * SDPA_DT_U8) | (0u << 2 * SDPA_DT_S4) | (0u << 2 * SDPA_DT_U4) |
+                        (3u << 2 * SDPA_DT_S32) | (1u << 2 * SDPA_DT_F8_E4M3) |
+                        (1u << 2 * SDPA_DT_F8_E5M2);
+    return (int)((fields >> (2 * dt)) & 3u);
+}
+
+/* 1 for the one-byte types: s8, u8 and the 8-bit floats. Range tests, not
+ * a chain of ==, which LLVM makes a switch (see below). */
+static inline bool sdpa_fwd_is_byte(int dt)
+{
+    return (uint)(dt - SDPA_DT_S8) <= (uint)(SDPA_DT_U8 - SDPA_DT_S8) ||
+           (uint)(dt - SDPA_DT_F8_E4M3) <= (uint)(SDPA_DT_F8_E5M2 - SDPA_DT_F8_E4M3);
+}
+
+/* p advanced by n elements of dtype dt (not a 4-bit type). Selects, not a
+ * switch: llvm-spirv turns a switch whose cases share a block into an
+ * OpPhi the SPIR-V validator refuses. */
 static inline const global void *sdpa_fwd_advance(const global void *p, long n, int dt)
 {
-    switch (dt) {
-    case SDPA_DT_F16:
-    case SDPA_DT_BF16:
+    if (dt == SDPA_DT_F16 || dt == SDPA_DT_BF16)
         return (const global ushort *)p + n;
-    case SDPA_DT_S8:
-    case SDPA_DT_U8:
+    if (sdpa_fwd_is_byte(dt))
         return (const global uchar *)p + n;
-    default:
-        return (const global float *)p + n;
-    }
+    return (const global float *)p + n;
 }
 
 /* Where this lane's element c = c0 + lane of a row lives: a uniform base and
@@ -270,16 +289,12 @@ sdpa_fwd_v_global(const private sdpa_fwd_kv_source *v, int key, int c0)
 static inline __attribute__((always_inline)) void
 sdpa_fwd_v_prefetch(const private sdpa_fwd_kv_source *v, int k0, int bk, int d)
 {
-    const int dt = v->f->dt;
-    const size_t row_bytes = sdpa_fwd_is_nibble(dt) ? (size_t)d / 2
-                             : dt == SDPA_DT_F16 || dt == SDPA_DT_BF16 ? (size_t)d * 2
-                             : dt == SDPA_DT_S8 || dt == SDPA_DT_U8    ? (size_t)d
-                                                                       : (size_t)d * 4;
+    const int log2_nibbles = sdpa_fwd_log2_nibbles(v->f->dt);
+    const size_t row_bytes = ((size_t)d << log2_nibbles) >> 1;
     for (int r = get_sub_group_local_id(); r < bk; r += SUBGROUP_SIZE) {
         long off, token;
         sdpa_fwd_source_key(v, k0 + r, &off, &token);
-        const long byte = sdpa_fwd_is_nibble(dt) ? off >> 1 : (long)(off * (long)(row_bytes / d));
-        prefetch((const global uchar *)v->src + byte, row_bytes);
+        prefetch((const global uchar *)v->src + ((off << log2_nibbles) >> 1), row_bytes);
     }
 }
 

@@ -6,6 +6,7 @@
 #include "config_check.h"
 #include "decode_plan.h"
 #include "error.h"
+#include "problem.h"
 #include "fwd_plan.h"
 #include "xe_fwd_plan.h"
 #include "kernel_abi_decode.h"
@@ -19,7 +20,8 @@ _Static_assert(SDPA_DT_UNDEF == SDPA_DTYPE_UNDEF && SDPA_DT_F32 == SDPA_DTYPE_F3
                        SDPA_DT_F16 == SDPA_DTYPE_F16 && SDPA_DT_BF16 == SDPA_DTYPE_BF16 &&
                        SDPA_DT_S8 == SDPA_DTYPE_S8 && SDPA_DT_U8 == SDPA_DTYPE_U8 &&
                        SDPA_DT_S4 == SDPA_DTYPE_S4 && SDPA_DT_U4 == SDPA_DTYPE_U4 &&
-                       SDPA_DT_S32 == SDPA_DTYPE_S32,
+                       SDPA_DT_S32 == SDPA_DTYPE_S32 && SDPA_DT_F8_E4M3 == SDPA_DTYPE_F8_E4M3 &&
+                       SDPA_DT_F8_E5M2 == SDPA_DTYPE_F8_E5M2,
                "kernel_abi.h dtype codes differ from sdpa_dtype_t");
 _Static_assert(SDPA_MASK_KIND_NONE == SDPA_MASK_NONE && SDPA_MASK_KIND_BUFFER == SDPA_MASK_BUFFER &&
                        SDPA_MASK_KIND_TOP_LEFT == SDPA_MASK_CAUSAL_TOP_LEFT &&
@@ -27,13 +29,17 @@ _Static_assert(SDPA_MASK_KIND_NONE == SDPA_MASK_NONE && SDPA_MASK_KIND_BUFFER ==
                "kernel_abi.h mask codes differ from sdpa_mask_kind_t");
 _Static_assert(SDPA_QUANT_KIND_NONE == SDPA_QUANT_NONE &&
                        SDPA_QUANT_KIND_PER_TENSOR == SDPA_QUANT_PER_TENSOR &&
-                       SDPA_QUANT_KIND_PER_GROUP == SDPA_QUANT_PER_GROUP,
+                       SDPA_QUANT_KIND_PER_GROUP == SDPA_QUANT_PER_GROUP &&
+                       SDPA_QUANT_KIND_PER_HEAD == SDPA_QUANT_PER_HEAD,
                "kernel_abi.h quantization codes differ from sdpa_quant_kind_t");
 
+/* K or V is converted on the fly: dequantized, or FP8 (with or without
+ * scales). */
 static int is_quantized(const sdpa_problem_desc_t *p)
 {
     return p->k_quant.scales != SDPA_QUANT_NONE || p->k_quant.zero_points != SDPA_QUANT_NONE ||
-           p->v_quant.scales != SDPA_QUANT_NONE || p->v_quant.zero_points != SDPA_QUANT_NONE;
+           p->v_quant.scales != SDPA_QUANT_NONE || p->v_quant.zero_points != SDPA_QUANT_NONE ||
+           sdpa_dtype_is_fp8(p->k.dtype) || sdpa_dtype_is_fp8(p->v.dtype);
 }
 
 static int uses_f16_accumulation(const sdpa_problem_desc_t *p)

@@ -21,6 +21,29 @@ static double f16_to_double(uint16_t bits)
     return sign ? -magnitude : magnitude;
 }
 
+/* An OCP FP8 code, exactly: 1 sign, exponent_bits exponent bits (bias
+ * 2^(exponent_bits - 1) - 1), the rest mantissa, with subnormals. E5M2
+ * (ieee_specials) has infinities and NaNs as IEEE 754 does; E4M3FN has no
+ * infinities and one NaN per sign, S.1111.111. */
+static double fp8_to_double(uint8_t bits, int exponent_bits, int ieee_specials)
+{
+    const int mantissa_bits = 7 - exponent_bits;
+    const int bias = (1 << (exponent_bits - 1)) - 1;
+    const int all_ones = (1 << exponent_bits) - 1;
+    const int exponent = (bits >> mantissa_bits) & all_ones;
+    const int mantissa = bits & ((1 << mantissa_bits) - 1);
+    double magnitude;
+    if (ieee_specials && exponent == all_ones)
+        magnitude = mantissa ? NAN : INFINITY;
+    else if (!ieee_specials && (bits & 0x7f) == 0x7f)
+        magnitude = NAN;
+    else if (exponent == 0)
+        magnitude = ldexp(mantissa, 1 - bias - mantissa_bits); /* subnormal */
+    else
+        magnitude = ldexp(mantissa + (1 << mantissa_bits), exponent - bias - mantissa_bits);
+    return (bits & 0x80) ? -magnitude : magnitude;
+}
+
 /* bfloat16 is the high half of an f32. */
 static double bf16_to_double(uint16_t bits)
 {
@@ -96,6 +119,10 @@ double sdpa_element_load(const void *base, int64_t idx, sdpa_dtype_t dtype)
         return nibble(base, idx);
     case SDPA_DTYPE_S32:
         return ((const int32_t *)base)[idx];
+    case SDPA_DTYPE_F8_E4M3:
+        return fp8_to_double(((const uint8_t *)base)[idx], 4, 0);
+    case SDPA_DTYPE_F8_E5M2:
+        return fp8_to_double(((const uint8_t *)base)[idx], 5, 1);
     case SDPA_DTYPE_UNDEF:
         break;
     }

@@ -135,8 +135,15 @@ size_t sdpa_dtype_alignment(sdpa_dtype_t dtype);
 /* 1 for F32, F16 and BF16; 0 otherwise. */
 int sdpa_dtype_is_float(sdpa_dtype_t dtype);
 
-/* 1 for S8, U8, S4 and U4 (the quantized K/V types); 0 otherwise. */
+/* 1 for S8, U8, S4 and U4 (the integer K/V types); 0 otherwise. */
 int sdpa_dtype_is_quantized(sdpa_dtype_t dtype);
+
+/* 1 for F8_E4M3 and F8_E5M2; 0 otherwise. */
+int sdpa_dtype_is_fp8(sdpa_dtype_t dtype);
+
+/* 1 for the K/V types that k_quant/v_quant dequantize: the integer ones
+ * and the 8-bit floats; 0 otherwise. */
+int sdpa_dtype_is_dequantized(sdpa_dtype_t dtype);
 
 /* "f32", "f16", ... or "invalid". */
 const char *sdpa_dtype_name(sdpa_dtype_t dtype);

@@ -77,7 +77,7 @@ sdpa_status_t sdpa_check_bool(const char *field, uint32_t value)
 
 static sdpa_status_t check_dtype_enum(const char *field, sdpa_dtype_t dtype)
 {
-    return check_enum(field, (unsigned)dtype, SDPA_DTYPE_S32, "sdpa_dtype_t");
+    return check_enum(field, (unsigned)dtype, SDPA_DTYPE_F8_E5M2, "sdpa_dtype_t");
 }
 
 /* A dtype that must be f32, f16 or bf16 (q, dst, mask, ds, scales, ...). */
@@ -225,10 +225,11 @@ static sdpa_status_t check_qkvo(const sdpa_problem_desc_t *d)
     const sdpa_tensor_desc_t *kv[2] = {&d->k, &d->v};
     for (int t = 0; t < 2; t++) {
         SDPA_TRY(check_required(names[t], kv[t], kv_dim_names, "K and V are required"));
-        if (!sdpa_dtype_is_float(kv[t]->dtype) && !sdpa_dtype_is_quantized(kv[t]->dtype))
+        if (!sdpa_dtype_is_float(kv[t]->dtype) && !sdpa_dtype_is_dequantized(kv[t]->dtype))
             return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
-                             "%s.dtype = %s: must be f32, f16, bf16, s8, u8, s4 or u4", names[t],
-                             sdpa_dtype_name(kv[t]->dtype));
+                             "%s.dtype = %s: must be f32, f16, bf16, s8, u8, s4, u4, f8_e4m3 or "
+                             "f8_e5m2",
+                             names[t], sdpa_dtype_name(kv[t]->dtype));
     }
     if (d->k.dims[0] != d->q.dims[0] && !d->paged_kv.enabled) /* a cache: num_blocks */
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
@@ -325,34 +326,44 @@ static sdpa_status_t check_acc_dtype(const char *field, sdpa_dtype_t dtype)
 /* Quantization and dropout                                                  */
 /* ------------------------------------------------------------------------- */
 
-/* Quantization parameters q of tensor t (named name, "k" or "v"). */
+/* Quantization parameters q of tensor t (named name, "k" or "v"): integer
+ * K/V need scales and may take zero points, FP8 K/V may take scales and
+ * take no zero points, float K/V take neither (sdpa.h). */
 static sdpa_status_t check_quant(const char *name, const sdpa_tensor_desc_t *t,
                                  const sdpa_quant_desc_t *q, int64_t head_size)
 {
     char field[40];
     snprintf(field, sizeof(field), "%s_quant.scales", name);
-    SDPA_TRY(check_enum(field, (unsigned)q->scales, SDPA_QUANT_PER_GROUP, "sdpa_quant_kind_t"));
+    SDPA_TRY(check_enum(field, (unsigned)q->scales, SDPA_QUANT_PER_HEAD, "sdpa_quant_kind_t"));
     snprintf(field, sizeof(field), "%s_quant.zero_points", name);
-    SDPA_TRY(
-            check_enum(field, (unsigned)q->zero_points, SDPA_QUANT_PER_GROUP, "sdpa_quant_kind_t"));
+    SDPA_TRY(check_enum(field, (unsigned)q->zero_points, SDPA_QUANT_PER_HEAD, "sdpa_quant_kind_t"));
 
-    if (!sdpa_dtype_is_quantized(t->dtype)) {
+    if (!sdpa_dtype_is_dequantized(t->dtype)) {
         if (q->scales != SDPA_QUANT_NONE || q->zero_points != SDPA_QUANT_NONE)
             return sdpa_fail(
                     SDPA_ERROR_INVALID_ARGUMENT,
-                    "%s_quant.%s = %s but %s.dtype = %s: only s8, u8, s4 and u4 K/V are "
-                    "dequantized",
+                    "%s_quant.%s = %s but %s.dtype = %s: only s8, u8, s4, u4, f8_e4m3 and "
+                    "f8_e5m2 K/V are dequantized",
                     name, q->scales != SDPA_QUANT_NONE ? "scales" : "zero_points",
                     sdpa_quant_kind_name(q->scales != SDPA_QUANT_NONE ? q->scales : q->zero_points),
                     name, sdpa_dtype_name(t->dtype));
         return SDPA_SUCCESS;
     }
-    if (q->scales == SDPA_QUANT_NONE)
+    const int fp8 = sdpa_dtype_is_fp8(t->dtype);
+    if (q->scales == SDPA_QUANT_NONE && !fp8)
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
                          "%s_quant.scales = NONE but %s.dtype = %s: integer K/V need scales", name,
                          name, sdpa_dtype_name(t->dtype));
-    snprintf(field, sizeof(field), "%s_quant.scales_dtype", name);
-    SDPA_TRY(check_float_dtype(field, q->scales_dtype, "scales need f32, f16 or bf16"));
+    if (fp8 && q->zero_points != SDPA_QUANT_NONE)
+        return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
+                         "%s_quant.zero_points = %s but %s.dtype = %s: FP8 K/V take no zero "
+                         "points (x = fp8 * scale)",
+                         name, sdpa_quant_kind_name(q->zero_points), name,
+                         sdpa_dtype_name(t->dtype));
+    if (q->scales != SDPA_QUANT_NONE) {
+        snprintf(field, sizeof(field), "%s_quant.scales_dtype", name);
+        SDPA_TRY(check_float_dtype(field, q->scales_dtype, "scales need f32, f16 or bf16"));
+    }
     if (q->zero_points != SDPA_QUANT_NONE) {
         sdpa_dtype_t zdt = q->zero_points_dtype;
         snprintf(field, sizeof(field), "%s_quant.zero_points_dtype", name);
@@ -515,6 +526,14 @@ static sdpa_status_t check_problem(const sdpa_problem_desc_t *d)
     SDPA_TRY(sdpa_llm_check_flags(d));
     SDPA_TRY(check_qkvo(d));
     if (d->prop_kind == SDPA_BACKWARD) {
+        if (sdpa_dtype_is_fp8(d->k.dtype) || sdpa_dtype_is_fp8(d->v.dtype)) {
+            const char *name = sdpa_dtype_is_fp8(d->k.dtype) ? "k" : "v";
+            const sdpa_tensor_desc_t *t = name[0] == 'k' ? &d->k : &d->v;
+            return sdpa_fail(SDPA_ERROR_UNSUPPORTED,
+                             "%s.dtype = %s: FP8 K/V are not supported in backward (training "
+                             "uses f16 or bf16 K/V)",
+                             name, sdpa_dtype_name(t->dtype));
+        }
         if (sdpa_dtype_is_quantized(d->k.dtype) || sdpa_dtype_is_quantized(d->v.dtype)) {
             const char *name = sdpa_dtype_is_quantized(d->k.dtype) ? "k" : "v";
             const sdpa_tensor_desc_t *t = name[0] == 'k' ? &d->k : &d->v;

@@ -25,6 +25,9 @@ int sdpa_dtype_bits(sdpa_dtype_t dtype)
         return 4;
     case SDPA_DTYPE_S32:
         return 32;
+    case SDPA_DTYPE_F8_E4M3:
+    case SDPA_DTYPE_F8_E5M2:
+        return 8;
     case SDPA_DTYPE_UNDEF:
         return 0;
     }
@@ -40,6 +43,16 @@ int sdpa_dtype_is_quantized(sdpa_dtype_t dtype)
 {
     return dtype == SDPA_DTYPE_S8 || dtype == SDPA_DTYPE_U8 || dtype == SDPA_DTYPE_S4 ||
            dtype == SDPA_DTYPE_U4;
+}
+
+int sdpa_dtype_is_fp8(sdpa_dtype_t dtype)
+{
+    return dtype == SDPA_DTYPE_F8_E4M3 || dtype == SDPA_DTYPE_F8_E5M2;
+}
+
+int sdpa_dtype_is_dequantized(sdpa_dtype_t dtype)
+{
+    return sdpa_dtype_is_quantized(dtype) || sdpa_dtype_is_fp8(dtype);
 }
 
 const char *sdpa_dtype_name(sdpa_dtype_t dtype)
@@ -63,6 +76,10 @@ const char *sdpa_dtype_name(sdpa_dtype_t dtype)
         return "u4";
     case SDPA_DTYPE_S32:
         return "s32";
+    case SDPA_DTYPE_F8_E4M3:
+        return "f8_e4m3";
+    case SDPA_DTYPE_F8_E5M2:
+        return "f8_e5m2";
     }
     return "invalid";
 }
@@ -128,6 +145,8 @@ const char *sdpa_quant_kind_name(sdpa_quant_kind_t kind)
         return "PER_TENSOR";
     case SDPA_QUANT_PER_GROUP:
         return "PER_GROUP";
+    case SDPA_QUANT_PER_HEAD:
+        return "PER_HEAD";
     }
     return "invalid";
 }

@@ -128,6 +128,12 @@ static const char *prop_name(sdpa_prop_kind_t kind)
     return "?";
 }
 
+/* "t" (per tensor), "h" (per K/V head) or the group ("g32"). */
+static const char *quant_extent(sdpa_quant_kind_t kind, const char *group)
+{
+    return kind == SDPA_QUANT_PER_GROUP ? group : kind == SDPA_QUANT_PER_HEAD ? "h" : "t";
+}
+
 /* "kq=s.g32.f16+zp.t.u8": scales per group of 32 in f16, one u8 zero
  * point for the tensor. */
 static void quant_token(tokens_t *t, const char *which, const sdpa_quant_desc_t *q)
@@ -138,12 +144,11 @@ static void quant_token(tokens_t *t, const char *which, const sdpa_quant_desc_t 
     if (q->scales == SDPA_QUANT_PER_GROUP || q->zero_points == SDPA_QUANT_PER_GROUP)
         snprintf(group, sizeof(group), "g%lld", (long long)q->group_size);
     if (q->scales != SDPA_QUANT_NONE)
-        snprintf(scales, sizeof(scales), "s.%s.%s", q->scales == SDPA_QUANT_PER_GROUP ? group : "t",
+        snprintf(scales, sizeof(scales), "s.%s.%s", quant_extent(q->scales, group),
                  sdpa_dtype_name(q->scales_dtype));
     if (q->zero_points != SDPA_QUANT_NONE)
         snprintf(zero_points, sizeof(zero_points), "%szp.%s.%s", scales[0] ? "+" : "",
-                 q->zero_points == SDPA_QUANT_PER_GROUP ? group : "t",
-                 sdpa_dtype_name(q->zero_points_dtype));
+                 quant_extent(q->zero_points, group), sdpa_dtype_name(q->zero_points_dtype));
     token(t, "%s=%s%s", which, scales, zero_points);
 }
 

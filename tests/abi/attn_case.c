@@ -83,6 +83,9 @@ static double kv_value(test_rng_t *rng, sdpa_dtype_t dtype)
         return (double)rng_int(rng, -8, 7);
     case SDPA_DTYPE_U4:
         return (double)rng_int(rng, 0, 15);
+    case SDPA_DTYPE_F8_E4M3:
+    case SDPA_DTYPE_F8_E5M2:
+        return rng_fp8(rng, dtype);
     default:
         return rng_exact(rng);
     }
@@ -124,18 +127,26 @@ static int alloc_quant(attn_case_t *c, const sdpa_quant_desc_t *q, const sdpa_te
         return 0;
     const int64_t per_group = t->dims[0] * t->dims[1] * t->dims[2] *
                               (q->group_size > 0 ? t->dims[3] / q->group_size : 1);
+    /* FP8 values are at most 2 here: scales up to 2 keep the scores small. */
+    const int64_t scale_max = t->dtype == SDPA_DTYPE_F8_E4M3 || t->dtype == SDPA_DTYPE_F8_E5M2
+                                      ? 512
+                                      : 32;
     if (q->scales != SDPA_QUANT_NONE) {
-        int64_t n = q->scales == SDPA_QUANT_PER_GROUP ? per_group : 1;
+        int64_t n = q->scales == SDPA_QUANT_PER_GROUP  ? per_group
+                    : q->scales == SDPA_QUANT_PER_HEAD ? t->dims[1]
+                                                       : 1;
         sdpa_tensor_desc_t s = dense_tensor(q->scales_dtype, 1, 1, 1, n);
         void *p = case_buffer(c, tensor_bytes(&s), 0, element_bytes(q->scales_dtype));
         if (p == NULL)
             return -1;
         for (int64_t e = 0; e < n; e++)
-            elem_set(p, e, q->scales_dtype, (double)rng_int(rng, 1, 32) / 256.0);
+            elem_set(p, e, q->scales_dtype, (double)rng_int(rng, 1, scale_max) / 256.0);
         *scales = p;
     }
     if (q->zero_points != SDPA_QUANT_NONE) {
-        int64_t n = q->zero_points == SDPA_QUANT_PER_GROUP ? per_group : 1;
+        int64_t n = q->zero_points == SDPA_QUANT_PER_GROUP  ? per_group
+                    : q->zero_points == SDPA_QUANT_PER_HEAD ? t->dims[1]
+                                                            : 1;
         sdpa_tensor_desc_t z = dense_tensor(q->zero_points_dtype, 1, 1, 1, n);
         void *p = case_buffer(c, tensor_bytes(&z), 0, element_bytes(q->zero_points_dtype));
         if (p == NULL)

@@ -94,6 +94,36 @@ static uint16_t half_set_exact(double value)
     return sign | (uint16_t)((exponent + 15) << 10) | (uint16_t)(mantissa >> 13);
 }
 
+double fp8_value(uint8_t code, sdpa_dtype_t dtype)
+{
+    /* From the OCP FP8 tables: E4M3FN has bias 7, 3 mantissa bits, no
+     * infinities and NaN at S.1111.111; E5M2 bias 15, 2 mantissa bits and
+     * IEEE infinities and NaNs. */
+    const int e5m2 = dtype == SDPA_DTYPE_F8_E5M2;
+    const int mbits = e5m2 ? 2 : 3, bias = e5m2 ? 15 : 7;
+    const int exponent = (code & 0x7f) >> mbits, mantissa = code & ((1 << mbits) - 1);
+    const double sign = (code & 0x80) ? -1.0 : 1.0;
+    if (e5m2 && exponent == 31)
+        return mantissa ? NAN : sign * INFINITY;
+    if (!e5m2 && (code & 0x7f) == 0x7f)
+        return NAN;
+    const double fraction = (double)mantissa / (double)(1 << mbits);
+    if (exponent == 0)
+        return sign * fraction * pow(2.0, 1 - bias);
+    return sign * (1.0 + fraction) * pow(2.0, exponent - bias);
+}
+
+/* The code of an FP8 value (exact, not NaN); aborts if there is none. */
+static uint8_t fp8_code(double value, sdpa_dtype_t dtype)
+{
+    for (int code = 0; code < 256; code++)
+        if (fp8_value((uint8_t)code, dtype) == value && (signbit(value) != 0) == (code >> 7))
+            return (uint8_t)code;
+    fprintf(stderr, "elem_set: %.17g is not exact in %s\n", value,
+            dtype == SDPA_DTYPE_F8_E5M2 ? "f8_e5m2" : "f8_e4m3");
+    abort();
+}
+
 double elem_get(const void *data, int64_t idx, sdpa_dtype_t dtype)
 {
     const uint8_t *bytes = data;
@@ -117,6 +147,9 @@ double elem_get(const void *data, int64_t idx, sdpa_dtype_t dtype)
             nib -= 16;
         return nib;
     }
+    case SDPA_DTYPE_F8_E4M3:
+    case SDPA_DTYPE_F8_E5M2:
+        return fp8_value(bytes[idx], dtype);
     default:
         abort();
     }
@@ -175,6 +208,10 @@ void elem_set(void *data, int64_t idx, sdpa_dtype_t dtype, double value)
             *byte = (uint8_t)((*byte & 0x0fu) | (nib << 4));
         return;
     }
+    case SDPA_DTYPE_F8_E4M3:
+    case SDPA_DTYPE_F8_E5M2:
+        bytes[idx] = fp8_code(value, dtype);
+        return;
     default:
         abort();
     }
@@ -200,4 +237,13 @@ void tensor_set(const sdpa_tensor_desc_t *t, void *data, int64_t i0, int64_t i1,
 double rng_exact(test_rng_t *rng)
 {
     return (double)rng_int(rng, -255, 255) / 128.0;
+}
+
+double rng_fp8(test_rng_t *rng, sdpa_dtype_t dtype)
+{
+    for (;;) {
+        const double value = fp8_value((uint8_t)rng_int(rng, 0, 255), dtype);
+        if (fabs(value) <= 2.0) /* not NaN, not infinite */
+            return value;
+    }
 }

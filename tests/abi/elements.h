@@ -35,4 +35,12 @@ void tensor_set(const sdpa_tensor_desc_t *t, void *data, int64_t i0, int64_t i1,
 /* k / 128 with k in -255..255: exact in f32, f16 and bf16. */
 double rng_exact(test_rng_t *rng);
 
+/* The value of FP8 code `code` of dtype (F8_E4M3 or F8_E5M2), from the
+ * format's definition (an independent decoder: not the library's). */
+double fp8_value(uint8_t code, sdpa_dtype_t dtype);
+
+/* A random finite FP8 value of dtype with |value| <= 2, drawn by code
+ * (subnormals and zeros of both signs included). */
+double rng_fp8(test_rng_t *rng, sdpa_dtype_t dtype);
+
 #endif /* SDPA_TESTS_ABI_ELEMENTS_H */

@@ -142,7 +142,7 @@ MUTATE(k_s32, d->k.dtype = SDPA_DTYPE_S32)
 MUTATE(k_int_without_scales, d->k.dtype = SDPA_DTYPE_S8)
 MUTATE(float_k_with_scales, d->k_quant = ((sdpa_quant_desc_t){.scales = SDPA_QUANT_PER_TENSOR,
                                                               .scales_dtype = SDPA_DTYPE_F32}))
-MUTATE(bad_quant_kind, d->k_quant.scales = (sdpa_quant_kind_t)3)
+MUTATE(bad_quant_kind, d->k_quant.scales = (sdpa_quant_kind_t)4)
 MUTATE(group_size_3, d->k_quant.group_size = 3)
 MUTATE(group_size_32, d->k_quant.group_size = 32)
 MUTATE(scales_dtype_s8, d->k_quant.scales_dtype = SDPA_DTYPE_S8)
@@ -399,7 +399,7 @@ static const invalid_case_t table[] = {
         P("scale_kind", fwd, bad_scale_kind, IA, "scale_kind = -1"),
         P("softmax_kind", fwd, bad_softmax_kind, IA, "softmax_kind = 5"),
         P("q dtype enum", fwd, bad_q_dtype, IA, "q.dtype = 42"),
-        P("quant kind enum", quant, bad_quant_kind, IA, "k_quant.scales = 3"),
+        P("quant kind enum", quant, bad_quant_kind, IA, "k_quant.scales = 4"),
         P("vs_acc_dtype enum", fwd, vs_acc_99, IA, "vs_acc_dtype = 99"),
         /* tensors */
         P("q missing", fwd, q_undef, IA, "q.dtype = undef"),

@@ -226,11 +226,14 @@ void llm_desc_init(llm_case_t *c, const llm_spec_t *spec)
         d->v = d->k;
         d->v.dims[3] = Dv;
     }
-    if (sdpa_dtype_is_quantized(s->kvdt))
+    if ((sdpa_dtype_is_quantized(s->kvdt) || sdpa_dtype_is_fp8(s->kvdt)) &&
+        s->quant_group != LLM_QUANT_NONE)
         d->k_quant = d->v_quant = (sdpa_quant_desc_t){
-                .scales = s->quant_group > 0 ? SDPA_QUANT_PER_GROUP : SDPA_QUANT_PER_TENSOR,
+                .scales = s->quant_group > 0                     ? SDPA_QUANT_PER_GROUP
+                          : s->quant_group == LLM_QUANT_PER_HEAD ? SDPA_QUANT_PER_HEAD
+                                                                 : SDPA_QUANT_PER_TENSOR,
                 .scales_dtype = SDPA_DTYPE_F32,
-                .group_size = s->quant_group};
+                .group_size = s->quant_group > 0 ? s->quant_group : 0};
     d->mask_kind = s->mask_kind;
     if (s->mask_kind == SDPA_MASK_BUFFER)
         d->mask = dense_tensor(SDPA_DTYPE_F32, B, 1, max_q, mask_sk);
@@ -453,15 +456,18 @@ static double kv_elem(const llm_case_t *c, int which, int64_t b, int64_t h, int6
     int64_t i0, i2;
     key_at(c, b, j, &i0, &i2);
     double value = tensor_get(t, which == 'k' ? c->c.args.k : c->c.args.v, i0, h, i2, d);
-    if (!sdpa_dtype_is_quantized(t->dtype))
+    const sdpa_quant_desc_t *q = which == 'k' ? &p->k_quant : &p->v_quant;
+    if (q->scales == SDPA_QUANT_NONE) /* float K/V, or FP8 without scales */
         return value;
     /* PER_GROUP scales are dense over K's logical dims (sdpa.h): varlen's
-     * [1, Hkv, total_k], the cache's [blocks, Hkv, block_size]. */
-    const sdpa_quant_desc_t *q = which == 'k' ? &p->k_quant : &p->v_quant;
+     * [1, Hkv, total_k], the cache's [blocks, Hkv, block_size]; PER_HEAD
+     * ones [Hkv]. */
     int64_t entry = 0;
     if (q->scales == SDPA_QUANT_PER_GROUP)
         entry = ((i0 * t->dims[1] + h) * t->dims[2] + i2) * (t->dims[3] / q->group_size) +
                 d / q->group_size;
+    else if (q->scales == SDPA_QUANT_PER_HEAD)
+        entry = h;
     return value * elem_get(which == 'k' ? c->c.args.k_scales : c->c.args.v_scales, entry,
                             q->scales_dtype);
 }

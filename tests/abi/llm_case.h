@@ -20,6 +20,10 @@
 
 #define LLM_MAX_BATCH 16
 
+/* llm_spec_t.quant_group values other than a group size. */
+#define LLM_QUANT_PER_HEAD (-1)
+#define LLM_QUANT_NONE (-2)
+
 /* How a case lays out its keys. */
 typedef enum llm_layout {
     LLM_PADDED = 0, /* [B, H, S, D]: every sequence has the same lengths */
@@ -46,8 +50,10 @@ typedef struct llm_spec {
     sdpa_dtype_t ds_dtype; /* backward: UNDEF or a dtype for dS */
     int deterministic;
     uint32_t num_splits;
-    /* kvdt quantized: 0 one f32 scale for each of K and V, g > 0 f32
-     * scales per group of g head-dim elements of each token. */
+    /* kvdt quantized (integer or FP8): 0 one f32 scale for each of K and
+     * V, g > 0 f32 scales per group of g head-dim elements of each token,
+     * LLM_QUANT_PER_HEAD one per K/V head, LLM_QUANT_NONE (FP8 only) no
+     * scales. */
     int64_t quant_group;
     /* PADDED: query 0 and key 1 of sequence 0 all zeros in every head, so
      * that their scores are exactly 0. */

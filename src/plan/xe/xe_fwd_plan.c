@@ -7,6 +7,7 @@
 #include "config_check.h"
 #include "config_env.h"
 #include "error.h"
+#include "problem.h"
 #include "fwd_plan.h"
 #include "xe_fwd_plan.h"
 #include "kernel_abi_xe.h"
@@ -77,10 +78,13 @@ sdpa_status_t sdpa_fwd_xe_config_check(const sdpa_fwd_config_t *c, const sdpa_xe
                                 "wg_m_kq * wg_n_kq", slm, device, source, text);
 }
 
+/* K or V is converted on the fly: dequantized, or FP8 (with or without
+ * scales). */
 static int is_quantized(const sdpa_problem_desc_t *p)
 {
     return p->k_quant.scales != SDPA_QUANT_NONE || p->k_quant.zero_points != SDPA_QUANT_NONE ||
-           p->v_quant.scales != SDPA_QUANT_NONE || p->v_quant.zero_points != SDPA_QUANT_NONE;
+           p->v_quant.scales != SDPA_QUANT_NONE || p->v_quant.zero_points != SDPA_QUANT_NONE ||
+           sdpa_dtype_is_fp8(p->k.dtype) || sdpa_dtype_is_fp8(p->v.dtype);
 }
 
 static sdpa_status_t check(const void *config, const sdpa_xe_target_t *target,
