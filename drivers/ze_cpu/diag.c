@@ -1,10 +1,9 @@
 /* diag.c - failure reporting and notes (ZE_CPU_DEBUG), OpenCL error names, the clock. */
 #include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <time.h>
 
+#include "env_flag.h"
 #include "ze_cpu.h"
 
 static pthread_once_t debug_once = PTHREAD_ONCE_INIT;
@@ -12,8 +11,7 @@ static bool debug_enabled;
 
 static void read_debug_env(void)
 {
-    const char *value = getenv("ZE_CPU_DEBUG");
-    debug_enabled = value != NULL && *value != '\0' && strcmp(value, "0") != 0;
+    debug_enabled = sdpa_env_flag("ZE_CPU_DEBUG", 0);
 }
 
 bool cpu_ze_debug_enabled(void)

@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "env_flag.h"
 #include "ze_cpu.h"
 
 typedef struct guarded {
@@ -34,10 +35,10 @@ static guarded_t *guard_list;
 cpu_ze_guard_t cpu_ze_guard_mode(void)
 {
     /* Read at every allocation, so that a test can switch the side. */
-    const char *v = getenv("ZE_CPU_GUARD_PAGES");
-    if (v == NULL || v[0] == '\0' || strcmp(v, "0") == 0)
+    if (!sdpa_env_flag("ZE_CPU_GUARD_PAGES", 0))
         return CPU_ZE_GUARD_OFF;
-    return strcmp(v, "start") == 0 ? CPU_ZE_GUARD_START : CPU_ZE_GUARD_END;
+    return strcmp(getenv("ZE_CPU_GUARD_PAGES"), "start") == 0 ? CPU_ZE_GUARD_START
+                                                              : CPU_ZE_GUARD_END;
 }
 
 void *cpu_ze_guard_alloc(cpu_ze_guard_t mode, size_t size, size_t alignment, cl_uint type)

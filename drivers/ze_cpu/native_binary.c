@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "byte_writer.h"
 #include "native_binary.h"
 
 static const char native_magic[8] = "ZECPUNB";
@@ -41,47 +42,11 @@ static int engine_identity(char *out, size_t out_size)
 
 /* --- Writing ------------------------------------------------------------------------ */
 
-typedef struct writer {
-    uint8_t *bytes;
-    size_t size, capacity;
-    bool failed;
-} writer_t;
-
-static void put(writer_t *w, const void *data, size_t size)
-{
-    if (w->failed)
-        return;
-    if (size > w->capacity - w->size) {
-        size_t capacity = w->capacity ? w->capacity : 4096;
-        while (capacity - w->size < size)
-            capacity *= 2;
-        uint8_t *grown = realloc(w->bytes, capacity);
-        if (grown == NULL) {
-            w->failed = true;
-            return;
-        }
-        w->bytes = grown;
-        w->capacity = capacity;
-    }
-    memcpy(w->bytes + w->size, data, size);
-    w->size += size;
-}
-
-static void put_u32(writer_t *w, uint32_t value)
-{
-    put(w, &value, sizeof value);
-}
-
-static void put_u64(writer_t *w, uint64_t value)
-{
-    put(w, &value, sizeof value);
-}
-
-static void put_string(writer_t *w, const char *s)
+static void put_string(sdpa_byte_writer_t *w, const char *s)
 {
     size_t len = strlen(s);
-    put_u32(w, (uint32_t)len);
-    put(w, s, len);
+    sdpa_byte_put_u32(w, (uint32_t)len);
+    sdpa_byte_put(w, s, len);
 }
 
 static ze_result_t program_binary(cl_program program, uint8_t **out, size_t *size)
@@ -122,33 +87,33 @@ ze_result_t cpu_ze_native_pack(cl_program program, const spirv_reflection_t *r, 
     if (result != ZE_RESULT_SUCCESS)
         return result;
 
-    writer_t w = {0};
+    sdpa_byte_writer_t w = {0};
     uint8_t header[NATIVE_HEADER_BYTES] = {0};
-    put(&w, header, sizeof header); /* filled in below */
+    sdpa_byte_put(&w, header, sizeof header); /* filled in below */
     char identity[512];
     engine_identity(identity, sizeof identity);
     put_string(&w, identity);
-    put_u32(&w, r->version);
-    put_u32(&w, r->num_kernels);
+    sdpa_byte_put_u32(&w, r->version);
+    sdpa_byte_put_u32(&w, r->num_kernels);
     for (uint32_t k = 0; k < r->num_kernels; k++) {
         const spirv_kernel_info_t *kernel = &r->kernels[k];
         put_string(&w, kernel->name);
-        put_u32(&w, kernel->num_args);
+        sdpa_byte_put_u32(&w, kernel->num_args);
         for (uint32_t a = 0; a < kernel->num_args; a++) {
-            put_u32(&w, (uint32_t)kernel->args[a].kind);
-            put_u32(&w, kernel->args[a].size);
+            sdpa_byte_put_u32(&w, (uint32_t)kernel->args[a].kind);
+            sdpa_byte_put_u32(&w, kernel->args[a].size);
         }
         for (int d = 0; d < 3; d++)
-            put_u32(&w, kernel->required_group_size[d]);
-        put_u32(&w, kernel->required_subgroup_size);
+            sdpa_byte_put_u32(&w, kernel->required_group_size[d]);
+        sdpa_byte_put_u32(&w, kernel->required_subgroup_size);
     }
-    put_u32(&w, r->num_spec_constants);
+    sdpa_byte_put_u32(&w, r->num_spec_constants);
     for (uint32_t c = 0; c < r->num_spec_constants; c++) {
-        put_u32(&w, r->spec_constants[c].spec_id);
-        put_u32(&w, r->spec_constants[c].size);
+        sdpa_byte_put_u32(&w, r->spec_constants[c].spec_id);
+        sdpa_byte_put_u32(&w, r->spec_constants[c].size);
     }
-    put_u64(&w, binary_size);
-    put(&w, binary, binary_size);
+    sdpa_byte_put_u64(&w, binary_size);
+    sdpa_byte_put(&w, binary, binary_size);
     free(binary);
     if (w.failed) {
         free(w.bytes);

@@ -58,6 +58,10 @@ sdpa_status_t ref_context_get_features(sdpa_context_t *ctx, sdpa_features_t *out
 sdpa_status_t ref_context_query(sdpa_context_t *ctx, sdpa_query_t what, void *out, size_t out_size);
 
 /* ref_primitive.c */
+/* A copy of made (a checked problem or merge) bound to ctx and on its list
+ * of live primitives, in *out; creation's last step. */
+sdpa_status_t ref_primitive_add(sdpa_context_t *ctx, const sdpa_primitive_t *made,
+                                sdpa_primitive_t **out);
 sdpa_status_t ref_primitive_create(sdpa_context_t *ctx, const sdpa_problem_desc_t *desc,
                                    sdpa_primitive_t **out);
 void ref_primitive_destroy(sdpa_primitive_t *prim);

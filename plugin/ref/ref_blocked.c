@@ -60,28 +60,33 @@ static void panel_product(const double *a, int64_t a_stride, const double *panel
     store2(out[3] + 2, c31);
 }
 
+/* out's REF_ROWS rows, columns [0, columns) at row stride out_stride: x
+ * (REF_ROWS rows at stride x_stride) times each panel of REF_PANEL columns,
+ * panel p at panels + p * panel_rows * REF_PANEL, over depth rows. */
+static void rows_times_panels(const double *x, int64_t x_stride, const double *panels,
+                              int64_t panel_rows, int64_t depth, int64_t columns, double *out,
+                              int64_t out_stride)
+{
+    for (int64_t j = 0; j < columns; j += REF_PANEL) {
+        double block[REF_ROWS][REF_PANEL];
+        panel_product(x, x_stride, panels + (j / REF_PANEL) * panel_rows * REF_PANEL, depth,
+                      block);
+        const int64_t width = columns - j < REF_PANEL ? columns - j : REF_PANEL;
+        for (int r = 0; r < REF_ROWS; r++)
+            memcpy(out + r * out_stride + j, block[r], (size_t)width * sizeof(double));
+    }
+}
+
 void ref_rows_times_keys(const double *x, int64_t dims, const double *key_panels, int64_t sk,
                          int64_t n, double *out)
 {
-    for (int64_t j = 0; j < n; j += REF_PANEL) {
-        double block[REF_ROWS][REF_PANEL];
-        panel_product(x, dims, key_panels + (j / REF_PANEL) * dims * REF_PANEL, dims, block);
-        const int64_t width = n - j < REF_PANEL ? n - j : REF_PANEL;
-        for (int r = 0; r < REF_ROWS; r++)
-            memcpy(out + r * sk + j, block[r], (size_t)width * sizeof(double));
-    }
+    rows_times_panels(x, dims, key_panels, dims, dims, n, out, sk);
 }
 
 void ref_weights_times_dims(const double *w, int64_t sk, int64_t n, const double *dim_panels,
                             int64_t dims, double *out)
 {
-    for (int64_t d = 0; d < dims; d += REF_PANEL) {
-        double block[REF_ROWS][REF_PANEL];
-        panel_product(w, sk, dim_panels + (d / REF_PANEL) * sk * REF_PANEL, n, block);
-        const int64_t width = dims - d < REF_PANEL ? dims - d : REF_PANEL;
-        for (int r = 0; r < REF_ROWS; r++)
-            memcpy(out + r * dims + d, block[r], (size_t)width * sizeof(double));
-    }
+    rows_times_panels(w, sk, dim_panels, sk, n, dims, out, dims);
 }
 
 void ref_accumulate_outer(const double *w, int64_t sk, int64_t n, const double *x, int64_t dims,

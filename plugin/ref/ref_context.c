@@ -40,9 +40,7 @@ void ref_context_destroy(sdpa_context_t *ctx)
 sdpa_status_t ref_context_get_features(sdpa_context_t *ctx, sdpa_features_t *out)
 {
     sdpa_features_t f;
-    sdpa_status_t status = sdpa_features_begin(ctx, out, &f);
-    if (status != SDPA_SUCCESS)
-        return status;
+    SDPA_TRY(sdpa_features_begin(ctx, out, &f));
     snprintf(f.device_name, sizeof(f.device_name), "host (ref)");
     f.max_head_size = SDPA_MAX_HEAD_SIZE;
     f.subgroup_size = 0;

@@ -87,24 +87,10 @@ static void merge_item(void *context, int64_t item, int worker)
 sdpa_status_t ref_merge_create(sdpa_context_t *ctx, const sdpa_merge_desc_t *desc,
                                sdpa_primitive_t **out)
 {
-    if (out == NULL)
-        return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "out is NULL");
-    *out = NULL;
-    if (ctx == NULL)
-        return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "ctx is NULL");
-    sdpa_merge_desc_t merge;
-    sdpa_status_t status = sdpa_merge_check(desc, &merge);
-    if (status != SDPA_SUCCESS)
-        return status;
-    sdpa_primitive_t *prim = calloc(1, sizeof(*prim));
-    if (prim == NULL)
-        return sdpa_fail(SDPA_ERROR_OUT_OF_HOST_MEMORY, "cannot allocate a primitive");
-    prim->ctx = ctx;
-    prim->is_merge = 1;
-    prim->merge = merge;
-    sdpa_live_list_add(&ctx->primitives, &prim->link);
-    *out = prim;
-    return SDPA_SUCCESS;
+    SDPA_TRY(sdpa_create_begin(ctx, out));
+    sdpa_primitive_t made = {.is_merge = 1};
+    SDPA_TRY(sdpa_merge_check(desc, &made.merge));
+    return ref_primitive_add(ctx, &made, out);
 }
 
 /* The pointers a merge uses, for the device-memory check. */
@@ -133,13 +119,7 @@ static int merge_pointers(const sdpa_merge_desc_t *m, const sdpa_merge_args_t *a
 
 sdpa_status_t ref_merge_execute(sdpa_primitive_t *prim, const sdpa_merge_args_t *args)
 {
-    if (prim == NULL)
-        return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "prim is NULL");
-    if (prim->ctx == NULL)
-        return sdpa_orphan_fail();
-    if (!prim->is_merge)
-        return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
-                         "prim is an attention primitive: execute it with primitive_execute");
+    SDPA_TRY(sdpa_execute_begin(prim, prim ? prim->ctx : NULL, prim && prim->is_merge, 1));
     sdpa_merge_args_t checked;
     sdpa_status_t status = sdpa_merge_args_check(&prim->merge, args, &checked);
     if (status != SDPA_SUCCESS)

@@ -32,31 +32,30 @@ static void trace(const sdpa_primitive_t *prim, const char *what, const char *st
                        config);
 }
 
+sdpa_status_t ref_primitive_add(sdpa_context_t *ctx, const sdpa_primitive_t *made,
+                                sdpa_primitive_t **out)
+{
+    sdpa_primitive_t *prim = malloc(sizeof(*prim));
+    if (prim == NULL)
+        return sdpa_fail(SDPA_ERROR_OUT_OF_HOST_MEMORY, "cannot allocate a primitive");
+    *prim = *made;
+    prim->ctx = ctx;
+    sdpa_live_list_add(&ctx->primitives, &prim->link);
+    *out = prim;
+    return SDPA_SUCCESS;
+}
+
 sdpa_status_t ref_primitive_create(sdpa_context_t *ctx, const sdpa_problem_desc_t *desc,
                                    sdpa_primitive_t **out)
 {
-    if (out == NULL)
-        return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "out is NULL");
-    *out = NULL;
-    if (ctx == NULL)
-        return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "ctx is NULL");
+    SDPA_TRY(sdpa_create_begin(ctx, out));
     const double start = sdpa_verbose_level() >= 1 ? sdpa_verbose_now_ms() : 0.0;
-    sdpa_problem_desc_t problem;
-    sdpa_shape_t shape;
-    sdpa_status_t status = sdpa_problem_check(desc, &problem, &shape);
-    if (status != SDPA_SUCCESS)
-        return status;
-    sdpa_primitive_t *prim = calloc(1, sizeof(*prim));
-    if (prim == NULL)
-        return sdpa_fail(SDPA_ERROR_OUT_OF_HOST_MEMORY, "cannot allocate a primitive");
-    prim->ctx = ctx;
-    prim->problem = problem;
-    prim->shape = shape;
-    sdpa_live_list_add(&ctx->primitives, &prim->link);
+    sdpa_primitive_t made = {.is_merge = 0};
+    SDPA_TRY(sdpa_problem_check(desc, &made.problem, &made.shape));
+    SDPA_TRY(ref_primitive_add(ctx, &made, out));
     if (sdpa_verbose_level() >= 1)
-        trace(prim, "create", "built=0 cache_hit=0 cache_miss=0 reused=0",
+        trace(*out, "create", "built=0 cache_hit=0 cache_miss=0 reused=0",
               sdpa_verbose_now_ms() - start);
-    *out = prim;
     return SDPA_SUCCESS;
 }
 
@@ -105,13 +104,7 @@ sdpa_status_t ref_primitive_query(sdpa_primitive_t *prim, sdpa_query_t what, voi
 
 sdpa_status_t ref_primitive_execute(sdpa_primitive_t *prim, const sdpa_exec_args_t *args)
 {
-    if (prim == NULL)
-        return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "prim is NULL");
-    if (prim->ctx == NULL)
-        return sdpa_orphan_fail();
-    if (prim->is_merge)
-        return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
-                         "prim is a merge primitive: execute it with merge_execute");
+    SDPA_TRY(sdpa_execute_begin(prim, prim ? prim->ctx : NULL, prim && prim->is_merge, 0));
     const double start = sdpa_verbose_level() >= 1 ? sdpa_verbose_now_ms() : 0.0;
     sdpa_exec_args_t checked;
     sdpa_status_t status = sdpa_exec_args_check(&prim->problem, args, &checked);

@@ -149,9 +149,7 @@ void sdpa_ze_context_destroy(sdpa_context_t *ctx)
 sdpa_status_t sdpa_ze_context_get_features(sdpa_context_t *ctx, sdpa_features_t *out)
 {
     sdpa_features_t f;
-    sdpa_status_t status = sdpa_features_begin(ctx, out, &f);
-    if (status != SDPA_SUCCESS)
-        return status;
+    SDPA_TRY(sdpa_features_begin(ctx, out, &f));
     snprintf(f.device_name, sizeof(f.device_name), "%s", ctx->device.name);
     f.max_head_size = SDPA_MAX_HEAD_SIZE;
     f.subgroup_size = sdpa_device_subgroup_size(&ctx->device);

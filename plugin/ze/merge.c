@@ -31,11 +31,7 @@ static sdpa_status_t merge_prepare(sdpa_primitive_t *prim)
 sdpa_status_t sdpa_ze_merge_create(sdpa_context_t *ctx, const sdpa_merge_desc_t *desc,
                                    sdpa_primitive_t **out)
 {
-    if (out == NULL)
-        return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "out is NULL");
-    *out = NULL;
-    if (ctx == NULL)
-        return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "ctx is NULL");
+    SDPA_TRY(sdpa_create_begin(ctx, out));
     sdpa_primitive_t *prim = calloc(1, sizeof(*prim));
     if (prim == NULL)
         return sdpa_fail(SDPA_ERROR_OUT_OF_HOST_MEMORY, "cannot allocate a primitive");
@@ -100,13 +96,7 @@ static sdpa_status_t merge_launch(sdpa_primitive_t *prim, const sdpa_merge_args_
 
 sdpa_status_t sdpa_ze_merge_execute(sdpa_primitive_t *prim, const sdpa_merge_args_t *args)
 {
-    if (prim == NULL)
-        return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "prim is NULL");
-    if (prim->ctx == NULL)
-        return sdpa_orphan_fail();
-    if (prim->kind != SDPA_ZE_PRIM_MERGE)
-        return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
-                         "prim is an attention primitive: execute it with primitive_execute");
+    SDPA_TRY(sdpa_execute_begin(prim, prim ? prim->ctx : NULL, prim && prim->kind == SDPA_ZE_PRIM_MERGE, 1));
     sdpa_merge_args_t checked;
     sdpa_status_t status = sdpa_merge_args_check(&prim->merge, args, &checked);
     if (status != SDPA_SUCCESS)

@@ -39,11 +39,7 @@ sdpa_status_t sdpa_ze_llm_supported(const sdpa_problem_desc_t *p, const sdpa_sha
 sdpa_status_t sdpa_ze_primitive_create(sdpa_context_t *ctx, const sdpa_problem_desc_t *desc,
                                        sdpa_primitive_t **out)
 {
-    if (out == NULL)
-        return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "out is NULL");
-    *out = NULL;
-    if (ctx == NULL)
-        return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "ctx is NULL");
+    SDPA_TRY(sdpa_create_begin(ctx, out));
     const int verbose = sdpa_verbose_level() >= 1;
     double start = 0.0;
     if (verbose) {
@@ -136,13 +132,7 @@ sdpa_status_t sdpa_ze_primitive_query(sdpa_primitive_t *prim, sdpa_query_t what,
 
 sdpa_status_t sdpa_ze_primitive_execute(sdpa_primitive_t *prim, const sdpa_exec_args_t *args)
 {
-    if (prim == NULL)
-        return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "prim is NULL");
-    if (prim->ctx == NULL)
-        return sdpa_orphan_fail();
-    if (prim->kind == SDPA_ZE_PRIM_MERGE)
-        return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
-                         "prim is a merge primitive: execute it with merge_execute");
+    SDPA_TRY(sdpa_execute_begin(prim, prim ? prim->ctx : NULL, prim && prim->kind == SDPA_ZE_PRIM_MERGE, 0));
     const double start = sdpa_verbose_level() >= 1 ? sdpa_verbose_now_ms() : 0.0;
     sdpa_exec_args_t checked;
     sdpa_status_t status = sdpa_exec_args_check(&prim->problem, args, &checked);

@@ -189,3 +189,29 @@ sdpa_status_t sdpa_orphan_fail(void)
                      "prim outlived its context: context_destroy released it, only "
                      "primitive_query and primitive_destroy accept it");
 }
+
+sdpa_status_t sdpa_create_begin(const sdpa_context_t *ctx, sdpa_primitive_t **out)
+{
+    if (out == NULL)
+        return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "out is NULL");
+    *out = NULL;
+    if (ctx == NULL)
+        return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "ctx is NULL");
+    return SDPA_SUCCESS;
+}
+
+sdpa_status_t sdpa_execute_begin(const sdpa_primitive_t *prim, const sdpa_context_t *prim_ctx,
+                                 int prim_is_merge, int merge_call)
+{
+    if (prim == NULL)
+        return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "prim is NULL");
+    if (prim_ctx == NULL)
+        return sdpa_orphan_fail();
+    if (prim_is_merge && !merge_call)
+        return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
+                         "prim is a merge primitive: execute it with merge_execute");
+    if (!prim_is_merge && merge_call)
+        return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
+                         "prim is an attention primitive: execute it with primitive_execute");
+    return SDPA_SUCCESS;
+}

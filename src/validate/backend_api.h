@@ -129,6 +129,19 @@ void sdpa_support_store(sdpa_status_t status, sdpa_support_t *answer, sdpa_suppo
  * (sdpa.h, "Lifetime"): SDPA_ERROR_INVALID_ARGUMENT with a message. */
 sdpa_status_t sdpa_orphan_fail(void);
 
+/* The first checks of primitive_create and merge_create in every backend:
+ * out non-NULL (then *out = NULL, so a failure leaves no stale handle) and
+ * ctx non-NULL. */
+sdpa_status_t sdpa_create_begin(const sdpa_context_t *ctx, sdpa_primitive_t **out);
+
+/* The first checks of primitive_execute (merge_call = 0) and merge_execute
+ * (merge_call = 1) in every backend: prim non-NULL, prim_ctx (prim's
+ * context, NULL once context_destroy orphaned it) alive, and prim of the
+ * kind the entry point executes (prim_is_merge). The caller reads prim's
+ * fields only when prim is not NULL. */
+sdpa_status_t sdpa_execute_begin(const sdpa_primitive_t *prim, const sdpa_context_t *prim_ctx,
+                                 int prim_is_merge, int merge_call);
+
 /* What a context counts. */
 typedef struct sdpa_context_counters {
     uint64_t modules_built;       /* SDPA_QUERY_MODULES_BUILT */

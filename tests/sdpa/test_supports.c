@@ -219,21 +219,27 @@ END_TEST
 /* A 1.1 caller passes version 2 of the features (no has_supports_query),
  * a 1.0 caller version 1: each gets its own struct, nothing past it is
  * written; a 1.2 caller learns the query is there. */
+/* context_get_features as a caller built for an older struct_version,
+ * whose struct ends at size bytes: the bytes past them keep 0xab. */
+static sdpa_features_t older_features(const sdpa_backend_iface_t *be, sdpa_context_t *ctx,
+                                      size_t size, uint32_t version)
+{
+    sdpa_features_t f;
+    memset(&f, 0xab, sizeof(f));
+    f.struct_size = (uint32_t)size;
+    f.struct_version = version;
+    ck_assert_int_eq(be->context_get_features(ctx, &f), SDPA_SUCCESS);
+    return f;
+}
+
 START_TEST(test_older_callers)
 {
     const sdpa_backend_iface_t *be = _i ? suite_env.ref : suite_env.ze;
     sdpa_context_t *ctx = _i ? suite_env.ref_ctx : suite_env.ze_ctx;
-    sdpa_features_t f;
-    memset(&f, 0xab, sizeof(f));
-    f.struct_size = (uint32_t)offsetof(sdpa_features_t, has_supports_query);
-    f.struct_version = 2;
-    ck_assert_int_eq(be->context_get_features(ctx, &f), SDPA_SUCCESS);
+    sdpa_features_t f = older_features(be, ctx, offsetof(sdpa_features_t, has_supports_query), 2);
     ck_assert_uint_eq(f.has_merge, 1);
     ck_assert_uint_eq(f.has_supports_query, 0xabababab);
-    memset(&f, 0xab, sizeof(f));
-    f.struct_size = (uint32_t)offsetof(sdpa_features_t, has_varlen);
-    f.struct_version = 1;
-    ck_assert_int_eq(be->context_get_features(ctx, &f), SDPA_SUCCESS);
+    f = older_features(be, ctx, offsetof(sdpa_features_t, has_varlen), 1);
     ck_assert_uint_eq(f.has_backward, 1);
     ck_assert_uint_eq(f.has_varlen, 0xabababab);
     /* Version 2 with version 3's size contradicts itself. */
@@ -255,16 +261,13 @@ int main(void)
     /* Thin-Q problems take the decode kernel, split or not, so that its
      * kind is asked about too (decode_plan.h). */
     setenv("SDPA_ZE_DECODE", "1", 1);
-    Suite *s = suite_create("supports");
-    TCase *tc = tcase_create("supports");
-    tcase_add_unchecked_fixture(tc, test_env_fixture, NULL);
-    tcase_set_timeout(tc, 300);
-    tcase_add_loop_test(tc, test_ze_agrees_with_creation, 0, SUPPORT_CASES);
-    tcase_add_loop_test(tc, test_ref_agrees_with_creation, 0, SUPPORT_CASES);
-    tcase_add_test(tc, test_ze_builds_nothing);
-    tcase_add_loop_test(tc, test_answers_fast, 0, 2 * SUPPORT_CASES);
-    tcase_add_loop_test(tc, test_refusals, 0, 2);
-    tcase_add_loop_test(tc, test_older_callers, 0, 2);
-    suite_add_tcase(s, tc);
-    return test_env_run_suite(s);
+    const test_entry_t tests[] = {
+            TEST_LOOP(test_ze_agrees_with_creation, SUPPORT_CASES),
+            TEST_LOOP(test_ref_agrees_with_creation, SUPPORT_CASES),
+            TEST_ONCE(test_ze_builds_nothing),
+            TEST_LOOP(test_answers_fast, 2 * SUPPORT_CASES),
+            TEST_LOOP(test_refusals, 2),
+            TEST_LOOP(test_older_callers, 2),
+    };
+    return test_env_run_table("supports", 300, tests, TEST_COUNT(tests));
 }

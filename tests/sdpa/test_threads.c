@@ -132,12 +132,7 @@ static void worker_open_list(worker_t *w)
     if (!uses_own_list(w->pattern, w->index))
         return;
     int async = w->pattern->lists == LIST_OWN_ASYNC;
-    ze_command_queue_desc_t q = {.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC,
-                                 .mode = async ? ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS
-                                               : ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS};
-    ck_assert_int_eq(
-            zeCommandListCreateImmediate(suite_env.context, suite_env.device, &q, &w->list),
-            ZE_RESULT_SUCCESS);
+    w->list = async ? test_env_async_list() : test_env_sync_list();
     if (!async)
         return;
     ze_event_pool_desc_t pd = {.stype = ZE_STRUCTURE_TYPE_EVENT_POOL_DESC,

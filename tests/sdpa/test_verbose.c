@@ -92,6 +92,19 @@ static const char *field(const char *line, int i, int n, char *out, size_t size)
 
 /* --- the problem field ------------------------------------------------------ */
 
+/* primitive_create of desc on ze (or ref), its status in *status and the
+ * primitive in *prim; returns what it printed on stderr (to free). */
+static char *create_captured(int on_ze, const sdpa_problem_desc_t *desc, sdpa_primitive_t **prim,
+                             sdpa_status_t *status)
+{
+    const sdpa_backend_iface_t *iface = on_ze ? suite_env.ze : suite_env.ref;
+    sdpa_context_t *ctx = on_ze ? suite_env.ze_ctx : suite_env.ref_ctx;
+    *prim = NULL;
+    capture_begin();
+    *status = iface->primitive_create(ctx, desc, prim);
+    return capture_end();
+}
+
 /* Creates spec's problem on ze (or ref) and returns the problem field of its
  * "create" line, asserting that it holds every ':'-separated token wanted. */
 static void expect_tokens(const llm_spec_t *spec, int on_ze, const char *const *wanted)
@@ -99,11 +112,9 @@ static void expect_tokens(const llm_spec_t *spec, int on_ze, const char *const *
     llm_case_t c;
     llm_desc_init(&c, spec);
     const sdpa_backend_iface_t *iface = on_ze ? suite_env.ze : suite_env.ref;
-    sdpa_context_t *ctx = on_ze ? suite_env.ze_ctx : suite_env.ref_ctx;
-    sdpa_primitive_t *prim = NULL;
-    capture_begin();
-    sdpa_status_t status = iface->primitive_create(ctx, &c.c.desc, &prim);
-    char *text = capture_end();
+    sdpa_primitive_t *prim;
+    sdpa_status_t status;
+    char *text = create_captured(on_ze, &c.c.desc, &prim, &status);
     ck_assert_msg(status == SDPA_SUCCESS, "%s: %s", sdpa_status_name(status), iface->last_error());
     iface->primitive_destroy(prim);
     char prefix[64], line[4096], problem[1024];
@@ -208,11 +219,9 @@ START_TEST(test_refused)
     c.c.desc.v.dims[1] = 3;
     for (int on_ze = 0; on_ze < 2; on_ze++) {
         const sdpa_backend_iface_t *iface = on_ze ? suite_env.ze : suite_env.ref;
-        sdpa_context_t *ctx = on_ze ? suite_env.ze_ctx : suite_env.ref_ctx;
-        sdpa_primitive_t *prim = NULL;
-        capture_begin();
-        sdpa_status_t status = iface->primitive_create(ctx, &c.c.desc, &prim);
-        char *text = capture_end();
+        sdpa_primitive_t *prim;
+        sdpa_status_t status;
+        char *text = create_captured(on_ze, &c.c.desc, &prim, &status);
         ck_assert_int_eq(status, SDPA_ERROR_INVALID_ARGUMENT);
         ck_assert_ptr_nonnull(strstr(iface->last_error(), "k.dims[1] = 3"));
         expect_refused_line(text, iface->name, "primitive_create", status, iface->last_error());
@@ -226,11 +235,10 @@ START_TEST(test_refused)
         free(text);
     }
     /* A success prints no refused line. */
-    capture_begin();
-    sdpa_primitive_t *prim = NULL;
     llm_desc_init(&c, &s);
-    sdpa_status_t status = suite_env.ref->primitive_create(suite_env.ref_ctx, &c.c.desc, &prim);
-    char *text = capture_end();
+    sdpa_primitive_t *prim;
+    sdpa_status_t status;
+    char *text = create_captured(0, &c.c.desc, &prim, &status);
     ck_assert_int_eq(status, SDPA_SUCCESS);
     suite_env.ref->primitive_destroy(prim);
     ck_assert_ptr_null(strstr(text, "sdpa_verbose,refused,"));
@@ -254,27 +262,28 @@ static double line_ms(const char *line)
     return atof(field(line, 5, 7, ms, sizeof(ms)));
 }
 
+/* spec's problem in *c, its tensors filled from seed, and its ze primitive. */
+static sdpa_primitive_t *ze_case(llm_case_t *c, const llm_spec_t *spec, uint64_t seed)
+{
+    llm_desc_init(c, spec);
+    ck_assert_int_eq(llm_case_alloc(c, seed, &shared_allocator), 0);
+    sdpa_primitive_t *prim = NULL;
+    ck_assert_int_eq(suite_env.ze->primitive_create(suite_env.ze_ctx, &c->c.desc, &prim),
+                     SDPA_SUCCESS);
+    return prim;
+}
+
 START_TEST(test_kernel_time_on_caller_list)
 {
     const int64_t sq = 256, sk = 256;
     llm_spec_t s = llm_spec_of(SDPA_FORWARD_INFERENCE, LLM_PADDED, 1, &sq, &sk, SDPA_DTYPE_F16);
     s.head_size = 64;
     llm_case_t c;
-    llm_desc_init(&c, &s);
-    ck_assert_int_eq(llm_case_alloc(&c, 31, &shared_allocator), 0);
-    sdpa_primitive_t *prim = NULL;
-    ck_assert_int_eq(suite_env.ze->primitive_create(suite_env.ze_ctx, &c.c.desc, &prim),
-                     SDPA_SUCCESS);
+    sdpa_primitive_t *prim = ze_case(&c, &s, 31);
 
-    ze_command_queue_desc_t qdesc = {.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC,
-                                     .mode = ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS};
     ze_command_queue_handle_t queue;
-    ck_assert_int_eq(zeCommandQueueCreate(suite_env.context, suite_env.device, &qdesc, &queue),
-                     ZE_RESULT_SUCCESS);
-    ze_command_list_desc_t ldesc = {.stype = ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC};
     ze_command_list_handle_t list;
-    ck_assert_int_eq(zeCommandListCreate(suite_env.context, suite_env.device, &ldesc, &list),
-                     ZE_RESULT_SUCCESS);
+    test_env_queue_and_list(&queue, &list);
 
     /* Two executions appended, then run together: two kernel lines. */
     capture_begin();
@@ -335,11 +344,7 @@ START_TEST(test_kernel_time_on_sync_list)
     const int64_t sq = 64, sk = 64;
     llm_spec_t s = llm_spec_of(SDPA_FORWARD_INFERENCE, LLM_PADDED, 1, &sq, &sk, SDPA_DTYPE_F16);
     llm_case_t c;
-    llm_desc_init(&c, &s);
-    ck_assert_int_eq(llm_case_alloc(&c, 32, &shared_allocator), 0);
-    sdpa_primitive_t *prim = NULL;
-    ck_assert_int_eq(suite_env.ze->primitive_create(suite_env.ze_ctx, &c.c.desc, &prim),
-                     SDPA_SUCCESS);
+    sdpa_primitive_t *prim = ze_case(&c, &s, 32);
     capture_begin();
     const double start = now_ms();
     sdpa_status_t status = suite_env.ze->primitive_execute(prim, &c.c.args);
@@ -362,17 +367,14 @@ int main(void)
 {
     /* Before the first call of either backend: the level is read once. */
     setenv("SDPA_VERBOSE", "profile", 1);
-    Suite *s = suite_create("verbose");
-    TCase *t = tcase_create("verbose");
-    tcase_add_unchecked_fixture(t, test_env_fixture, NULL);
-    tcase_set_timeout(t, 600);
-    tcase_add_test(t, test_paged_decode);
-    tcase_add_test(t, test_varlen);
-    tcase_add_test(t, test_window_softcap_alibi_splits);
-    tcase_add_test(t, test_dropout);
-    tcase_add_test(t, test_refused);
-    tcase_add_test(t, test_kernel_time_on_caller_list);
-    tcase_add_test(t, test_kernel_time_on_sync_list);
-    suite_add_tcase(s, t);
-    return test_env_run_suite(s);
+    const test_entry_t tests[] = {
+            TEST_ONCE(test_paged_decode),
+            TEST_ONCE(test_varlen),
+            TEST_ONCE(test_window_softcap_alibi_splits),
+            TEST_ONCE(test_dropout),
+            TEST_ONCE(test_refused),
+            TEST_ONCE(test_kernel_time_on_caller_list),
+            TEST_ONCE(test_kernel_time_on_sync_list),
+    };
+    return test_env_run_table("verbose", 600, tests, TEST_COUNT(tests));
 }

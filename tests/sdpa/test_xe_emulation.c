@@ -79,11 +79,7 @@ static probe_t *probe_for(uint32_t sg)
         zeModuleBuildLogDestroy(log);
     ck_assert_msg(r == ZE_RESULT_SUCCESS, "zeModuleCreate(sdpa_xe_probe-emu.0.%u): %s", sg,
                   result_text(r));
-    ze_command_queue_desc_t qdesc = {.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC,
-                                     .mode = ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS};
-    ck_assert_int_eq(
-            zeCommandListCreateImmediate(suite_env.context, suite_env.device, &qdesc, &p->list),
-            ZE_RESULT_SUCCESS);
+    p->list = test_env_sync_list();
     p->sg = sg;
     return p;
 }

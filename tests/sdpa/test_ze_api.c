@@ -193,15 +193,9 @@ START_TEST(regular_list_queue_and_fence)
 {
     launch_fixture_t f;
     fixture_open(&f, 11);
-    ze_command_queue_desc_t qdesc = {.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC,
-                                     .mode = ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS};
     ze_command_queue_handle_t queue;
-    ck_assert_int_eq(zeCommandQueueCreate(suite_env.context, suite_env.device, &qdesc, &queue),
-                     ZE_RESULT_SUCCESS);
-    ze_command_list_desc_t ldesc = {.stype = ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC};
     ze_command_list_handle_t list;
-    ck_assert_int_eq(zeCommandListCreate(suite_env.context, suite_env.device, &ldesc, &list),
-                     ZE_RESULT_SUCCESS);
+    test_env_queue_and_list(&queue, &list);
     ze_fence_desc_t fdesc = {.stype = ZE_STRUCTURE_TYPE_FENCE_DESC};
     ze_fence_handle_t fence;
     ck_assert_int_eq(zeFenceCreate(queue, &fdesc, &fence), ZE_RESULT_SUCCESS);
@@ -228,12 +222,7 @@ START_TEST(async_immediate_list_with_events)
 {
     launch_fixture_t f;
     fixture_open(&f, 12);
-    ze_command_queue_desc_t qdesc = {.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC,
-                                     .mode = ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS};
-    ze_command_list_handle_t list;
-    ck_assert_int_eq(
-            zeCommandListCreateImmediate(suite_env.context, suite_env.device, &qdesc, &list),
-            ZE_RESULT_SUCCESS);
+    ze_command_list_handle_t list = test_env_async_list();
     ze_event_pool_desc_t pdesc = {.stype = ZE_STRUCTURE_TYPE_EVENT_POOL_DESC,
                                   .flags = ZE_EVENT_POOL_FLAG_HOST_VISIBLE,
                                   .count = 2};

@@ -165,14 +165,34 @@ int test_env_run_suite(Suite *s)
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }
 
-ze_command_list_handle_t test_env_sync_list(void)
+static ze_command_list_handle_t immediate_list(ze_command_queue_mode_t mode)
 {
-    ze_command_queue_desc_t q = {.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC,
-                                 .mode = ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS};
+    ze_command_queue_desc_t q = {.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, .mode = mode};
     ze_command_list_handle_t list = NULL;
     ck_assert_int_eq(zeCommandListCreateImmediate(suite_env.context, suite_env.device, &q, &list),
                      ZE_RESULT_SUCCESS);
     return list;
+}
+
+ze_command_list_handle_t test_env_sync_list(void)
+{
+    return immediate_list(ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS);
+}
+
+ze_command_list_handle_t test_env_async_list(void)
+{
+    return immediate_list(ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS);
+}
+
+void test_env_queue_and_list(ze_command_queue_handle_t *queue, ze_command_list_handle_t *list)
+{
+    ze_command_queue_desc_t qdesc = {.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC,
+                                     .mode = ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS};
+    ck_assert_int_eq(zeCommandQueueCreate(suite_env.context, suite_env.device, &qdesc, queue),
+                     ZE_RESULT_SUCCESS);
+    ze_command_list_desc_t ldesc = {.stype = ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC};
+    ck_assert_int_eq(zeCommandListCreate(suite_env.context, suite_env.device, &ldesc, list),
+                     ZE_RESULT_SUCCESS);
 }
 
 int test_env_run_table(const char *name, double timeout, const test_entry_t *table, size_t count)

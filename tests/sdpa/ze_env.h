@@ -54,6 +54,15 @@ int test_env_run_suite(Suite *s);
  * the running test if it cannot be created. */
 ze_command_list_handle_t test_env_sync_list(void);
 
+/* The same, asynchronous: appended work runs after the call returns. */
+ze_command_list_handle_t test_env_async_list(void);
+
+/* What an application that records lists and submits them uses: an
+ * asynchronous command queue and a regular (not immediate) command list
+ * on suite_env's device. Fails the running test if either cannot be
+ * created; the caller destroys both. */
+void test_env_queue_and_list(ze_command_queue_handle_t *queue, ze_command_list_handle_t *list);
+
 /* The main of most sdpa suite programs: one test case, named like the
  * suite, of the table's tests, each with suite_env open (test_env_fixture),
  * run by test_env_run_suite. */

@@ -232,6 +232,29 @@ START_TEST(guard_pages)
 }
 END_TEST
 
+/* ZE_CPU_GUARD_PAGES reads like every switch (doc/environment.md): "off",
+ * "no", "false" in any case, like "0", leave allocations unguarded. A
+ * guarded allocation of 100 bytes starts or ends on a page boundary; of four
+ * unguarded ones the engine's allocator places some elsewhere. */
+START_TEST(guard_pages_off)
+{
+    const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    static const char *const off[] = {"0", "off", "No", "FALSE"};
+    for (int i = 0; i < 4; i++) {
+        uint8_t *p[4];
+        int page_placed = 0;
+        for (int n = 0; n < 4; n++) {
+            p[n] = guarded_shared(off[i]);
+            if ((uintptr_t)p[n] % page == 0 || (uintptr_t)(p[n] + 100) % page == 0)
+                page_placed++;
+        }
+        for (int n = 0; n < 4; n++)
+            ze_test_free(p[n]);
+        ck_assert_msg(page_placed < 4, "ZE_CPU_GUARD_PAGES=%s guarded the allocations", off[i]);
+    }
+}
+END_TEST
+
 /* The byte past the end of an allocation placed at the end faults, and so
  * does the byte before one placed at the start: the fault exits the test's
  * process with GUARD_FAULT_EXIT through a handler of its own (the
@@ -277,6 +300,7 @@ Suite *driver_memory_suite(void)
             TEST_ONCE(large_fill),
             TEST_ONCE(regular_list_fill_copy),
             TEST_ONCE(guard_pages),
+            TEST_ONCE(guard_pages_off),
     };
     Suite *s = suite_create("memory");
     TCase *tc = test_add_case(s, "usm", 0, tests, TEST_COUNT(tests));

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "byte_writer.h"
 #include "disk_cache.h"
 #include "error.h"
 #include "module_cache.h"
@@ -38,41 +39,9 @@ struct sdpa_module_cache {
 
 static _Thread_local sdpa_module_cache_counts_t thread_counts;
 
-/* A growable byte buffer for the serialized key. */
-typedef struct key_writer {
-    unsigned char *bytes;
-    size_t size, capacity;
-    int failed;
-} key_writer_t;
-
-static void key_put(key_writer_t *w, const void *data, size_t size)
+static void key_put_string(sdpa_byte_writer_t *w, const char *s)
 {
-    if (w->failed)
-        return;
-    if (w->size + size > w->capacity) {
-        size_t capacity = w->capacity ? 2 * w->capacity : 256;
-        while (capacity < w->size + size)
-            capacity *= 2;
-        unsigned char *grown = realloc(w->bytes, capacity);
-        if (!grown) {
-            w->failed = 1;
-            return;
-        }
-        w->bytes = grown;
-        w->capacity = capacity;
-    }
-    memcpy(w->bytes + w->size, data, size);
-    w->size += size;
-}
-
-static void key_put_u32(key_writer_t *w, uint32_t value)
-{
-    key_put(w, &value, sizeof(value));
-}
-
-static void key_put_string(key_writer_t *w, const char *s)
-{
-    key_put(w, s, strlen(s) + 1);
+    sdpa_byte_put(w, s, strlen(s) + 1);
 }
 
 /* Sorting the constants makes the key independent of the order the caller
@@ -85,7 +54,7 @@ static int compare_ids(const void *a, const void *b)
 
 /* Appends the build flags and the constants (sorted, each id, size and
  * value) to w: the part of a key both caches share. */
-static sdpa_status_t put_build_inputs(const sdpa_module_key_t *key, key_writer_t *w)
+static sdpa_status_t put_build_inputs(const sdpa_module_key_t *key, sdpa_byte_writer_t *w)
 {
     const ze_module_constants_t *constants = key->constants;
     uint32_t count = constants ? constants->numConstants : 0;
@@ -97,7 +66,7 @@ static sdpa_status_t put_build_inputs(const sdpa_module_key_t *key, key_writer_t
     qsort(order, count, sizeof(*order), compare_ids);
 
     key_put_string(w, key->build_flags ? key->build_flags : "");
-    key_put_u32(w, count);
+    sdpa_byte_put_u32(w, count);
     for (uint32_t i = 0; i < count; i++) {
         uint32_t id = *order[i];
         const sdpa_spec_constant_info_t *info = sdpa_spec_constant_find(id);
@@ -107,9 +76,9 @@ static sdpa_status_t put_build_inputs(const sdpa_module_key_t *key, key_writer_t
                              "specialization constant id %u is not in spec_constants.def", id);
         }
         size_t index = (size_t)(order[i] - constants->pConstantIds);
-        key_put_u32(w, id);
-        key_put_u32(w, (uint32_t)info->size);
-        key_put(w, constants->pConstantValues[index], info->size);
+        sdpa_byte_put_u32(w, id);
+        sdpa_byte_put_u32(w, (uint32_t)info->size);
+        sdpa_byte_put(w, constants->pConstantValues[index], info->size);
     }
     free(order);
     if (w->failed)
@@ -118,32 +87,32 @@ static sdpa_status_t put_build_inputs(const sdpa_module_key_t *key, key_writer_t
 }
 
 /* The key within a context: the variant is its registry entry. */
-static sdpa_status_t memory_key(const sdpa_module_key_t *key, key_writer_t *w)
+static sdpa_status_t memory_key(const sdpa_module_key_t *key, sdpa_byte_writer_t *w)
 {
-    key_put(w, &key->spirv, sizeof(key->spirv));
+    sdpa_byte_put(w, &key->spirv, sizeof(key->spirv));
     return put_build_inputs(key, w);
 }
 
 /* The key across processes: what the native binary's code depends on. */
 static sdpa_status_t persistent_key(const sdpa_module_cache_t *cache, const sdpa_module_key_t *key,
-                                    key_writer_t *w)
+                                    sdpa_byte_writer_t *w)
 {
     const sdpa_device_identity_t *id = &cache->identity;
     key_put_string(w, "sdpa-ze module");
-    key_put_u32(w, SDPA_DISK_CACHE_VERSION);
-    key_put_u32(w, id->vendor_id);
-    key_put_u32(w, id->device_id);
-    key_put(w, id->device_uuid, sizeof(id->device_uuid));
+    sdpa_byte_put_u32(w, SDPA_DISK_CACHE_VERSION);
+    sdpa_byte_put_u32(w, id->vendor_id);
+    sdpa_byte_put_u32(w, id->device_id);
+    sdpa_byte_put(w, id->device_uuid, sizeof(id->device_uuid));
     key_put_string(w, id->device_name);
-    key_put(w, id->driver_uuid, sizeof(id->driver_uuid));
-    key_put_u32(w, id->driver_version);
+    sdpa_byte_put(w, id->driver_uuid, sizeof(id->driver_uuid));
+    sdpa_byte_put_u32(w, id->driver_version);
 
     unsigned char digest[SDPA_SHA256_BYTES];
     sdpa_spirv_digest(key->spirv, digest);
     key_put_string(w, key->spirv->source);
-    key_put_u32(w, (uint32_t)key->spirv->d_max);
-    key_put_u32(w, (uint32_t)key->spirv->subgroup_size);
-    key_put(w, digest, sizeof(digest));
+    sdpa_byte_put_u32(w, (uint32_t)key->spirv->d_max);
+    sdpa_byte_put_u32(w, (uint32_t)key->spirv->subgroup_size);
+    sdpa_byte_put(w, digest, sizeof(digest));
     return put_build_inputs(key, w);
 }
 
@@ -269,7 +238,7 @@ static sdpa_status_t build_module(sdpa_module_cache_t *cache, const sdpa_module_
  * 0 and *out on a hit; -1 on a miss (absent, rejected, or refused by the
  * driver: then the caller builds, and the store replaces the entry). */
 static int load_native(sdpa_module_cache_t *cache, const sdpa_module_key_t *key,
-                       const key_writer_t *pkey, ze_module_handle_t *out)
+                       const sdpa_byte_writer_t *pkey, ze_module_handle_t *out)
 {
     const int verbose = sdpa_verbose_level() >= 2;
     double start = verbose ? sdpa_verbose_now_ms() : 0.0;
@@ -315,7 +284,7 @@ static int load_native(sdpa_module_cache_t *cache, const sdpa_module_key_t *key,
 /* Stores module's native binary under pkey (best effort: a driver without
  * native binaries, or a store that cannot write, just caches nothing). */
 static void store_native(sdpa_module_cache_t *cache, const sdpa_module_key_t *key,
-                         const key_writer_t *pkey, ze_module_handle_t module)
+                         const sdpa_byte_writer_t *pkey, ze_module_handle_t module)
 {
     const int verbose = sdpa_verbose_level() >= 2;
     double start = verbose ? sdpa_verbose_now_ms() : 0.0;
@@ -350,7 +319,7 @@ static void store_native(sdpa_module_cache_t *cache, const sdpa_module_key_t *ke
 static sdpa_status_t make_module(sdpa_module_cache_t *cache, const sdpa_module_key_t *key,
                                  ze_module_handle_t *out, int *built)
 {
-    key_writer_t pkey = {0};
+    sdpa_byte_writer_t pkey = {0};
     *built = 0;
     if (cache->disk) {
         sdpa_status_t status = persistent_key(cache, key, &pkey);
@@ -378,7 +347,7 @@ static sdpa_status_t make_module(sdpa_module_cache_t *cache, const sdpa_module_k
 sdpa_status_t sdpa_module_cache_get(sdpa_module_cache_t *cache, const sdpa_module_key_t *key,
                                     ze_module_handle_t *out)
 {
-    key_writer_t w = {0};
+    sdpa_byte_writer_t w = {0};
     sdpa_status_t status = memory_key(key, &w);
     if (status != SDPA_SUCCESS) {
         free(w.bytes);
