@@ -51,6 +51,7 @@
 #include "sdpa_common.h"
 #include "sdpa_fwd_dropout.h"
 #include "sdpa_uniform.h"
+#include "sdpa_xe_bwd_stage.h"
 #include "sdpa_xe_intel.h"
 #include "sdpa_xe_tile.h"
 
@@ -99,9 +100,9 @@ static inline int xe_bwd_subgroups(void)
 }
 
 /* The local-memory tiles: K and V [keys][ld], Q and dO [queries][ld] in
- * operand bits, and Q and dO again in the pair layout (the B operands of
- * dK and dV, sdpa_xe_b_rows), the staged queries' LSE (log2 units) and
- * D_i. */
+ * operand bits, and Q and dO again in the blocked pair layout (the B
+ * operands of dK and dV, sdpa_xe_bwd_b_pairs), the staged queries' LSE
+ * (log2 units) and D_i. */
 typedef struct xe_bwd_tiles {
     local ushort *k, *v, *q, *da, *q2, *da2;
     /* The scores [keys][queries] (ld: queries): P^T Z and dS^T in rows, dS^T
@@ -140,14 +141,13 @@ xe_bwd_stage_queries(const private xe_bwd_tiles *t, const private sdpa_bwd_probl
                      const global float *ws, const global float *d_i)
 {
     const int sg_id = get_sub_group_id(), n_sg = xe_bwd_subgroups();
-    const sdpa_fwd_kv_format raw = {SC(QRY_DT)};
     const int rows = sdpa_imin(count, x->sq - q0);
-    sdpa_xe_stage_tile(t->q, t->q2, t->ld, Q,
-                       sdpa_bwd_head_offset(qs, x->b, x->h) + (long)q0 * qs->s2, qs->s2, qs->s3,
-                       &raw, 0, count, rows, SDPA_XE_D_PAD(x->d), x->d, sg_id, n_sg);
-    sdpa_xe_stage_tile(t->da, t->da2, t->ld, dA,
-                       sdpa_bwd_head_offset(das, x->b, x->h) + (long)q0 * das->s2, das->s2, das->s3,
-                       &raw, 0, count, rows, SDPA_XE_D_PAD(x->d), x->d, sg_id, n_sg);
+    sdpa_xe_bwd_stage_rows(t->q, t->q2, t->ld, Q,
+                           sdpa_bwd_head_offset(qs, x->b, x->h) + (long)q0 * qs->s2, qs->s2, qs->s3,
+                           count, rows, SDPA_XE_D_PAD(x->d), x->d, sg_id, n_sg);
+    sdpa_xe_bwd_stage_rows(t->da, t->da2, t->ld, dA,
+                           sdpa_bwd_head_offset(das, x->b, x->h) + (long)q0 * das->s2, das->s2,
+                           das->s3, count, rows, SDPA_XE_D_PAD(x->d), x->d, sg_id, n_sg);
     const long row0 = ((long)x->b * x->hq + x->h) * x->sq + q0;
     for (int r = sg_id * SUBGROUP_SIZE + get_sub_group_local_id(); r < count;
          r += n_sg * SUBGROUP_SIZE) {
@@ -184,7 +184,7 @@ typedef XE_CAT(float, XE_RM) xe_score_acc;
 
 /* acc + a b with XE_RM rows, in the operand type of the problem. */
 static inline __attribute__((always_inline)) xe_score_acc xe_bwd_score_mad(xe_score_a a, int8 b,
-                                                                          xe_score_acc acc)
+                                                                           xe_score_acc acc)
 {
     if (SC(QRY_DT) == SDPA_DT_BF16)
         return intel_sub_group_bf16_bf16_matrix_mad_k16(a, b, acc);
@@ -193,7 +193,7 @@ static inline __attribute__((always_inline)) xe_score_acc xe_bwd_score_mad(xe_sc
 
 /* sdpa_xe_a_rows with XE_RM rows r0 .. of the tile. */
 static inline __attribute__((always_inline)) xe_score_a xe_bwd_score_a(const local ushort *tile,
-                                                                      int ld, int r0, int c0)
+                                                                       int ld, int r0, int c0)
 {
     const int lane = get_sub_group_local_id();
     xe_score_a a;
@@ -267,19 +267,36 @@ xe_bwd_scores(const private xe_bwd_tiles *t, int first, int step, int kr0, int q
             t->ds[row * t->queries + col] = ds_bits;
             t->ds2[((row >> 1) * t->queries + col) * 2 + (row & 1)] = ds_bits;
             if (SC(WITH_DS) && ds_out && q < x->sq && key < x->sk)
-                sdpa_store(ds_out, ds_head + (long)q * dss2 + (long)key * dss3, SC(DS_DT),
-                           ds);
+                sdpa_store(ds_out, ds_head + (long)q * dss2 + (long)key * dss3, SC(DS_DT), ds);
         }
     }
 }
 
+/* The A operand of score rows r0 .. r0 + 7 (P^T Z or dS^T, the 16 queries
+ * of a block along K): 8 rows of 16 elements one after the other in the
+ * score tile of sdpa_xe_bwd (ld = 16 queries), so one block read. */
+static inline __attribute__((always_inline)) sdpa_xe_a8 xe_bwd_a_score_rows(const local ushort *s,
+                                                                            int r0)
+{
+#if SUBGROUP_SIZE == 16
+    return as_short8(sdpa_xe_local_read_us8(s + r0 * SDPA_XE_BWD_QUERIES));
+#else
+    return as_int8(sdpa_xe_local_read8((const local uint *)(s + r0 * SDPA_XE_BWD_QUERIES)));
+#endif
+}
+
 /* dQ^T rows d0 .. d0 + 7 of the queries at score columns c0 .. (one lane
- * block) += K^T dS^T over the KEYS keys from key tile row kr0. */
+ * block) += K^T dS^T over the KEYS keys from key tile row kr0. The dS^T
+ * pairs are one block read where a tile row is one lane block (16 queries
+ * on 16 lanes). */
 static inline __attribute__((always_inline)) float8
 xe_bwd_dq_block(const private xe_bwd_tiles *t, int kr0, int c0, int d0, float8 acc)
 {
-    return sdpa_xe_mad(sdpa_xe_a_cols(t->k, t->ld, kr0, SDPA_XE_KEYS, d0),
-                       sdpa_xe_b_rows(t->ds2, t->queries, kr0, c0), acc);
+    const int8 b = t->queries == SUBGROUP_SIZE
+                           ? as_int8(sdpa_xe_local_read8((const local uint *)t->ds2 +
+                                                         (kr0 / 2) * SUBGROUP_SIZE + c0))
+                           : sdpa_xe_b_rows(t->ds2, t->queries, kr0, c0);
+    return sdpa_xe_mad(sdpa_xe_a_cols(t->k, t->ld, kr0, SDPA_XE_KEYS, d0), b, acc);
 }
 
 /* Zeroes the 8 rows of dS^T pairs after the last of `keys` key rows, which
@@ -333,13 +350,12 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_xe_bw
     const int sg_id = get_sub_group_id(), n_sg = xe_bwd_subgroups();
 
     /* K and V of the block, once. */
-    const sdpa_fwd_kv_format raw = {SC(QRY_DT)};
-    sdpa_xe_stage_tile(t.k, 0, t.ld, K,
-                       sdpa_bwd_head_offset(&ly.k, x.b, x.hkv) + (long)k0 * ly.k.s2, ly.k.s2,
-                       ly.k.s3, &raw, 0, bc, keys, SDPA_XE_D_PAD(D), D, sg_id, n_sg);
-    sdpa_xe_stage_tile(t.v, 0, t.ld, V,
-                       sdpa_bwd_head_offset(&ly.v, x.b, x.hkv) + (long)k0 * ly.v.s2, ly.v.s2,
-                       ly.v.s3, &raw, 0, bc, keys, SDPA_XE_D_PAD(D), D, sg_id, n_sg);
+    sdpa_xe_bwd_stage_rows(t.k, 0, t.ld, K,
+                           sdpa_bwd_head_offset(&ly.k, x.b, x.hkv) + (long)k0 * ly.k.s2, ly.k.s2,
+                           ly.k.s3, bc, keys, SDPA_XE_D_PAD(D), D, sg_id, n_sg);
+    sdpa_xe_bwd_stage_rows(t.v, 0, t.ld, V,
+                           sdpa_bwd_head_offset(&ly.v, x.b, x.hkv) + (long)k0 * ly.v.s2, ly.v.s2,
+                           ly.v.s3, bc, keys, SDPA_XE_D_PAD(D), D, sg_id, n_sg);
 
     xe_bwd_zero_ds_pad(&t, bc);
     float8 dk[XE_KB][XE_EB], dv[XE_KB][XE_EB];
@@ -370,14 +386,14 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_xe_bw
         /* dV += (P Z)^T dO, dK += dS^T Q for the sub-group's columns. */
         SDPA_XE_TILE_LOOP
         for (int kb = 0; kb < XE_KB; kb++) {
-            const sdpa_xe_a8 apz = sdpa_xe_a_rows(t.pz, br, pl.kr0 + 8 * kb, 0);
-            const sdpa_xe_a8 ads = sdpa_xe_a_rows(t.ds, br, pl.kr0 + 8 * kb, 0);
+            const sdpa_xe_a8 apz = xe_bwd_a_score_rows(t.pz, pl.kr0 + 8 * kb);
+            const sdpa_xe_a8 ads = xe_bwd_a_score_rows(t.ds, pl.kr0 + 8 * kb);
             SDPA_XE_TILE_LOOP
             for (int e = 0; e < XE_EB; e++) {
                 const int c0 = pl.d0 + e * SUBGROUP_SIZE;
                 if (c0 < D) {
-                    dv[kb][e] = sdpa_xe_mad(apz, sdpa_xe_b_rows(t.da2, t.ld, 0, c0), dv[kb][e]);
-                    dk[kb][e] = sdpa_xe_mad(ads, sdpa_xe_b_rows(t.q2, t.ld, 0, c0), dk[kb][e]);
+                    dv[kb][e] = sdpa_xe_mad(apz, sdpa_xe_bwd_b_pairs(t.da2, br, c0), dv[kb][e]);
+                    dk[kb][e] = sdpa_xe_mad(ads, sdpa_xe_bwd_b_pairs(t.q2, br, c0), dk[kb][e]);
                 }
             }
         }
@@ -445,7 +461,6 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_xe_bw
     const xe_bwd_tiles t = xe_bwd_tiles_of((local uint *)SLM, SDPA_XE_KEYS, bq, D);
     const sdpa_bwd_all_strides ly = sdpa_bwd_all_strides_of(STRIDES);
     const int sg_id = get_sub_group_id(), n_sg = xe_bwd_subgroups();
-    const sdpa_fwd_kv_format raw = {SC(QRY_DT)};
 
     xe_bwd_stage_queries(&t, &x, q0, bq, Q, &ly.q, DIFF_DST, &ly.diff_dst, WS, D_I);
     xe_bwd_zero_ds_pad(&t, SDPA_XE_KEYS);
@@ -468,10 +483,10 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_xe_bw
     for (int k0 = 0; k0 < k_end; k0 += SDPA_XE_KEYS) {
         const int keys = sdpa_imin(SDPA_XE_KEYS, SK - k0);
         barrier(CLK_LOCAL_MEM_FENCE); /* queries staged; the previous keys' readers done */
-        sdpa_xe_stage_tile(t.k, 0, t.ld, K, k_head + (long)k0 * ly.k.s2, ly.k.s2, ly.k.s3, &raw, 0,
-                           SDPA_XE_KEYS, keys, SDPA_XE_D_PAD(D), D, sg_id, n_sg);
-        sdpa_xe_stage_tile(t.v, 0, t.ld, V, v_head + (long)k0 * ly.v.s2, ly.v.s2, ly.v.s3, &raw, 0,
-                           SDPA_XE_KEYS, keys, SDPA_XE_D_PAD(D), D, sg_id, n_sg);
+        sdpa_xe_bwd_stage_rows(t.k, 0, t.ld, K, k_head + (long)k0 * ly.k.s2, ly.k.s2, ly.k.s3,
+                               SDPA_XE_KEYS, keys, SDPA_XE_D_PAD(D), D, sg_id, n_sg);
+        sdpa_xe_bwd_stage_rows(t.v, 0, t.ld, V, v_head + (long)k0 * ly.v.s2, ly.v.s2, ly.v.s3,
+                               SDPA_XE_KEYS, keys, SDPA_XE_D_PAD(D), D, sg_id, n_sg);
         barrier(CLK_LOCAL_MEM_FENCE);
 
         xe_bwd_scores(&t, pl.m, SC(WG_M_DBC), 0, qr0, k0, q0 + qr0, &x, 0, 0, 0, 0);
