@@ -10,6 +10,9 @@
  *     extension specifies (sdpa_xe_intel.h), independently of block reads.
  *   xe_block_read_<N>: the block reads the kernels use (16-bit elements with
  *     16 lanes, 32-bit with 8), to check the runtime's layout assumptions.
+ *   xe_local_block_read_8: the emulated block read from local memory
+ *     (sdpa_xe_local_block.h), same layout, and its refusal of a
+ *     misaligned address.
  *
  * Built only as the emulated variant (-DSDPA_XE_EMULATE) for the CPU device,
  * once per sub-group size: sdpa_xe_probe-emu.0.8 and sdpa_xe_probe-emu.0.16.
@@ -25,6 +28,7 @@
  *   d: M x SUBGROUP_SIZE float: the result, widened to f32
  */
 #include "sdpa_xe_intel.h"
+#include "sdpa_xe_local_block.h"
 
 /* Row m of A as this lane's operand component: 16 lanes hold A[m][lane],
  * 8 lanes hold A[m][2 lane] | A[m][2 lane + 1] << 16. */
@@ -157,3 +161,25 @@ PROBE_BLOCK(xe_block_read_2, 2, uint2, PROBE_BLOCK_READ(2))
 PROBE_BLOCK(xe_block_read_4, 4, uint4, PROBE_BLOCK_READ(4))
 PROBE_BLOCK(xe_block_read_8, 8, uint8, PROBE_BLOCK_READ(8))
 #endif
+
+/* The same from local memory: src[0 .. 8 * SUBGROUP_SIZE + 63] is copied to
+ * a local tile first, then read at tile + offset (any offset: a misaligned
+ * one must give the refusal pattern). */
+#define PROBE_LOCAL_ELEMENTS (8 * SUBGROUP_SIZE + 64)
+__attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void
+xe_local_block_read_8(const global PROBE_BLOCK_T *src, int offset, global PROBE_BLOCK_T *dst)
+{
+    local PROBE_BLOCK_T tile[PROBE_LOCAL_ELEMENTS] __attribute__((aligned(16)));
+    for (int i = get_sub_group_local_id(); i < PROBE_LOCAL_ELEMENTS; i += SUBGROUP_SIZE)
+        tile[i] = src[i];
+    barrier(CLK_LOCAL_MEM_FENCE);
+#if SUBGROUP_SIZE == 16
+    const ushort8 v = sdpa_xe_local_read_us8(tile + offset);
+#else
+    const uint8 v = sdpa_xe_local_read8(tile + offset);
+#endif
+    const private PROBE_BLOCK_T *vp = (const private PROBE_BLOCK_T *)&v;
+#pragma unroll
+    for (int j = 0; j < 8; j++)
+        dst[j * SUBGROUP_SIZE + get_sub_group_local_id()] = vp[j];
+}

@@ -417,6 +417,42 @@ START_TEST(block_reads)
 }
 END_TEST
 
+/* The emulated block read from local memory (sdpa_xe_local_block.h): the
+ * layout of the global one at 4-byte aligned addresses, and 0xdead in every
+ * element at a misaligned one (16-bit elements at an odd offset), where the
+ * hardware refuses the read. */
+START_TEST(local_block_reads)
+{
+    const uint32_t sg = _i ? 16 : 8;
+    probe_t *p = probe_for(sg);
+    const size_t elem = sg == 16 ? 2 : 4;
+    const int total = 8 * (int)sg + 64;
+    for (int offset = 0; offset <= 7; offset++) {
+        const int misaligned = sg == 16 && offset % 2;
+        unsigned char *src = test_alloc(&suite_env, elem * (size_t)total);
+        unsigned char *dst = test_alloc(&suite_env, elem * 8 * sg);
+        for (int i = 0; i < total; i++) {
+            uint32_t v = 0x5000u + (uint32_t)i * 11u + 1u;
+            memcpy(src + elem * (size_t)i, &v, elem);
+        }
+        const void *args[3] = {&src, &offset, &dst};
+        const size_t sizes[3] = {sizeof(src), sizeof(offset), sizeof(dst)};
+        launch(p, "xe_local_block_read_8", 1, 3, args, sizes);
+        for (int i = 0; i < 8 * (int)sg; i++) {
+            const uint32_t refused = 0xdeaddeadu;
+            ck_assert_msg(memcmp(dst + elem * (size_t)i,
+                                 misaligned ? (const void *)&refused
+                                            : (const void *)(src + elem * (size_t)(offset + i)),
+                                 elem) == 0,
+                          "sg%u local block read, offset %d: component %d of lane %d is wrong", sg,
+                          offset, i / (int)sg, i % (int)sg);
+        }
+        test_free(&suite_env, dst);
+        test_free(&suite_env, src);
+    }
+}
+END_TEST
+
 static void release_probes(void)
 {
     for (int i = 0; i < 2; i++) {
@@ -439,6 +475,7 @@ static Suite *xe_emulation_suite(void)
     tcase_add_loop_test(t, mad_accumulator_passes_through, 0, FORM_COUNT);
     tcase_add_loop_test(t, mad_exact_products, 0, FORM_COUNT);
     tcase_add_loop_test(t, block_reads, 0, 2);
+    tcase_add_loop_test(t, local_block_reads, 0, 2);
     suite_add_tcase(s, t);
     return s;
 }
