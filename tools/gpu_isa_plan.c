@@ -243,9 +243,8 @@ static void build_problem_set(problem_set_t *set)
     for (size_t i = 0; i < COUNT(split_kv); i++) {
         char suffix[32];
         snprintf(suffix, sizeof(suffix), " split4 kv-%s gqa4", sdpa_dtype_name(split_kv[i]));
-        gate_problem_t *q = decode(
-                add(set, "decode", SDPA_FORWARD_INFERENCE, SDPA_DTYPE_F16, 128, SDPA_MASK_NONE,
-                    suffix));
+        gate_problem_t *q = decode(add(set, "decode", SDPA_FORWARD_INFERENCE, SDPA_DTYPE_F16, 128,
+                                       SDPA_MASK_NONE, suffix));
         q->kv_dtype = split_kv[i];
         q->num_splits = 4;
     }
@@ -268,9 +267,8 @@ static void build_problem_set(problem_set_t *set)
     gate_problem_t *sinks_fwd = add(set, "train", SDPA_FORWARD_TRAINING, SDPA_DTYPE_F16, 128,
                                     SDPA_MASK_CAUSAL_BOTTOM_RIGHT, " window softcap alibi sinks");
     sinks_fwd->modifiers = sinks_fwd->sinks = 1;
-    gate_problem_t *sinks_decode = decode(add(set, "decode", SDPA_FORWARD_INFERENCE,
-                                              SDPA_DTYPE_F16, 128, SDPA_MASK_NONE,
-                                              " unsplit paged gqa4 sinks"));
+    gate_problem_t *sinks_decode = decode(add(set, "decode", SDPA_FORWARD_INFERENCE, SDPA_DTYPE_F16,
+                                              128, SDPA_MASK_NONE, " unsplit paged gqa4 sinks"));
     sinks_decode->paged = sinks_decode->sinks = 1;
     sinks_decode->num_splits = 1;
     gate_problem_t *sinks_split =
@@ -463,7 +461,7 @@ static int print_plan_head(const char *device, const gate_problem_t *p, const ch
     printf(",\"problem\":");
     json_string(p->name);
     if (!module) {
-        /* The plugin fails the same way (ze_kernel_from_cache). */
+        /* The plugin fails the same way (sdpa_ze_kernel_from_cache). */
         char message[160];
         snprintf(message, sizeof(message), "no SPIR-V variant %s.%d.%" PRIu32 " is built in",
                  source, d_max, subgroup);
@@ -559,7 +557,7 @@ static int plan_problem(const char *device_name, const sdpa_device_info_t *devic
         return 0;
     }
 
-    /* Backward: the kernels ze_bwd_prepare creates, from sdpa_bwd.<d>.<sg>
+    /* Backward: the kernels sdpa_ze_bwd_prepare creates, from sdpa_bwd.<d>.<sg>
      * (sdpa_bwd-fadd.<d>.<sg> where the plan adds f32 natively), which holds
      * all four (the backend builds them as three modules of the same code,
      * kernel_abi_bwd.h). */
@@ -582,9 +580,9 @@ static int plan_problem(const char *device_name, const sdpa_device_info_t *devic
     char all_four[64];
     snprintf(all_four, sizeof(all_four), "%s%s", SDPA_BWD_SOURCE,
              plan->native_f32_add ? SDPA_BWD_FADD_FIELD : "");
-    int head = print_plan_head(device_name, p, all_four, SDPA_BWD_VARIANT_D_MAX,
-                               plan->subgroup_size, plan->config_string, plan->build_flags,
-                               &plan->constants);
+    int head =
+            print_plan_head(device_name, p, all_four, SDPA_BWD_VARIANT_D_MAX, plan->subgroup_size,
+                            plan->config_string, plan->build_flags, &plan->constants);
     if (head > 0) {
         printf(",\"kernels\":[");
         print_kernel("", SDPA_BWD_PREPROCESS_KERNEL, plan->pre_local, 0);

@@ -2,6 +2,6 @@
 #include "backend_api.h"
 #include "ze.h"
 
-/* The table: every ze_* function, the status-returning ones through
+/* The table: every sdpa_ze_* function, the status-returning ones through
  * SDPA_ENTRY, and sdpa_backend_negotiate (backend_api.h). */
-SDPA_BACKEND_TABLE(ze, "ze")
+SDPA_BACKEND_TABLE(sdpa_ze, "ze")

@@ -19,9 +19,9 @@ static sdpa_status_t kernel(sdpa_primitive_t *prim, const char *name, const sdpa
                             ze_kernel_handle_t *out)
 {
     const sdpa_bwd_plan_t *plan = &prim->bwd;
-    return ze_kernel_from_cache(prim->ctx, SDPA_BWD_PREPOST_SOURCE, SDPA_BWD_VARIANT_D_MAX,
-                                plan->subgroup_size, &plan->constants, plan->build_flags, name,
-                                args, out);
+    return sdpa_ze_kernel_from_cache(prim->ctx, SDPA_BWD_PREPOST_SOURCE, SDPA_BWD_VARIANT_D_MAX,
+                                     plan->subgroup_size, &plan->constants, plan->build_flags, name,
+                                     args, out);
 }
 
 /* The main or deterministic-dQ kernel `name` from `variant`: the portable
@@ -31,9 +31,9 @@ static sdpa_status_t main_kernel(sdpa_primitive_t *prim, const char *variant, co
                                  ze_kernel_handle_t *out)
 {
     const sdpa_bwd_plan_t *plan = &prim->bwd;
-    return ze_kernel_from_cache(prim->ctx, variant, SDPA_BWD_VARIANT_D_MAX, plan->subgroup_size,
-                                &plan->constants, plan->main_build_flags, name,
-                                &sdpa_bwd_args_table, out);
+    return sdpa_ze_kernel_from_cache(prim->ctx, variant, SDPA_BWD_VARIANT_D_MAX,
+                                     plan->subgroup_size, &plan->constants, plan->main_build_flags,
+                                     name, &sdpa_bwd_args_table, out);
 }
 
 static sdpa_status_t set_group_size(ze_kernel_handle_t k, const uint32_t size[3])
@@ -42,7 +42,7 @@ static sdpa_status_t set_group_size(ze_kernel_handle_t k, const uint32_t size[3]
     return SDPA_SUCCESS;
 }
 
-sdpa_status_t ze_bwd_prepare(sdpa_primitive_t *prim)
+sdpa_status_t sdpa_ze_bwd_prepare(sdpa_primitive_t *prim)
 {
     sdpa_bwd_plan_t *plan = &prim->bwd;
     sdpa_status_t status =
@@ -82,7 +82,7 @@ sdpa_status_t ze_bwd_prepare(sdpa_primitive_t *prim)
     return SDPA_SUCCESS;
 }
 
-void ze_bwd_release(sdpa_primitive_t *prim)
+void sdpa_ze_bwd_release(sdpa_primitive_t *prim)
 {
     ze_kernel_handle_t kernels[5] = {prim->bwd_sinks, prim->bwd_post, prim->bwd_dq, prim->bwd_main,
                                      prim->bwd_pre};
@@ -158,10 +158,10 @@ static void main_args(const sdpa_primitive_t *prim, const sdpa_exec_args_t *a,
             .TOTAL_K = (int32_t)p->k.dims[2],
             .SLM = slm_bytes,
     };
-    ze_exec_scalars_t s;
-    ze_exec_scalars(p, a, &s);
-    ZE_SET_EXEC_SCALARS(v, &s);
-    ZE_SET_SCORE_MODS(v, &s);
+    sdpa_ze_exec_scalars_t s;
+    sdpa_ze_exec_scalars(p, a, &s);
+    SDPA_ZE_SET_EXEC_SCALARS(v, &s);
+    SDPA_ZE_SET_SCORE_MODS(v, &s);
 }
 
 /* Sets every argument of k (kernel `name`, table args) from values and
@@ -169,7 +169,7 @@ static void main_args(const sdpa_primitive_t *prim, const sdpa_exec_args_t *a,
 static sdpa_status_t run(ze_command_list_handle_t list, ze_kernel_handle_t k, const char *name,
                          const sdpa_arg_table_t *args, const void *values, const uint32_t groups[3])
 {
-    sdpa_status_t status = ze_set_args(k, name, args, values);
+    sdpa_status_t status = sdpa_ze_set_args(k, name, args, values);
     if (status != SDPA_SUCCESS)
         return status;
     ze_group_count_t count = {groups[0], groups[1], groups[2]};
@@ -195,8 +195,8 @@ static sdpa_status_t find_scratch(sdpa_primitive_t *prim, const sdpa_exec_args_t
                                       "this backward", out);
 }
 
-sdpa_status_t ze_bwd_execute(sdpa_primitive_t *prim, const sdpa_exec_args_t *a,
-                             ze_command_list_handle_t list, sdpa_scratch_t *list_scratch)
+sdpa_status_t sdpa_ze_bwd_execute(sdpa_primitive_t *prim, const sdpa_exec_args_t *a,
+                                  ze_command_list_handle_t list, sdpa_scratch_t *list_scratch)
 {
     const sdpa_bwd_plan_t *plan = &prim->bwd;
     const sdpa_bwd_scratch_t *s = &plan->scratch;

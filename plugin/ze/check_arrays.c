@@ -34,7 +34,7 @@ static void read_mode(void)
     mode_on = sdpa_env_flag("SDPA_ZE_CHECK_DEVICE_ARRAYS", 0);
 }
 
-int ze_check_arrays_enabled(void)
+int sdpa_ze_check_arrays_enabled(void)
 {
     pthread_once(&mode_once, read_mode);
     return mode_on;
@@ -68,11 +68,11 @@ static sdpa_status_t copy_back(ze_command_list_handle_t list, int32_t *dst, cons
     return SDPA_SUCCESS;
 }
 
-sdpa_status_t ze_check_arrays(sdpa_primitive_t *prim, const sdpa_exec_args_t *a,
-                              ze_command_list_handle_t list)
+sdpa_status_t sdpa_ze_check_arrays(sdpa_primitive_t *prim, const sdpa_exec_args_t *a,
+                                   ze_command_list_handle_t list)
 {
     const sdpa_problem_desc_t *p = &prim->problem;
-    if (!ze_check_arrays_enabled() || (!p->varlen.enabled && !p->paged_kv.enabled))
+    if (!sdpa_ze_check_arrays_enabled() || (!p->varlen.enabled && !p->paged_kv.enabled))
         return SDPA_SUCCESS;
     sdpa_context_t *ctx = prim->ctx;
     if (list != ctx->command_list || !ctx->owns_command_list) {
@@ -84,8 +84,8 @@ sdpa_status_t ze_check_arrays(sdpa_primitive_t *prim, const sdpa_exec_args_t *a,
     const size_t total = 2 * n_cu + n_table + n_lens;
     ze_host_mem_alloc_desc_t desc = {.stype = ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC};
     void *host = NULL;
-    ze_result_t r = zeMemAllocHost(ctx->ze_context, &desc, total * sizeof(int32_t),
-                                   sizeof(int32_t), &host);
+    ze_result_t r =
+            zeMemAllocHost(ctx->ze_context, &desc, total * sizeof(int32_t), sizeof(int32_t), &host);
     if (r != ZE_RESULT_SUCCESS)
         return sdpa_ze_fail("zeMemAllocHost (SDPA_ZE_CHECK_DEVICE_ARRAYS)", r);
     int32_t *cu_q = host, *cu_k = cu_q + n_cu, *table = cu_k + n_cu, *lens = table + n_table;

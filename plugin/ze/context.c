@@ -77,7 +77,7 @@ static sdpa_status_t create_default_list(sdpa_context_t *ctx)
     return SDPA_SUCCESS;
 }
 
-sdpa_status_t ze_context_create(const sdpa_context_desc_t *desc, sdpa_context_t **out)
+sdpa_status_t sdpa_ze_context_create(const sdpa_context_desc_t *desc, sdpa_context_t **out)
 {
     sdpa_status_t status = sdpa_context_desc_check(desc, out);
     if (status != SDPA_SUCCESS)
@@ -114,7 +114,7 @@ sdpa_status_t ze_context_create(const sdpa_context_desc_t *desc, sdpa_context_t 
     if (status == SDPA_SUCCESS && ctx->command_list == NULL)
         status = create_default_list(ctx);
     if (status != SDPA_SUCCESS) {
-        ze_context_destroy(ctx);
+        sdpa_ze_context_destroy(ctx);
         return status;
     }
     if (sdpa_verbose_level() >= 2) {
@@ -130,10 +130,10 @@ sdpa_status_t ze_context_create(const sdpa_context_desc_t *desc, sdpa_context_t 
 static void orphan_primitive(sdpa_live_link_t *link, void *user)
 {
     (void)user;
-    ze_primitive_orphan(SDPA_LIVE_OWNER(link, sdpa_primitive_t, link));
+    sdpa_ze_primitive_orphan(SDPA_LIVE_OWNER(link, sdpa_primitive_t, link));
 }
 
-void ze_context_destroy(sdpa_context_t *ctx)
+void sdpa_ze_context_destroy(sdpa_context_t *ctx)
 {
     if (!ctx)
         return;
@@ -146,7 +146,7 @@ void ze_context_destroy(sdpa_context_t *ctx)
     free(ctx);
 }
 
-sdpa_status_t ze_context_get_features(sdpa_context_t *ctx, sdpa_features_t *out)
+sdpa_status_t sdpa_ze_context_get_features(sdpa_context_t *ctx, sdpa_features_t *out)
 {
     sdpa_features_t f;
     sdpa_status_t status = sdpa_features_begin(ctx, out, &f);
@@ -164,8 +164,8 @@ sdpa_status_t ze_context_get_features(sdpa_context_t *ctx, sdpa_features_t *out)
     f.has_merge = 1;
     f.has_supports_query = 1; /* answered from the plan, nothing built */
     f.has_sinks = 1;          /* portable forward, decode, backward; never the fast path */
-    f.has_split_kv = 1; /* the decode kernel's problems; num_splits is ignored elsewhere */
-    /* ABI 1.1: what the kernels run (ze_llm_supported refuses the rest). */
+    f.has_split_kv = 1;       /* the decode kernel's problems; num_splits is ignored elsewhere */
+    /* ABI 1.1: what the kernels run (sdpa_ze_llm_supported refuses the rest). */
     f.has_window = 1;
     f.has_softcap = 1;
     f.has_alibi = 1;
@@ -175,7 +175,8 @@ sdpa_status_t ze_context_get_features(sdpa_context_t *ctx, sdpa_features_t *out)
     return SDPA_SUCCESS;
 }
 
-sdpa_status_t ze_context_query(sdpa_context_t *ctx, sdpa_query_t what, void *out, size_t out_size)
+sdpa_status_t sdpa_ze_context_query(sdpa_context_t *ctx, sdpa_query_t what, void *out,
+                                    size_t out_size)
 {
     sdpa_context_counters_t counters = {0};
     if (ctx) {

@@ -3,14 +3,14 @@
 #include "plan_common.h"
 #include "problem_llm.h"
 
-void ze_exec_scalars(const sdpa_problem_desc_t *p, const sdpa_exec_args_t *a,
-                     ze_exec_scalars_t *out)
+void sdpa_ze_exec_scalars(const sdpa_problem_desc_t *p, const sdpa_exec_args_t *a,
+                          sdpa_ze_exec_scalars_t *out)
 {
     const int host_scale = p->scale_kind == SDPA_SCALE_HOST;
     const sdpa_dropout_desc_t *dr = &p->dropout;
     const int host_dropout = dr->enabled && dr->host_scalars;
     const int device_dropout = dr->enabled && !dr->host_scalars;
-    *out = (ze_exec_scalars_t){
+    *out = (sdpa_ze_exec_scalars_t){
             .scale_ptr = p->scale_kind == SDPA_SCALE_DEVICE ? a->scale_ptr : NULL,
             .scale = host_scale ? a->scale : 1.0f,
             .inv_scale = host_scale ? 1.0f / a->scale : 1.0f,

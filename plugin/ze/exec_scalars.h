@@ -11,7 +11,7 @@
 
 #include "sdpa.h"
 
-typedef struct ze_exec_scalars {
+typedef struct sdpa_ze_exec_scalars {
     const void *scale_ptr;  /* device scale, else NULL */
     float scale, inv_scale; /* host scale and 1 / scale, else 1 */
     /* Dropout: host scalars, or device pointers (no offset, or 0, without
@@ -24,16 +24,16 @@ typedef struct ze_exec_scalars {
     int32_t window_left, window_right;
     float softcap;
     const void *alibi_slopes;
-} ze_exec_scalars_t;
+} sdpa_ze_exec_scalars_t;
 
 /* The values of execution a (checked) of problem p. */
-void ze_exec_scalars(const sdpa_problem_desc_t *p, const sdpa_exec_args_t *a,
-                     ze_exec_scalars_t *out);
+void sdpa_ze_exec_scalars(const sdpa_problem_desc_t *p, const sdpa_exec_args_t *a,
+                          sdpa_ze_exec_scalars_t *out);
 
 /* Sets the rows SCALE_PTR, SCALE, INV_SCALE and DROPOUT_* of args, a
  * pointer to the struct of any argument table that has them (the rows have
  * the same names in every table), from s. */
-#define ZE_SET_EXEC_SCALARS(args, s)                                                               \
+#define SDPA_ZE_SET_EXEC_SCALARS(args, s)                                                          \
     do {                                                                                           \
         (args)->SCALE_PTR = (s)->scale_ptr;                                                        \
         (args)->SCALE = (s)->scale;                                                                \
@@ -48,7 +48,7 @@ void ze_exec_scalars(const sdpa_problem_desc_t *p, const sdpa_exec_args_t *a,
 
 /* Sets the rows WINDOW_LEFT, WINDOW_RIGHT, SOFTCAP and ALIBI_SLOPES of the
  * forward and backward argument tables from s. */
-#define ZE_SET_SCORE_MODS(args, s)                                                                 \
+#define SDPA_ZE_SET_SCORE_MODS(args, s)                                                            \
     do {                                                                                           \
         (args)->WINDOW_LEFT = (s)->window_left;                                                    \
         (args)->WINDOW_RIGHT = (s)->window_right;                                                  \

@@ -14,16 +14,16 @@
 
 /* Builds (or finds) the module and sets the group size, which never
  * changes. */
-sdpa_status_t ze_fwd_prepare(sdpa_primitive_t *prim)
+sdpa_status_t sdpa_ze_fwd_prepare(sdpa_primitive_t *prim)
 {
     sdpa_fwd_plan_t *plan = &prim->fwd;
     sdpa_status_t status =
             sdpa_fwd_plan_make(&prim->problem, &prim->shape, &prim->ctx->device, plan);
     if (status != SDPA_SUCCESS)
         return status;
-    status = ze_kernel_from_cache(prim->ctx, plan->variant, plan->d_max, plan->subgroup_size,
-                                  &plan->constants, plan->build_flags, plan->kernel_name,
-                                  &sdpa_fwd_args_table, &prim->fwd_kernel);
+    status = sdpa_ze_kernel_from_cache(prim->ctx, plan->variant, plan->d_max, plan->subgroup_size,
+                                       &plan->constants, plan->build_flags, plan->kernel_name,
+                                       &sdpa_fwd_args_table, &prim->fwd_kernel);
     if (status != SDPA_SUCCESS)
         return status;
     SDPA_ZE_TRY(zeKernelSetGroupSize(prim->fwd_kernel, plan->local_size[0], plan->local_size[1],
@@ -31,9 +31,9 @@ sdpa_status_t ze_fwd_prepare(sdpa_primitive_t *prim)
     if (plan->kind != SDPA_FWD_KIND_DECODE || plan->num_splits <= 1)
         return SDPA_SUCCESS;
     const sdpa_merge_plan_t *m = &plan->merge;
-    status = ze_kernel_from_cache(prim->ctx, SDPA_MERGE_SOURCE, 0, 0, &m->constants,
-                                  m->build_flags, SDPA_MERGE_KERNEL, &sdpa_merge_kernel_args_table,
-                                  &prim->merge_kernel);
+    status = sdpa_ze_kernel_from_cache(prim->ctx, SDPA_MERGE_SOURCE, 0, 0, &m->constants,
+                                       m->build_flags, SDPA_MERGE_KERNEL,
+                                       &sdpa_merge_kernel_args_table, &prim->merge_kernel);
     if (status != SDPA_SUCCESS)
         return status;
     SDPA_ZE_TRY(zeKernelSetGroupSize(prim->merge_kernel, m->local_size[0], m->local_size[1],
@@ -86,10 +86,10 @@ static void fwd_args(const sdpa_primitive_t *prim, const sdpa_exec_args_t *a, sd
             .SLM = plan->slm_bytes,
     };
     memcpy(&v->K_S0, plan->strides, sizeof(plan->strides));
-    ze_exec_scalars_t s;
-    ze_exec_scalars(p, a, &s);
-    ZE_SET_EXEC_SCALARS(v, &s);
-    ZE_SET_SCORE_MODS(v, &s);
+    sdpa_ze_exec_scalars_t s;
+    sdpa_ze_exec_scalars(p, a, &s);
+    SDPA_ZE_SET_EXEC_SCALARS(v, &s);
+    SDPA_ZE_SET_SCORE_MODS(v, &s);
 }
 
 /* The plan's strides are the K_S0 .. MSK_S3 fields, in order. */
@@ -103,7 +103,7 @@ static sdpa_status_t fwd_launch(sdpa_primitive_t *prim, const sdpa_fwd_args_t *v
                                 uint32_t num_waits, ze_event_handle_t *waits)
 {
     ze_kernel_handle_t k = prim->fwd_kernel;
-    sdpa_status_t status = ze_set_args(k, prim->fwd.kernel_name, &sdpa_fwd_args_table, v);
+    sdpa_status_t status = sdpa_ze_set_args(k, prim->fwd.kernel_name, &sdpa_fwd_args_table, v);
     if (status != SDPA_SUCCESS)
         return status;
     ze_group_count_t groups = {prim->fwd.group_count[0], prim->fwd.group_count[1],
@@ -153,7 +153,8 @@ static sdpa_status_t split_execute(sdpa_primitive_t *prim, const sdpa_exec_args_
         lse[i] = scratch + plan->split_lse_offset + i * rows * sizeof(float);
     }
     memcpy(&mv.O_S0, m->strides, sizeof(m->strides));
-    status = ze_set_args(prim->merge_kernel, SDPA_MERGE_KERNEL, &sdpa_merge_kernel_args_table, &mv);
+    status = sdpa_ze_set_args(prim->merge_kernel, SDPA_MERGE_KERNEL, &sdpa_merge_kernel_args_table,
+                              &mv);
     if (status != SDPA_SUCCESS)
         return status;
     ze_group_count_t groups = {m->group_count[0], m->group_count[1], m->group_count[2]};
@@ -164,8 +165,8 @@ static sdpa_status_t split_execute(sdpa_primitive_t *prim, const sdpa_exec_args_
     return SDPA_SUCCESS;
 }
 
-sdpa_status_t ze_fwd_execute(sdpa_primitive_t *prim, const sdpa_exec_args_t *a,
-                             ze_command_list_handle_t list, sdpa_scratch_t *list_scratch)
+sdpa_status_t sdpa_ze_fwd_execute(sdpa_primitive_t *prim, const sdpa_exec_args_t *a,
+                                  ze_command_list_handle_t list, sdpa_scratch_t *list_scratch)
 {
     sdpa_fwd_args_t v;
     fwd_args(prim, a, &v);

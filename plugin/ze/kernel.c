@@ -7,10 +7,10 @@
 #include "ze.h"
 #include "ze_result.h"
 
-sdpa_status_t ze_kernel_from_cache(sdpa_context_t *ctx, const char *source, int d_max,
-                                   uint32_t subgroup_size, const sdpa_spec_values_t *constants,
-                                   const char *build_flags, const char *kernel_name,
-                                   const sdpa_arg_table_t *args, ze_kernel_handle_t *out)
+sdpa_status_t sdpa_ze_kernel_from_cache(sdpa_context_t *ctx, const char *source, int d_max,
+                                        uint32_t subgroup_size, const sdpa_spec_values_t *constants,
+                                        const char *build_flags, const char *kernel_name,
+                                        const sdpa_arg_table_t *args, ze_kernel_handle_t *out)
 {
     const sdpa_spirv_module_t *spirv = sdpa_spirv_find(source, d_max, (int)subgroup_size);
     if (!spirv)
@@ -52,8 +52,8 @@ sdpa_status_t ze_kernel_from_cache(sdpa_context_t *ctx, const char *source, int 
     return sdpa_kernel_args_check(args, kernel_name, variant, props.numKernelArgs);
 }
 
-sdpa_status_t ze_set_args(ze_kernel_handle_t kernel, const char *kernel_name,
-                          const sdpa_arg_table_t *args, const void *values)
+sdpa_status_t sdpa_ze_set_args(ze_kernel_handle_t kernel, const char *kernel_name,
+                               const sdpa_arg_table_t *args, const void *values)
 {
     for (uint32_t i = 0; i < args->count; i++) {
         const sdpa_arg_row_t *row = &args->rows[i];

@@ -9,7 +9,7 @@
 #include "ze.h"
 #include "ze_result.h"
 
-/* Builds (or finds) the module; ze_kernel_from_cache checks the kernel
+/* Builds (or finds) the module; sdpa_ze_kernel_from_cache checks the kernel
  * against sdpa_merge_args.def. */
 static sdpa_status_t merge_prepare(sdpa_primitive_t *prim)
 {
@@ -17,9 +17,9 @@ static sdpa_status_t merge_prepare(sdpa_primitive_t *prim)
     sdpa_status_t status = sdpa_merge_plan_make(&prim->merge, &prim->ctx->device, plan);
     if (status != SDPA_SUCCESS)
         return status;
-    status = ze_kernel_from_cache(prim->ctx, SDPA_MERGE_SOURCE, 0, 0, &plan->constants,
-                                  plan->build_flags, SDPA_MERGE_KERNEL,
-                                  &sdpa_merge_kernel_args_table, &prim->merge_kernel);
+    status = sdpa_ze_kernel_from_cache(prim->ctx, SDPA_MERGE_SOURCE, 0, 0, &plan->constants,
+                                       plan->build_flags, SDPA_MERGE_KERNEL,
+                                       &sdpa_merge_kernel_args_table, &prim->merge_kernel);
     if (status != SDPA_SUCCESS)
         return status;
     ze_kernel_handle_t k = prim->merge_kernel;
@@ -28,8 +28,8 @@ static sdpa_status_t merge_prepare(sdpa_primitive_t *prim)
     return SDPA_SUCCESS;
 }
 
-sdpa_status_t ze_merge_create(sdpa_context_t *ctx, const sdpa_merge_desc_t *desc,
-                              sdpa_primitive_t **out)
+sdpa_status_t sdpa_ze_merge_create(sdpa_context_t *ctx, const sdpa_merge_desc_t *desc,
+                                   sdpa_primitive_t **out)
 {
     if (out == NULL)
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "out is NULL");
@@ -49,7 +49,7 @@ sdpa_status_t ze_merge_create(sdpa_context_t *ctx, const sdpa_merge_desc_t *desc
     pthread_mutex_init(&prim->launch_lock, NULL);
     sdpa_live_list_add(&ctx->primitives, &prim->link);
     if ((status = merge_prepare(prim)) != SDPA_SUCCESS) {
-        ze_primitive_destroy(prim);
+        sdpa_ze_primitive_destroy(prim);
         return status;
     }
     *out = prim;
@@ -76,9 +76,8 @@ static sdpa_status_t merge_launch(sdpa_primitive_t *prim, const sdpa_merge_args_
     const sdpa_merge_plan_t *plan = &prim->merge_plan;
     const uint32_t n = prim->merge.num_states;
     const int with_lse = prim->merge.dst_lse.dtype != SDPA_DTYPE_UNDEF;
-    sdpa_merge_kernel_args_t v = {.DST = a->dst,
-                                  .DST_LSE = with_lse ? a->dst_lse : NULL,
-                                  .D = plan->head_size};
+    sdpa_merge_kernel_args_t v = {
+            .DST = a->dst, .DST_LSE = with_lse ? a->dst_lse : NULL, .D = plan->head_size};
     const void **o = &v.O0, **lse = &v.LSE0;
     for (uint32_t s = 0; s < n; s++) {
         o[s] = a->states[s];
@@ -87,7 +86,8 @@ static sdpa_status_t merge_launch(sdpa_primitive_t *prim, const sdpa_merge_args_
     int64_t *strides = &v.O_S0;
     for (uint32_t i = 0; i < SDPA_MERGE_STRIDE_ARGS; i++)
         strides[i] = plan->strides[i];
-    sdpa_status_t status = ze_set_args(k, SDPA_MERGE_KERNEL, &sdpa_merge_kernel_args_table, &v);
+    sdpa_status_t status =
+            sdpa_ze_set_args(k, SDPA_MERGE_KERNEL, &sdpa_merge_kernel_args_table, &v);
     if (status != SDPA_SUCCESS)
         return status;
     ze_group_count_t groups = {plan->group_count[0], plan->group_count[1], plan->group_count[2]};
@@ -98,7 +98,7 @@ static sdpa_status_t merge_launch(sdpa_primitive_t *prim, const sdpa_merge_args_
     return SDPA_SUCCESS;
 }
 
-sdpa_status_t ze_merge_execute(sdpa_primitive_t *prim, const sdpa_merge_args_t *args)
+sdpa_status_t sdpa_ze_merge_execute(sdpa_primitive_t *prim, const sdpa_merge_args_t *args)
 {
     if (prim == NULL)
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "prim is NULL");

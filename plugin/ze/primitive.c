@@ -17,8 +17,8 @@ static const char *config_string(const sdpa_primitive_t *prim)
 
 /* SDPA_VERBOSE: "create" after a creation, "exec" after an execution,
  * "kernel" once an execution's kernels have run (profile.c). */
-void ze_primitive_trace(const sdpa_primitive_t *prim, const char *what, const char *status,
-                        double ms)
+void sdpa_ze_primitive_trace(const sdpa_primitive_t *prim, const char *what, const char *status,
+                             double ms)
 {
     char device[sizeof(prim->ctx->device.name)], problem[512];
     sdpa_verbose_print("%s,ze,%s,%s,%s,%.3f,%s", what,
@@ -31,13 +31,13 @@ void ze_primitive_trace(const sdpa_primitive_t *prim, const char *what, const ch
  * those they run in both directions): the sliding window, the softcap and
  * ALiBi, variable-length batches, forward and backward; a paged KV
  * cache (forward only by definition). */
-sdpa_status_t ze_llm_supported(const sdpa_problem_desc_t *p, const sdpa_shape_t *shape)
+sdpa_status_t sdpa_ze_llm_supported(const sdpa_problem_desc_t *p, const sdpa_shape_t *shape)
 {
     return sdpa_plan_window_check(p, shape->q_len, shape->k_len);
 }
 
-sdpa_status_t ze_primitive_create(sdpa_context_t *ctx, const sdpa_problem_desc_t *desc,
-                                  sdpa_primitive_t **out)
+sdpa_status_t sdpa_ze_primitive_create(sdpa_context_t *ctx, const sdpa_problem_desc_t *desc,
+                                       sdpa_primitive_t **out)
 {
     if (out == NULL)
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "out is NULL");
@@ -58,7 +58,7 @@ sdpa_status_t ze_primitive_create(sdpa_context_t *ctx, const sdpa_problem_desc_t
         free(prim);
         return status;
     }
-    if ((status = ze_llm_supported(&prim->problem, &prim->shape)) != SDPA_SUCCESS) {
+    if ((status = sdpa_ze_llm_supported(&prim->problem, &prim->shape)) != SDPA_SUCCESS) {
         free(prim);
         return status;
     }
@@ -68,11 +68,11 @@ sdpa_status_t ze_primitive_create(sdpa_context_t *ctx, const sdpa_problem_desc_t
     pthread_mutex_init(&prim->launch_lock, NULL);
     sdpa_live_list_add(&ctx->primitives, &prim->link);
     if (prim->kind == SDPA_ZE_PRIM_BACKWARD)
-        status = ze_bwd_prepare(prim);
+        status = sdpa_ze_bwd_prepare(prim);
     else
-        status = ze_fwd_prepare(prim);
+        status = sdpa_ze_fwd_prepare(prim);
     if (status != SDPA_SUCCESS) {
-        ze_primitive_destroy(prim);
+        sdpa_ze_primitive_destroy(prim);
         return status;
     }
     if (verbose) {
@@ -81,7 +81,7 @@ sdpa_status_t ze_primitive_create(sdpa_context_t *ctx, const sdpa_problem_desc_t
         snprintf(modules, sizeof(modules), "built=%llu cache_hit=%llu cache_miss=%llu reused=%llu",
                  (unsigned long long)n.built, (unsigned long long)n.hits,
                  (unsigned long long)n.misses, (unsigned long long)n.reused);
-        ze_primitive_trace(prim, "create", modules, sdpa_verbose_now_ms() - start);
+        sdpa_ze_primitive_trace(prim, "create", modules, sdpa_verbose_now_ms() - start);
     }
     *out = prim;
     return SDPA_SUCCESS;
@@ -90,23 +90,23 @@ sdpa_status_t ze_primitive_create(sdpa_context_t *ctx, const sdpa_problem_desc_t
 /* Destroys the Level Zero objects prim holds (its context is alive). */
 static void release_device_objects(sdpa_primitive_t *prim)
 {
-    ze_profile_release(prim);
+    sdpa_ze_profile_release(prim);
     if (prim->fwd_kernel)
         zeKernelDestroy(prim->fwd_kernel);
     prim->fwd_kernel = NULL;
     if (prim->merge_kernel)
         zeKernelDestroy(prim->merge_kernel);
     prim->merge_kernel = NULL;
-    ze_bwd_release(prim);
+    sdpa_ze_bwd_release(prim);
 }
 
-void ze_primitive_orphan(sdpa_primitive_t *prim)
+void sdpa_ze_primitive_orphan(sdpa_primitive_t *prim)
 {
     release_device_objects(prim);
     prim->ctx = NULL;
 }
 
-void ze_primitive_destroy(sdpa_primitive_t *prim)
+void sdpa_ze_primitive_destroy(sdpa_primitive_t *prim)
 {
     if (!prim)
         return;
@@ -118,8 +118,8 @@ void ze_primitive_destroy(sdpa_primitive_t *prim)
     free(prim);
 }
 
-sdpa_status_t ze_primitive_query(sdpa_primitive_t *prim, sdpa_query_t what, void *out,
-                                 size_t out_size)
+sdpa_status_t sdpa_ze_primitive_query(sdpa_primitive_t *prim, sdpa_query_t what, void *out,
+                                      size_t out_size)
 {
     if (prim == NULL)
         return sdpa_primitive_query_answer(prim, what, out, out_size, 0, 0, "");
@@ -134,7 +134,7 @@ sdpa_status_t ze_primitive_query(sdpa_primitive_t *prim, sdpa_query_t what, void
                                        config_string(prim));
 }
 
-sdpa_status_t ze_primitive_execute(sdpa_primitive_t *prim, const sdpa_exec_args_t *args)
+sdpa_status_t sdpa_ze_primitive_execute(sdpa_primitive_t *prim, const sdpa_exec_args_t *args)
 {
     if (prim == NULL)
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "prim is NULL");
@@ -156,14 +156,14 @@ sdpa_status_t ze_primitive_execute(sdpa_primitive_t *prim, const sdpa_exec_args_
     if ((status = sdpa_list_lock(prim->ctx->lists, list, &entry)) != SDPA_SUCCESS)
         return status;
     const int caller_list = !(list == prim->ctx->command_list && prim->ctx->owns_command_list);
-    status = ze_check_arrays(prim, &checked, list);
+    status = sdpa_ze_check_arrays(prim, &checked, list);
     if (status == SDPA_SUCCESS) {
         pthread_mutex_lock(&prim->launch_lock);
-        int slot = ze_profile_begin(prim, list, caller_list, checked.num_wait_events,
-                                    checked.wait_events);
-        status = backward ? ze_bwd_execute(prim, &checked, list, sdpa_list_scratch(entry))
-                          : ze_fwd_execute(prim, &checked, list, sdpa_list_scratch(entry));
-        ze_profile_end(prim, list, slot, status == SDPA_SUCCESS);
+        int slot = sdpa_ze_profile_begin(prim, list, caller_list, checked.num_wait_events,
+                                         checked.wait_events);
+        status = backward ? sdpa_ze_bwd_execute(prim, &checked, list, sdpa_list_scratch(entry))
+                          : sdpa_ze_fwd_execute(prim, &checked, list, sdpa_list_scratch(entry));
+        sdpa_ze_profile_end(prim, list, slot, status == SDPA_SUCCESS);
         pthread_mutex_unlock(&prim->launch_lock);
     }
     sdpa_list_unlock(entry);
@@ -171,11 +171,11 @@ sdpa_status_t ze_primitive_execute(sdpa_primitive_t *prim, const sdpa_exec_args_
      * synchronous, the execution's time. The kernels' own time is the
      * "kernel" line's (SDPA_VERBOSE=profile). */
     if (status == SDPA_SUCCESS && sdpa_verbose_level() >= 1)
-        ze_primitive_trace(prim, "exec", caller_list ? "caller_list" : "sync_list",
-                           sdpa_verbose_now_ms() - start);
+        sdpa_ze_primitive_trace(prim, "exec", caller_list ? "caller_list" : "sync_list",
+                                sdpa_verbose_now_ms() - start);
     if (sdpa_verbose_level() >= SDPA_VERBOSE_PROFILE) { /* a synchronous list has run them */
         pthread_mutex_lock(&prim->launch_lock);
-        ze_profile_harvest(prim);
+        sdpa_ze_profile_harvest(prim);
         pthread_mutex_unlock(&prim->launch_lock);
     }
     return status;

@@ -18,7 +18,7 @@
  * "kernel" line says how many were left out). */
 #define ZE_PROFILE_SLOTS 32
 
-struct ze_profile {
+struct sdpa_ze_profile {
     ze_context_handle_t context; /* of the allocations below */
     ze_event_pool_handle_t pool;
     ze_event_handle_t events[ZE_PROFILE_SLOTS]; /* signalled by the end stamp */
@@ -33,19 +33,19 @@ struct ze_profile {
 
 /* The device's timer: with ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES (not _1_2)
  * timerResolution is nanoseconds per tick. */
-static sdpa_status_t read_timer(sdpa_context_t *ctx, ze_profile_t *p)
+static sdpa_status_t read_timer(sdpa_context_t *ctx, sdpa_ze_profile_t *p)
 {
     ze_device_properties_t props = {.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES};
     SDPA_ZE_TRY(zeDeviceGetProperties(ctx->ze_device, &props));
     if (props.timerResolution == 0 || props.timestampValidBits == 0)
         return sdpa_fail(SDPA_ERROR_UNSUPPORTED, "the device reports no global timer");
     p->ns_per_tick = (double)props.timerResolution;
-    p->tick_mask =
-            props.timestampValidBits >= 64 ? UINT64_MAX : (UINT64_C(1) << props.timestampValidBits) - 1;
+    p->tick_mask = props.timestampValidBits >= 64 ? UINT64_MAX
+                                                  : (UINT64_C(1) << props.timestampValidBits) - 1;
     return SDPA_SUCCESS;
 }
 
-static sdpa_status_t profile_open(sdpa_context_t *ctx, ze_profile_t *p)
+static sdpa_status_t profile_open(sdpa_context_t *ctx, sdpa_ze_profile_t *p)
 {
     p->context = ctx->ze_context;
     sdpa_status_t status = read_timer(ctx, p);
@@ -68,7 +68,7 @@ static sdpa_status_t profile_open(sdpa_context_t *ctx, ze_profile_t *p)
     return SDPA_SUCCESS;
 }
 
-static void profile_close(ze_profile_t *p)
+static void profile_close(sdpa_ze_profile_t *p)
 {
     for (int i = 0; i < ZE_PROFILE_SLOTS; i++)
         if (p->events[i])
@@ -84,32 +84,32 @@ static void profile_close(ze_profile_t *p)
  * frees the slot. */
 static void harvest(sdpa_primitive_t *prim)
 {
-    ze_profile_t *p = prim->profile;
+    sdpa_ze_profile_t *p = prim->profile;
     for (int i = 0; i < ZE_PROFILE_SLOTS; i++) {
         if (!p->pending[i] || zeEventQueryStatus(p->events[i]) != ZE_RESULT_SUCCESS)
             continue;
         uint64_t ticks = (p->stamps[2 * i + 1] - p->stamps[2 * i]) & p->tick_mask;
         if (!p->failed[i])
-            ze_primitive_trace(prim, "kernel", p->caller_list[i] ? "caller_list" : "sync_list",
-                               (double)ticks * p->ns_per_tick * 1e-6);
+            sdpa_ze_primitive_trace(prim, "kernel", p->caller_list[i] ? "caller_list" : "sync_list",
+                                    (double)ticks * p->ns_per_tick * 1e-6);
         zeEventHostReset(p->events[i]);
         p->pending[i] = 0;
     }
     if (p->untimed > 0) {
         char note[64];
         snprintf(note, sizeof(note), "untimed=%llu", (unsigned long long)p->untimed);
-        ze_primitive_trace(prim, "kernel", note, 0.0);
+        sdpa_ze_primitive_trace(prim, "kernel", note, 0.0);
         p->untimed = 0;
     }
 }
 
-int ze_profile_begin(sdpa_primitive_t *prim, ze_command_list_handle_t list, int caller_list,
-                     uint32_t num_wait_events, ze_event_handle_t *wait_events)
+int sdpa_ze_profile_begin(sdpa_primitive_t *prim, ze_command_list_handle_t list, int caller_list,
+                          uint32_t num_wait_events, ze_event_handle_t *wait_events)
 {
     if (sdpa_verbose_level() < SDPA_VERBOSE_PROFILE)
         return -1;
     if (prim->profile == NULL) {
-        ze_profile_t *p = calloc(1, sizeof(*p));
+        sdpa_ze_profile_t *p = calloc(1, sizeof(*p));
         if (p == NULL)
             return -1;
         sdpa_status_t status = profile_open(prim->ctx, p);
@@ -123,7 +123,7 @@ int ze_profile_begin(sdpa_primitive_t *prim, ze_command_list_handle_t list, int 
         }
         prim->profile = p;
     }
-    ze_profile_t *p = prim->profile;
+    sdpa_ze_profile_t *p = prim->profile;
     harvest(prim);
     int slot = 0;
     while (slot < ZE_PROFILE_SLOTS && p->pending[slot])
@@ -146,11 +146,12 @@ int ze_profile_begin(sdpa_primitive_t *prim, ze_command_list_handle_t list, int 
     return slot;
 }
 
-void ze_profile_end(sdpa_primitive_t *prim, ze_command_list_handle_t list, int slot, int appended)
+void sdpa_ze_profile_end(sdpa_primitive_t *prim, ze_command_list_handle_t list, int slot,
+                         int appended)
 {
     if (slot < 0)
         return;
-    ze_profile_t *p = prim->profile;
+    sdpa_ze_profile_t *p = prim->profile;
     /* Without the kernels (a failed append) the end stamp goes in all the
      * same, so that the slot is free only once the list is past the start
      * stamp; no line is printed for it. */
@@ -168,13 +169,13 @@ void ze_profile_end(sdpa_primitive_t *prim, ze_command_list_handle_t list, int s
     p->pending[slot] = 1;
 }
 
-void ze_profile_harvest(sdpa_primitive_t *prim)
+void sdpa_ze_profile_harvest(sdpa_primitive_t *prim)
 {
     if (prim->profile != NULL)
         harvest(prim);
 }
 
-void ze_profile_release(sdpa_primitive_t *prim)
+void sdpa_ze_profile_release(sdpa_primitive_t *prim)
 {
     if (prim->profile == NULL)
         return;

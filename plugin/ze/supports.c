@@ -49,15 +49,14 @@ static sdpa_status_t plan_answer(const sdpa_context_t *ctx, const sdpa_problem_d
     if (status == SDPA_SUCCESS) {
         answer->kernel_kind = fwd_kernel_kind(plan->kind);
         answer->scratch_bytes = plan->split_scratch_bytes;
-        snprintf(answer->config_string, sizeof(answer->config_string), "%s",
-                 plan->config_string);
+        snprintf(answer->config_string, sizeof(answer->config_string), "%s", plan->config_string);
     }
     free(plan);
     return status;
 }
 
-sdpa_status_t ze_primitive_supports(sdpa_context_t *ctx, const sdpa_problem_desc_t *desc,
-                                    sdpa_support_t *out)
+sdpa_status_t sdpa_ze_primitive_supports(sdpa_context_t *ctx, const sdpa_problem_desc_t *desc,
+                                         sdpa_support_t *out)
 {
     sdpa_support_t answer;
     SDPA_TRY(sdpa_support_begin(ctx, out, &answer));
@@ -65,7 +64,7 @@ sdpa_status_t ze_primitive_supports(sdpa_context_t *ctx, const sdpa_problem_desc
     sdpa_shape_t shape;
     sdpa_status_t status = sdpa_problem_check(desc, &problem, &shape);
     if (status == SDPA_SUCCESS)
-        status = ze_llm_supported(&problem, &shape);
+        status = sdpa_ze_llm_supported(&problem, &shape);
     if (status == SDPA_SUCCESS) {
         answer.workspace_bytes = sdpa_workspace_bytes(&problem, &shape);
         status = plan_answer(ctx, &problem, &shape, &answer);
