@@ -164,7 +164,7 @@ def test_public_abi_structures():
     """sdpa_ze.abi is the public name of the ctypes mirrors."""
     from sdpa_ze import abi
     p = abi.new_problem()
-    assert p.struct_version == abi.PROBLEM_DESC_VERSION == 2
+    assert p.struct_version == abi.PROBLEM_DESC_VERSION == 3
     p.window.enabled, p.paged_kv.max_blocks_per_seq, p.varlen.batch = 1, 4, 3
     assert abi.STRUCTS["sdpa_merge_desc_t"] is abi.MergeDesc
     assert abi.new_merge_desc().struct_version == abi.MERGE_DESC_VERSION
