@@ -56,6 +56,7 @@
 #include "sdpa_philox.h"
 #include "sdpa_uniform.h"
 #include "sdpa_xe_intel.h"
+#include "sdpa_xe_local_block.h"
 #include "sdpa_xe_tile.h"
 
 #if !defined(SDPA_XE_KEYS) || SDPA_XE_KEYS % 16 != 0 || SDPA_XE_KEYS > 32
@@ -255,8 +256,8 @@ sdpa_xe_fwd_pv_by_query(private float8 *o, const local ushort *p_rows, int chunk
         /* P as A (lane k: key kc * 16 + k; component m: query 8h + m), a
          * block read of 8 query rows. */
         const local ushort *chunk = p_rows + kc * 16 * SUBGROUP_SIZE;
-        const short8 pa0 = as_short8(intel_sub_group_block_read_us8(chunk)),
-                     pa1 = as_short8(intel_sub_group_block_read_us8(chunk + 8 * SUBGROUP_SIZE));
+        const short8 pa0 = as_short8(sdpa_xe_local_read_us8(chunk)),
+                     pa1 = as_short8(sdpa_xe_local_read_us8(chunk + 8 * SUBGROUP_SIZE));
 SDPA_XE_TILE_LOOP
         for (int e = 0; e < XE_O_DCOLS; e++) {
             const int8 vb =
@@ -466,7 +467,7 @@ SDPA_XE_TILE_LOOP
         if (k_2d) {
             /* The first step starts from zero (no accumulators to clear;
              * D >= 1, so there is always a first step). */
-            const int8 qb0 = as_int8(intel_sub_group_block_read8(q_ops));
+            const int8 qb0 = as_int8(sdpa_xe_local_read8(q_ops));
 SDPA_XE_TILE_LOOP
             for (int b = 0; b < XE_S_BLOCKS; b++) {
                 s[b] = sdpa_xe_mad(sdpa_xe_block2d_a8(&k_surf, key0 + 8 * b, 0), qb0, (float8)0.0f);
@@ -474,7 +475,7 @@ SDPA_XE_TILE_LOOP
                     s[b] = sdpa_xe_round_half8(s[b]);
             }
             for (int c = 1; c < d_steps; c++) {
-                const int8 qb = as_int8(intel_sub_group_block_read8(q_ops + c * 8 * SUBGROUP_SIZE));
+                const int8 qb = as_int8(sdpa_xe_local_read8(q_ops + c * 8 * SUBGROUP_SIZE));
 SDPA_XE_TILE_LOOP
                 for (int b = 0; b < XE_S_BLOCKS; b++) {
                     s[b] = sdpa_xe_mad(
@@ -492,7 +493,7 @@ SDPA_XE_TILE_LOOP
                 s[b] = 0.0f;
             for (int c = 0; c < d_steps; c++) {
                 const int8 qb =
-                        as_int8(intel_sub_group_block_read8(q_ops + c * 8 * SUBGROUP_SIZE));
+                        as_int8(sdpa_xe_local_read8(q_ops + c * 8 * SUBGROUP_SIZE));
 SDPA_XE_TILE_LOOP
                 for (int b = 0; b < XE_S_BLOCKS; b++) {
 #ifdef SDPA_XE_CONVERT_KV
@@ -661,7 +662,7 @@ SDPA_XE_TILE_LOOP
 SDPA_XE_TILE_LOOP
             for (int kc = 0; kc < XE_P_CHUNKS; kc++) {
                 const int8 pb = sdpa_xe_pack_b(s[2 * kc], s[2 * kc + 1]);
-                intel_sub_group_block_write8(
+                sdpa_xe_local_write8(
                         p_ops + (m_sg * XE_P_CHUNKS + kc) * 8 * SUBGROUP_SIZE, as_uint8(pb));
             }
             /* Alone on its query block, the sub-group reads only its own P. */
@@ -674,7 +675,7 @@ SDPA_XE_TILE_LOOP
             __attribute__((opencl_unroll_hint(1))) for (int kc = 0; kc < p_chunks; kc++)
             {
                 const int8 pb =
-                        as_int8(intel_sub_group_block_read8(p_ops + kc * 8 * SUBGROUP_SIZE));
+                        as_int8(sdpa_xe_local_read8(p_ops + kc * 8 * SUBGROUP_SIZE));
 #ifdef SDPA_XE_CONVERT_KV
                 sdpa_xe_fwd_pv_converted(o, pb, v_tile, kv_ld, 16 * kc, o_d0, D);
 #else

@@ -52,14 +52,7 @@ ushort8 SDPA_XE_OVERLOAD intel_sub_group_block_read_us8(const global ushort *p);
 uint SDPA_XE_OVERLOAD intel_sub_group_shuffle(uint value, uint lane);
 float SDPA_XE_OVERLOAD intel_sub_group_shuffle(float value, uint lane);
 
-/* --- cl_intel_subgroups: 32-bit block reads and writes on local memory ---
- * Component j of lane l is p[j * SUBGROUP_SIZE + l], as for global memory;
- * p must be 16-byte aligned. One message per call instead of a load per
- * component (the local-memory operand tiles are laid out [j][lane]); the
- * 16-bit read with 16 lanes loads 8 rows of 16 elements. */
-uint8 SDPA_XE_OVERLOAD intel_sub_group_block_read8(const local uint *p);
-void SDPA_XE_OVERLOAD intel_sub_group_block_write8(local uint *p, uint8 data);
-ushort8 SDPA_XE_OVERLOAD intel_sub_group_block_read_us8(const local ushort *p);
+/* Block reads and writes of local memory: sdpa_xe_local_block.h. */
 
 /*
  * 2D block loads (Xe-HPC, Xe2, Xe3; sub-groups of 16): IGC's own built-ins,

@@ -10,10 +10,11 @@
  *     extension specifies (sdpa_xe_intel.h), independently of block reads.
  *   xe_block_read_<N>: the block reads the kernels use (16-bit elements with
  *     16 lanes, 32-bit with 8), to check the runtime's layout assumptions;
- *   xe_local_block_read_8: the backward's local block read
+ *   xe_local_block_read_8: the local block read of the kernels
  *     (sdpa_xe_local_block.h), same layout, and its refusal of a
  *     misaligned address;
- *   xe_local_block_rw_8: the block read and write of local memory;
+ *   xe_local_block_rw_8: the block read and write of local memory
+ *     (sdpa_xe_local_block.h) at aligned addresses;
  *   xe_block2d_* (sub-group 16): the emulated 2D block loads.
  *
  * Built only as the emulated variant (-DSDPA_XE_EMULATE) for the CPU device,
@@ -203,8 +204,8 @@ xe_local_block_rw_8(const global uint *src, int offset, global uint *dst)
     for (int i = (int)lane; i < 2 * 8 * SUBGROUP_SIZE; i += SUBGROUP_SIZE)
         tile[i] = src[i];
     sub_group_barrier(CLK_LOCAL_MEM_FENCE);
-    const uint8 v = intel_sub_group_block_read8(tile + offset);
-    const ushort8 h = intel_sub_group_block_read_us8((const local ushort *)(tile + offset));
+    const uint8 v = sdpa_xe_local_read8(tile + offset);
+    const ushort8 h = sdpa_xe_local_read_us8((const local ushort *)(tile + offset));
     const private uint *vp = (const private uint *)&v;
     const private ushort *hp = (const private ushort *)&h;
     for (int j = 0; j < 8; j++) {
@@ -212,7 +213,7 @@ xe_local_block_rw_8(const global uint *src, int offset, global uint *dst)
         dst[(16 + j) * SUBGROUP_SIZE + lane] = hp[j];
     }
     sub_group_barrier(CLK_LOCAL_MEM_FENCE);
-    intel_sub_group_block_write8(tile + offset, v + 1);
+    sdpa_xe_local_write8(tile + offset, v + 1);
     sub_group_barrier(CLK_LOCAL_MEM_FENCE);
     for (int i = 0; i < 8 * SUBGROUP_SIZE; i++)
         if (i % SUBGROUP_SIZE == (int)lane)

@@ -16,9 +16,10 @@
  *     column k of A into column n of D (any swapped lane, component or
  *     16-bit half shows up here, with its position);
  *   - the accumulator: A = 0 gives D = C.
- * And the block reads the kernels rely on (native in the CPU runtime)
- * deliver p[j * sub-group + lane] in component j of lane `lane`, from global
- * and local memory (and the local block write stores it back so); the
+ * And the block reads the kernels rely on deliver p[j * sub-group + lane]
+ * in component j of lane `lane`, from global memory (native in the CPU
+ * runtime) and local memory (emulated, sdpa_xe_local_block.h: the local
+ * block write stores it back so, and refuses an address not on 16 bytes); the
  * emulated 2D block loads deliver element (y + r, x + lane) of their surface
  * in component r (in pairs of rows with the transform), zero outside it, and
  * poison every call that breaks a constraint the hardware documents.
@@ -464,9 +465,12 @@ START_TEST(local_block_rw)
     const uint32_t sg = _i ? 16 : 8;
     probe_t *p = probe_for(sg);
     const int total = 2 * 8 * (int)sg;
-    const int offsets[3] = {0, 4, 8 * (int)sg}; /* elements; 16-byte aligned */
-    for (int o = 0; o < 3; o++) {
+    /* Elements: 16-byte aligned, then on 4 bytes only (read, not written:
+     * a refused write stores 0xdeaddead). */
+    const int offsets[6] = {0, 4, 8 * (int)sg, 1, 2, 3};
+    for (int o = 0; o < 6; o++) {
         const int offset = offsets[o];
+        const int refused = offset % 4 != 0;
         uint32_t *src = test_alloc(&suite_env, sizeof(uint32_t) * (size_t)total);
         uint32_t *dst = test_alloc(&suite_env, sizeof(uint32_t) * 3 * 8 * sg);
         for (int i = 0; i < total; i++)
@@ -480,9 +484,10 @@ START_TEST(local_block_rw)
                           "element %d (0x%x)",
                           sg, offset, i / (int)sg, i % (int)sg, dst[i], offset + i,
                           src[offset + i]);
-            ck_assert_msg(dst[8 * sg + (unsigned)i] == src[offset + i] + 1,
+            const uint32_t written = refused ? 0xdeaddeadu : src[offset + i] + 1;
+            ck_assert_msg(dst[8 * sg + (unsigned)i] == written,
                           "sg%u local block write at %d: element %d is 0x%x, not 0x%x", sg, offset,
-                          offset + i, dst[8 * sg + (unsigned)i], src[offset + i] + 1);
+                          offset + i, dst[8 * sg + (unsigned)i], written);
             /* 16-bit elements: halves of the words, low half first. */
             const uint32_t half = (src[offset + i / 2] >> (16 * (i % 2))) & 0xffffu;
             ck_assert_msg(dst[16 * sg + (unsigned)i] == half,
