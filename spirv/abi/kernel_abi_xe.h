@@ -88,10 +88,11 @@
 #define SDPA_XE_D_PAD(d) (((d) + SDPA_XE_D_STEP - 1) / SDPA_XE_D_STEP * SDPA_XE_D_STEP)
 
 /* Whether P goes through local memory between the two products: when
- * DSPLIT > 1 sub-groups share it, and always with sub-groups of 8 (their
+ * DSPLIT > 1 sub-groups share it, always with sub-groups of 8 (their
  * register file is too small to keep P's packing next to the second
- * product; see sdpa_xe_fwd.cl). */
-#define SDPA_XE_FWD_P_IN_SLM(dsplit, sg) ((dsplit) > 1 || (sg) == 8)
+ * product), and with sub-groups of 16 unless convert (those compute O = P V
+ * and read P transposed from there; see sdpa_xe_fwd.cl). */
+#define SDPA_XE_FWD_P_IN_SLM(dsplit, sg, convert) ((dsplit) > 1 || (sg) == 8 || !(convert))
 
 /* Elements per row of the converted K and V tiles (variants with cvt): the
  * padded head size plus 8, so that the rows of consecutive keys, which the
@@ -105,8 +106,9 @@
  * query for the tile maxima and the final sums, and with convert the K and
  * V tiles in Q's type. */
 #define SDPA_XE_FWD_SLM_BYTES(d, bq, bk, dsplit, sg, convert)                                      \
-    (2 * (bq) * SDPA_XE_D_PAD(d) + (SDPA_XE_FWD_P_IN_SLM(dsplit, sg) ? 2 * (bq) * (bk) : 0) +      \
-     4 * (dsplit) * (bq) + ((convert) ? 2 * 2 * (bk) * SDPA_XE_KV_LD(d) : 0))
+    (2 * (bq) * SDPA_XE_D_PAD(d) +                                                                 \
+     (SDPA_XE_FWD_P_IN_SLM(dsplit, sg, convert) ? 2 * (bq) * (bk) : 0) + 4 * (dsplit) * (bq) +     \
+     ((convert) ? 2 * 2 * (bk) * SDPA_XE_KV_LD(d) : 0))
 
 /* ------------------------------------------------------------------------- */
 /* Backward: sdpa_xe_bwd.cl, kernels "sdpa_xe_bwd" and "sdpa_xe_bwd_dq"        */

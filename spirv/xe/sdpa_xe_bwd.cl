@@ -13,10 +13,11 @@
  *
  *   sdpa_xe_bwd     a work-group owns Bc keys of one (batch, query head),
  *                   stages their K and V once, and walks the blocks of 16
- *                   queries (staging Q, dO, LSE and D_i of each). Sub-group
- *                   (0, n) computes S^T and dP^T of key group n and the
- *                   block's queries and publishes P^T Z and dS^T in local
- *                   memory; every sub-group (m, n) then adds to dV and dK of
+ *                   queries (staging Q, dO, LSE and D_i of each). The
+ *                   sub-groups (m, n) share the scores S^T and dP^T of key
+ *                   group n and the block's queries (XE_RM keys each) and
+ *                   publish P^T Z and dS^T in local memory; every
+ *                   sub-group (m, n) then adds to dV and dK of
  *                   key group n and head-dim columns m * DSUB .., which it
  *                   keeps in registers for the whole walk, and in ATOMIC
  *                   mode adds its columns of dQ to the f32 sums with
@@ -26,8 +27,8 @@
  *   sdpa_xe_bwd_dq  DETERMINISTIC mode: a work-group owns 16 * KGROUPS
  *                   queries (sub-groups (m, n) the 16 of block n and dQ's
  *                   columns m * DSUB ..), stages their Q and dO, walks the
- *                   keys SDPA_XE_KEYS at a time (sub-group (0, n) computing
- *                   the scores of block n), and accumulates dQ^T in
+ *                   keys SDPA_XE_KEYS at a time (the sub-groups (m, n)
+ *                   sharing the scores of block n), and accumulates dQ^T in
  *                   registers; no atomics.
  *
  * The layouts are the forward's: keys on the accumulators' components,
@@ -35,10 +36,9 @@
  * row, its causal band) are one lane's. P^T Z and dS^T go through local
  * memory as [keys][queries] tiles of operand bits, where they are the A
  * operand of dV and dK (keys on the rows, queries along K) and, in the pair
- * layout, the B operand of dQ^T: one sub-group per key group computes the
- * scores, the others do not recompute them, and no sub-group holds the
- * scores and the dK/dV accumulators at once (a 128-register file could
- * not).
+ * layout, the B operand of dQ^T: each score is computed once, by the
+ * sub-group of its unit, which holds XE_RM rows of S^T and dP^T beside its
+ * dK/dV accumulators.
  *
  * Built per sub-group size and tile (SDPA_XE_KEYS keys, SDPA_XE_DSUB
  * head-dim columns per sub-group), natively and emulated (-emu).
@@ -51,6 +51,7 @@
 #include "sdpa_common.h"
 #include "sdpa_fwd_dropout.h"
 #include "sdpa_uniform.h"
+#include "sdpa_xe_bwd_stage.h"
 #include "sdpa_xe_intel.h"
 #include "sdpa_xe_tile.h"
 
@@ -99,9 +100,9 @@ static inline int xe_bwd_subgroups(void)
 }
 
 /* The local-memory tiles: K and V [keys][ld], Q and dO [queries][ld] in
- * operand bits, and Q and dO again in the pair layout (the B operands of
- * dK and dV, sdpa_xe_b_rows), the staged queries' LSE (log2 units) and
- * D_i. */
+ * operand bits, and Q and dO again in the blocked pair layout (the B
+ * operands of dK and dV, sdpa_xe_bwd_b_pairs), the staged queries' LSE
+ * (log2 units) and D_i. */
 typedef struct xe_bwd_tiles {
     local ushort *k, *v, *q, *da, *q2, *da2;
     /* The scores [keys][queries] (ld: queries): P^T Z and dS^T in rows, dS^T
@@ -140,14 +141,13 @@ xe_bwd_stage_queries(const private xe_bwd_tiles *t, const private sdpa_bwd_probl
                      const global float *ws, const global float *d_i)
 {
     const int sg_id = get_sub_group_id(), n_sg = xe_bwd_subgroups();
-    const sdpa_fwd_kv_format raw = {SC(QRY_DT)};
     const int rows = sdpa_imin(count, x->sq - q0);
-    sdpa_xe_stage_tile(t->q, t->q2, t->ld, Q,
-                       sdpa_bwd_head_offset(qs, x->b, x->h) + (long)q0 * qs->s2, qs->s2, qs->s3,
-                       &raw, 0, count, rows, SDPA_XE_D_PAD(x->d), x->d, sg_id, n_sg);
-    sdpa_xe_stage_tile(t->da, t->da2, t->ld, dA,
-                       sdpa_bwd_head_offset(das, x->b, x->h) + (long)q0 * das->s2, das->s2, das->s3,
-                       &raw, 0, count, rows, SDPA_XE_D_PAD(x->d), x->d, sg_id, n_sg);
+    sdpa_xe_bwd_stage_rows(t->q, t->q2, t->ld, Q,
+                           sdpa_bwd_head_offset(qs, x->b, x->h) + (long)q0 * qs->s2, qs->s2, qs->s3,
+                           count, rows, SDPA_XE_D_PAD(x->d), x->d, sg_id, n_sg);
+    sdpa_xe_bwd_stage_rows(t->da, t->da2, t->ld, dA,
+                           sdpa_bwd_head_offset(das, x->b, x->h) + (long)q0 * das->s2, das->s2,
+                           das->s3, count, rows, SDPA_XE_D_PAD(x->d), x->d, sg_id, n_sg);
     const long row0 = ((long)x->b * x->hq + x->h) * x->sq + q0;
     for (int r = sg_id * SUBGROUP_SIZE + get_sub_group_local_id(); r < count;
          r += n_sg * SUBGROUP_SIZE) {
@@ -157,40 +157,83 @@ xe_bwd_stage_queries(const private xe_bwd_tiles *t, const private sdpa_bwd_probl
 }
 
 /*
- * The scores of keys key0 .. key0 + KEYS - 1 (key tile rows kr0 ..) by the
- * 16 queries q0 .. (query tile rows qr0 ..): S^T and dP^T from the tiles,
- * then P Z and dS per element (P = 0 outside the mask, the causal band,
- * the keys and the queries), written to the score tiles at rows kr0 ..,
- * columns qr0 .. . ds_out (WITH_DS in the key-block pass) receives dS.
+ * The score phase is spread over the sub-groups of a key group (or of a
+ * query block, in sdpa_xe_bwd_dq) in units of XE_RM keys by one lane block
+ * of queries: the products run with XE_RM-row operands, and each sub-group
+ * holds XE_RM rows of S^T and dP^T besides its dK and dV accumulators.
+ * XE_RM = 4 makes 4 units of a 16 x 16 score tile: every sub-group of a
+ * key group computes scores from head size 64 on (DSPLIT = 4), half of them
+ * at 128 (DSPLIT = 8).
  */
-static inline __attribute__((always_inline)) void xe_bwd_scores(const private xe_bwd_tiles *t,
-                                                                int kr0, int qr0, int key0, int q0,
-                                                                const private sdpa_bwd_problem *x,
-                                                                global void *ds_out, long ds_head,
-                                                                long dss2, long dss3)
+#ifndef SDPA_XE_BWD_SCORE_ROWS
+#define SDPA_XE_BWD_SCORE_ROWS 4
+#endif
+#define XE_RM SDPA_XE_BWD_SCORE_ROWS
+#if XE_RM != 2 && XE_RM != 4 && XE_RM != 8
+#error "SDPA_XE_BWD_SCORE_ROWS (keys per score unit) must be 2, 4 or 8"
+#endif
+#define XE_UNITS (XE_QB * SDPA_XE_KEYS / XE_RM) /* score units of a key group's tile */
+#define XE_CAT_(a, b) a##b
+#define XE_CAT(a, b) XE_CAT_(a, b)
+#if SUBGROUP_SIZE == 16
+typedef XE_CAT(short, XE_RM) xe_score_a; /* A operand of XE_RM rows (see sdpa_xe_a8) */
+#else
+typedef XE_CAT(int, XE_RM) xe_score_a;
+#endif
+typedef XE_CAT(float, XE_RM) xe_score_acc;
+
+/* acc + a b with XE_RM rows, in the operand type of the problem. */
+static inline __attribute__((always_inline)) xe_score_acc xe_bwd_score_mad(xe_score_a a, int8 b,
+                                                                           xe_score_acc acc)
+{
+    if (SC(QRY_DT) == SDPA_DT_BF16)
+        return intel_sub_group_bf16_bf16_matrix_mad_k16(a, b, acc);
+    return intel_sub_group_f16_f16_matrix_mad_k16(a, b, acc);
+}
+
+/* sdpa_xe_a_rows with XE_RM rows r0 .. of the tile. */
+static inline __attribute__((always_inline)) xe_score_a xe_bwd_score_a(const local ushort *tile,
+                                                                       int ld, int r0, int c0)
+{
+    const int lane = get_sub_group_local_id();
+    xe_score_a a;
+#pragma unroll
+    for (int m = 0; m < XE_RM; m++) {
+        const local ushort *row = tile + (r0 + m) * ld + c0;
+#if SUBGROUP_SIZE == 16
+        SDPA_XE_AT(a, short, m) = (short)row[lane];
+#else
+        SDPA_XE_AT(a, int, m) = ((const local int *)row)[lane];
+#endif
+    }
+    return a;
+}
+
+/*
+ * Score units first, first + step, .. of the KEYS keys key0 .. (key tile
+ * rows kr0 ..) by the queries q0 .. (query tile rows qr0 .., XE_QB lane
+ * blocks): S^T and dP^T from the tiles, then P Z and dS per element (P = 0
+ * outside the mask, the causal band, the keys and the queries), written to
+ * the score tiles at rows kr0 .., columns qr0 .. . ds_out (WITH_DS in the
+ * key-block pass) receives dS.
+ */
+static inline __attribute__((always_inline)) void
+xe_bwd_scores(const private xe_bwd_tiles *t, int first, int step, int kr0, int qr0, int key0,
+              int q0, const private sdpa_bwd_problem *x, global void *ds_out, long ds_head,
+              long dss2, long dss3)
 {
     const int lane = get_sub_group_local_id();
     const int d_steps = SDPA_XE_D_PAD(x->d) / SDPA_XE_D_STEP;
-    /* One lane block of queries at a time, S^T then dP^T. */
-    SDPA_XE_TILE_LOOP
-    for (int qb = 0; qb < XE_QB; qb++) {
-        float8 st[XE_KB], dpt[XE_KB];
-        SDPA_XE_TILE_LOOP
-        for (int kb = 0; kb < XE_KB; kb++)
-            st[kb] = dpt[kb] = 0.0f;
+    for (int u = first; u < XE_UNITS; u += step) {
+        const int qb = u / (SDPA_XE_KEYS / XE_RM);
+        const int r0 = (u - qb * (SDPA_XE_KEYS / XE_RM)) * XE_RM; /* first key of the unit */
+        xe_score_acc st = 0.0f, dpt = 0.0f;
         for (int c = 0; c < d_steps; c++) {
             const int c0 = c * SDPA_XE_D_STEP;
             const int8 bq = sdpa_xe_b_cols(t->q, t->ld, qr0 + qb * SUBGROUP_SIZE, c0);
-            SDPA_XE_TILE_LOOP
-            for (int kb = 0; kb < XE_KB; kb++)
-                st[kb] = sdpa_xe_mad(sdpa_xe_a_rows(t->k, t->ld, kr0 + 8 * kb, c0), bq, st[kb]);
-        }
-        for (int c = 0; c < d_steps; c++) {
-            const int c0 = c * SDPA_XE_D_STEP;
+            st = xe_bwd_score_mad(xe_bwd_score_a(t->k, t->ld, kr0 + r0, c0), bq, st);
             const int8 bda = sdpa_xe_b_cols(t->da, t->ld, qr0 + qb * SUBGROUP_SIZE, c0);
-            SDPA_XE_TILE_LOOP
-            for (int kb = 0; kb < XE_KB; kb++)
-                dpt[kb] = sdpa_xe_mad(sdpa_xe_a_rows(t->v, t->ld, kr0 + 8 * kb, c0), bda, dpt[kb]);
+            dpt = xe_bwd_score_mad(xe_bwd_score_a(t->v, t->ld, kr0 + r0, c0), bda, dpt);
         }
 
         const int col = qr0 + qb * SUBGROUP_SIZE + lane; /* this lane's query in the tiles */
@@ -199,46 +242,61 @@ static inline __attribute__((always_inline)) void xe_bwd_scores(const private xe
         const long m_row = x->msk_head + (long)sdpa_imin(q, x->sq - 1) * x->ms2;
         uint keep = ~0u;
         if (SC(WITH_DROPOUT))
-            keep = sdpa_fwd_dropout_keep_bits(&x->drop,
-                                              x->drop_head + (ulong)q * (ulong)x->sk + (ulong)key0,
-                                              SDPA_XE_KEYS, key0, 0, false, 0);
+            keep = sdpa_fwd_dropout_keep_bits(
+                    &x->drop, x->drop_head + (ulong)q * (ulong)x->sk + (ulong)(key0 + r0), XE_RM,
+                    key0 + r0, 0, false, 0);
         SDPA_XE_TILE_LOOP
-        for (int kb = 0; kb < XE_KB; kb++)
-            SDPA_XE_TILE_LOOP
-        for (int m = 0; m < 8; m++) {
-            const int key = key0 + 8 * kb + m;
+        for (int m = 0; m < XE_RM; m++) {
+            const int key = key0 + r0 + m;
             bool valid = q < x->sq && key < x->sk;
             if (sdpa_is_causal())
                 valid = valid && key <= q + x->causal_offset;
-            float score = SDPA_XE_AT(st[kb], float, m) * x->log2_factor;
+            float score = SDPA_XE_AT(st, float, m) * x->log2_factor;
             if (SC(MASK_KIND) == SDPA_MASK_KIND_BUFFER)
                 score = fma(sdpa_load(x->msk, m_row + (long)sdpa_imin(key, x->sk - 1) * x->ms3,
                                       SC(MSK_DT)),
                             SDPA_LOG2E, score);
             const float p = valid && lse2 != -INFINITY ? exp2(score - lse2) : 0.0f;
-            const float z = (keep >> (8 * kb + m)) & 1 ? x->drop.keep_scale : 0.0f;
+            const float z = (keep >> m) & 1 ? x->drop.keep_scale : 0.0f;
             const float pz = SC(WITH_DROPOUT) ? p * z : p;
-            const float dp = SDPA_XE_AT(dpt[kb], float, m);
+            const float dp = SDPA_XE_AT(dpt, float, m);
             const float ds = p == 0.0f ? 0.0f : fma(pz, dp, -p * di);
-            const int row = kr0 + 8 * kb + m;
+            const int row = kr0 + r0 + m;
             const ushort ds_bits = sdpa_xe_to_operand(ds);
             t->pz[row * t->queries + col] = sdpa_xe_to_operand(pz);
             t->ds[row * t->queries + col] = ds_bits;
             t->ds2[((row >> 1) * t->queries + col) * 2 + (row & 1)] = ds_bits;
             if (SC(WITH_DS) && ds_out && q < x->sq && key < x->sk)
-                sdpa_store(ds_out, ds_head + (long)q * dss2 + (long)key * dss3, SC(DS_DT),
-                           ds);
+                sdpa_store(ds_out, ds_head + (long)q * dss2 + (long)key * dss3, SC(DS_DT), ds);
         }
     }
 }
 
+/* The A operand of score rows r0 .. r0 + 7 (P^T Z or dS^T, the 16 queries
+ * of a block along K): 8 rows of 16 elements one after the other in the
+ * score tile of sdpa_xe_bwd (ld = 16 queries), so one block read. */
+static inline __attribute__((always_inline)) sdpa_xe_a8 xe_bwd_a_score_rows(const local ushort *s,
+                                                                            int r0)
+{
+#if SUBGROUP_SIZE == 16
+    return as_short8(sdpa_xe_local_read_us8(s + r0 * SDPA_XE_BWD_QUERIES));
+#else
+    return as_int8(sdpa_xe_local_read8((const local uint *)(s + r0 * SDPA_XE_BWD_QUERIES)));
+#endif
+}
+
 /* dQ^T rows d0 .. d0 + 7 of the queries at score columns c0 .. (one lane
- * block) += K^T dS^T over the KEYS keys from key tile row kr0. */
+ * block) += K^T dS^T over the KEYS keys from key tile row kr0. The dS^T
+ * pairs are one block read where a tile row is one lane block (16 queries
+ * on 16 lanes). */
 static inline __attribute__((always_inline)) float8
 xe_bwd_dq_block(const private xe_bwd_tiles *t, int kr0, int c0, int d0, float8 acc)
 {
-    return sdpa_xe_mad(sdpa_xe_a_cols(t->k, t->ld, kr0, SDPA_XE_KEYS, d0),
-                       sdpa_xe_b_rows(t->ds2, t->queries, kr0, c0), acc);
+    const int8 b = t->queries == SUBGROUP_SIZE
+                           ? as_int8(sdpa_xe_local_read8((const local uint *)t->ds2 +
+                                                         (kr0 / 2) * SUBGROUP_SIZE + c0))
+                           : sdpa_xe_b_rows(t->ds2, t->queries, kr0, c0);
+    return sdpa_xe_mad(sdpa_xe_a_cols(t->k, t->ld, kr0, SDPA_XE_KEYS, d0), b, acc);
 }
 
 /* Zeroes the 8 rows of dS^T pairs after the last of `keys` key rows, which
@@ -292,13 +350,12 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_xe_bw
     const int sg_id = get_sub_group_id(), n_sg = xe_bwd_subgroups();
 
     /* K and V of the block, once. */
-    const sdpa_fwd_kv_format raw = {SC(QRY_DT)};
-    sdpa_xe_stage_tile(t.k, 0, t.ld, K,
-                       sdpa_bwd_head_offset(&ly.k, x.b, x.hkv) + (long)k0 * ly.k.s2, ly.k.s2,
-                       ly.k.s3, &raw, 0, bc, keys, SDPA_XE_D_PAD(D), D, sg_id, n_sg);
-    sdpa_xe_stage_tile(t.v, 0, t.ld, V,
-                       sdpa_bwd_head_offset(&ly.v, x.b, x.hkv) + (long)k0 * ly.v.s2, ly.v.s2,
-                       ly.v.s3, &raw, 0, bc, keys, SDPA_XE_D_PAD(D), D, sg_id, n_sg);
+    sdpa_xe_bwd_stage_rows(t.k, 0, t.ld, K,
+                           sdpa_bwd_head_offset(&ly.k, x.b, x.hkv) + (long)k0 * ly.k.s2, ly.k.s2,
+                           ly.k.s3, bc, keys, SDPA_XE_D_PAD(D), D, sg_id, n_sg);
+    sdpa_xe_bwd_stage_rows(t.v, 0, t.ld, V,
+                           sdpa_bwd_head_offset(&ly.v, x.b, x.hkv) + (long)k0 * ly.v.s2, ly.v.s2,
+                           ly.v.s3, bc, keys, SDPA_XE_D_PAD(D), D, sg_id, n_sg);
 
     xe_bwd_zero_ds_pad(&t, bc);
     float8 dk[XE_KB][XE_EB], dv[XE_KB][XE_EB];
@@ -322,21 +379,21 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_xe_bw
         barrier(CLK_LOCAL_MEM_FENCE); /* the previous block's readers are done */
         xe_bwd_stage_queries(&t, &x, q0, br, Q, &ly.q, DIFF_DST, &ly.diff_dst, WS, D_I);
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (pl.m == 0)
-            xe_bwd_scores(&t, pl.kr0, 0, key0, q0, &x, ds_out, ds_head, DS_S2, DS_S3);
+        xe_bwd_scores(&t, pl.m, SC(WG_M_DBC), pl.kr0, 0, key0, q0, &x, ds_out, ds_head, DS_S2,
+                      DS_S3);
         barrier(CLK_LOCAL_MEM_FENCE);
 
         /* dV += (P Z)^T dO, dK += dS^T Q for the sub-group's columns. */
         SDPA_XE_TILE_LOOP
         for (int kb = 0; kb < XE_KB; kb++) {
-            const sdpa_xe_a8 apz = sdpa_xe_a_rows(t.pz, br, pl.kr0 + 8 * kb, 0);
-            const sdpa_xe_a8 ads = sdpa_xe_a_rows(t.ds, br, pl.kr0 + 8 * kb, 0);
+            const sdpa_xe_a8 apz = xe_bwd_a_score_rows(t.pz, pl.kr0 + 8 * kb);
+            const sdpa_xe_a8 ads = xe_bwd_a_score_rows(t.ds, pl.kr0 + 8 * kb);
             SDPA_XE_TILE_LOOP
             for (int e = 0; e < XE_EB; e++) {
                 const int c0 = pl.d0 + e * SUBGROUP_SIZE;
                 if (c0 < D) {
-                    dv[kb][e] = sdpa_xe_mad(apz, sdpa_xe_b_rows(t.da2, t.ld, 0, c0), dv[kb][e]);
-                    dk[kb][e] = sdpa_xe_mad(ads, sdpa_xe_b_rows(t.q2, t.ld, 0, c0), dk[kb][e]);
+                    dv[kb][e] = sdpa_xe_mad(apz, sdpa_xe_bwd_b_pairs(t.da2, br, c0), dv[kb][e]);
+                    dk[kb][e] = sdpa_xe_mad(ads, sdpa_xe_bwd_b_pairs(t.q2, br, c0), dk[kb][e]);
                 }
             }
         }
@@ -404,7 +461,6 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_xe_bw
     const xe_bwd_tiles t = xe_bwd_tiles_of((local uint *)SLM, SDPA_XE_KEYS, bq, D);
     const sdpa_bwd_all_strides ly = sdpa_bwd_all_strides_of(STRIDES);
     const int sg_id = get_sub_group_id(), n_sg = xe_bwd_subgroups();
-    const sdpa_fwd_kv_format raw = {SC(QRY_DT)};
 
     xe_bwd_stage_queries(&t, &x, q0, bq, Q, &ly.q, DIFF_DST, &ly.diff_dst, WS, D_I);
     xe_bwd_zero_ds_pad(&t, SDPA_XE_KEYS);
@@ -427,14 +483,13 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_xe_bw
     for (int k0 = 0; k0 < k_end; k0 += SDPA_XE_KEYS) {
         const int keys = sdpa_imin(SDPA_XE_KEYS, SK - k0);
         barrier(CLK_LOCAL_MEM_FENCE); /* queries staged; the previous keys' readers done */
-        sdpa_xe_stage_tile(t.k, 0, t.ld, K, k_head + (long)k0 * ly.k.s2, ly.k.s2, ly.k.s3, &raw, 0,
-                           SDPA_XE_KEYS, keys, SDPA_XE_D_PAD(D), D, sg_id, n_sg);
-        sdpa_xe_stage_tile(t.v, 0, t.ld, V, v_head + (long)k0 * ly.v.s2, ly.v.s2, ly.v.s3, &raw, 0,
-                           SDPA_XE_KEYS, keys, SDPA_XE_D_PAD(D), D, sg_id, n_sg);
+        sdpa_xe_bwd_stage_rows(t.k, 0, t.ld, K, k_head + (long)k0 * ly.k.s2, ly.k.s2, ly.k.s3,
+                               SDPA_XE_KEYS, keys, SDPA_XE_D_PAD(D), D, sg_id, n_sg);
+        sdpa_xe_bwd_stage_rows(t.v, 0, t.ld, V, v_head + (long)k0 * ly.v.s2, ly.v.s2, ly.v.s3,
+                               SDPA_XE_KEYS, keys, SDPA_XE_D_PAD(D), D, sg_id, n_sg);
         barrier(CLK_LOCAL_MEM_FENCE);
 
-        if (pl.m == 0)
-            xe_bwd_scores(&t, 0, qr0, k0, q0 + qr0, &x, 0, 0, 0, 0);
+        xe_bwd_scores(&t, pl.m, SC(WG_M_DBC), 0, qr0, k0, q0 + qr0, &x, 0, 0, 0, 0);
         barrier(CLK_LOCAL_MEM_FENCE);
         SDPA_XE_TILE_LOOP
         for (int qb = 0; qb < XE_QB; qb++)

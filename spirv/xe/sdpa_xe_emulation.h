@@ -134,4 +134,64 @@ SDPA_XE_EMU_LOW_ACC(8, short8, half8, short8)
 
 #undef SDPA_XE_EMU_F32_ACC
 
+/*
+ * The 2D block loads (sdpa_xe_intel.h), 16-bit elements, 16 lanes: lane l
+ * reads column x + l of rows y .. y + R - 1 (R = 8, or 16 packed in pairs
+ * of rows by the transform), zero outside the surface, and
+ * every constraint the hardware documents is checked; a call that breaks
+ * one returns all ones in every lane and row (a NaN in f16 and in bf16), so
+ * a kernel that would issue it on the GPU computes NaNs here and its test
+ * fails instead of passing on a call the GPU would reject.
+ */
+#define SDPA_XE_EMU_2D_LIMIT (1 << 24)
+
+static inline bool sdpa_xe_emu_block2d_valid(long base, int width_m1, int height_m1, int pitch_m1,
+                                             int x)
+{
+    const long width = (long)width_m1 + 1, height = (long)height_m1 + 1, pitch = (long)pitch_m1 + 1;
+    return (base & 63) == 0 && width >= 64 && width % 4 == 0 && width <= SDPA_XE_EMU_2D_LIMIT &&
+           height >= 1 && height <= SDPA_XE_EMU_2D_LIMIT && pitch >= width && pitch % 16 == 0 &&
+           pitch <= SDPA_XE_EMU_2D_LIMIT && (x * 2) % 4 == 0;
+}
+
+/* Row r of this lane's column of the block at coord: element (y + r, x + l). */
+static inline ushort sdpa_xe_emu_block2d_u16(long base, int width_m1, int height_m1, int pitch_m1,
+                                             int2 coord, int r)
+{
+    const int col = coord.x + (int)get_sub_group_local_id(), row = coord.y + r;
+    if (col < 0 || row < 0 || row > height_m1 || 2L * col + 1 > width_m1)
+        return 0;
+    const global ushort *p = (const global ushort *)(base + (long)row * (pitch_m1 + 1));
+    return p[col];
+}
+
+static inline ushort8 __builtin_IB_subgroup_block_read_flat_u16_m8k16v1(long base, int width_m1,
+                                                                        int height_m1, int pitch_m1,
+                                                                        int2 coord)
+{
+    ushort8 v = (ushort8)(0xffff);
+    if (!sdpa_xe_emu_block2d_valid(base, width_m1, height_m1, pitch_m1, coord.x))
+        return v;
+    private ushort *vp = (private ushort *)&v;
+    for (int r = 0; r < 8; r++)
+        vp[r] = sdpa_xe_emu_block2d_u16(base, width_m1, height_m1, pitch_m1, coord, r);
+    return v;
+}
+
+static inline uint8 __builtin_IB_subgroup_block_read_flat_transform_u16_k16(long base, int width_m1,
+                                                                           int height_m1,
+                                                                           int pitch_m1,
+                                                                           int2 coord)
+{
+    uint8 v = (uint8)(0xffffffffu);
+    if (!sdpa_xe_emu_block2d_valid(base, width_m1, height_m1, pitch_m1, coord.x))
+        return v;
+    private uint *vp = (private uint *)&v;
+    for (int j = 0; j < 8; j++)
+        vp[j] = (uint)sdpa_xe_emu_block2d_u16(base, width_m1, height_m1, pitch_m1, coord, 2 * j) |
+                (uint)sdpa_xe_emu_block2d_u16(base, width_m1, height_m1, pitch_m1, coord, 2 * j + 1)
+                        << 16;
+    return v;
+}
+
 #endif /* SDPA_SPIRV_XE_EMULATION_H */

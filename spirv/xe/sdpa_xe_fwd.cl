@@ -14,14 +14,18 @@
  *
  *   1. S^T = K Q^T for its keys: for each 16-element step of the head
  *      dimension, Q^T's operand from local memory (staged once), K's rows
- *      as the A operand (block reads), one product per 8 keys;
+ *      as the A operand (2D block loads with 16 lanes where the hardware
+ *      takes K's layout, else block reads per row), one product per 8 keys;
  *   2. scale (log2 units) and mask S in registers, the tile maximum of each
  *      query over the sub-group's keys (and, with DSPLIT > 1, over the other
  *      sub-groups of the block through local memory);
  *   3. online softmax: the running maximum, P = exp2(S - max), the running
  *      sum, dropout, and O rescaled by alpha = exp2(max_old - max_new): each
  *      query's softmax is one lane's arithmetic;
- *   4. O^T += V^T P for its head-dim rows over the whole key tile: P is
+ *   4. with 16 lanes (and K, V in Q's type) O += P V for its head-dim
+ *      columns, V as the B operand (2D block loads, VNNI transform), P as
+ *      the A operand from local memory (XE_O_BY_QUERY below); otherwise
+ *      O^T += V^T P for its head-dim rows over the whole key tile: P is
  *      packed from S's registers into the B operand (its layout is S's);
  *      with DSPLIT > 1 it is published to and read from local memory, and
  *      so it is with sub-groups of 8, whose 128 registers cannot hold the
@@ -52,6 +56,7 @@
 #include "sdpa_philox.h"
 #include "sdpa_uniform.h"
 #include "sdpa_xe_intel.h"
+#include "sdpa_xe_local_block.h"
 #include "sdpa_xe_tile.h"
 
 #if !defined(SDPA_XE_KEYS) || SDPA_XE_KEYS % 16 != 0 || SDPA_XE_KEYS > 32
@@ -74,7 +79,29 @@
 
 #define XE_S_BLOCKS (SDPA_XE_KEYS / 8) /* 8-key row blocks of S^T */
 #define XE_P_CHUNKS (SDPA_XE_KEYS / 16) /* 16-key chunks of P (the products' K) */
-#define XE_O_BLOCKS (SDPA_XE_DSUB / 8) /* 8-row blocks of O^T */
+#define XE_O_BLOCKS (SDPA_XE_DSUB / 8) /* 8-row blocks of O^T (or of O) */
+
+/*
+ * Sub-groups of 16 without conversion compute the second product the other
+ * way round, O = P V: V is the B operand, which a 2D block load with the
+ * VNNI transform delivers ready to use (16 keys by 16 head-dim columns per
+ * load), where V^T as an A operand took a gather per lane and 8 moves per
+ * product to transpose it. P becomes the A operand: each lane stores its
+ * query's row of P (S^T's components, packed as for the B operand) in local
+ * memory, and a block read of 8 query rows is an A operand. O's accumulators then hold 8
+ * queries (components) by 16 head-dim columns (lanes): o[h * XE_O_DCOLS + e]
+ * is queries 8h .. 8h + 7 of the block by columns o_d0 + 16e .. + 15, and
+ * each query's alpha and 1 / sum are broadcast from its lane.
+ */
+#if SUBGROUP_SIZE == 16 && !defined(SDPA_XE_CONVERT_KV)
+#define XE_O_BY_QUERY 1
+#define XE_O_DCOLS (SDPA_XE_DSUB / 16) /* 16-column blocks of O per query half */
+#if SDPA_XE_DSUB % 16 != 0
+#error "O = P V takes SDPA_XE_DSUB in multiples of 16"
+#endif
+#else
+#define XE_O_BY_QUERY 0
+#endif
 
 /* The A operand of S^T = K Q^T: keys kb .. kb + 7 (rows, clamped to the last
  * key: the scores of keys past the end are masked) by head-dim elements
@@ -183,6 +210,70 @@ SDPA_XE_TILE_LOOP
     }
 }
 
+#if XE_O_BY_QUERY
+/* P of 16 keys (lo: keys 0-7, hi: 8-15) as 8 words of operand bits, two
+ * keys a word (sdpa_xe_pack_b's layout); f16 by a vector conversion, which
+ * the GPU compiler writes straight into the packed halves. */
+static inline __attribute__((always_inline)) uint8 sdpa_xe_fwd_pack_p(float8 lo, float8 hi)
+{
+    if (SC(QRY_DT) != SDPA_DT_BF16)
+        return as_uint8(convert_half16_rte((float16)(lo, hi)));
+    return as_uint8(sdpa_xe_pack_b(lo, hi));
+}
+
+/* The B operand of O = P V without a 2D load: keys kbase .. kbase + 15 (in
+ * pairs along the components, zero from sk on) by head-dim columns c0 +
+ * lane (zero from d on), element by element; V in the operand type. */
+static inline __attribute__((always_inline)) int8
+sdpa_xe_fwd_v_b(const global void *V, long v_head, long vs2, int kbase, int c0, int sk, int d)
+{
+    const int col = c0 + get_sub_group_local_id();
+    const global ushort *v = (const global ushort *)V + v_head + col;
+    uint8 w;
+#pragma unroll
+    for (int j = 0; j < 8; j++) {
+        const int k = kbase + 2 * j;
+        const uint lo = col < d && k < sk ? v[(long)k * vs2] : 0u;
+        const uint hi = col < d && k + 1 < sk ? v[(long)(k + 1) * vs2] : 0u;
+        SDPA_XE_AT(w, uint, j) = lo | hi << 16;
+    }
+    return as_int8(w);
+}
+
+/* O (queries by this sub-group's head-dim columns from o_d0) += P V over
+ * the key tile from k0: P in local memory (p_rows, [chunks][16 queries][16
+ * keys]), V's B operands from 2D loads on v_surf when v_2d (a constant
+ * at each call: the kernel branches once per tile, not per operand), else
+ * element by element. */
+static inline __attribute__((always_inline)) void
+sdpa_xe_fwd_pv_by_query(private float8 *o, const local ushort *p_rows, int chunks,
+                        const private sdpa_xe_surface2d *v_surf, bool v_2d, const global void *V,
+                        long v_head, long vs2, int k0, int o_d0, int sk, int d)
+{
+    const int lane = get_sub_group_local_id();
+    __attribute__((opencl_unroll_hint(1))) for (int kc = 0; kc < chunks; kc++)
+    {
+        /* P as A (lane k: key kc * 16 + k; component m: query 8h + m), a
+         * block read of 8 query rows. */
+        const local ushort *chunk = p_rows + kc * 16 * SUBGROUP_SIZE;
+        const short8 pa0 = as_short8(sdpa_xe_local_read_us8(chunk)),
+                     pa1 = as_short8(sdpa_xe_local_read_us8(chunk + 8 * SUBGROUP_SIZE));
+SDPA_XE_TILE_LOOP
+        for (int e = 0; e < XE_O_DCOLS; e++) {
+            const int8 vb =
+                    v_2d ? sdpa_xe_block2d_b(v_surf, k0 + 16 * kc, o_d0 + 16 * e)
+                         : sdpa_xe_fwd_v_b(V, v_head, vs2, k0 + 16 * kc, o_d0 + 16 * e, sk, d);
+            o[e] = sdpa_xe_mad(pa0, vb, o[e]);
+            o[XE_O_DCOLS + e] = sdpa_xe_mad(pa1, vb, o[XE_O_DCOLS + e]);
+            if (SC(VS_F16_ACC)) {
+                o[e] = sdpa_xe_round_half8(o[e]);
+                o[XE_O_DCOLS + e] = sdpa_xe_round_half8(o[XE_O_DCOLS + e]);
+            }
+        }
+    }
+}
+#endif
+
 #ifdef SDPA_XE_CONVERT_KV
 /*
  * Variants with SDPA_XE_CONVERT_KV take K and V in another dtype than Q
@@ -256,7 +347,11 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_xe_fw
      * (DSPLIT > 1), and [dsplit][bq] floats for maxima and sums. */
     local uint *q_slm = (local uint *)SLM;
     local uint *p_slm = q_slm + bq * d_steps * 8;
-    const bool p_in_slm = SDPA_XE_FWD_P_IN_SLM(dsplit, SUBGROUP_SIZE);
+#ifdef SDPA_XE_CONVERT_KV
+    const bool p_in_slm = SDPA_XE_FWD_P_IN_SLM(dsplit, SUBGROUP_SIZE, 1);
+#else
+    const bool p_in_slm = SDPA_XE_FWD_P_IN_SLM(dsplit, SUBGROUP_SIZE, 0);
+#endif
     local float *red_slm = (local float *)(p_slm + (p_in_slm ? bq * p_chunks * 8 : 0));
 #ifdef SDPA_XE_CONVERT_KV
     /* The converted K and V tiles [bk][SDPA_XE_KV_LD(D)], after the rest. */
@@ -266,6 +361,18 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_xe_fw
 #endif
     local uint *q_block = q_slm + n_sg * d_steps * 8 * SUBGROUP_SIZE + lane;
     local uint *p_block = p_slm + n_sg * p_chunks * 8 * SUBGROUP_SIZE + lane;
+    /* The same blocks as whole operands, for sub-group block reads and
+     * writes (one message per operand, not one per component). */
+    local uint *q_ops = q_block - lane, *p_ops = p_block - lane;
+
+    /* The score factor (log2 units). Without a mask buffer it is applied
+     * once per tile maximum and inside exp2's argument (fma) instead of to
+     * every score: the maximum commutes with a factor >= 0, and a negative
+     * one flips Q's sign bits at staging instead (exact in f16 and bf16). */
+    const float log2_scale = sdpa_score_factor(SDPA_LOG2E, SCALE_PTR, SCALE, INV_SCALE);
+    const bool fold_scale = SC(MASK_KIND) != SDPA_MASK_KIND_BUFFER;
+    const float s_scale = fold_scale ? fabs(log2_scale) : log2_scale;
+    const uint q_sign = fold_scale && log2_scale < 0.0f ? 0x80008000u : 0u;
 
     /* 1a. Q^T of the query block as B operands: each lane stores the words
      *     of its query's row; the block's sub-groups share the steps. */
@@ -274,7 +381,7 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_xe_fw
         const global ushort *q = (const global ushort *)Q + q_row;
         for (int c = m_sg; c < d_steps; c += dsplit) {
             const int c0 = c * SDPA_XE_D_STEP;
-            const uint8 words = row_valid ? sdpa_xe_b_from_row(q + c0, D - c0) : (uint8)0;
+            const uint8 words = row_valid ? sdpa_xe_b_from_row(q + c0, D - c0) ^ q_sign : (uint8)0;
             local uint *dst = q_block + c * 8 * SUBGROUP_SIZE;
 #pragma unroll
             for (int j = 0; j < 8; j++)
@@ -291,8 +398,9 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_xe_fw
         k_end = sdpa_iclamp(sdpa_fwd_row_query(&w, w.rows - 1) + causal_offset + 1, 0, SK);
         last = sdpa_imin(k_end - 1, query + causal_offset);
     }
-
-    const float log2_scale = sdpa_score_factor(SDPA_LOG2E, SCALE_PTR, SCALE, INV_SCALE);
+    /* A key tile of the sub-group up to here needs no mask: every lane sees
+     * all its keys (the tiles before the end and the causal band). */
+    const int last_min = sub_group_reduce_min(last);
     const sdpa_fwd_kv_format k_fmt = SDPA_FWD_KV_FORMAT(KEY, K_SCALES, K_ZP, D, w.hkv);
     const sdpa_fwd_kv_format v_fmt = SDPA_FWD_KV_FORMAT(VAL, V_SCALES, V_ZP, D, w.hkv);
     const sdpa_fwd_kv_head kv = sdpa_fwd_kv_head_of(&w, K_S0, K_S1, K_S2, V_S0, V_S1, V_S2, SK,
@@ -305,6 +413,24 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_xe_fw
     /* V rows start on 4 bytes (runs of 8 elements then load as 32-bit
      * words; o_d0 and the row blocks are multiples of 8). */
     const bool v_aligned = ((ulong)V & 3) == 0 && (((ulong)v_head | (ulong)V_S2) & 1) == 0;
+#if SUBGROUP_SIZE == 16
+    /* K's rows of this head as a 2D block-load surface (Xe-HPC, Xe2, Xe3):
+     * 8 keys by 16 head-dim elements per load, straight into an A operand.
+     * Only where the hardware accepts the surface; anything else (unaligned
+     * rows or strides, transposed or converted K, head sizes under 32)
+     * takes the row-by-row block reads below. */
+    sdpa_xe_surface2d k_surf;
+    const bool k_2d = !SC(TRANSPOSE_K) && sdpa_xe_kv_raw(&k_fmt) &&
+                      sdpa_xe_surface2d_of(K, k_head, D, SK, K_S2, &k_surf);
+#endif
+#if XE_O_BY_QUERY
+    /* V's rows of this head likewise, for the B operand of O = P V; other V
+     * layouts gather the operand element by element. The query block's P in
+     * local memory: [bk / 16 chunks][16 queries][16 keys] of operand bits. */
+    sdpa_xe_surface2d v_surf;
+    const bool v_2d = sdpa_xe_surface2d_of(V, v_head, D, SK, V_S2, &v_surf);
+    local ushort *p_rows = (local ushort *)p_slm + n_sg * bk * SUBGROUP_SIZE;
+#endif
     const sdpa_dropout_args drop =
             sdpa_dropout_args_read(DROPOUT_SEED, DROPOUT_OFFSET, DROPOUT_P, DROPOUT_SEED_PTR,
                                    DROPOUT_OFFSET_PTR, DROPOUT_P_PTR);
@@ -337,34 +463,76 @@ SDPA_XE_TILE_LOOP
 
         /* 1. S^T = K Q^T. */
         float8 s[XE_S_BLOCKS];
-SDPA_XE_TILE_LOOP
-        for (int b = 0; b < XE_S_BLOCKS; b++)
-            s[b] = 0.0f;
-        for (int c = 0; c < d_steps; c++) {
-            const local uint *qc = q_block + c * 8 * SUBGROUP_SIZE;
-            int8 qb;
-#pragma unroll
-            for (int j = 0; j < 8; j++)
-                SDPA_XE_AT(qb, int, j) = (int)qc[j * SUBGROUP_SIZE];
+#if SUBGROUP_SIZE == 16 && !defined(SDPA_XE_CONVERT_KV)
+        if (k_2d) {
+            /* The first step starts from zero (no accumulators to clear;
+             * D >= 1, so there is always a first step). */
+            const int8 qb0 = as_int8(sdpa_xe_local_read8(q_ops));
 SDPA_XE_TILE_LOOP
             for (int b = 0; b < XE_S_BLOCKS; b++) {
-#ifdef SDPA_XE_CONVERT_KV
-                const sdpa_xe_a8 ka =
-                        sdpa_xe_a_rows(k_tile, kv_ld, key0 - k0 + 8 * b, c * SDPA_XE_D_STEP);
-#else
-                const sdpa_xe_a8 ka = sdpa_xe_fwd_k_operand(K, k_head, K_S2, K_S3, key0 + 8 * b,
-                                                            c * SDPA_XE_D_STEP, SK, D, &k_fmt,
-                                                            token0, k_block);
-#endif
-                s[b] = sdpa_xe_mad(ka, qb, s[b]);
+                s[b] = sdpa_xe_mad(sdpa_xe_block2d_a8(&k_surf, key0 + 8 * b, 0), qb0, (float8)0.0f);
                 if (SC(KQ_F16_ACC))
                     s[b] = sdpa_xe_round_half8(s[b]);
+            }
+            for (int c = 1; c < d_steps; c++) {
+                const int8 qb = as_int8(sdpa_xe_local_read8(q_ops + c * 8 * SUBGROUP_SIZE));
+SDPA_XE_TILE_LOOP
+                for (int b = 0; b < XE_S_BLOCKS; b++) {
+                    s[b] = sdpa_xe_mad(
+                            sdpa_xe_block2d_a8(&k_surf, key0 + 8 * b, c * SDPA_XE_D_STEP), qb,
+                            s[b]);
+                    if (SC(KQ_F16_ACC))
+                        s[b] = sdpa_xe_round_half8(s[b]);
+                }
+            }
+        } else
+#endif
+        {
+SDPA_XE_TILE_LOOP
+            for (int b = 0; b < XE_S_BLOCKS; b++)
+                s[b] = 0.0f;
+            for (int c = 0; c < d_steps; c++) {
+                const int8 qb =
+                        as_int8(sdpa_xe_local_read8(q_ops + c * 8 * SUBGROUP_SIZE));
+SDPA_XE_TILE_LOOP
+                for (int b = 0; b < XE_S_BLOCKS; b++) {
+#ifdef SDPA_XE_CONVERT_KV
+                    const sdpa_xe_a8 ka =
+                            sdpa_xe_a_rows(k_tile, kv_ld, key0 - k0 + 8 * b, c * SDPA_XE_D_STEP);
+#else
+                    const sdpa_xe_a8 ka = sdpa_xe_fwd_k_operand(
+                            K, k_head, K_S2, K_S3, key0 + 8 * b, c * SDPA_XE_D_STEP, SK, D,
+                            &k_fmt, token0, k_block);
+#endif
+                    s[b] = sdpa_xe_mad(ka, qb, s[b]);
+                    if (SC(KQ_F16_ACC))
+                        s[b] = sdpa_xe_round_half8(s[b]);
+                }
             }
         }
 
         /* 2. Scale and mask (log2 units); the tile maximum of this lane's
          *    query, agreed between the sub-groups of the block. */
         float mx = -INFINITY;
+        const bool tile_masked = key0 + SDPA_XE_KEYS - 1 > last_min;
+        if (fold_scale) {
+            /* The maximum of the unscaled scores (keys past `last` left out). */
+            if (tile_masked) {
+SDPA_XE_TILE_LOOP
+                for (int b = 0; b < XE_S_BLOCKS; b++)
+SDPA_XE_TILE_LOOP
+                    for (int m = 0; m < 8; m++)
+                        mx = key0 + 8 * b + m > last ? mx
+                                                     : fmax(mx, SDPA_XE_AT(s[b], float, m));
+            } else {
+SDPA_XE_TILE_LOOP
+                for (int b = 0; b < XE_S_BLOCKS; b++)
+SDPA_XE_TILE_LOOP
+                    for (int m = 0; m < 8; m++)
+                        mx = fmax(mx, SDPA_XE_AT(s[b], float, m));
+            }
+            mx = mx == -INFINITY ? mx : mx * s_scale;
+        } else {
 SDPA_XE_TILE_LOOP
         for (int b = 0; b < XE_S_BLOCKS; b++)
 SDPA_XE_TILE_LOOP
@@ -379,6 +547,7 @@ SDPA_XE_TILE_LOOP
                 SDPA_XE_AT(s[b], float, m) = x;
                 mx = fmax(mx, x);
             }
+        }
         if (dsplit > 1) {
             red_slm[m_sg * bq + row] = mx;
             barrier(CLK_LOCAL_MEM_FENCE);
@@ -390,6 +559,26 @@ SDPA_XE_TILE_LOOP
         float shift;
         const float alpha = sdpa_fwd_update_max(&st, mx, &shift);
         float sum = 0.0f;
+        if (fold_scale && tile_masked) {
+SDPA_XE_TILE_LOOP
+            for (int b = 0; b < XE_S_BLOCKS; b++)
+SDPA_XE_TILE_LOOP
+                for (int m = 0; m < 8; m++) {
+                    const float x = fma(SDPA_XE_AT(s[b], float, m), s_scale, -shift);
+                    const float p = key0 + 8 * b + m > last ? 0.0f : sdpa_fwd_exp2(x);
+                    SDPA_XE_AT(s[b], float, m) = p;
+                    sum += p;
+                }
+        } else if (fold_scale) {
+SDPA_XE_TILE_LOOP
+            for (int b = 0; b < XE_S_BLOCKS; b++)
+SDPA_XE_TILE_LOOP
+                for (int m = 0; m < 8; m++) {
+                    const float p = sdpa_fwd_exp2(fma(SDPA_XE_AT(s[b], float, m), s_scale, -shift));
+                    SDPA_XE_AT(s[b], float, m) = p;
+                    sum += p;
+                }
+        } else {
 SDPA_XE_TILE_LOOP
         for (int b = 0; b < XE_S_BLOCKS; b++)
 SDPA_XE_TILE_LOOP
@@ -398,6 +587,7 @@ SDPA_XE_TILE_LOOP
                 SDPA_XE_AT(s[b], float, m) = p;
                 sum += p;
             }
+        }
         st.sum = fma(st.sum, alpha, sum);
         /* Dropout after the sum: the denominator is over the undropped
          * probabilities (the keep mask of keys from k_end on is written
@@ -413,6 +603,43 @@ SDPA_XE_TILE_LOOP
                     SDPA_XE_AT(s[b], float, m) =
                             (keep >> (8 * b + m)) & 1 ? SDPA_XE_AT(s[b], float, m) : 0.0f;
         }
+#if XE_O_BY_QUERY
+SDPA_XE_TILE_LOOP
+        for (int h = 0; h < 2; h++) {
+            float8 alpha_h;
+#pragma unroll
+            for (int m = 0; m < 8; m++)
+                SDPA_XE_AT(alpha_h, float, m) = sub_group_broadcast(alpha, 8 * h + m);
+SDPA_XE_TILE_LOOP
+            for (int e = 0; e < XE_O_DCOLS; e++) {
+                o[h * XE_O_DCOLS + e] *= alpha_h;
+                if (SC(VS_F16_ACC))
+                    o[h * XE_O_DCOLS + e] = sdpa_xe_round_half8(o[h * XE_O_DCOLS + e]);
+            }
+        }
+
+        /* 4. O += P V over the key tile: P to local memory, each lane its
+         *    query's row of each 16-key chunk (32 bytes, in operand bits). */
+SDPA_XE_TILE_LOOP
+        for (int kc = 0; kc < XE_P_CHUNKS; kc++)
+            vstore8(sdpa_xe_fwd_pack_p(s[2 * kc], s[2 * kc + 1]), 0,
+                    (local uint *)(p_rows + ((key0 - k0) / 16 + kc) * 16 * SUBGROUP_SIZE) +
+                            lane * 8);
+        if (dsplit > 1)
+            barrier(CLK_LOCAL_MEM_FENCE);
+        else
+            sub_group_barrier(CLK_LOCAL_MEM_FENCE);
+        if (v_2d)
+            sdpa_xe_fwd_pv_by_query(o, p_rows, p_chunks, &v_surf, true, V, v_head, V_S2, k0, o_d0,
+                                    SK, D);
+        else
+            sdpa_xe_fwd_pv_by_query(o, p_rows, p_chunks, &v_surf, false, V, v_head, V_S2, k0,
+                                    o_d0, SK, D);
+        /* Done with P before the next tile rewrites it (with DSPLIT > 1 the
+         * next tile's exchange of maxima waits for every sub-group). */
+        if (dsplit == 1)
+            sub_group_barrier(CLK_LOCAL_MEM_FENCE);
+#else
 SDPA_XE_TILE_LOOP
         for (int e = 0; e < XE_O_BLOCKS; e++) {
             o[e] *= alpha;
@@ -435,10 +662,8 @@ SDPA_XE_TILE_LOOP
 SDPA_XE_TILE_LOOP
             for (int kc = 0; kc < XE_P_CHUNKS; kc++) {
                 const int8 pb = sdpa_xe_pack_b(s[2 * kc], s[2 * kc + 1]);
-                local uint *dst = p_block + (m_sg * XE_P_CHUNKS + kc) * 8 * SUBGROUP_SIZE;
-#pragma unroll
-                for (int j = 0; j < 8; j++)
-                    dst[j * SUBGROUP_SIZE] = (uint)SDPA_XE_AT(pb, int, j);
+                sdpa_xe_local_write8(
+                        p_ops + (m_sg * XE_P_CHUNKS + kc) * 8 * SUBGROUP_SIZE, as_uint8(pb));
             }
             /* Alone on its query block, the sub-group reads only its own P. */
             if (dsplit > 1)
@@ -449,11 +674,8 @@ SDPA_XE_TILE_LOOP
              * chunks' loads and runs out of registers. */
             __attribute__((opencl_unroll_hint(1))) for (int kc = 0; kc < p_chunks; kc++)
             {
-                const local uint *src = p_block + kc * 8 * SUBGROUP_SIZE;
-                int8 pb;
-#pragma unroll
-                for (int j = 0; j < 8; j++)
-                    SDPA_XE_AT(pb, int, j) = (int)src[j * SUBGROUP_SIZE];
+                const int8 pb =
+                        as_int8(sdpa_xe_local_read8(p_ops + kc * 8 * SUBGROUP_SIZE));
 #ifdef SDPA_XE_CONVERT_KV
                 sdpa_xe_fwd_pv_converted(o, pb, v_tile, kv_ld, 16 * kc, o_d0, D);
 #else
@@ -462,6 +684,7 @@ SDPA_XE_TILE_LOOP
 #endif
             }
         }
+#endif /* XE_O_BY_QUERY */
 #ifdef SDPA_XE_CONVERT_KV
         /* Every sub-group is done with the tiles before they are refilled. */
         barrier(CLK_LOCAL_MEM_FENCE);
@@ -485,6 +708,31 @@ SDPA_XE_TILE_LOOP
     }
     if (SC(IS_TRAINING) && m_sg == 0 && row_valid)
         WS[(w.b * w.hq + head) * SQ + query] = sdpa_fwd_lse(st.max, l);
+#if XE_O_BY_QUERY
+    /* Query 8h + m's row of O is component m of o[h * XE_O_DCOLS + e]; its
+     * 1 / sum, output row and validity come from its lane. */
+    {
+        const float inv = sdpa_fwd_inv_sum(l) * drop.keep_scale;
+        const long a_row = w.b * DST_S0 + (long)head * DST_S1 + (long)query * DST_S2;
+SDPA_XE_TILE_LOOP
+        for (int h = 0; h < 2; h++)
+SDPA_XE_TILE_LOOP
+            for (int m = 0; m < 8; m++) {
+                const int q = 8 * h + m;
+                const float inv_q = sub_group_broadcast(inv, q);
+                const long row_q = sub_group_broadcast(a_row, q);
+                if (!sub_group_broadcast((int)row_valid, q))
+                    continue;
+SDPA_XE_TILE_LOOP
+                for (int e = 0; e < XE_O_DCOLS; e++) {
+                    const int dcol = o_d0 + 16 * e + lane;
+                    if (dcol < D)
+                        sdpa_store(DST, row_q + dcol, SC(DST_DT),
+                                   SDPA_XE_AT(o[h * XE_O_DCOLS + e], float, m) * inv_q);
+                }
+            }
+    }
+#else
     if (!row_valid)
         return;
     const float inv = sdpa_fwd_inv_sum(l) * drop.keep_scale;
@@ -495,4 +743,5 @@ SDPA_XE_TILE_LOOP
         if (d0 < D)
             sdpa_xe_fwd_store8(DST, a_row, d0, D, o[e] * inv);
     }
+#endif
 }

@@ -52,9 +52,43 @@ ushort8 SDPA_XE_OVERLOAD intel_sub_group_block_read_us8(const global ushort *p);
 uint SDPA_XE_OVERLOAD intel_sub_group_shuffle(uint value, uint lane);
 float SDPA_XE_OVERLOAD intel_sub_group_shuffle(float value, uint lane);
 
+/* Block reads and writes of local memory: sdpa_xe_local_block.h. */
+
+/*
+ * 2D block loads (Xe-HPC, Xe2, Xe3; sub-groups of 16): IGC's own built-ins,
+ * the names oneDNN's kernels use. The surface is `height` rows of `width`
+ * bytes, `pitch` bytes apart, from `base` (each passed minus one); coord =
+ * (x in elements, y in rows) of the block's first element. Elements outside
+ * the surface read as zero.
+ *   u16_m8k16v1: 8 rows of 16 16-bit elements; component r of lane l is
+ *     element (y + r, x + l): the A operand layout of the matrix built-ins.
+ *   transform_u16_k16: 16 rows of 16 16-bit elements with the VNNI
+ *     transform; component j of lane l holds elements (y + 2j, x + l) (low
+ *     half) and (y + 2j + 1, x + l) (high): the B operand layout.
+ * Only these two: Debian 12's IGC (1.0.12504) lowers u16_m16k16v1 to
+ * nothing at all (its result is whatever the registers held) and u16_m8k16v1
+ * to a load of two such blocks side by side (the first is the result: the
+ * same data, twice the traffic); the current IGC lowers both exactly.
+ * The hardware rejects (its result is undefined): a base not on 64 bytes, a
+ * width under 64 bytes or not a multiple of 4, a pitch under the width or
+ * not a multiple of 16, width, height or pitch past 2^24, and an x whose byte
+ * offset is not a multiple of 4 (sdpa_xe_surface2d_of in sdpa_xe_tile.h
+ * checks them before any call; the emulation poisons a call that breaks
+ * them). Not overloadable: the names must reach the SPIR-V unmangled.
+ */
 #ifdef SDPA_XE_EMULATE
 #include "sdpa_xe_emulation.h"
 #else
+
+ushort8 __builtin_IB_subgroup_block_read_flat_u16_m8k16v1(long base_address,
+                                                          int width_minus_one_bytes,
+                                                          int height_minus_one,
+                                                          int pitch_minus_one_bytes, int2 coord);
+uint8 __builtin_IB_subgroup_block_read_flat_transform_u16_k16(long base_address,
+                                                              int width_minus_one_bytes,
+                                                              int height_minus_one,
+                                                              int pitch_minus_one_bytes,
+                                                              int2 coord);
 
 /* --- cl_intel_subgroup_matrix_multiply_accumulate ------------------------- */
 /* The forms the kernels use, for both sub-group sizes: M = 1, 2, 4, 8 rows,

@@ -9,7 +9,13 @@
  *     built from row-major matrices with plain loads, in the layout the
  *     extension specifies (sdpa_xe_intel.h), independently of block reads.
  *   xe_block_read_<N>: the block reads the kernels use (16-bit elements with
- *     16 lanes, 32-bit with 8), to check the runtime's layout assumptions.
+ *     16 lanes, 32-bit with 8), to check the runtime's layout assumptions;
+ *   xe_local_block_read_8: the local block read of the kernels
+ *     (sdpa_xe_local_block.h), same layout, and its refusal of a
+ *     misaligned address;
+ *   xe_local_block_rw_8: the block read and write of local memory
+ *     (sdpa_xe_local_block.h) at aligned addresses;
+ *   xe_block2d_* (sub-group 16): the emulated 2D block loads.
  *
  * Built only as the emulated variant (-DSDPA_XE_EMULATE) for the CPU device,
  * once per sub-group size: sdpa_xe_probe-emu.0.8 and sdpa_xe_probe-emu.0.16.
@@ -25,6 +31,7 @@
  *   d: M x SUBGROUP_SIZE float: the result, widened to f32
  */
 #include "sdpa_xe_intel.h"
+#include "sdpa_xe_local_block.h"
 
 /* Row m of A as this lane's operand component: 16 lanes hold A[m][lane],
  * 8 lanes hold A[m][2 lane] | A[m][2 lane + 1] << 16. */
@@ -156,4 +163,90 @@ PROBE_BLOCK(xe_block_read_1, 1, uint, PROBE_BLOCK_READ1)
 PROBE_BLOCK(xe_block_read_2, 2, uint2, PROBE_BLOCK_READ(2))
 PROBE_BLOCK(xe_block_read_4, 4, uint4, PROBE_BLOCK_READ(4))
 PROBE_BLOCK(xe_block_read_8, 8, uint8, PROBE_BLOCK_READ(8))
+#endif
+
+/* The same from local memory: src[0 .. 8 * SUBGROUP_SIZE + 63] is copied to
+ * a local tile first, then read at tile + offset (any offset: a misaligned
+ * one must give the refusal pattern). */
+#define PROBE_LOCAL_ELEMENTS (8 * SUBGROUP_SIZE + 64)
+__attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void
+xe_local_block_read_8(const global PROBE_BLOCK_T *src, int offset, global PROBE_BLOCK_T *dst)
+{
+    local PROBE_BLOCK_T tile[PROBE_LOCAL_ELEMENTS] __attribute__((aligned(16)));
+    for (int i = get_sub_group_local_id(); i < PROBE_LOCAL_ELEMENTS; i += SUBGROUP_SIZE)
+        tile[i] = src[i];
+    barrier(CLK_LOCAL_MEM_FENCE);
+#if SUBGROUP_SIZE == 16
+    const ushort8 v = sdpa_xe_local_read_us8(tile + offset);
+#else
+    const uint8 v = sdpa_xe_local_read8(tile + offset);
+#endif
+    const private PROBE_BLOCK_T *vp = (const private PROBE_BLOCK_T *)&v;
+#pragma unroll
+    for (int j = 0; j < 8; j++)
+        dst[j * SUBGROUP_SIZE + get_sub_group_local_id()] = vp[j];
+}
+
+/*
+ * Sub-group block reads and writes of local memory: src[0 .. 2 * 8 *
+ * SUBGROUP_SIZE) is copied into a local tile with plain stores;
+ * dst[j * SUBGROUP_SIZE + lane] receives component j of the 32-bit block
+ * read at tile + offset, dst[16 * SUBGROUP_SIZE + ...] likewise that of the
+ * 16-bit read at the same address (zero-extended); then the block write of
+ * the 32-bit components, plus 1, at tile + offset, read back with plain
+ * loads, fills dst[8 * SUBGROUP_SIZE + ...].
+ */
+__attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void
+xe_local_block_rw_8(const global uint *src, int offset, global uint *dst)
+{
+    local uint tile[2 * 8 * SUBGROUP_SIZE];
+    const uint lane = get_sub_group_local_id();
+    for (int i = (int)lane; i < 2 * 8 * SUBGROUP_SIZE; i += SUBGROUP_SIZE)
+        tile[i] = src[i];
+    sub_group_barrier(CLK_LOCAL_MEM_FENCE);
+    const uint8 v = sdpa_xe_local_read8(tile + offset);
+    const ushort8 h = sdpa_xe_local_read_us8((const local ushort *)(tile + offset));
+    const private uint *vp = (const private uint *)&v;
+    const private ushort *hp = (const private ushort *)&h;
+    for (int j = 0; j < 8; j++) {
+        dst[j * SUBGROUP_SIZE + lane] = vp[j];
+        dst[(16 + j) * SUBGROUP_SIZE + lane] = hp[j];
+    }
+    sub_group_barrier(CLK_LOCAL_MEM_FENCE);
+    sdpa_xe_local_write8(tile + offset, v + 1);
+    sub_group_barrier(CLK_LOCAL_MEM_FENCE);
+    for (int i = 0; i < 8 * SUBGROUP_SIZE; i++)
+        if (i % SUBGROUP_SIZE == (int)lane)
+            dst[8 * SUBGROUP_SIZE + i] = tile[offset + i];
+}
+
+#if SUBGROUP_SIZE == 16
+/*
+ * 2D block loads of 16-bit elements: the surface starts `base_offset` bytes
+ * into `mem` (its parameters passed as the built-ins take them, minus one);
+ * dst[r * 16 + lane] receives row r of lane `lane`'s column of the block at
+ * (x, y): xe_block2d_u16_m8 component r (8 rows), xe_block2d_transform_u16_k16
+ * the low (r even) or high (r odd) half of component r / 2 (16 rows).
+ */
+__attribute__((intel_reqd_sub_group_size(16))) kernel void
+xe_block2d_u16_m8(const global uchar *mem, long base_offset, int width_m1, int height_m1,
+                  int pitch_m1, int x, int y, global ushort *dst)
+{
+    const ushort8 v = __builtin_IB_subgroup_block_read_flat_u16_m8k16v1(
+            (long)(mem + base_offset), width_m1, height_m1, pitch_m1, (int2)(x, y));
+    const private ushort *vp = (const private ushort *)&v;
+    for (int r = 0; r < 8; r++)
+        dst[r * 16 + get_sub_group_local_id()] = vp[r];
+}
+
+__attribute__((intel_reqd_sub_group_size(16))) kernel void
+xe_block2d_transform_u16_k16(const global uchar *mem, long base_offset, int width_m1,
+                             int height_m1, int pitch_m1, int x, int y, global ushort *dst)
+{
+    const uint8 v = __builtin_IB_subgroup_block_read_flat_transform_u16_k16(
+            (long)(mem + base_offset), width_m1, height_m1, pitch_m1, (int2)(x, y));
+    const private uint *vp = (const private uint *)&v;
+    for (int r = 0; r < 16; r++)
+        dst[r * 16 + get_sub_group_local_id()] = (ushort)(vp[r / 2] >> (16 * (r % 2)));
+}
 #endif

@@ -336,4 +336,65 @@ sdpa_xe_stage_tile(local ushort *tile, local ushort *pairs, int ld, const global
     }
 }
 
+/*
+ * A 2D block-load surface over a row-major matrix of 16-bit elements (K's
+ * rows of one head): `rows` rows of `cols` elements, `row_stride` elements
+ * apart, from element `off` of `base`. The hardware wants the surface's base
+ * on 64 bytes: the base is rounded down to 64 bytes and the difference
+ * becomes x0, the first column, and widens the surface (x0's bytes must then
+ * be a multiple of 4: the rows 4-byte aligned). Computed once per
+ * work-group; every load then passes 32-bit coordinates.
+ */
+typedef struct {
+    long base;     /* 64-byte aligned address of the surface */
+    int width_m1;  /* bytes, minus one */
+    int height_m1; /* rows, minus one */
+    int pitch_m1;  /* bytes, minus one */
+    int x0;        /* column (element) of the matrix's column 0 */
+} sdpa_xe_surface2d;
+
+/* Describes the surface in *s and says whether the hardware accepts it (the
+ * constraints in sdpa_xe_intel.h); if not, the caller must not issue a 2D
+ * load on it. */
+static inline __attribute__((always_inline)) bool sdpa_xe_surface2d_of(const global void *base,
+                                                                       long off, int cols, int rows,
+                                                                       long row_stride,
+                                                                       private sdpa_xe_surface2d *s)
+{
+    const ulong addr = (ulong)((const global ushort *)base + off);
+    const long lead = (long)(addr & 63);
+    const long width = lead + 2L * cols, pitch = 2L * row_stride;
+    const long limit = 1L << 24;
+    s->base = (long)(addr - (ulong)lead);
+    s->x0 = (int)(lead / 2);
+    s->width_m1 = (int)(width <= limit ? width : limit) - 1;
+    s->height_m1 = rows - 1;
+    s->pitch_m1 = (int)(pitch <= limit ? pitch : limit) - 1;
+    return (lead & 3) == 0 && cols % 2 == 0 && width >= 64 && width <= limit && rows >= 1 &&
+           rows <= limit && pitch >= width && pitch % 16 == 0 && pitch <= limit;
+}
+
+#if SUBGROUP_SIZE == 16
+/* The A operand of 8 rows (rows y .. y + 7 of the surface along the
+ * components, columns c0 .. c0 + 15 of the matrix along the lanes; zero
+ * outside the surface): one 2D block load. */
+static inline __attribute__((always_inline)) short8
+sdpa_xe_block2d_a8(const private sdpa_xe_surface2d *s, int y, int c0)
+{
+    return as_short8(__builtin_IB_subgroup_block_read_flat_u16_m8k16v1(
+            s->base, s->width_m1, s->height_m1, s->pitch_m1, (int2)(s->x0 + c0, y)));
+}
+
+/* The B operand of 16 rows (K: rows y .. y + 15 of the surface, in pairs
+ * along the components) by 16 columns (N: columns c0 .. c0 + 15 of the
+ * matrix along the lanes), zero outside the surface: one 2D block load with
+ * the VNNI transform. */
+static inline __attribute__((always_inline)) int8
+sdpa_xe_block2d_b(const private sdpa_xe_surface2d *s, int y, int c0)
+{
+    return as_int8(__builtin_IB_subgroup_block_read_flat_transform_u16_k16(
+            s->base, s->width_m1, s->height_m1, s->pitch_m1, (int2)(s->x0 + c0, y)));
+}
+#endif
+
 #endif /* SDPA_SPIRV_XE_TILE_H */

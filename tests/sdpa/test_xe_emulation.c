@@ -16,8 +16,13 @@
  *     column k of A into column n of D (any swapped lane, component or
  *     16-bit half shows up here, with its position);
  *   - the accumulator: A = 0 gives D = C.
- * And the block reads the kernels rely on (native in the CPU runtime)
- * deliver p[j * sub-group + lane] in component j of lane `lane`.
+ * And the block reads the kernels rely on deliver p[j * sub-group + lane]
+ * in component j of lane `lane`, from global memory (native in the CPU
+ * runtime) and local memory (emulated, sdpa_xe_local_block.h: the local
+ * block write stores it back so, and refuses an address not on 16 bytes); the
+ * emulated 2D block loads deliver element (y + r, x + lane) of their surface
+ * in component r (in pairs of rows with the transform), zero outside it, and
+ * poison every call that breaks a constraint the hardware documents.
  */
 #include <check.h>
 #include <math.h>
@@ -413,6 +418,176 @@ START_TEST(block_reads)
 }
 END_TEST
 
+/* The emulated block read from local memory (sdpa_xe_local_block.h): the
+ * layout of the global one at 4-byte aligned addresses, and 0xdead in every
+ * element at a misaligned one (16-bit elements at an odd offset), where the
+ * hardware refuses the read. */
+START_TEST(local_block_reads)
+{
+    const uint32_t sg = _i ? 16 : 8;
+    probe_t *p = probe_for(sg);
+    const size_t elem = sg == 16 ? 2 : 4;
+    const int total = 8 * (int)sg + 64;
+    for (int offset = 0; offset <= 7; offset++) {
+        const int misaligned = sg == 16 && offset % 2;
+        unsigned char *src = test_alloc(&suite_env, elem * (size_t)total);
+        unsigned char *dst = test_alloc(&suite_env, elem * 8 * sg);
+        for (int i = 0; i < total; i++) {
+            uint32_t v = 0x5000u + (uint32_t)i * 11u + 1u;
+            memcpy(src + elem * (size_t)i, &v, elem);
+        }
+        const void *args[3] = {&src, &offset, &dst};
+        const size_t sizes[3] = {sizeof(src), sizeof(offset), sizeof(dst)};
+        launch(p, "xe_local_block_read_8", 1, 3, args, sizes);
+        for (int i = 0; i < 8 * (int)sg; i++) {
+            const uint32_t refused = 0xdeaddeadu;
+            ck_assert_msg(memcmp(dst + elem * (size_t)i,
+                                 misaligned ? (const void *)&refused
+                                            : (const void *)(src + elem * (size_t)(offset + i)),
+                                 elem) == 0,
+                          "sg%u local block read, offset %d: component %d of lane %d is wrong", sg,
+                          offset, i / (int)sg, i % (int)sg);
+        }
+        test_free(&suite_env, dst);
+        test_free(&suite_env, src);
+    }
+}
+END_TEST
+
+/* --- block reads and writes of local memory ------------------------------------- */
+
+START_TEST(local_block_rw)
+{
+    const uint32_t sg = _i ? 16 : 8;
+    probe_t *p = probe_for(sg);
+    const int total = 2 * 8 * (int)sg;
+    /* Elements: 16-byte aligned, then on 4 bytes only (read, not written:
+     * a refused write stores 0xdeaddead). */
+    const int offsets[6] = {0, 4, 8 * (int)sg, 1, 2, 3};
+    for (int o = 0; o < 6; o++) {
+        const int offset = offsets[o];
+        const int refused = offset % 4 != 0;
+        uint32_t *src = test_alloc(&suite_env, sizeof(uint32_t) * (size_t)total);
+        uint32_t *dst = test_alloc(&suite_env, sizeof(uint32_t) * 3 * 8 * sg);
+        for (int i = 0; i < total; i++)
+            src[i] = 0x10000u * (uint32_t)offset + (uint32_t)i * 13u + 5u;
+        const void *args[3] = {&src, &offset, &dst};
+        const size_t sizes[3] = {sizeof(src), sizeof(offset), sizeof(dst)};
+        launch(p, "xe_local_block_rw_8", 1, 3, args, sizes);
+        for (int i = 0; i < 8 * (int)sg; i++) {
+            ck_assert_msg(dst[i] == src[offset + i],
+                          "sg%u local block read at %d: component %d of lane %d is 0x%x, not "
+                          "element %d (0x%x)",
+                          sg, offset, i / (int)sg, i % (int)sg, dst[i], offset + i,
+                          src[offset + i]);
+            const uint32_t written = refused ? 0xdeaddeadu : src[offset + i] + 1;
+            ck_assert_msg(dst[8 * sg + (unsigned)i] == written,
+                          "sg%u local block write at %d: element %d is 0x%x, not 0x%x", sg, offset,
+                          offset + i, dst[8 * sg + (unsigned)i], written);
+            /* 16-bit elements: halves of the words, low half first. */
+            const uint32_t half = (src[offset + i / 2] >> (16 * (i % 2))) & 0xffffu;
+            ck_assert_msg(dst[16 * sg + (unsigned)i] == half,
+                          "sg%u local 16-bit block read at %d: component %d of lane %d is 0x%x, "
+                          "not 0x%x",
+                          sg, offset, i / (int)sg, i % (int)sg, dst[16 * sg + (unsigned)i], half);
+        }
+        test_free(&suite_env, dst);
+        test_free(&suite_env, src);
+    }
+}
+END_TEST
+
+/* --- 2D block loads ------------------------------------------------------------- */
+
+/* A surface (bytes, as the hardware counts them) and a block's coordinates
+ * (x in 16-bit elements, y in rows). */
+typedef struct block2d_case {
+    long base_offset;
+    int width, height, pitch;
+    int x, y;
+} block2d_case_t;
+
+#define BLOCK2D_MEM (64 * 1024)
+
+/* Runs the 2D load of `rows` rows (8: u16_m8k16v1; 16: transform_u16_k16)
+ * on c over mem (BLOCK2D_MEM bytes); dst receives rows x 16 elements, row by
+ * row (the probe unpacks the transform's pairs). */
+static void block2d_run(probe_t *p, int rows, const block2d_case_t *c, const uint16_t *mem,
+                        uint16_t *dst)
+{
+    const char *name = rows == 8 ? "xe_block2d_u16_m8" : "xe_block2d_transform_u16_k16";
+    const int w = c->width - 1, h = c->height - 1, pitch = c->pitch - 1;
+    const void *args[8] = {&mem, &c->base_offset, &w, &h, &pitch, &c->x, &c->y, &dst};
+    const size_t sizes[8] = {sizeof(mem), sizeof(long), sizeof(int), sizeof(int),
+                             sizeof(int), sizeof(int),  sizeof(int), sizeof(dst)};
+    launch(p, name, 1, 8, args, sizes);
+}
+
+START_TEST(block2d_loads)
+{
+    /* Surfaces the hardware accepts; blocks inside, across the right and
+     * bottom edges and wholly outside (zeros). */
+    static const block2d_case_t surfaces[] = {
+            {0, 64, 20, 64, 0, 0},   {128, 256, 40, 512, 32, 3}, {64, 96, 17, 96, 40, 9},
+            {192, 64, 8, 80, 16, 1}, {0, 200, 30, 208, 94, 25},  {256, 128, 16, 128, 0, 16},
+            {0, 64, 12, 64, 0, -2},  {64, 100, 33, 112, 2, 30},
+    };
+    probe_t *p = probe_for(16);
+    uint16_t *mem = test_alloc(&suite_env, BLOCK2D_MEM);
+    for (int i = 0; i < BLOCK2D_MEM / 2; i++)
+        mem[i] = (uint16_t)(i * 7 + 1); /* never 0 inside the memory */
+    uint16_t *dst = test_alloc(&suite_env, 16 * 16 * sizeof(uint16_t));
+    for (int rows = 8; rows <= 16; rows *= 2)
+        for (size_t k = 0; k < sizeof(surfaces) / sizeof(surfaces[0]); k++) {
+            const block2d_case_t *c = &surfaces[k];
+            block2d_run(p, rows, c, mem, dst);
+            for (int r = 0; r < rows; r++)
+                for (int lane = 0; lane < 16; lane++) {
+                    const int col = c->x + lane, row = c->y + r;
+                    const int inside =
+                            col >= 0 && 2 * col + 2 <= c->width && row >= 0 && row < c->height;
+                    const uint16_t want =
+                            inside ? mem[(c->base_offset + (long)row * c->pitch) / 2 + col] : 0;
+                    ck_assert_msg(dst[r * 16 + lane] == want,
+                                  "%s case %zu: row %d of lane %d is 0x%x, not 0x%x",
+                                  rows == 8 ? "u16_m8k16" : "transform_u16_k16", k, r, lane,
+                                  dst[r * 16 + lane], want);
+                }
+        }
+    test_free(&suite_env, dst);
+    test_free(&suite_env, mem);
+}
+END_TEST
+
+START_TEST(block2d_rejects)
+{
+    /* One broken constraint each (sdpa_xe_intel.h): the emulation returns
+     * all ones, as a warning that the GPU would not load this. */
+    static const block2d_case_t surfaces[] = {
+            {32, 64, 8, 64, 0, 0},  /* base not on 64 bytes */
+            {0, 60, 8, 64, 0, 0},   /* width under 64 bytes */
+            {0, 66, 8, 80, 0, 0},   /* width not a multiple of 4 */
+            {0, 128, 8, 112, 0, 0}, /* pitch under the width */
+            {0, 64, 8, 72, 0, 0},   /* pitch not a multiple of 16 */
+            {0, 64, 8, 64, 1, 0},   /* x's byte offset not a multiple of 4 */
+            {0, 64, 0, 64, 0, 0},   /* no rows */
+    };
+    probe_t *p = probe_for(16);
+    uint16_t *mem = test_alloc(&suite_env, BLOCK2D_MEM);
+    uint16_t *dst = test_alloc(&suite_env, 16 * 16 * sizeof(uint16_t));
+    for (int rows = 8; rows <= 16; rows *= 2)
+        for (size_t k = 0; k < sizeof(surfaces) / sizeof(surfaces[0]); k++) {
+            block2d_run(p, rows, &surfaces[k], mem, dst);
+            for (int i = 0; i < rows * 16; i++)
+                ck_assert_msg(dst[i] == 0xffff,
+                              "invalid 2D load %zu (%d rows): element %d is 0x%x, not poison", k,
+                              rows, i, dst[i]);
+        }
+    test_free(&suite_env, dst);
+    test_free(&suite_env, mem);
+}
+END_TEST
+
 static void release_probes(void)
 {
     for (int i = 0; i < 2; i++) {
@@ -435,6 +610,10 @@ static Suite *xe_emulation_suite(void)
     tcase_add_loop_test(t, mad_accumulator_passes_through, 0, FORM_COUNT);
     tcase_add_loop_test(t, mad_exact_products, 0, FORM_COUNT);
     tcase_add_loop_test(t, block_reads, 0, 2);
+    tcase_add_loop_test(t, local_block_reads, 0, 2);
+    tcase_add_loop_test(t, local_block_rw, 0, 2);
+    tcase_add_test(t, block2d_loads);
+    tcase_add_test(t, block2d_rejects);
     suite_add_tcase(s, t);
     return s;
 }

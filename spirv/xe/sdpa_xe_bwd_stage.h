@@ -1,0 +1,151 @@
+/*
+ * sdpa_xe_bwd_stage.h - staging the backward's row tiles (Q and dO per
+ * query block, K and V per key block of sdpa_xe_bwd_dq) into local memory
+ * with sub-group block reads: a row whose elements are contiguous (head-dim
+ * stride 1) and start on 4 bytes is read 16 elements at a time by one
+ * block read of the sub-group (cl_intel_subgroups, sdpa_xe_intel.h), so its
+ * address is computed once per row instead of once per element and lane.
+ * Other layouts, the tail of a head size that is not a multiple of 16 and
+ * the rows past the sequence go element by element.
+ *
+ * The tiles are row-major operand bits with `ld` elements per row (the A
+ * and B operands of the scores, sdpa_xe_tile.h), and optionally a copy in
+ * the blocked pair layout below (the B operands of dV and dK), read with one
+ * sub-group block read from local memory per operand.
+ */
+#ifndef SDPA_SPIRV_XE_BWD_STAGE_H
+#define SDPA_SPIRV_XE_BWD_STAGE_H
+
+#include "sdpa_common.h"
+#include "sdpa_xe_intel.h"
+#include "sdpa_xe_local_block.h"
+#include "sdpa_xe_tile.h"
+
+/*
+ * The pair layout of the Q and dO copies that are the B operands of dV and
+ * dK (sdpa_xe_b_rows' layout, blocked by SUBGROUP_SIZE columns): element
+ * (r, c) of a tile of `rows` rows (even) is half r % 2 of 32-bit word
+ * ((c / SUBGROUP_SIZE) * (rows / 2) + r / 2) * SUBGROUP_SIZE + c %
+ * SUBGROUP_SIZE, so that the operand of rows 0 .. 15 and columns c0 ..
+ * (c0 a multiple of SUBGROUP_SIZE) is 8 * SUBGROUP_SIZE consecutive words:
+ * one block read (sdpa_xe_bwd_b_pairs).
+ */
+static inline int sdpa_xe_bwd_pair_index(int rows, int r, int c)
+{
+    /* Unsigned: clang-15 turns a signed remainder into a freeze, which
+     * llvm-spirv-15 cannot translate. */
+    const uint uc = (uint)c, sg = SUBGROUP_SIZE;
+    const uint word = ((uc / sg) * (uint)(rows / 2) + (uint)(r >> 1)) * sg + uc % sg;
+    return (int)(word * 2 + (uint)(r & 1));
+}
+
+/* The B operand of rows 0 .. 15 and columns c0 + lane of a tile in that
+ * layout. */
+static inline __attribute__((always_inline)) int8 sdpa_xe_bwd_b_pairs(const local ushort *pairs,
+                                                                      int rows, int c0)
+{
+    return as_int8(sdpa_xe_local_read8((const local uint *)pairs +
+                                       (c0 / SUBGROUP_SIZE) * (rows / 2) * SUBGROUP_SIZE));
+}
+
+/* Writes element (r, c) of a tile of `rows` rows (and of its pair copy, if
+ * pairs is set). */
+static inline __attribute__((always_inline)) void sdpa_xe_bwd_put(local ushort *tile,
+                                                                  local ushort *pairs, int ld,
+                                                                  int rows, int r, int c,
+                                                                  ushort bits)
+{
+    tile[r * ld + c] = bits;
+    if (pairs)
+        pairs[sdpa_xe_bwd_pair_index(rows, r, c)] = bits;
+}
+
+/* Writes this lane's part of the 16 elements at column c0 (a multiple of
+ * 16) of tile row r (16 lanes: element c0 + lane in w; 8 lanes: elements
+ * c0 + 2 lane, low half, and c0 + 2 lane + 1). */
+static inline __attribute__((always_inline)) void sdpa_xe_bwd_put_chunk(local ushort *tile,
+                                                                        local ushort *pairs, int ld,
+                                                                        int rows, int r, int c0,
+                                                                        uint w)
+{
+    const int lane = get_sub_group_local_id();
+    /* The pair word of (r, c0 + lane) in sdpa_xe_bwd_pair_index's layout,
+     * c0 / SUBGROUP_SIZE being uniform. */
+    const int word0 = ((c0 / SUBGROUP_SIZE) * (rows / 2) + (r >> 1)) * SUBGROUP_SIZE;
+    if (SUBGROUP_SIZE == 16) {
+        tile[r * ld + c0 + lane] = (ushort)w;
+        if (pairs)
+            pairs[(word0 + lane) * 2 + (r & 1)] = (ushort)w;
+        return;
+    }
+    ((local uint *)(tile + r * ld + c0))[lane] = w;
+    if (pairs) {
+        /* Columns c0 + 2 lane and + 1: lanes 0-3 in the first 8-column
+         * block, 4-7 in the second. */
+        const uint c = 2 * get_sub_group_local_id();
+        const int word = word0 + (int)((c >> 3) * (uint)(rows / 2) * 8 + (c & 7));
+        pairs[word * 2 + (r & 1)] = (ushort)w;
+        pairs[(word + 1) * 2 + (r & 1)] = (ushort)(w >> 16);
+    }
+}
+
+/* This lane's part of 16 contiguous elements at p (4-byte aligned): one
+ * sub-group block read. */
+static inline __attribute__((always_inline)) uint sdpa_xe_bwd_read_chunk(const global ushort *p)
+{
+    if (SUBGROUP_SIZE == 16)
+        return intel_sub_group_block_read_us(p);
+    return intel_sub_group_block_read((const global uint *)p);
+}
+
+/* The same for 4 chunks p[0 .. 63]: component j is chunk j. */
+static inline __attribute__((always_inline)) uint4 sdpa_xe_bwd_read_chunks4(const global ushort *p)
+{
+    if (SUBGROUP_SIZE == 16)
+        return convert_uint4(intel_sub_group_block_read_us4(p));
+    return intel_sub_group_block_read4((const global uint *)p);
+}
+
+/*
+ * sdpa_xe_stage_tile for tensors in the operands' dtype (no conversion):
+ * the [rows][cols] block at src + off (element strides r_stride, c_stride)
+ * into tile (and pairs, if not NULL); rows past rows_valid and columns past
+ * cols_valid (up to cols) become zero. The n_sg sub-groups of the
+ * work-group (this one is sg_id) share the rows. Block reads when
+ * c_stride is 1 and every row starts on 4 bytes; the tail past the last
+ * whole chunk of 16 goes element by element.
+ */
+static inline __attribute__((always_inline)) void
+sdpa_xe_bwd_stage_rows(local ushort *tile, local ushort *pairs, int ld, const global void *src,
+                       long off, long r_stride, long c_stride, int rows, int rows_valid, int cols,
+                       int cols_valid, int sg_id, int n_sg)
+{
+    const bool block = c_stride == 1 && ((off | r_stride) & 1) == 0 && ((ulong)src & 3) == 0;
+    const int lane = get_sub_group_local_id();
+    const int whole = cols_valid / 16 * 16; /* columns read by block reads */
+    for (int r = sg_id; r < rows; r += n_sg) {
+        const bool valid_row = r < rows_valid;
+        const global ushort *row =
+                (const global ushort *)src + off + (long)(valid_row ? r : 0) * r_stride;
+        int c0 = 0;
+        if (valid_row && block) {
+            for (; c0 + 64 <= whole; c0 += 64) {
+                const uint4 w = sdpa_xe_bwd_read_chunks4(row + c0);
+                sdpa_xe_bwd_put_chunk(tile, pairs, ld, rows, r, c0, w.s0);
+                sdpa_xe_bwd_put_chunk(tile, pairs, ld, rows, r, c0 + 16, w.s1);
+                sdpa_xe_bwd_put_chunk(tile, pairs, ld, rows, r, c0 + 32, w.s2);
+                sdpa_xe_bwd_put_chunk(tile, pairs, ld, rows, r, c0 + 48, w.s3);
+            }
+            for (; c0 < whole; c0 += 16)
+                sdpa_xe_bwd_put_chunk(tile, pairs, ld, rows, r, c0,
+                                      sdpa_xe_bwd_read_chunk(row + c0));
+        }
+        /* The tail, invalid rows, other layouts: element by element, zeros
+         * past the valid part. */
+        for (int c = c0 + lane; c < cols; c += SUBGROUP_SIZE)
+            sdpa_xe_bwd_put(tile, pairs, ld, rows, r, c,
+                            valid_row && c < cols_valid ? row[c * c_stride] : 0);
+    }
+}
+
+#endif /* SDPA_SPIRV_XE_BWD_STAGE_H */
