@@ -210,6 +210,41 @@ static inline __attribute__((always_inline)) xe_score_a xe_bwd_score_a(const loc
 }
 
 /*
+ * Stores a unit's XE_RM rows of P^T Z and dS^T (this lane's column c0 +
+ * lane of key rows row0 ..) into the score tiles. Where a tile row is one
+ * lane block (16 queries on 16 lanes) the rows are consecutive runs of 16:
+ * one block write per tile instead of a store per element and tile, each
+ * with its own address; dS^T's pairs are 32-bit words of two rows (row0 is
+ * even).
+ */
+static inline __attribute__((always_inline)) void
+xe_bwd_put_scores(const private xe_bwd_tiles *t, int row0, int c0, const private ushort *pz_rows,
+                  const private ushort *ds_rows)
+{
+    const int lane = get_sub_group_local_id();
+#if SUBGROUP_SIZE == 16 && XE_RM == 4
+    if (t->queries == SUBGROUP_SIZE) {
+        const ushort4 pz = (ushort4)(pz_rows[0], pz_rows[1], pz_rows[2], pz_rows[3]);
+        const ushort4 ds = (ushort4)(ds_rows[0], ds_rows[1], ds_rows[2], ds_rows[3]);
+        sdpa_xe_local_write_us4(t->pz + row0 * SUBGROUP_SIZE, pz);
+        sdpa_xe_local_write_us4(t->ds + row0 * SUBGROUP_SIZE, ds);
+        sdpa_xe_local_write2((local uint *)t->ds2 + (row0 >> 1) * SUBGROUP_SIZE,
+                             (uint2)((uint)ds.s0 | (uint)ds.s1 << 16,
+                                     (uint)ds.s2 | (uint)ds.s3 << 16));
+        return;
+    }
+#endif
+    const int col = c0 + lane;
+    SDPA_XE_TILE_LOOP
+    for (int m = 0; m < XE_RM; m++) {
+        const int row = row0 + m;
+        t->pz[row * t->queries + col] = pz_rows[m];
+        t->ds[row * t->queries + col] = ds_rows[m];
+        t->ds2[((row >> 1) * t->queries + col) * 2 + (row & 1)] = ds_rows[m];
+    }
+}
+
+/*
  * Score units first, first + step, .. of the KEYS keys key0 .. (key tile
  * rows kr0 ..) by the queries q0 .. (query tile rows qr0 .., XE_QB lane
  * blocks): S^T and dP^T from the tiles, then P Z and dS per element (P = 0
@@ -245,6 +280,8 @@ xe_bwd_scores(const private xe_bwd_tiles *t, int first, int step, int kr0, int q
             keep = sdpa_fwd_dropout_keep_bits(
                     &x->drop, x->drop_head + (ulong)q * (ulong)x->sk + (ulong)(key0 + r0), XE_RM,
                     key0 + r0, 0, false, 0);
+        /* The unit's rows of P^T Z and dS^T, kept for block writes. */
+        ushort pz_rows[XE_RM], ds_rows[XE_RM];
         SDPA_XE_TILE_LOOP
         for (int m = 0; m < XE_RM; m++) {
             const int key = key0 + r0 + m;
@@ -261,14 +298,12 @@ xe_bwd_scores(const private xe_bwd_tiles *t, int first, int step, int kr0, int q
             const float pz = SC(WITH_DROPOUT) ? p * z : p;
             const float dp = SDPA_XE_AT(dpt, float, m);
             const float ds = p == 0.0f ? 0.0f : fma(pz, dp, -p * di);
-            const int row = kr0 + r0 + m;
-            const ushort ds_bits = sdpa_xe_to_operand(ds);
-            t->pz[row * t->queries + col] = sdpa_xe_to_operand(pz);
-            t->ds[row * t->queries + col] = ds_bits;
-            t->ds2[((row >> 1) * t->queries + col) * 2 + (row & 1)] = ds_bits;
+            pz_rows[m] = sdpa_xe_to_operand(pz);
+            ds_rows[m] = sdpa_xe_to_operand(ds);
             if (SC(WITH_DS) && ds_out && q < x->sq && key < x->sk)
                 sdpa_store(ds_out, ds_head + (long)q * dss2 + (long)key * dss3, SC(DS_DT), ds);
         }
+        xe_bwd_put_scores(t, kr0 + r0, col - lane, pz_rows, ds_rows);
     }
 }
 

@@ -1,10 +1,12 @@
 /*
- * sdpa_xe_local_block.h - sub-group block reads from local memory
+ * sdpa_xe_local_block.h - sub-group block reads and writes of local memory
  * (cl_intel_subgroup_local_block_io): component j of lane l of
  * sdpa_xe_local_read*(p) is p[j * SUBGROUP_SIZE + l], the layout of the
- * global block reads (sdpa_xe_intel.h); p must be 4-byte aligned. One
- * message reads a whole operand whose rows are stored one after the other,
- * where per-row loads take one message per row.
+ * global block reads (sdpa_xe_intel.h), and sdpa_xe_local_write*(p, v)
+ * stores component j of lane l there; p must be 4-byte aligned. One
+ * message reads (or writes) a whole operand whose rows are stored one after
+ * the other, where per-row accesses take one message per row, each with its
+ * own per-lane address.
  *
  * llvm-spirv-15 turns the built-ins into OpSubgroupBlockReadINTEL on a
  * Workgroup pointer, which Debian 12's IGC and the current one lower for
@@ -47,10 +49,35 @@ static inline uint8 sdpa_xe_local_read8(const local uint *p)
     return (uint8)(q[0], q[n], q[2 * n], q[3 * n], q[4 * n], q[5 * n], q[6 * n], q[7 * n]);
 }
 
+/* A refused write stores nothing (the hardware's result is undefined: a
+ * test that needs the data then fails). */
+static inline void sdpa_xe_local_write_us4(local ushort *p, ushort4 v)
+{
+    if (sdpa_xe_local_misaligned(p))
+        return;
+    local ushort *q = p + get_sub_group_local_id();
+    const int n = SUBGROUP_SIZE;
+    q[0] = v.s0;
+    q[n] = v.s1;
+    q[2 * n] = v.s2;
+    q[3 * n] = v.s3;
+}
+
+static inline void sdpa_xe_local_write2(local uint *p, uint2 v)
+{
+    if (sdpa_xe_local_misaligned(p))
+        return;
+    local uint *q = p + get_sub_group_local_id();
+    q[0] = v.s0;
+    q[SUBGROUP_SIZE] = v.s1;
+}
+
 #else
 
 ushort8 SDPA_XE_OVERLOAD intel_sub_group_block_read_us8(const local ushort *p);
 uint8 SDPA_XE_OVERLOAD intel_sub_group_block_read8(const local uint *p);
+void SDPA_XE_OVERLOAD intel_sub_group_block_write_us4(local ushort *p, ushort4 data);
+void SDPA_XE_OVERLOAD intel_sub_group_block_write2(local uint *p, uint2 data);
 
 static inline ushort8 sdpa_xe_local_read_us8(const local ushort *p)
 {
@@ -60,6 +87,16 @@ static inline ushort8 sdpa_xe_local_read_us8(const local ushort *p)
 static inline uint8 sdpa_xe_local_read8(const local uint *p)
 {
     return intel_sub_group_block_read8(p);
+}
+
+static inline void sdpa_xe_local_write_us4(local ushort *p, ushort4 v)
+{
+    intel_sub_group_block_write_us4(p, v);
+}
+
+static inline void sdpa_xe_local_write2(local uint *p, uint2 v)
+{
+    intel_sub_group_block_write2(p, v);
 }
 
 #endif /* SDPA_XE_EMULATE */
