@@ -49,6 +49,24 @@ static inline uint8 sdpa_xe_local_read8(const local uint *p)
     return (uint8)(q[0], q[n], q[2 * n], q[3 * n], q[4 * n], q[5 * n], q[6 * n], q[7 * n]);
 }
 
+static inline ushort4 sdpa_xe_local_read_us4(const local ushort *p)
+{
+    if (sdpa_xe_local_misaligned(p))
+        return (ushort4)0xdead;
+    const local ushort *q = p + get_sub_group_local_id();
+    const int n = SUBGROUP_SIZE;
+    return (ushort4)(q[0], q[n], q[2 * n], q[3 * n]);
+}
+
+static inline uint4 sdpa_xe_local_read4(const local uint *p)
+{
+    if (sdpa_xe_local_misaligned(p))
+        return (uint4)0xdeaddeadu;
+    const local uint *q = p + get_sub_group_local_id();
+    const int n = SUBGROUP_SIZE;
+    return (uint4)(q[0], q[n], q[2 * n], q[3 * n]);
+}
+
 /* A refused write stores nothing (the hardware's result is undefined: a
  * test that needs the data then fails). */
 static inline void sdpa_xe_local_write_us4(local ushort *p, ushort4 v)
@@ -72,12 +90,47 @@ static inline void sdpa_xe_local_write2(local uint *p, uint2 v)
     q[SUBGROUP_SIZE] = v.s1;
 }
 
+static inline void sdpa_xe_local_write_us8(local ushort *p, ushort8 v)
+{
+    if (sdpa_xe_local_misaligned(p))
+        return;
+    local ushort *q = p + get_sub_group_local_id();
+    const int n = SUBGROUP_SIZE;
+    q[0] = v.s0;
+    q[n] = v.s1;
+    q[2 * n] = v.s2;
+    q[3 * n] = v.s3;
+    q[4 * n] = v.s4;
+    q[5 * n] = v.s5;
+    q[6 * n] = v.s6;
+    q[7 * n] = v.s7;
+}
+
+static inline void sdpa_xe_local_write8(local uint *p, uint8 v)
+{
+    if (sdpa_xe_local_misaligned(p))
+        return;
+    local uint *q = p + get_sub_group_local_id();
+    const int n = SUBGROUP_SIZE;
+    q[0] = v.s0;
+    q[n] = v.s1;
+    q[2 * n] = v.s2;
+    q[3 * n] = v.s3;
+    q[4 * n] = v.s4;
+    q[5 * n] = v.s5;
+    q[6 * n] = v.s6;
+    q[7 * n] = v.s7;
+}
+
 #else
 
 ushort8 SDPA_XE_OVERLOAD intel_sub_group_block_read_us8(const local ushort *p);
 uint8 SDPA_XE_OVERLOAD intel_sub_group_block_read8(const local uint *p);
+ushort4 SDPA_XE_OVERLOAD intel_sub_group_block_read_us4(const local ushort *p);
+uint4 SDPA_XE_OVERLOAD intel_sub_group_block_read4(const local uint *p);
 void SDPA_XE_OVERLOAD intel_sub_group_block_write_us4(local ushort *p, ushort4 data);
 void SDPA_XE_OVERLOAD intel_sub_group_block_write2(local uint *p, uint2 data);
+void SDPA_XE_OVERLOAD intel_sub_group_block_write_us8(local ushort *p, ushort8 data);
 
 static inline ushort8 sdpa_xe_local_read_us8(const local ushort *p)
 {
@@ -89,6 +142,16 @@ static inline uint8 sdpa_xe_local_read8(const local uint *p)
     return intel_sub_group_block_read8(p);
 }
 
+static inline ushort4 sdpa_xe_local_read_us4(const local ushort *p)
+{
+    return intel_sub_group_block_read_us4(p);
+}
+
+static inline uint4 sdpa_xe_local_read4(const local uint *p)
+{
+    return intel_sub_group_block_read4(p);
+}
+
 static inline void sdpa_xe_local_write_us4(local ushort *p, ushort4 v)
 {
     intel_sub_group_block_write_us4(p, v);
@@ -97,6 +160,16 @@ static inline void sdpa_xe_local_write_us4(local ushort *p, ushort4 v)
 static inline void sdpa_xe_local_write2(local uint *p, uint2 v)
 {
     intel_sub_group_block_write2(p, v);
+}
+
+static inline void sdpa_xe_local_write_us8(local ushort *p, ushort8 v)
+{
+    intel_sub_group_block_write_us8(p, v);
+}
+
+static inline void sdpa_xe_local_write8(local uint *p, uint8 v)
+{
+    intel_sub_group_block_write8(p, v);
 }
 
 #endif /* SDPA_XE_EMULATE */
