@@ -99,7 +99,7 @@ static inline int xe_bwd_subgroups(void)
     return SC(WG_M_DBC) * SC(WG_N_DBC);
 }
 
-/* The local-memory tiles: K and V [keys][ld], Q and dO [queries][ld] in
+/* The local-memory tiles: K and V [D / 16][keys][16], Q and dO [D / 16][queries][16] in
  * operand bits, and Q and dO again in the blocked pair layout (the B
  * operands of dK and dV, sdpa_xe_bwd_b_pairs), the staged queries' LSE
  * (log2 units) and D_i. */
@@ -111,6 +111,7 @@ typedef struct xe_bwd_tiles {
     local ushort *pz, *ds, *ds2;
     local float *lse2, *di;
     int ld, queries;
+    int kv_rows; /* rows of K and V, in the blocked layout (sdpa_xe_bwd_tile_index) */
 } xe_bwd_tiles;
 
 static inline xe_bwd_tiles xe_bwd_tiles_of(local uint *slm, int keys, int queries, int d)
@@ -118,6 +119,7 @@ static inline xe_bwd_tiles xe_bwd_tiles_of(local uint *slm, int keys, int querie
     xe_bwd_tiles t;
     t.ld = SDPA_XE_KV_LD(d);
     t.queries = queries;
+    t.kv_rows = keys;
     t.k = (local ushort *)slm;
     t.v = t.k + keys * t.ld;
     t.q = t.v + keys * t.ld;
@@ -132,6 +134,22 @@ static inline xe_bwd_tiles xe_bwd_tiles_of(local uint *slm, int keys, int querie
     return t;
 }
 
+#if SUBGROUP_SIZE == 16
+/* One unit of a query tile (Q or dO, `count` rows in the blocked layout and
+ * in pairs): rows y .. y + 15 of surface s (tile rows r0 ..) by head-dim
+ * columns c0 .. c0 + 15, with three 2D block loads and three block writes. */
+static inline __attribute__((always_inline)) void
+xe_bwd_stage_unit_2d(local ushort *tile, local ushort *pairs, int count,
+                     const private sdpa_xe_surface2d *s, int y, int r0, int c0)
+{
+    local ushort *run = tile + sdpa_xe_bwd_tile_index(16, 16 * count, r0, c0);
+    sdpa_xe_local_write_us8(run, as_ushort8(sdpa_xe_block2d_a8(s, y, c0)));
+    sdpa_xe_local_write_us8(run + 8 * 16, as_ushort8(sdpa_xe_block2d_a8(s, y + 8, c0)));
+    sdpa_xe_local_write8((local uint *)pairs + ((c0 / 16) * (count / 2) + r0 / 2) * 16,
+                         as_uint8(sdpa_xe_block2d_b(s, y, c0)));
+}
+#endif
+
 /* Stages Q, dO, LSE and D_i of queries [q0, q0 + count) (rows past sq are
  * zero; D_i 0 and LSE -inf there, so that P is 0). */
 static inline __attribute__((always_inline)) void
@@ -142,12 +160,36 @@ xe_bwd_stage_queries(const private xe_bwd_tiles *t, const private sdpa_bwd_probl
 {
     const int sg_id = get_sub_group_id(), n_sg = xe_bwd_subgroups();
     const int rows = sdpa_imin(count, x->sq - q0);
-    sdpa_xe_bwd_stage_rows(t->q, t->q2, t->ld, Q,
-                           sdpa_bwd_head_offset(qs, x->b, x->h) + (long)q0 * qs->s2, qs->s2, qs->s3,
-                           count, rows, SDPA_XE_D_PAD(x->d), x->d, sg_id, n_sg);
-    sdpa_xe_bwd_stage_rows(t->da, t->da2, t->ld, dA,
-                           sdpa_bwd_head_offset(das, x->b, x->h) + (long)q0 * das->s2, das->s2,
-                           das->s3, count, rows, SDPA_XE_D_PAD(x->d), x->d, sg_id, n_sg);
+    const long q_head = sdpa_bwd_head_offset(qs, x->b, x->h);
+    const long da_head = sdpa_bwd_head_offset(das, x->b, x->h);
+#if SUBGROUP_SIZE == 16
+    /* Q's and dO's rows of the head as 2D block-load surfaces (Xe-HPC, Xe2,
+     * Xe3; sdpa_xe_tile.h), where the hardware accepts both: each unit of
+     * 16 queries by 16 head-dim columns is one load into the pair layout
+     * and two into the blocked rows, and one block write each (rows past
+     * Sq and columns past D load as zero). */
+    sdpa_xe_surface2d q_surf, da_surf;
+    if (qs->s3 == 1 && das->s3 == 1 &&
+        sdpa_xe_surface2d_of(Q, q_head, x->d, x->sq, qs->s2, &q_surf) &&
+        sdpa_xe_surface2d_of(dA, da_head, x->d, x->sq, das->s2, &da_surf)) {
+        const int row_blocks = count / 16;
+        const int per_tensor = row_blocks * (SDPA_XE_D_PAD(x->d) / 16);
+        for (int u = sg_id; u < 2 * per_tensor; u += n_sg) {
+            const bool is_q = u < per_tensor;
+            const int v = is_q ? u : u - per_tensor;
+            const int cb = v / row_blocks, rb = v - cb * row_blocks;
+            xe_bwd_stage_unit_2d(is_q ? t->q : t->da, is_q ? t->q2 : t->da2, count,
+                                 is_q ? &q_surf : &da_surf, q0 + 16 * rb, 16 * rb, 16 * cb);
+        }
+    } else
+#endif
+    {
+        sdpa_xe_bwd_stage_rows(t->q, t->q2, 16, 16 * count, Q, q_head + (long)q0 * qs->s2, qs->s2,
+                               qs->s3, count, rows, SDPA_XE_D_PAD(x->d), x->d, sg_id, n_sg);
+        sdpa_xe_bwd_stage_rows(t->da, t->da2, 16, 16 * count, dA, da_head + (long)q0 * das->s2,
+                               das->s2, das->s3, count, rows, SDPA_XE_D_PAD(x->d), x->d, sg_id,
+                               n_sg);
+    }
     const long row0 = ((long)x->b * x->hq + x->h) * x->sq + q0;
     for (int r = sg_id * SUBGROUP_SIZE + get_sub_group_local_id(); r < count;
          r += n_sg * SUBGROUP_SIZE) {
@@ -191,22 +233,78 @@ static inline __attribute__((always_inline)) xe_score_acc xe_bwd_score_mad(xe_sc
     return intel_sub_group_f16_f16_matrix_mad_k16(a, b, acc);
 }
 
-/* sdpa_xe_a_rows with XE_RM rows r0 .. of the tile. */
-static inline __attribute__((always_inline)) xe_score_a xe_bwd_score_a(const local ushort *tile,
-                                                                       int ld, int r0, int c0)
+/* Q^T or dO^T as the B operand of the scores: K along the head-dim columns
+ * c0 .. c0 + 15, N on the queries r0 + lane of the tile in the blocked
+ * layout (sdpa_xe_b_cols' operand: 32 contiguous bytes per lane). */
+static inline __attribute__((always_inline)) int8
+xe_bwd_b_query_rows(const private xe_bwd_tiles *t, const local ushort *tile, int r0, int c0)
 {
+    const int r = r0 + get_sub_group_local_id();
+    return as_int8(vload8(0, (const local uint *)(tile + sdpa_xe_bwd_tile_index(
+                                                                16, 16 * t->queries, r, c0))));
+}
+
+/* The A operand of XE_RM rows r0 .. (r0 a multiple of XE_RM) and columns
+ * c0 .. c0 + 15 of K or V in the blocked layout: XE_RM consecutive runs of
+ * 16, one block read for 4 rows. */
+static inline __attribute__((always_inline)) xe_score_a
+xe_bwd_score_a(const private xe_bwd_tiles *t, const local ushort *tile, int r0, int c0)
+{
+    const local ushort *run = tile + sdpa_xe_bwd_tile_index(16, 16 * t->kv_rows, r0, c0);
+#if XE_RM == 4
+#if SUBGROUP_SIZE == 16
+    return as_short4(sdpa_xe_local_read_us4(run));
+#else
+    return as_int4(sdpa_xe_local_read4((const local uint *)run));
+#endif
+#else
     const int lane = get_sub_group_local_id();
     xe_score_a a;
 #pragma unroll
     for (int m = 0; m < XE_RM; m++) {
-        const local ushort *row = tile + (r0 + m) * ld + c0;
 #if SUBGROUP_SIZE == 16
-        SDPA_XE_AT(a, short, m) = (short)row[lane];
+        SDPA_XE_AT(a, short, m) = (short)run[m * 16 + lane];
 #else
-        SDPA_XE_AT(a, int, m) = ((const local int *)row)[lane];
+        SDPA_XE_AT(a, int, m) = ((const local int *)(run + m * 16))[lane];
 #endif
     }
     return a;
+#endif
+}
+
+/*
+ * Stores a unit's XE_RM rows of P^T Z and dS^T (this lane's column c0 +
+ * lane of key rows row0 ..) into the score tiles. Where a tile row is one
+ * lane block (16 queries on 16 lanes) the rows are consecutive runs of 16:
+ * one block write per tile instead of a store per element and tile, each
+ * with its own address; dS^T's pairs are 32-bit words of two rows (row0 is
+ * even).
+ */
+static inline __attribute__((always_inline)) void
+xe_bwd_put_scores(const private xe_bwd_tiles *t, int row0, int c0, const private ushort *pz_rows,
+                  const private ushort *ds_rows)
+{
+    const int lane = get_sub_group_local_id();
+#if SUBGROUP_SIZE == 16 && XE_RM == 4
+    if (t->queries == SUBGROUP_SIZE) {
+        const ushort4 pz = (ushort4)(pz_rows[0], pz_rows[1], pz_rows[2], pz_rows[3]);
+        const ushort4 ds = (ushort4)(ds_rows[0], ds_rows[1], ds_rows[2], ds_rows[3]);
+        sdpa_xe_local_write_us4(t->pz + row0 * SUBGROUP_SIZE, pz);
+        sdpa_xe_local_write_us4(t->ds + row0 * SUBGROUP_SIZE, ds);
+        sdpa_xe_local_write2((local uint *)t->ds2 + (row0 >> 1) * SUBGROUP_SIZE,
+                             (uint2)((uint)ds.s0 | (uint)ds.s1 << 16,
+                                     (uint)ds.s2 | (uint)ds.s3 << 16));
+        return;
+    }
+#endif
+    const int col = c0 + lane;
+    SDPA_XE_TILE_LOOP
+    for (int m = 0; m < XE_RM; m++) {
+        const int row = row0 + m;
+        t->pz[row * t->queries + col] = pz_rows[m];
+        t->ds[row * t->queries + col] = ds_rows[m];
+        t->ds2[((row >> 1) * t->queries + col) * 2 + (row & 1)] = ds_rows[m];
+    }
 }
 
 /*
@@ -230,10 +328,10 @@ xe_bwd_scores(const private xe_bwd_tiles *t, int first, int step, int kr0, int q
         xe_score_acc st = 0.0f, dpt = 0.0f;
         for (int c = 0; c < d_steps; c++) {
             const int c0 = c * SDPA_XE_D_STEP;
-            const int8 bq = sdpa_xe_b_cols(t->q, t->ld, qr0 + qb * SUBGROUP_SIZE, c0);
-            st = xe_bwd_score_mad(xe_bwd_score_a(t->k, t->ld, kr0 + r0, c0), bq, st);
-            const int8 bda = sdpa_xe_b_cols(t->da, t->ld, qr0 + qb * SUBGROUP_SIZE, c0);
-            dpt = xe_bwd_score_mad(xe_bwd_score_a(t->v, t->ld, kr0 + r0, c0), bda, dpt);
+            const int8 bq = xe_bwd_b_query_rows(t, t->q, qr0 + qb * SUBGROUP_SIZE, c0);
+            st = xe_bwd_score_mad(xe_bwd_score_a(t, t->k, kr0 + r0, c0), bq, st);
+            const int8 bda = xe_bwd_b_query_rows(t, t->da, qr0 + qb * SUBGROUP_SIZE, c0);
+            dpt = xe_bwd_score_mad(xe_bwd_score_a(t, t->v, kr0 + r0, c0), bda, dpt);
         }
 
         const int col = qr0 + qb * SUBGROUP_SIZE + lane; /* this lane's query in the tiles */
@@ -245,6 +343,8 @@ xe_bwd_scores(const private xe_bwd_tiles *t, int first, int step, int kr0, int q
             keep = sdpa_fwd_dropout_keep_bits(
                     &x->drop, x->drop_head + (ulong)q * (ulong)x->sk + (ulong)(key0 + r0), XE_RM,
                     key0 + r0, 0, false, 0);
+        /* The unit's rows of P^T Z and dS^T, kept for block writes. */
+        ushort pz_rows[XE_RM], ds_rows[XE_RM];
         SDPA_XE_TILE_LOOP
         for (int m = 0; m < XE_RM; m++) {
             const int key = key0 + r0 + m;
@@ -261,14 +361,12 @@ xe_bwd_scores(const private xe_bwd_tiles *t, int first, int step, int kr0, int q
             const float pz = SC(WITH_DROPOUT) ? p * z : p;
             const float dp = SDPA_XE_AT(dpt, float, m);
             const float ds = p == 0.0f ? 0.0f : fma(pz, dp, -p * di);
-            const int row = kr0 + r0 + m;
-            const ushort ds_bits = sdpa_xe_to_operand(ds);
-            t->pz[row * t->queries + col] = sdpa_xe_to_operand(pz);
-            t->ds[row * t->queries + col] = ds_bits;
-            t->ds2[((row >> 1) * t->queries + col) * 2 + (row & 1)] = ds_bits;
+            pz_rows[m] = sdpa_xe_to_operand(pz);
+            ds_rows[m] = sdpa_xe_to_operand(ds);
             if (SC(WITH_DS) && ds_out && q < x->sq && key < x->sk)
                 sdpa_store(ds_out, ds_head + (long)q * dss2 + (long)key * dss3, SC(DS_DT), ds);
         }
+        xe_bwd_put_scores(t, kr0 + r0, col - lane, pz_rows, ds_rows);
     }
 }
 
@@ -285,6 +383,27 @@ static inline __attribute__((always_inline)) sdpa_xe_a8 xe_bwd_a_score_rows(cons
 #endif
 }
 
+/* K^T as the A operand of dQ^T: rows d0 .. d0 + 7 (a multiple of 8) of
+ * the head dimension, K along the KEYS keys from key tile row kr0 (zeros
+ * past them): each lane reads 8 contiguous elements of its key's row in the
+ * blocked layout (sdpa_xe_a_cols' operand). */
+static inline __attribute__((always_inline)) sdpa_xe_a8 xe_bwd_a_kt(const private xe_bwd_tiles *t,
+                                                                   int kr0, int d0)
+{
+    const int lane = get_sub_group_local_id();
+    const int k = SUBGROUP_SIZE == 16 ? lane : 2 * lane; /* this lane's (first) key */
+    const int cpitch = 16 * t->kv_rows;
+    const ushort8 zero = 0;
+    const ushort8 run0 =
+            k < SDPA_XE_KEYS ? vload8(0, t->k + sdpa_xe_bwd_tile_index(16, cpitch, kr0 + k, d0))
+                             : zero;
+    const ushort8 run1 =
+            SUBGROUP_SIZE == 8 && k + 1 < SDPA_XE_KEYS
+                    ? vload8(0, t->k + sdpa_xe_bwd_tile_index(16, cpitch, kr0 + k + 1, d0))
+                    : zero;
+    return sdpa_xe_a_from_runs(run0, run1);
+}
+
 /* dQ^T rows d0 .. d0 + 7 of the queries at score columns c0 .. (one lane
  * block) += K^T dS^T over the KEYS keys from key tile row kr0. The dS^T
  * pairs are one block read where a tile row is one lane block (16 queries
@@ -296,7 +415,7 @@ xe_bwd_dq_block(const private xe_bwd_tiles *t, int kr0, int c0, int d0, float8 a
                            ? as_int8(sdpa_xe_local_read8((const local uint *)t->ds2 +
                                                          (kr0 / 2) * SUBGROUP_SIZE + c0))
                            : sdpa_xe_b_rows(t->ds2, t->queries, kr0, c0);
-    return sdpa_xe_mad(sdpa_xe_a_cols(t->k, t->ld, kr0, SDPA_XE_KEYS, d0), b, acc);
+    return sdpa_xe_mad(xe_bwd_a_kt(t, kr0, d0), b, acc);
 }
 
 /* Zeroes the 8 rows of dS^T pairs after the last of `keys` key rows, which
@@ -350,10 +469,10 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_xe_bw
     const int sg_id = get_sub_group_id(), n_sg = xe_bwd_subgroups();
 
     /* K and V of the block, once. */
-    sdpa_xe_bwd_stage_rows(t.k, 0, t.ld, K,
+    sdpa_xe_bwd_stage_rows(t.k, 0, 16, 16 * t.kv_rows, K,
                            sdpa_bwd_head_offset(&ly.k, x.b, x.hkv) + (long)k0 * ly.k.s2, ly.k.s2,
                            ly.k.s3, bc, keys, SDPA_XE_D_PAD(D), D, sg_id, n_sg);
-    sdpa_xe_bwd_stage_rows(t.v, 0, t.ld, V,
+    sdpa_xe_bwd_stage_rows(t.v, 0, 16, 16 * t.kv_rows, V,
                            sdpa_bwd_head_offset(&ly.v, x.b, x.hkv) + (long)k0 * ly.v.s2, ly.v.s2,
                            ly.v.s3, bc, keys, SDPA_XE_D_PAD(D), D, sg_id, n_sg);
 
@@ -483,9 +602,9 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_xe_bw
     for (int k0 = 0; k0 < k_end; k0 += SDPA_XE_KEYS) {
         const int keys = sdpa_imin(SDPA_XE_KEYS, SK - k0);
         barrier(CLK_LOCAL_MEM_FENCE); /* queries staged; the previous keys' readers done */
-        sdpa_xe_bwd_stage_rows(t.k, 0, t.ld, K, k_head + (long)k0 * ly.k.s2, ly.k.s2, ly.k.s3,
+        sdpa_xe_bwd_stage_rows(t.k, 0, 16, 16 * t.kv_rows, K, k_head + (long)k0 * ly.k.s2, ly.k.s2, ly.k.s3,
                                SDPA_XE_KEYS, keys, SDPA_XE_D_PAD(D), D, sg_id, n_sg);
-        sdpa_xe_bwd_stage_rows(t.v, 0, t.ld, V, v_head + (long)k0 * ly.v.s2, ly.v.s2, ly.v.s3,
+        sdpa_xe_bwd_stage_rows(t.v, 0, 16, 16 * t.kv_rows, V, v_head + (long)k0 * ly.v.s2, ly.v.s2, ly.v.s3,
                                SDPA_XE_KEYS, keys, SDPA_XE_D_PAD(D), D, sg_id, n_sg);
         barrier(CLK_LOCAL_MEM_FENCE);
 

@@ -39,6 +39,19 @@ static inline int sdpa_xe_bwd_pair_index(int rows, int r, int c)
     return (int)(word * 2 + (uint)(r & 1));
 }
 
+/*
+ * Where the tiles put element (r, c): tile[(c / 16) * cpitch + r * ld + c %
+ * 16]. Row-major with `ld` elements per row is cpitch = 16; the blocked
+ * layout of K and V is ld = 16, cpitch = rows * 16: the 16 columns c0 ..
+ * c0 + 15 (c0 a multiple of 16) of consecutive rows are consecutive runs of
+ * 16, so the A operand of 4 rows is one block read of local memory
+ * (sdpa_xe_bwd.cl).
+ */
+static inline int sdpa_xe_bwd_tile_index(int ld, int cpitch, int r, int c)
+{
+    return (int)(((uint)c >> 4) * (uint)cpitch + (uint)(r * ld) + ((uint)c & 15u));
+}
+
 /* The B operand of rows 0 .. 15 and columns c0 + lane of a tile in that
  * layout. */
 static inline __attribute__((always_inline)) int8 sdpa_xe_bwd_b_pairs(const local ushort *pairs,
@@ -50,12 +63,11 @@ static inline __attribute__((always_inline)) int8 sdpa_xe_bwd_b_pairs(const loca
 
 /* Writes element (r, c) of a tile of `rows` rows (and of its pair copy, if
  * pairs is set). */
-static inline __attribute__((always_inline)) void sdpa_xe_bwd_put(local ushort *tile,
-                                                                  local ushort *pairs, int ld,
-                                                                  int rows, int r, int c,
-                                                                  ushort bits)
+static inline __attribute__((always_inline)) void
+sdpa_xe_bwd_put(local ushort *tile, local ushort *pairs, int ld, int cpitch, int rows, int r, int c,
+                ushort bits)
 {
-    tile[r * ld + c] = bits;
+    tile[sdpa_xe_bwd_tile_index(ld, cpitch, r, c)] = bits;
     if (pairs)
         pairs[sdpa_xe_bwd_pair_index(rows, r, c)] = bits;
 }
@@ -63,22 +75,22 @@ static inline __attribute__((always_inline)) void sdpa_xe_bwd_put(local ushort *
 /* Writes this lane's part of the 16 elements at column c0 (a multiple of
  * 16) of tile row r (16 lanes: element c0 + lane in w; 8 lanes: elements
  * c0 + 2 lane, low half, and c0 + 2 lane + 1). */
-static inline __attribute__((always_inline)) void sdpa_xe_bwd_put_chunk(local ushort *tile,
-                                                                        local ushort *pairs, int ld,
-                                                                        int rows, int r, int c0,
-                                                                        uint w)
+static inline __attribute__((always_inline)) void
+sdpa_xe_bwd_put_chunk(local ushort *tile, local ushort *pairs, int ld, int cpitch, int rows, int r,
+                      int c0, uint w)
 {
+    local ushort *run = tile + sdpa_xe_bwd_tile_index(ld, cpitch, r, c0);
     const int lane = get_sub_group_local_id();
     /* The pair word of (r, c0 + lane) in sdpa_xe_bwd_pair_index's layout,
      * c0 / SUBGROUP_SIZE being uniform. */
     const int word0 = ((c0 / SUBGROUP_SIZE) * (rows / 2) + (r >> 1)) * SUBGROUP_SIZE;
     if (SUBGROUP_SIZE == 16) {
-        tile[r * ld + c0 + lane] = (ushort)w;
+        run[lane] = (ushort)w;
         if (pairs)
             pairs[(word0 + lane) * 2 + (r & 1)] = (ushort)w;
         return;
     }
-    ((local uint *)(tile + r * ld + c0))[lane] = w;
+    ((local uint *)run)[lane] = w;
     if (pairs) {
         /* Columns c0 + 2 lane and + 1: lanes 0-3 in the first 8-column
          * block, 4-7 in the second. */
@@ -113,12 +125,13 @@ static inline __attribute__((always_inline)) uint4 sdpa_xe_bwd_read_chunks4(cons
  * cols_valid (up to cols) become zero. The n_sg sub-groups of the
  * work-group (this one is sg_id) share the rows. Block reads when
  * c_stride is 1 and every row starts on 4 bytes; the tail past the last
- * whole chunk of 16 goes element by element.
+ * whole chunk of 16 goes element by element. The tile's layout is ld and
+ * cpitch's (sdpa_xe_bwd_tile_index).
  */
 static inline __attribute__((always_inline)) void
-sdpa_xe_bwd_stage_rows(local ushort *tile, local ushort *pairs, int ld, const global void *src,
-                       long off, long r_stride, long c_stride, int rows, int rows_valid, int cols,
-                       int cols_valid, int sg_id, int n_sg)
+sdpa_xe_bwd_stage_rows(local ushort *tile, local ushort *pairs, int ld, int cpitch,
+                       const global void *src, long off, long r_stride, long c_stride, int rows,
+                       int rows_valid, int cols, int cols_valid, int sg_id, int n_sg)
 {
     const bool block = c_stride == 1 && ((off | r_stride) & 1) == 0 && ((ulong)src & 3) == 0;
     const int lane = get_sub_group_local_id();
@@ -131,19 +144,19 @@ sdpa_xe_bwd_stage_rows(local ushort *tile, local ushort *pairs, int ld, const gl
         if (valid_row && block) {
             for (; c0 + 64 <= whole; c0 += 64) {
                 const uint4 w = sdpa_xe_bwd_read_chunks4(row + c0);
-                sdpa_xe_bwd_put_chunk(tile, pairs, ld, rows, r, c0, w.s0);
-                sdpa_xe_bwd_put_chunk(tile, pairs, ld, rows, r, c0 + 16, w.s1);
-                sdpa_xe_bwd_put_chunk(tile, pairs, ld, rows, r, c0 + 32, w.s2);
-                sdpa_xe_bwd_put_chunk(tile, pairs, ld, rows, r, c0 + 48, w.s3);
+                sdpa_xe_bwd_put_chunk(tile, pairs, ld, cpitch, rows, r, c0, w.s0);
+                sdpa_xe_bwd_put_chunk(tile, pairs, ld, cpitch, rows, r, c0 + 16, w.s1);
+                sdpa_xe_bwd_put_chunk(tile, pairs, ld, cpitch, rows, r, c0 + 32, w.s2);
+                sdpa_xe_bwd_put_chunk(tile, pairs, ld, cpitch, rows, r, c0 + 48, w.s3);
             }
             for (; c0 < whole; c0 += 16)
-                sdpa_xe_bwd_put_chunk(tile, pairs, ld, rows, r, c0,
+                sdpa_xe_bwd_put_chunk(tile, pairs, ld, cpitch, rows, r, c0,
                                       sdpa_xe_bwd_read_chunk(row + c0));
         }
         /* The tail, invalid rows, other layouts: element by element, zeros
          * past the valid part. */
         for (int c = c0 + lane; c < cols; c += SUBGROUP_SIZE)
-            sdpa_xe_bwd_put(tile, pairs, ld, rows, r, c,
+            sdpa_xe_bwd_put(tile, pairs, ld, cpitch, rows, r, c,
                             valid_row && c < cols_valid ? row[c * c_stride] : 0);
     }
 }

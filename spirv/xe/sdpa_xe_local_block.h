@@ -1,12 +1,13 @@
 /*
  * sdpa_xe_local_block.h - sub-group block reads and writes of local memory
  * (cl_intel_subgroup_local_block_io), the one place the xe kernels take
- * them from: component j of lane l of sdpa_xe_local_read*(p) and of
- * sdpa_xe_local_write8(p, x) is p[j * SUBGROUP_SIZE + l], the layout of the
- * global block reads (sdpa_xe_intel.h); p must be 4-byte aligned for a
- * read, 16-byte aligned for a write (cl_intel_subgroups' rules). One
- * message moves a whole operand whose rows are stored one after the other,
- * where per-row loads take one message per row.
+ * them from: component j of lane l of sdpa_xe_local_read*(p) is
+ * p[j * SUBGROUP_SIZE + l], the layout of the global block reads
+ * (sdpa_xe_intel.h), and sdpa_xe_local_write*(p, v) stores component j
+ * of lane l there; p must be 4-byte aligned for a read, 16-byte aligned
+ * for a write (cl_intel_subgroups' rules). One message moves a whole
+ * operand whose rows are stored one after the other, where per-row
+ * accesses take one message per row, each with its own per-lane address.
  *
  * llvm-spirv-15 turns the built-ins into OpSubgroupBlockReadINTEL (and
  * ..WriteINTEL) on a Workgroup pointer, which Debian 12's IGC and the
@@ -55,19 +56,77 @@ static __attribute__((noinline)) bool sdpa_xe_local_write_misaligned(const local
     return ((ulong)p & 15) != 0;
 }
 
-/* A refused write stores 0xdeaddead in every element instead. */
-static inline void sdpa_xe_local_write8(local uint *p, uint8 x)
+static inline ushort4 sdpa_xe_local_read_us4(const local ushort *p)
 {
+    if (sdpa_xe_local_misaligned(p))
+        return (ushort4)0xdead;
+    const local ushort *q = p + get_sub_group_local_id();
+    const int n = SUBGROUP_SIZE;
+    return (ushort4)(q[0], q[n], q[2 * n], q[3 * n]);
+}
+
+static inline uint4 sdpa_xe_local_read4(const local uint *p)
+{
+    if (sdpa_xe_local_misaligned(p))
+        return (uint4)0xdeaddeadu;
+    const local uint *q = p + get_sub_group_local_id();
+    const int n = SUBGROUP_SIZE;
+    return (uint4)(q[0], q[n], q[2 * n], q[3 * n]);
+}
+
+/* A refused write stores 0xdead (0xdeaddead) in every element instead,
+ * or nothing where p is not even on a 32-bit element. */
+static inline void sdpa_xe_local_write_us4(local ushort *p, ushort4 v)
+{
+    const bool refused = sdpa_xe_local_write_misaligned(p);
+    local ushort *q = p + get_sub_group_local_id();
+    const int n = SUBGROUP_SIZE;
+    q[0] = refused ? (ushort)0xdead : v.s0;
+    q[n] = refused ? (ushort)0xdead : v.s1;
+    q[2 * n] = refused ? (ushort)0xdead : v.s2;
+    q[3 * n] = refused ? (ushort)0xdead : v.s3;
+}
+
+static inline void sdpa_xe_local_write2(local uint *p, uint2 v)
+{
+    const bool refused = sdpa_xe_local_write_misaligned(p);
+    if (sdpa_xe_local_misaligned(p))
+        return; /* not even on an element: nothing to poison */
+    local uint *q = p + get_sub_group_local_id();
+    q[0] = refused ? 0xdeaddeadu : v.s0;
+    q[SUBGROUP_SIZE] = refused ? 0xdeaddeadu : v.s1;
+}
+
+static inline void sdpa_xe_local_write_us8(local ushort *p, ushort8 v)
+{
+    const bool refused = sdpa_xe_local_write_misaligned(p);
+    local ushort *q = p + get_sub_group_local_id();
+    const int n = SUBGROUP_SIZE;
+    q[0] = refused ? (ushort)0xdead : v.s0;
+    q[n] = refused ? (ushort)0xdead : v.s1;
+    q[2 * n] = refused ? (ushort)0xdead : v.s2;
+    q[3 * n] = refused ? (ushort)0xdead : v.s3;
+    q[4 * n] = refused ? (ushort)0xdead : v.s4;
+    q[5 * n] = refused ? (ushort)0xdead : v.s5;
+    q[6 * n] = refused ? (ushort)0xdead : v.s6;
+    q[7 * n] = refused ? (ushort)0xdead : v.s7;
+}
+
+static inline void sdpa_xe_local_write8(local uint *p, uint8 v)
+{
+    const bool refused = sdpa_xe_local_write_misaligned(p);
+    if (sdpa_xe_local_misaligned(p))
+        return; /* not even on an element: nothing to poison */
     local uint *q = p + get_sub_group_local_id();
     const int n = SUBGROUP_SIZE;
-    if (sdpa_xe_local_write_misaligned(p)) {
-        for (int j = 0; j < 8; j++)
-            q[j * n] = 0xdeaddeadu;
-        return;
-    }
-    const private uint *v = (const private uint *)&x;
-    for (int j = 0; j < 8; j++)
-        q[j * n] = v[j];
+    q[0] = refused ? 0xdeaddeadu : v.s0;
+    q[n] = refused ? 0xdeaddeadu : v.s1;
+    q[2 * n] = refused ? 0xdeaddeadu : v.s2;
+    q[3 * n] = refused ? 0xdeaddeadu : v.s3;
+    q[4 * n] = refused ? 0xdeaddeadu : v.s4;
+    q[5 * n] = refused ? 0xdeaddeadu : v.s5;
+    q[6 * n] = refused ? 0xdeaddeadu : v.s6;
+    q[7 * n] = refused ? 0xdeaddeadu : v.s7;
 }
 
 #else
@@ -75,6 +134,11 @@ static inline void sdpa_xe_local_write8(local uint *p, uint8 x)
 ushort8 SDPA_XE_OVERLOAD intel_sub_group_block_read_us8(const local ushort *p);
 uint8 SDPA_XE_OVERLOAD intel_sub_group_block_read8(const local uint *p);
 void SDPA_XE_OVERLOAD intel_sub_group_block_write8(local uint *p, uint8 data);
+ushort4 SDPA_XE_OVERLOAD intel_sub_group_block_read_us4(const local ushort *p);
+uint4 SDPA_XE_OVERLOAD intel_sub_group_block_read4(const local uint *p);
+void SDPA_XE_OVERLOAD intel_sub_group_block_write_us4(local ushort *p, ushort4 data);
+void SDPA_XE_OVERLOAD intel_sub_group_block_write2(local uint *p, uint2 data);
+void SDPA_XE_OVERLOAD intel_sub_group_block_write_us8(local ushort *p, ushort8 data);
 
 static inline ushort8 sdpa_xe_local_read_us8(const local ushort *p)
 {
@@ -86,9 +150,34 @@ static inline uint8 sdpa_xe_local_read8(const local uint *p)
     return intel_sub_group_block_read8(p);
 }
 
-static inline void sdpa_xe_local_write8(local uint *p, uint8 x)
+static inline ushort4 sdpa_xe_local_read_us4(const local ushort *p)
 {
-    intel_sub_group_block_write8(p, x);
+    return intel_sub_group_block_read_us4(p);
+}
+
+static inline uint4 sdpa_xe_local_read4(const local uint *p)
+{
+    return intel_sub_group_block_read4(p);
+}
+
+static inline void sdpa_xe_local_write_us4(local ushort *p, ushort4 v)
+{
+    intel_sub_group_block_write_us4(p, v);
+}
+
+static inline void sdpa_xe_local_write2(local uint *p, uint2 v)
+{
+    intel_sub_group_block_write2(p, v);
+}
+
+static inline void sdpa_xe_local_write_us8(local ushort *p, ushort8 v)
+{
+    intel_sub_group_block_write_us8(p, v);
+}
+
+static inline void sdpa_xe_local_write8(local uint *p, uint8 v)
+{
+    intel_sub_group_block_write8(p, v);
 }
 
 #endif /* SDPA_XE_EMULATE */

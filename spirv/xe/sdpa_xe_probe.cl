@@ -13,8 +13,13 @@
  *   xe_local_block_read_8: the local block read of the kernels
  *     (sdpa_xe_local_block.h), same layout, and its refusal of a
  *     misaligned address;
- *   xe_local_block_rw_8: the block read and write of local memory
- *     (sdpa_xe_local_block.h) at aligned addresses;
+ *   xe_local_block_rw_8: the block read and write of local memory;
+ *   xe_local_block_write_8: the backward's 8-component local block
+ *     writes (16-bit with 16 lanes, 32-bit) and their refusal of a
+ *     misaligned address;
+ *   xe_local_block_4: the backward's 4-component local block read, its
+ *     16-bit 4-component and 32-bit 2-component writes, and their refusal
+ *     of a misaligned address;
  *   xe_block2d_* (sub-group 16): the emulated 2D block loads.
  *
  * Built only as the emulated variant (-DSDPA_XE_EMULATE) for the CPU device,
@@ -185,6 +190,85 @@ xe_local_block_read_8(const global PROBE_BLOCK_T *src, int offset, global PROBE_
 #pragma unroll
     for (int j = 0; j < 8; j++)
         dst[j * SUBGROUP_SIZE + get_sub_group_local_id()] = vp[j];
+}
+
+/*
+ * The backward's 4-component block accesses of local memory
+ * (sdpa_xe_local_block.h): src[0 .. PROBE_LOCAL_ELEMENTS) is copied to a
+ * local tile; dst[j * SUBGROUP_SIZE + lane] (j < 4) receives component j of
+ * the read at tile + offset (16-bit with 16 lanes, 32-bit with 8). Then the
+ * tile after the 16-bit write of those components plus 1 at tile + offset
+ * (16 lanes only) fills dst[4 * SUBGROUP_SIZE ..], and, from a fresh copy,
+ * the tile after the 32-bit write of the pair (0xa000 + lane, 0xb000 +
+ * lane) at the word at tile + offset fills dst[4 * SUBGROUP_SIZE +
+ * PROBE_LOCAL_ELEMENTS ..].
+ */
+__attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void
+xe_local_block_4(const global PROBE_BLOCK_T *src, int offset, global PROBE_BLOCK_T *dst)
+{
+    local PROBE_BLOCK_T tile[PROBE_LOCAL_ELEMENTS] __attribute__((aligned(16)));
+    const uint lane = get_sub_group_local_id();
+    for (int i = (int)lane; i < PROBE_LOCAL_ELEMENTS; i += SUBGROUP_SIZE)
+        tile[i] = src[i];
+    barrier(CLK_LOCAL_MEM_FENCE);
+#if SUBGROUP_SIZE == 16
+    const ushort4 v = sdpa_xe_local_read_us4(tile + offset);
+#else
+    const uint4 v = sdpa_xe_local_read4(tile + offset);
+#endif
+    const private PROBE_BLOCK_T *vp = (const private PROBE_BLOCK_T *)&v;
+    for (int j = 0; j < 4; j++)
+        dst[j * SUBGROUP_SIZE + lane] = vp[j];
+    barrier(CLK_LOCAL_MEM_FENCE);
+#if SUBGROUP_SIZE == 16
+    sdpa_xe_local_write_us4(tile + offset, v + (ushort)1);
+#endif
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int i = (int)lane; i < PROBE_LOCAL_ELEMENTS; i += SUBGROUP_SIZE)
+        dst[4 * SUBGROUP_SIZE + i] = tile[i];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int i = (int)lane; i < PROBE_LOCAL_ELEMENTS; i += SUBGROUP_SIZE)
+        tile[i] = src[i];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    sdpa_xe_local_write2((local uint *)(tile + offset), (uint2)(0xa000u + lane, 0xb000u + lane));
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int i = (int)lane; i < PROBE_LOCAL_ELEMENTS; i += SUBGROUP_SIZE)
+        dst[4 * SUBGROUP_SIZE + PROBE_LOCAL_ELEMENTS + i] = tile[i];
+}
+
+/*
+ * The backward's 8-component block writes of local memory
+ * (sdpa_xe_local_block.h): src[0 .. PROBE_WRITE_ELEMENTS) is copied to a
+ * local tile, component j of lane l (0x7000 + 16 j + l) is written at tile +
+ * offset with the 16-bit write (16 lanes; 8 lanes: none) and the tile fills
+ * dst[0 ..]; then, from a fresh copy, component j of lane l (0xc0000 + 16 j
+ * + l) with the 32-bit write at the word at tile + offset, and the tile
+ * fills dst[PROBE_WRITE_ELEMENTS ..].
+ */
+#define PROBE_WRITE_ELEMENTS (2 * PROBE_LOCAL_ELEMENTS)
+__attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void
+xe_local_block_write_8(const global PROBE_BLOCK_T *src, int offset, global PROBE_BLOCK_T *dst)
+{
+    local PROBE_BLOCK_T tile[PROBE_WRITE_ELEMENTS] __attribute__((aligned(16)));
+    const uint lane = get_sub_group_local_id();
+    const uint8 comp = (uint8)(0, 16, 32, 48, 64, 80, 96, 112) + lane;
+    for (int i = (int)lane; i < PROBE_WRITE_ELEMENTS; i += SUBGROUP_SIZE)
+        tile[i] = src[i];
+    barrier(CLK_LOCAL_MEM_FENCE);
+#if SUBGROUP_SIZE == 16
+    sdpa_xe_local_write_us8(tile + offset, convert_ushort8(comp + 0x7000u));
+#endif
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int i = (int)lane; i < PROBE_WRITE_ELEMENTS; i += SUBGROUP_SIZE)
+        dst[i] = tile[i];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int i = (int)lane; i < PROBE_WRITE_ELEMENTS; i += SUBGROUP_SIZE)
+        tile[i] = src[i];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    sdpa_xe_local_write8((local uint *)(tile + offset), comp + 0xc0000u);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int i = (int)lane; i < PROBE_WRITE_ELEMENTS; i += SUBGROUP_SIZE)
+        dst[PROBE_WRITE_ELEMENTS + i] = tile[i];
 }
 
 /*

@@ -454,6 +454,131 @@ START_TEST(local_block_reads)
 }
 END_TEST
 
+/* The backward's 4-component block accesses of local memory
+ * (sdpa_xe_local_block.h, probe xe_local_block_4): the read's layout, the
+ * 16-bit write (16 lanes) and the 32-bit pair write. The read takes 4-byte
+ * aligned addresses (0xdead elsewhere), the writes 16-byte aligned ones: a
+ * refused write stores 0xdead (0xdeaddead) in its elements, nothing where
+ * the address is not on 4 bytes. */
+START_TEST(local_block_4)
+{
+    const uint32_t sg = _i ? 16 : 8;
+    probe_t *p = probe_for(sg);
+    const size_t elem = sg == 16 ? 2 : 4;
+    const int total = 8 * (int)sg + 64; /* PROBE_LOCAL_ELEMENTS */
+    for (int offset = 0; offset <= 7; offset++) {
+        const int misaligned = sg == 16 && offset % 2;
+        unsigned char *src = test_alloc(&suite_env, elem * (size_t)total);
+        unsigned char *dst = test_alloc(&suite_env, elem * (4 * sg + 2 * (size_t)total));
+        unsigned char *want = malloc(elem * (size_t)total);
+        ck_assert(want != NULL);
+        for (int i = 0; i < total; i++) {
+            uint32_t v = 0x5000u + (uint32_t)i * 11u + 1u;
+            memcpy(src + elem * (size_t)i, &v, elem);
+        }
+        const void *args[3] = {&src, &offset, &dst};
+        const size_t sizes[3] = {sizeof(src), sizeof(offset), sizeof(dst)};
+        launch(p, "xe_local_block_4", 1, 3, args, sizes);
+        for (int i = 0; i < 4 * (int)sg; i++) {
+            const uint32_t refused = 0xdeaddeadu;
+            ck_assert_msg(memcmp(dst + elem * (size_t)i,
+                                 misaligned ? (const void *)&refused
+                                            : (const void *)(src + elem * (size_t)(offset + i)),
+                                 elem) == 0,
+                          "sg%u local 4-component block read, offset %d: component %d of lane %d "
+                          "is wrong",
+                          sg, offset, i / (int)sg, i % (int)sg);
+        }
+        /* The 16-bit write: elements offset .. offset + 4 sg - 1 plus 1. */
+        memcpy(want, src, elem * (size_t)total);
+        const int write_refused = (elem * (size_t)offset) % 16 != 0;
+        if (sg == 16)
+            for (int i = offset; i < offset + 4 * (int)sg; i++) {
+                uint16_t v;
+                memcpy(&v, want + 2 * (size_t)i, 2);
+                v = write_refused ? (uint16_t)0xdead : (uint16_t)(v + 1u);
+                memcpy(want + 2 * (size_t)i, &v, 2);
+            }
+        for (int i = 0; i < total; i++)
+            ck_assert_msg(memcmp(dst + elem * (4 * sg + (size_t)i), want + elem * (size_t)i,
+                                 elem) == 0,
+                          "sg%u local 16-bit 4-component block write at %d: element %d is wrong",
+                          sg, offset, i);
+        /* The 32-bit pair write: word j sg + lane at the offset's byte is
+         * 0xa000 + lane (j = 0) or 0xb000 + lane (j = 1). */
+        memcpy(want, src, elem * (size_t)total);
+        if (!misaligned)
+            for (uint32_t w = 0; w < 2 * sg; w++) {
+                const uint32_t v =
+                        write_refused ? 0xdeaddeadu : (w < sg ? 0xa000u : 0xb000u) + w % sg;
+                memcpy(want + elem * (size_t)offset + 4 * (size_t)w, &v, 4);
+            }
+        for (int i = 0; i < total; i++)
+            ck_assert_msg(memcmp(dst + elem * (4 * sg + (size_t)total + (size_t)i),
+                                 want + elem * (size_t)i, elem) == 0,
+                          "sg%u local 32-bit 2-component block write at %d: element %d is wrong",
+                          sg, offset, i);
+        free(want);
+        test_free(&suite_env, dst);
+        test_free(&suite_env, src);
+    }
+}
+END_TEST
+
+/* The backward's 8-component block writes of local memory (probe
+ * xe_local_block_write_8): component j of lane l at element (16-bit, 16
+ * lanes) or word j * sg + l of the offset, at 16-byte aligned addresses;
+ * 0xdead (0xdeaddead) in those elements at other ones, nothing where the
+ * address is not on 4 bytes (16-bit elements, odd offsets). */
+START_TEST(local_block_write_8)
+{
+    const uint32_t sg = _i ? 16 : 8;
+    probe_t *p = probe_for(sg);
+    const size_t elem = sg == 16 ? 2 : 4;
+    const int total = 2 * (8 * (int)sg + 64); /* PROBE_WRITE_ELEMENTS */
+    for (int offset = 0; offset <= 7; offset++) {
+        const int misaligned = sg == 16 && offset % 2;
+        unsigned char *src = test_alloc(&suite_env, elem * (size_t)total);
+        unsigned char *dst = test_alloc(&suite_env, elem * 2 * (size_t)total);
+        unsigned char *want = malloc(elem * (size_t)total);
+        ck_assert(want != NULL);
+        for (int i = 0; i < total; i++) {
+            uint32_t v = 0x3000u + (uint32_t)i * 7u + 3u;
+            memcpy(src + elem * (size_t)i, &v, elem);
+        }
+        const void *args[3] = {&src, &offset, &dst};
+        const size_t sizes[3] = {sizeof(src), sizeof(offset), sizeof(dst)};
+        launch(p, "xe_local_block_write_8", 1, 3, args, sizes);
+        const int write_refused = (elem * (size_t)offset) % 16 != 0;
+        memcpy(want, src, elem * (size_t)total);
+        if (sg == 16)
+            for (uint32_t i = 0; i < 8 * sg; i++) {
+                const uint16_t v = write_refused ? (uint16_t)0xdead
+                                                 : (uint16_t)(0x7000u + 16u * (i / sg) + i % sg);
+                memcpy(want + 2 * ((size_t)offset + i), &v, 2);
+            }
+        for (int i = 0; i < total; i++)
+            ck_assert_msg(memcmp(dst + elem * (size_t)i, want + elem * (size_t)i, elem) == 0,
+                          "sg%u local 16-bit 8-component block write at %d: element %d is wrong",
+                          sg, offset, i);
+        memcpy(want, src, elem * (size_t)total);
+        if (!misaligned)
+            for (uint32_t w = 0; w < 8 * sg; w++) {
+                const uint32_t v = write_refused ? 0xdeaddeadu : 0xc0000u + 16u * (w / sg) + w % sg;
+                memcpy(want + elem * (size_t)offset + 4 * (size_t)w, &v, 4);
+            }
+        for (int i = 0; i < total; i++)
+            ck_assert_msg(memcmp(dst + elem * ((size_t)total + (size_t)i), want + elem * (size_t)i,
+                                 elem) == 0,
+                          "sg%u local 32-bit 8-component block write at %d: element %d is wrong",
+                          sg, offset, i);
+        free(want);
+        test_free(&suite_env, dst);
+        test_free(&suite_env, src);
+    }
+}
+END_TEST
+
 /* --- block reads and writes of local memory ------------------------------------- */
 
 START_TEST(local_block_rw)
@@ -612,6 +737,8 @@ static Suite *xe_emulation_suite(void)
     tcase_add_loop_test(t, block_reads, 0, 2);
     tcase_add_loop_test(t, local_block_reads, 0, 2);
     tcase_add_loop_test(t, local_block_rw, 0, 2);
+    tcase_add_loop_test(t, local_block_4, 0, 2);
+    tcase_add_loop_test(t, local_block_write_8, 0, 2);
     tcase_add_test(t, block2d_loads);
     tcase_add_test(t, block2d_rejects);
     suite_add_tcase(s, t);
