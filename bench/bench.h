@@ -68,6 +68,10 @@ typedef struct bench_case {
      * as Q's. Naive and torch: n/a. */
     int64_t head_size_v;
     int v_view_of_k;
+    /* 1: attention sinks (ABI 1.2, gpt-oss), one f32 logit per query head
+     * (bench_host_t.sinks) in every row's softmax denominator. The naive
+     * baseline adds them; torch: n/a. */
+    int sinks;
 } bench_case_t;
 
 /* Head-dim elements per scale of a quantized K or V. */
@@ -121,6 +125,7 @@ typedef struct bench_host {
     /* Quantized K/V: every group's scale (f16-exact); k and v hold integers
      * times it, so both sides see the same values. */
     float kv_scale;
+    float *sinks; /* sinks: one logit per query head [Hq], else NULL */
 } bench_host_t;
 
 /* Allocates and fills h with reproducible values in [-1, 1). Returns 0, or

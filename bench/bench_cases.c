@@ -239,6 +239,50 @@ static const bench_case_t cases[] = {
          .mask = SDPA_MASK_NONE,
          .paged_block_size = 64,
          .max_reps = 3},
+        /* gpt-oss-20b's attention (ABI 1.2 sinks): Hq 64, Hkv 8, D 64, bf16,
+         * a learned sink per query head; its layers alternate a sliding
+         * window of 128 tokens (the query and the 127 before it: left 127,
+         * as its reference code masks i - j >= 128) and full causal
+         * attention. Prefill runs one of its 8 K/V groups (Hq8 Hkv1, the
+         * model's group of 8 and flops per head) to keep the full row to
+         * seconds on the CPU device; decode runs all heads. */
+        {.name = "gpt-oss-20b-prefill-window",
+         .about = "gpt-oss-20b sliding-window layer prefill, 8 of its 64 heads: B1 Hq8 Hkv1 S4096 "
+                  "D64 causal, window 128 (left 127: itself and 127 before), sinks, bf16",
+         .pass = BENCH_FORWARD,
+         SHAPE(1, 8, 1, 4096, 4096, 64),
+         .dtype = SDPA_DTYPE_BF16,
+         .mask = SDPA_MASK_CAUSAL_BOTTOM_RIGHT,
+         .window_left = 127,
+         .sinks = 1,
+         .max_reps = 3},
+        {.name = "gpt-oss-20b-prefill-full",
+         .about = "gpt-oss-20b full layer prefill, 8 of its 64 heads: B1 Hq8 Hkv1 S4096 D64 "
+                  "causal, sinks, bf16",
+         .pass = BENCH_FORWARD,
+         SHAPE(1, 8, 1, 4096, 4096, 64),
+         .dtype = SDPA_DTYPE_BF16,
+         .mask = SDPA_MASK_CAUSAL_BOTTOM_RIGHT,
+         .sinks = 1,
+         .max_reps = 3},
+        {.name = "gpt-oss-20b-decode-window",
+         .about = "gpt-oss-20b sliding-window layer decode: B1 Hq64 Hkv8 Sq1 Sk4096 D64 causal, "
+                  "window 128 (left 127), sinks, bf16",
+         .pass = BENCH_FORWARD,
+         SHAPE(1, 64, 8, 1, 4096, 64),
+         .dtype = SDPA_DTYPE_BF16,
+         .mask = SDPA_MASK_CAUSAL_BOTTOM_RIGHT,
+         .window_left = 127,
+         .sinks = 1,
+         .max_reps = 20},
+        {.name = "gpt-oss-20b-decode-full",
+         .about = "gpt-oss-20b full layer decode: B1 Hq64 Hkv8 Sq1 Sk4096 D64 causal, sinks, bf16",
+         .pass = BENCH_FORWARD,
+         SHAPE(1, 64, 8, 1, 4096, 64),
+         .dtype = SDPA_DTYPE_BF16,
+         .mask = SDPA_MASK_CAUSAL_BOTTOM_RIGHT,
+         .sinks = 1,
+         .max_reps = 20},
 };
 
 const bench_case_t *bench_cases(size_t *count)

@@ -88,7 +88,13 @@ int bench_host_create(const bench_case_t *c, bench_host_t *h)
     }
     if (c->pass == BENCH_BACKWARD)
         h->diff_dst = random_tensor(q, c->dtype, 4);
-    if (!h->q || !h->k || !h->v || (c->pass == BENCH_BACKWARD && !h->diff_dst)) {
+    if (c->sinks) { /* logits in [4, 8): exp(sink) near 128 .. 4096 keys' sum, a real share */
+        h->sinks = random_tensor(c->q_heads, SDPA_DTYPE_F32, 5);
+        for (int64_t i = 0; h->sinks && i < c->q_heads; i++)
+            h->sinks[i] = 6.0f + 2.0f * h->sinks[i];
+    }
+    if (!h->q || !h->k || !h->v || (c->pass == BENCH_BACKWARD && !h->diff_dst) ||
+        (c->sinks && !h->sinks)) {
         bench_host_destroy(h);
         return -1;
     }
@@ -97,6 +103,7 @@ int bench_host_create(const bench_case_t *c, bench_host_t *h)
 
 void bench_host_destroy(bench_host_t *h)
 {
+    free(h->sinks);
     free(h->diff_dst);
     free(h->v);
     free(h->k);

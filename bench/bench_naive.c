@@ -108,6 +108,7 @@ typedef struct softmax_job {
     int64_t causal_shift; /* bottom-right: row i sees keys j <= i + shift */
     int causal;
     int64_t window_left; /* > 0: row i sees keys j >= i + shift - window_left */
+    float sink;          /* the head's sink logit, joins each denominator; -inf: none */
 } softmax_job_t;
 
 static void softmax_range(void *context, int64_t begin, int64_t end)
@@ -127,10 +128,10 @@ static void softmax_range(void *context, int64_t begin, int64_t end)
         }
         for (int64_t j = 0; j < first; j++)
             row[j] = 0.0f;
-        float max = -INFINITY;
+        float max = job->sink;
         for (int64_t j = first; j < seen; j++)
             max = row[j] > max ? row[j] : max;
-        float sum = 0.0f;
+        float sum = job->sink > -INFINITY ? expf(job->sink - max) : 0.0f;
         for (int64_t j = first; j < seen; j++) {
             row[j] = expf(row[j] - max);
             sum += row[j];
@@ -177,15 +178,20 @@ typedef struct naive_run {
     float *dprobs; /* backward: one head's dP / dS */
 } naive_run_t;
 
-/* P = softmax(scale * Q K^T + mask) of one head, materialized. */
-static void head_probabilities(const naive_run_t *n, const float *q, const float *k)
+/* P = softmax(scale * Q K^T + mask) of query head hq, materialized (its
+ * sink, if any, in each row's denominator). */
+static void head_probabilities(const naive_run_t *n, int64_t hq, const float *q, const float *k)
 {
     const bench_case_t *c = n->c;
     int sq = (int)c->q_len, sk = (int)c->k_len, d = (int)c->head_size;
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, sq, sk, d, n->h->scale, q, d, k, d, 0.0f,
                 n->probs, sk);
-    softmax_job_t job = {n->probs, c->k_len, c->k_len - c->q_len,
-                         c->mask == SDPA_MASK_CAUSAL_BOTTOM_RIGHT, c->window_left};
+    softmax_job_t job = {n->probs,
+                         c->k_len,
+                         c->k_len - c->q_len,
+                         c->mask == SDPA_MASK_CAUSAL_BOTTOM_RIGHT,
+                         c->window_left,
+                         n->h->sinks ? n->h->sinks[hq] : -INFINITY};
     for_rows(c->q_len, c->k_len, softmax_range, &job);
 }
 
@@ -201,7 +207,7 @@ static double naive_forward_once(void *context)
             int64_t hk = hq / group;
             int64_t q_at = (b * c->q_heads + hq) * c->q_len * c->head_size;
             int64_t kv_at = (b * c->kv_heads + hk) * c->k_len * c->head_size;
-            head_probabilities(n, n->h->q + q_at, n->h->k + kv_at);
+            head_probabilities(n, hq, n->h->q + q_at, n->h->k + kv_at);
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, sq, d, sk, 1.0f, n->probs, sk,
                         n->h->v + kv_at, d, 0.0f, n->out->dst + q_at, d);
         }
@@ -227,7 +233,7 @@ static double naive_backward_once(void *context)
             int64_t kv_at = (b * c->kv_heads + hk) * c->k_len * c->head_size;
             const float *q = h->q + q_at, *k = h->k + kv_at, *v = h->v + kv_at;
             const float *d_o = h->diff_dst + q_at;
-            head_probabilities(n, q, k);
+            head_probabilities(n, hq, q, k);
             /* dV += P^T dO */
             cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, sk, d, sq, 1.0f, n->probs, sk, d_o,
                         d, 1.0f, n->out->diff_v + kv_at, d);

@@ -93,6 +93,8 @@ sdpa_problem_desc_t bench_make_problem(const bench_case_t *c, sdpa_prop_kind_t k
     }
     if (kind != SDPA_BACKWARD)
         p.num_splits = c->num_splits;
+    if (c->sinks)
+        p.sinks = 1;
     if (c->window_left > 0)
         p.window = (sdpa_window_desc_t){1, c->window_left, 0};
     if (c->varlen_count > 0) {
@@ -123,12 +125,13 @@ sdpa_problem_desc_t bench_make_problem(const bench_case_t *c, sdpa_prop_kind_t k
 typedef struct case_memory {
     void *q, *k, *v, *dst, *workspace, *fwd_scratch;
     void *kv_scales; /* quantized K/V: f16 per group (FP8: one f32), shared by K and V */
+    void *sinks;     /* attention sinks: f32 [Hq] */
     void *diff_dst, *diff_q, *diff_k, *diff_v, *bwd_scratch;
     void *cu_seqlens; /* varlen: int32 [count + 1], for queries and keys */
     size_t cu_count;
     void *block_table, *cache_seqlens; /* paged KV: int32 [B, blocks per sequence], [B] */
     size_t table_count, seq_count;
-    size_t q_bytes, kv_bytes, kv_scales_bytes, workspace_bytes, fwd_scratch_bytes,
+    size_t q_bytes, kv_bytes, kv_scales_bytes, sinks_bytes, workspace_bytes, fwd_scratch_bytes,
             bwd_scratch_bytes;
 } case_memory_t;
 
@@ -145,6 +148,7 @@ static void case_memory_free(bench_device_t *d, case_memory_t *m)
     bench_free(d, m->fwd_scratch, m->fwd_scratch_bytes);
     bench_free(d, m->workspace, m->workspace_bytes);
     bench_free(d, m->dst, m->q_bytes);
+    bench_free(d, m->sinks, m->sinks_bytes);
     bench_free(d, m->kv_scales, m->kv_scales_bytes);
     bench_free(d, m->v, m->kv_bytes);
     bench_free(d, m->k, m->kv_bytes);
@@ -306,6 +310,12 @@ int bench_run_ours(bench_device_t *d, const bench_backend_t *b, const bench_case
                bench_upload(d, m.v, host_v, kv_count, c->dtype)) {
         goto cleanup;
     }
+    if (c->sinks) {
+        m.sinks_bytes = (size_t)c->q_heads * sizeof(float);
+        if (alloc_if_needed(d, &m.sinks, m.sinks_bytes) ||
+            bench_copy(d, m.sinks, h->sinks, m.sinks_bytes))
+            goto cleanup;
+    }
     if (c->varlen_count > 0) {
         m.cu_count = (size_t)c->varlen_count + 1;
         int32_t *cu = malloc(m.cu_count * sizeof(int32_t));
@@ -348,6 +358,7 @@ int bench_run_ours(bench_device_t *d, const bench_backend_t *b, const bench_case
                                    .scale = h->scale,
                                    .k_scales = m.kv_scales,
                                    .v_scales = m.kv_scales,
+                                   .sinks = m.sinks,
                                    .cu_seqlens_q = m.cu_seqlens,
                                    .cu_seqlens_k = m.cu_seqlens,
                                    .block_table = m.block_table,

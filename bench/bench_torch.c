@@ -100,6 +100,10 @@ int bench_torch_run(const bench_case_t *c, const bench_policy_t *policy, bench_t
         snprintf(result->why, sizeof(result->why), "n/a (the peer runs one head size)");
         return -1;
     }
+    if (c->sinks) {
+        snprintf(result->why, sizeof(result->why), "n/a (no attention sinks in SDPA)");
+        return -1;
+    }
     if (c->window_left > 0 || c->varlen_count > 0) {
         snprintf(result->why, sizeof(result->why), "n/a (no %s in SDPA)",
                  c->varlen_count > 0 ? "packed varlen batch" : "sliding window");
