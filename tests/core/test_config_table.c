@@ -182,11 +182,14 @@ START_TEST(fallback_classes)
     ck_assert_uint_eq(sdpa_fwd_config_candidates(&q, rows, SDPA_CONFIG_MAX_CANDIDATES), 1);
     ck_assert(is_fwd_fallback(rows[0]));
     ck_assert_int_eq(rows[0]->criteria.head_size, 128);
-    /* xe_hpg has no rows above 128 (they do not fit its local memory). */
+    /* xe_hpg's 256 row (small enough for its 64 KiB), then the fallback. */
     q = query(SDPA_DEVICE_CLASS_XE_HPG, 200, 100, FMA | QUANT);
-    ck_assert_uint_eq(sdpa_fwd_config_candidates(&q, rows, SDPA_CONFIG_MAX_CANDIDATES), 1);
-    ck_assert(is_fwd_fallback(rows[0]));
+    ck_assert_uint_eq(sdpa_fwd_config_candidates(&q, rows, SDPA_CONFIG_MAX_CANDIDATES), 2);
+    ck_assert(!is_fwd_fallback(rows[0]));
+    ck_assert_int_eq(rows[0]->criteria.device_class, SDPA_DEVICE_CLASS_XE_HPG);
     ck_assert_int_eq(rows[0]->criteria.head_size, 256);
+    ck_assert(is_fwd_fallback(rows[1]));
+    ck_assert_int_eq(rows[1]->criteria.head_size, 256);
     /* Above 576 nothing serves, above 256 nothing on a GPU. */
     q = query(SDPA_DEVICE_CLASS_CPU, 577, 100, FMA);
     ck_assert_uint_eq(sdpa_fwd_config_candidates(&q, rows, SDPA_CONFIG_MAX_CANDIDATES), 0);
@@ -232,6 +235,12 @@ static void device_for(sdpa_device_class_t c, sdpa_device_info_t *dev)
         fixture_gpu_device(c, dev);
 }
 
+/* 1 if class c takes xe_hpg's rows (its own or, for xe_lp, by fallback). */
+static int has_hpg_rows(sdpa_device_class_t c)
+{
+    return c == SDPA_DEVICE_CLASS_XE_HPG || c == SDPA_DEVICE_CLASS_XE_LP;
+}
+
 /* The fallback row of the bucket of d. */
 static const sdpa_fwd_config_row_t *fwd_fallback_for(int64_t d)
 {
@@ -274,11 +283,16 @@ START_TEST(every_head_size_and_length_gets_a_valid_fwd_config)
                         continue;
                     }
                     /* Refused only when not even the fallback fits the
-                     * device: head sizes above 128 on 64 KiB devices, above
-                     * 256 on 128 KiB ones (kernel_abi.h keeps Q, K, V, S and
-                     * O tiles in local memory), where GPUs have no row. */
+                     * device: head sizes above 128 on unknown 64 KiB
+                     * devices, above 256 on 128 KiB ones and on xe_hpg and
+                     * xe_lp, whose 256 rows fit 64 KiB (kernel_abi.h keeps
+                     * Q, K, V, S and O tiles in local memory), where GPUs
+                     * have no row. */
                     ck_assert_msg(status == SDPA_ERROR_UNSUPPORTED &&
-                                          d > (dev.slm_bytes >= 128 * 1024 ? 256 : 128) &&
+                                          d > (dev.slm_bytes >= 128 * 1024 ||
+                                                               has_hpg_rows(all_classes[ci])
+                                                       ? 256
+                                                       : 128) &&
                                           all_classes[ci] != SDPA_DEVICE_CLASS_CPU,
                                   "%s D %lld Sk %lld props 0x%x: %s",
                                   sdpa_device_class_name(all_classes[ci]), (long long)d,
@@ -291,9 +305,9 @@ START_TEST(every_head_size_and_length_gets_a_valid_fwd_config)
         }
     }
     ck_assert_uint_eq(checked, N_CLASSES * 512 * 4 * 12);
-    /* xe_lp, xe_hpg and unknown_gpu (64 KiB) for D 129..512; xe_hpc, xe2
-     * and xe3 (128 KiB) for D 257..512. */
-    ck_assert_uint_eq(refused, (3 * 384 + 3 * 256) * 4 * 12);
+    /* unknown_gpu (64 KiB) for D 129..512; xe_lp, xe_hpg, xe_hpc, xe2
+     * and xe3 for D 257..512. */
+    ck_assert_uint_eq(refused, (384 + 5 * 256) * 4 * 12);
 }
 END_TEST
 
@@ -319,7 +333,8 @@ START_TEST(every_head_size_and_length_gets_a_valid_bwd_config)
                     }
                     /* The backward kernel stages K, V, Q and dO in local
                      * memory: GPUs serve up to 128 (64 KiB) or 256
-                     * (128 KiB); the CPU everything. */
+                     * (128 KiB, and xe_hpg's rows in 64 KiB); the CPU
+                     * everything. */
                     ck_assert_msg(status == SDPA_ERROR_UNSUPPORTED && d > 128 &&
                                           all_classes[ci] != SDPA_DEVICE_CLASS_CPU,
                                   "%s D %lld: %s", sdpa_device_class_name(all_classes[ci]),
@@ -327,7 +342,7 @@ START_TEST(every_head_size_and_length_gets_a_valid_bwd_config)
                     ck_assert(d > 256 ||
                               sdpa_bwd_config_check(&bwd_fallback_for(d)->config, &target,
                                                     "fallback") != SDPA_SUCCESS);
-                    if (dev.slm_bytes >= 128 * 1024)
+                    if (dev.slm_bytes >= 128 * 1024 || has_hpg_rows(all_classes[ci]))
                         ck_assert_int_gt(d, 256);
                 }
         }

@@ -7,7 +7,9 @@
 #include "check_main.h"
 #include "core_fixtures.h"
 #include "error.h"
+#include "bwd_plan.h"
 #include "fwd_plan.h"
+#include "gpu_models.h"
 
 static sdpa_device_info_t cpu;
 
@@ -604,6 +606,41 @@ START_TEST(gpu_plans)
 }
 END_TEST
 
+/* DeepSeek-V3's prefill, Q/K head size 192 and V's 128 (bucket 256: the
+ * portable kernels, the fast path declines Dv != D), plans forward
+ * (training, causal) and backward on every GPU model of the ISA gate,
+ * within its local memory: the 64 KiB of Xe-LP and Xe-HPG too. */
+START_TEST(value_head_192_plans_on_every_gpu)
+{
+    for (size_t i = 0; i < GPU_MODEL_COUNT; i++) {
+        sdpa_device_info_t dev;
+        gpu_model_device_info(&gpu_models[i], &dev);
+        sdpa_problem_desc_t p;
+        sdpa_shape_t s;
+        fixture_problem(SDPA_DTYPE_BF16, 1, 8, 8, 512, 512, 192, &p, &s);
+        p.v = fixture_tensor(SDPA_DTYPE_BF16, 1, 8, 512, 128);
+        p.dst = fixture_tensor(SDPA_DTYPE_BF16, 1, 8, 512, 128);
+        s.head_size_v = 128;
+        p.prop_kind = SDPA_FORWARD_TRAINING;
+        p.mask_kind = SDPA_MASK_CAUSAL_BOTTOM_RIGHT;
+        sdpa_fwd_plan_t fwd;
+        sdpa_status_t status = sdpa_fwd_plan_make(&p, &s, &dev, &fwd);
+        ck_assert_msg(status == SDPA_SUCCESS, "%s forward: %s", gpu_models[i].ocloc_device,
+                      sdpa_error_message());
+        ck_assert_int_eq(fwd.d_max, 256);
+        ck_assert_uint_le(fwd.slm_bytes, dev.slm_bytes);
+
+        fixture_make_backward(&p, SDPA_DTYPE_BF16);
+        sdpa_bwd_plan_t bwd;
+        status = sdpa_bwd_plan_make(&p, &s, &dev, &bwd);
+        ck_assert_msg(status == SDPA_SUCCESS, "%s backward: %s", gpu_models[i].ocloc_device,
+                      sdpa_error_message());
+        ck_assert_uint_le(bwd.slm_bytes, dev.slm_bytes);
+        ck_assert_uint_le(bwd.dq_slm_bytes, dev.slm_bytes);
+    }
+}
+END_TEST
+
 START_TEST(checked_problem_plans)
 {
     /* The output of sdpa_problem_check plans as the hand-built one does. */
@@ -750,6 +787,7 @@ int main(void)
             TEST_ONCE(large_buffers_need_the_build_flag),
             TEST_ONCE(same_problem_same_constants),
             TEST_ONCE(gpu_plans),
+            TEST_ONCE(value_head_192_plans_on_every_gpu),
             TEST_ONCE(checked_problem_plans),
             TEST_ONCE(split_kv_decode_plans),
     };

@@ -30,13 +30,17 @@ const sdpa_bwd_config_row_t sdpa_bwd_config_table[] = {
         /* xe_hpg, which xe_lp shares (config_match.c): ours, for sub-group 8
          * and 64 KiB of local memory; 16 sub-groups with small tiles each
          * (Xe-LP spilled with larger ones, doc/gpu-isa.md). Head size 256
-         * does not fit 64 KiB. */
+         * (and DeepSeek-V3's 192 / 128) fits 64 KiB only with Bc = Br = 8,
+         * 8 sub-groups: 57 KiB at D 256, 43 KiB at 192 (Bc = Br = 16 needs
+         * 86 KiB at 192). */
         R(XE_HPG,  32, ANY, FMA,      8, 8,  8, 8,  8, 8, 4, 4, 4, 4, 4, 4),
         R(XE_HPG,  32, ANY, FMA|THIN, 8, 4,  8, 8,  8, 4, 4, 4, 4, 4, 4, 4),
         R(XE_HPG,  64, ANY, FMA,      8, 4, 16, 8, 16, 4, 4, 4, 4, 4, 4, 4),
         R(XE_HPG,  64, ANY, FMA|THIN, 8, 4, 16, 8, 16, 4, 4, 4, 4, 4, 4, 4),
         R(XE_HPG, 128, ANY, FMA,      8, 2, 16, 8, 16, 8, 2, 8, 8, 2, 8, 2),
         R(XE_HPG, 128, ANY, FMA|THIN, 8, 2, 16, 8, 16, 8, 2, 8, 8, 2, 8, 2),
+        R(XE_HPG, 256, ANY, FMA,      8, 1, 32, 8, 32, 8, 1, 8, 8, 1, 8, 1),
+        R(XE_HPG, 256, ANY, FMA|THIN, 8, 1, 32, 8, 32, 8, 1, 8, 8, 1, 8, 1),
 
         /* xe_hpc: ours, for sub-group 16 and 128 KiB of local memory, 16
          * sub-groups. Head size 512 does not fit 128 KiB. */
