@@ -60,6 +60,9 @@ typedef struct gate_problem {
     uint32_t num_splits;
     /* ABI 1.2: attention sinks (the portable forward, decode and merge). */
     int sinks;
+    /* ABI 1.2: V's head size when it differs from head_size (0: the same);
+     * with a paged cache V is a view of K's first head_size_v columns (MLA). */
+    int64_t head_size_v;
     /* Plan with this configuration override (SDPA_CONFIG or
      * BWD_SDPA_CONFIG, by kind) instead of the tables: a fallback row. */
     char config[64];
@@ -281,6 +284,29 @@ static void build_problem_set(problem_set_t *set)
             ->varlen = 1;
     set->items[set->count - 1].sinks = set->items[set->count - 1].deterministic = 1;
 
+    /* ABI 1.2 FP8 K/V (issue 29): e4m3 decode and causal prefill (the
+     * fast path's converting loads where it serves them), an e5m2 decode;
+     * V's head size apart from Q's (DeepSeek-V3 prefill 192 / 128, forward
+     * and backward: the portable kernels) and MLA decode (576 / 512, V a
+     * view of K, one K/V head, paged). */
+    add_quantized(set, 128, SDPA_DTYPE_F8_E4M3, 1);
+    decode(add(set, "decode", SDPA_FORWARD_INFERENCE, SDPA_DTYPE_F16, 128, SDPA_MASK_NONE,
+               " kv-f8_e5m2 gqa4"))
+            ->kv_dtype = SDPA_DTYPE_F8_E5M2;
+    add(set, "train", SDPA_FORWARD_TRAINING, SDPA_DTYPE_BF16, 192, SDPA_MASK_CAUSAL_BOTTOM_RIGHT,
+        " dv128")
+            ->head_size_v = 128;
+    add(set, "bwd", SDPA_BACKWARD, SDPA_DTYPE_BF16, 192, SDPA_MASK_CAUSAL_BOTTOM_RIGHT,
+        " dv128 atomic")
+            ->head_size_v = 128;
+    gate_problem_t *mla = decode(add(set, "decode", SDPA_FORWARD_INFERENCE, SDPA_DTYPE_BF16, 576,
+                                     SDPA_MASK_NONE, " dv512 mla paged"));
+    mla->head_size_v = 512;
+    mla->paged = 1;
+    mla->q_heads = 128;
+    mla->kv_heads = 1;
+    mla->k_len = 4096;
+
     /* The fallback rows (what Xe2, Xe3 and unknown GPUs fall back to), on
      * each model where they fit. */
     for (size_t i = 0; i < sdpa_fwd_config_fallbacks_size; i++) {
@@ -323,7 +349,15 @@ static void describe(const gate_problem_t *p, sdpa_problem_desc_t *desc)
     desc->scale_kind = SDPA_SCALE_HOST;
     desc->softmax_kind = SDPA_SOFTMAX_ACCURATE;
     desc->kq_acc_dtype = desc->vs_acc_dtype = SDPA_DTYPE_F32;
-    if (p->kv_dtype != p->dtype) {
+    if (p->head_size_v) {
+        desc->v = dense(p->kv_dtype, p->batch, p->kv_heads, p->k_len, p->head_size_v);
+        desc->dst = dense(p->dtype, p->batch, p->q_heads, p->q_len, p->head_size_v);
+    }
+    if (p->kv_dtype == SDPA_DTYPE_F8_E4M3 || p->kv_dtype == SDPA_DTYPE_F8_E5M2) {
+        /* vLLM's FP8 cache: one f32 scale per tensor. */
+        desc->k_quant = desc->v_quant = (sdpa_quant_desc_t){
+                SDPA_QUANT_PER_TENSOR, SDPA_DTYPE_F32, SDPA_QUANT_NONE, SDPA_DTYPE_UNDEF, 0};
+    } else if (p->kv_dtype != p->dtype) {
         sdpa_quant_desc_t q = {SDPA_QUANT_PER_GROUP, SDPA_DTYPE_F16, SDPA_QUANT_NONE,
                                SDPA_DTYPE_UNDEF, 32};
         if (p->kv_dtype == SDPA_DTYPE_S8) {
@@ -347,6 +381,8 @@ static void describe(const gate_problem_t *p, sdpa_problem_desc_t *desc)
         const int64_t block = 64, per_seq = p->k_len / block;
         desc->k = dense(p->kv_dtype, p->batch * per_seq, p->kv_heads, block, p->head_size);
         desc->v = desc->k;
+        if (p->head_size_v)
+            desc->v.dims[3] = p->head_size_v;
         desc->paged_kv = (sdpa_paged_kv_desc_t){1, per_seq, 0};
     }
     desc->num_splits = p->num_splits;
