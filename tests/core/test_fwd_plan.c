@@ -625,10 +625,20 @@ START_TEST(value_head_192_plans_on_every_gpu)
         p.mask_kind = SDPA_MASK_CAUSAL_BOTTOM_RIGHT;
         sdpa_fwd_plan_t fwd;
         sdpa_status_t status = sdpa_fwd_plan_make(&p, &s, &dev, &fwd);
-        ck_assert_msg(status == SDPA_SUCCESS, "%s forward: %s", gpu_models[i].ocloc_device,
-                      sdpa_error_message());
-        ck_assert_int_eq(fwd.d_max, 256);
-        ck_assert_uint_le(fwd.slm_bytes, dev.slm_bytes);
+        if (dev.slm_bytes < 128 * 1024) {
+            /* 64 KiB fits the h256 forward only at 8 queries by 4 keys in 4
+             * sub-groups: 64 elements of O per lane, which Debian 12's IGC
+             * spills on Xe-HPG (the ISA gate). Refused, saying why. */
+            ck_assert_msg(status == SDPA_ERROR_UNSUPPORTED && strstr(sdpa_error_message(),
+                                                                     "local memory") != NULL,
+                          "%s forward: %d %s", gpu_models[i].ocloc_device, (int)status,
+                          sdpa_error_message());
+        } else {
+            ck_assert_msg(status == SDPA_SUCCESS, "%s forward: %s", gpu_models[i].ocloc_device,
+                          sdpa_error_message());
+            ck_assert_int_eq(fwd.d_max, 256);
+            ck_assert_uint_le(fwd.slm_bytes, dev.slm_bytes);
+        }
 
         fixture_make_backward(&p, SDPA_DTYPE_BF16);
         sdpa_bwd_plan_t bwd;

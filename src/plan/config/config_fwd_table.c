@@ -35,8 +35,8 @@ const sdpa_fwd_config_row_t sdpa_fwd_config_table[] = {
          * elements of S and 32 of O per lane, every one measured spill-free
          * (doc/gpu-isa.md). Head size 256 (and DeepSeek-V3's 192 / 128,
          * which takes its bucket) fits 64 KiB only with 8 queries by 4
-         * keys: 4 sub-groups, 64 elements of O per lane, 58 KiB at d_max
-         * 256 (8 keys would need 67 KiB). */
+         * keys: 4 sub-groups, 64 elements of O per lane, which Debian 12's
+         * IGC spills (160 to 288 bytes): no row, the forward is refused. */
         R(XE_HPG,  32, ANY, FMA,            8,  8,  8,  8, 4, 4, 4, 4),
         R(XE_HPG,  32, ANY, FMA|THIN,       4,  8,  8,  4, 8, 1, 4, 2),
         R(XE_HPG,  32, ANY, FMA|QUANT,      8,  8,  8,  8, 4, 4, 4, 4),
@@ -49,10 +49,6 @@ const sdpa_fwd_config_row_t sdpa_fwd_config_table[] = {
         R(XE_HPG, 128, ANY, FMA|THIN,       2,  8, 16,  8, 8, 1, 8, 1),
         R(XE_HPG, 128, ANY, FMA|QUANT,      2, 16, 16, 16, 8, 1, 8, 1),
         R(XE_HPG, 128, ANY, FMA|QUANT|THIN, 2,  8, 16,  8, 8, 1, 8, 1),
-        R(XE_HPG, 256, ANY, FMA,            1,  8, 64,  8, 4, 1, 4, 1),
-        R(XE_HPG, 256, ANY, FMA|THIN,       1,  8, 64,  8, 4, 1, 4, 1),
-        R(XE_HPG, 256, ANY, FMA|QUANT,      1,  8, 64,  8, 4, 1, 4, 1),
-        R(XE_HPG, 256, ANY, FMA|QUANT|THIN, 1,  8, 64,  8, 4, 1, 4, 1),
 
         /* xe_hpc: ours, for sub-group 16 and 128 KiB of local memory: 8 or
          * 16 sub-groups, at most 16 elements of S and 32 of O per lane,
