@@ -51,6 +51,8 @@ static inline uint8 sdpa_xe_local_read8(const local uint *p)
     return (uint8)(q[0], q[n], q[2 * n], q[3 * n], q[4 * n], q[5 * n], q[6 * n], q[7 * n]);
 }
 
+/* Whether the hardware would refuse a block write at p: writes need 16
+ * bytes (cl_intel_subgroups), reads only 4. Not inlined, as above. */
 static __attribute__((noinline)) bool sdpa_xe_local_write_misaligned(const local void *p)
 {
     return ((ulong)p & 15) != 0;
