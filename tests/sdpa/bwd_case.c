@@ -256,6 +256,10 @@ static void inputs_free(test_env_t *env, bwd_inputs_t *in)
 
 double bwd_case_run(test_env_t *env, const bwd_case_t *c, uint64_t seed, int repeat_bits)
 {
+    sdpa_problem_desc_t declined;
+    bwd_case_problem(c, &declined);
+    if (rerun_skips_case(env, &declined))
+        return 0;
     char what[700];
     describe(c, what, sizeof(what));
     bwd_inputs_t in;

@@ -75,10 +75,20 @@ int run_on_backend(const sdpa_backend_iface_t *be, sdpa_context_t *ctx,
  * configuration string, SDPA_ZE_FLOAT_ATOMICS). */
 extern int xe_runs, fadd_runs;
 
+/* In a rerun through the fast path (SDPA_ZE_KERNELS=xe or xe_hpg, the
+ * tests/sdpa.am RERUNS): 1 if the fast path declines p, which would then
+ * run the same portable or decode kernels as the suite's run without
+ * SDPA_ZE_KERNELS (or with +fadd, the @fadd rerun): SDPA_ZE_KERNELS picks
+ * only the fast path's configurations. The case is
+ * skipped and counted in rerun_skips. 0 otherwise, and for a problem
+ * creation refuses. Found by primitive_supports: nothing is built. */
+int rerun_skips_case(test_env_t *env, const sdpa_problem_desc_t *p);
+extern int rerun_skips;
+
 /* Asserts (Check) that some primitive ran the fast path when
  * SDPA_ZE_KERNELS asks for it ("xe", "xe_hpg"), that some took a -fadd
  * variant when SDPA_ZE_FLOAT_ATOMICS is "native" and none when it is "cas";
- * returns xe_runs. */
+ * prints rerun_skips in a fast-path rerun; returns xe_runs. */
 int xe_runs_checked(void);
 
 /* What the fast path adds to the error of O in case c: it rounds P to Q's
