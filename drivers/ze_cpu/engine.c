@@ -13,6 +13,7 @@
  */
 #include <dlfcn.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +63,63 @@ static void *extension_function(cpu_ze_engine_t *engine, const char *name)
     return clGetExtensionFunctionAddressForPlatform(engine->platform, name);
 }
 
+/* A device query answered straight into a member of the engine, of the
+ * member's size (its type is the query's). */
+typedef struct {
+    cl_device_info param;
+    size_t offset;
+    size_t size;
+} device_query_t;
+
+#define DEVICE_QUERY(param, member)                                                                \
+    {param, offsetof(cpu_ze_engine_t, member), sizeof(((cpu_ze_engine_t *)0)->member)}
+#define COUNT_OF(array) (sizeof(array) / sizeof((array)[0]))
+
+static const device_query_t device_queries[] = {
+        DEVICE_QUERY(CL_DEVICE_VENDOR_ID, vendor_id),
+        DEVICE_QUERY(CL_DEVICE_MAX_COMPUTE_UNITS, compute_units),
+        DEVICE_QUERY(CL_DEVICE_MAX_CLOCK_FREQUENCY, clock_mhz),
+        DEVICE_QUERY(CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT, native_vector_width_float),
+        DEVICE_QUERY(CL_DEVICE_ADDRESS_BITS, address_bits),
+        DEVICE_QUERY(CL_DEVICE_GLOBAL_MEM_SIZE, global_mem_size),
+        DEVICE_QUERY(CL_DEVICE_MAX_MEM_ALLOC_SIZE, max_mem_alloc_size),
+        DEVICE_QUERY(CL_DEVICE_LOCAL_MEM_SIZE, local_mem_size),
+        DEVICE_QUERY(CL_DEVICE_GLOBAL_MEM_CACHE_SIZE, global_mem_cache_size),
+        DEVICE_QUERY(CL_DEVICE_MAX_WORK_GROUP_SIZE, max_work_group_size),
+        DEVICE_QUERY(CL_DEVICE_MAX_WORK_ITEM_SIZES, max_work_item_sizes),
+        DEVICE_QUERY(CL_DEVICE_MAX_PARAMETER_SIZE, max_parameter_size),
+        DEVICE_QUERY(CL_DEVICE_PRINTF_BUFFER_SIZE, printf_buffer_size),
+        DEVICE_QUERY(CL_DEVICE_HALF_FP_CONFIG, half_fp_config),
+        DEVICE_QUERY(CL_DEVICE_SINGLE_FP_CONFIG, single_fp_config),
+        DEVICE_QUERY(CL_DEVICE_DOUBLE_FP_CONFIG, double_fp_config),
+        DEVICE_QUERY(CL_DEVICE_HOST_MEM_CAPABILITIES_INTEL, usm_host_caps),
+        DEVICE_QUERY(CL_DEVICE_DEVICE_MEM_CAPABILITIES_INTEL, usm_device_caps),
+        DEVICE_QUERY(CL_DEVICE_SINGLE_DEVICE_SHARED_MEM_CAPABILITIES_INTEL, usm_shared_caps),
+        DEVICE_QUERY(CL_DEVICE_CROSS_DEVICE_SHARED_MEM_CAPABILITIES_INTEL, usm_cross_caps),
+        DEVICE_QUERY(CL_DEVICE_SHARED_SYSTEM_MEM_CAPABILITIES_INTEL, usm_system_caps),
+};
+
+/* With cl_ext_float_atomics. */
+static const device_query_t float_atomic_queries[] = {
+        DEVICE_QUERY(CL_DEVICE_HALF_FP_ATOMIC_CAPABILITIES_EXT, half_fp_atomics),
+        DEVICE_QUERY(CL_DEVICE_SINGLE_FP_ATOMIC_CAPABILITIES_EXT, single_fp_atomics),
+        DEVICE_QUERY(CL_DEVICE_DOUBLE_FP_ATOMIC_CAPABILITIES_EXT, double_fp_atomics),
+};
+
+/* With cl_khr_device_uuid. */
+static const device_query_t uuid_queries[] = {
+        DEVICE_QUERY(CL_DEVICE_UUID_KHR, device_uuid),
+        DEVICE_QUERY(CL_DRIVER_UUID_KHR, driver_uuid),
+};
+
+static void read_device_queries(cpu_ze_engine_t *engine, const device_query_t *queries,
+                                size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        clGetDeviceInfo(engine->device, queries[i].param, queries[i].size,
+                        (char *)engine + queries[i].offset, NULL);
+}
+
 /* Reads what the driver needs; false (with a reason) if the platform lacks
  * SPIR-V ingestion or Intel USM, which the driver cannot do without. */
 static bool read_engine(cpu_ze_engine_t *engine, char *why, size_t why_size)
@@ -108,28 +166,7 @@ static bool read_engine(cpu_ze_engine_t *engine, char *why, size_t why_size)
         return false;
     }
 
-    clGetDeviceInfo(dev, CL_DEVICE_VENDOR_ID, sizeof(cl_uint), &engine->vendor_id, NULL);
-    clGetDeviceInfo(dev, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof(cl_uint), &engine->compute_units,
-                    NULL);
-    clGetDeviceInfo(dev, CL_DEVICE_MAX_CLOCK_FREQUENCY, sizeof(cl_uint), &engine->clock_mhz, NULL);
-    clGetDeviceInfo(dev, CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT, sizeof(cl_uint),
-                    &engine->native_vector_width_float, NULL);
-    clGetDeviceInfo(dev, CL_DEVICE_ADDRESS_BITS, sizeof(cl_uint), &engine->address_bits, NULL);
-    clGetDeviceInfo(dev, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof(cl_ulong), &engine->global_mem_size,
-                    NULL);
-    clGetDeviceInfo(dev, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof(cl_ulong),
-                    &engine->max_mem_alloc_size, NULL);
-    clGetDeviceInfo(dev, CL_DEVICE_LOCAL_MEM_SIZE, sizeof(cl_ulong), &engine->local_mem_size, NULL);
-    clGetDeviceInfo(dev, CL_DEVICE_GLOBAL_MEM_CACHE_SIZE, sizeof(cl_ulong),
-                    &engine->global_mem_cache_size, NULL);
-    clGetDeviceInfo(dev, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof(size_t),
-                    &engine->max_work_group_size, NULL);
-    clGetDeviceInfo(dev, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof engine->max_work_item_sizes,
-                    engine->max_work_item_sizes, NULL);
-    clGetDeviceInfo(dev, CL_DEVICE_MAX_PARAMETER_SIZE, sizeof(size_t), &engine->max_parameter_size,
-                    NULL);
-    clGetDeviceInfo(dev, CL_DEVICE_PRINTF_BUFFER_SIZE, sizeof(size_t), &engine->printf_buffer_size,
-                    NULL);
+    read_device_queries(engine, device_queries, COUNT_OF(device_queries));
 
     size_t sizes[8], bytes = 0;
     if (clGetDeviceInfo(dev, CL_DEVICE_SUB_GROUP_SIZES_INTEL, sizeof sizes, sizes, &bytes) ==
@@ -139,43 +176,15 @@ static bool read_engine(cpu_ze_engine_t *engine, char *why, size_t why_size)
             engine->sub_group_sizes[i] = (uint32_t)sizes[i];
     }
 
-    clGetDeviceInfo(dev, CL_DEVICE_HALF_FP_CONFIG, sizeof(cl_device_fp_config),
-                    &engine->half_fp_config, NULL);
-    clGetDeviceInfo(dev, CL_DEVICE_SINGLE_FP_CONFIG, sizeof(cl_device_fp_config),
-                    &engine->single_fp_config, NULL);
-    clGetDeviceInfo(dev, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof(cl_device_fp_config),
-                    &engine->double_fp_config, NULL);
-
-    clGetDeviceInfo(dev, CL_DEVICE_HOST_MEM_CAPABILITIES_INTEL, sizeof(cl_bitfield),
-                    &engine->usm_host_caps, NULL);
-    clGetDeviceInfo(dev, CL_DEVICE_DEVICE_MEM_CAPABILITIES_INTEL, sizeof(cl_bitfield),
-                    &engine->usm_device_caps, NULL);
-    clGetDeviceInfo(dev, CL_DEVICE_SINGLE_DEVICE_SHARED_MEM_CAPABILITIES_INTEL, sizeof(cl_bitfield),
-                    &engine->usm_shared_caps, NULL);
-    clGetDeviceInfo(dev, CL_DEVICE_CROSS_DEVICE_SHARED_MEM_CAPABILITIES_INTEL, sizeof(cl_bitfield),
-                    &engine->usm_cross_caps, NULL);
-    clGetDeviceInfo(dev, CL_DEVICE_SHARED_SYSTEM_MEM_CAPABILITIES_INTEL, sizeof(cl_bitfield),
-                    &engine->usm_system_caps, NULL);
-
     text[0] = '\0';
     clGetDeviceInfo(dev, CL_DEVICE_EXTENSIONS, sizeof text, text, NULL);
     engine->has_int64_atomics = has_word(text, "cl_khr_int64_base_atomics");
     engine->has_dp4a = has_word(text, "cl_khr_integer_dot_product");
     engine->has_float_atomics = has_word(text, "cl_ext_float_atomics");
-    if (engine->has_float_atomics) {
-        clGetDeviceInfo(dev, CL_DEVICE_HALF_FP_ATOMIC_CAPABILITIES_EXT, sizeof(cl_bitfield),
-                        &engine->half_fp_atomics, NULL);
-        clGetDeviceInfo(dev, CL_DEVICE_SINGLE_FP_ATOMIC_CAPABILITIES_EXT, sizeof(cl_bitfield),
-                        &engine->single_fp_atomics, NULL);
-        clGetDeviceInfo(dev, CL_DEVICE_DOUBLE_FP_ATOMIC_CAPABILITIES_EXT, sizeof(cl_bitfield),
-                        &engine->double_fp_atomics, NULL);
-    }
-    if (has_word(text, "cl_khr_device_uuid")) {
-        clGetDeviceInfo(dev, CL_DEVICE_UUID_KHR, sizeof engine->device_uuid, engine->device_uuid,
-                        NULL);
-        clGetDeviceInfo(dev, CL_DRIVER_UUID_KHR, sizeof engine->driver_uuid, engine->driver_uuid,
-                        NULL);
-    }
+    if (engine->has_float_atomics)
+        read_device_queries(engine, float_atomic_queries, COUNT_OF(float_atomic_queries));
+    if (has_word(text, "cl_khr_device_uuid"))
+        read_device_queries(engine, uuid_queries, COUNT_OF(uuid_queries));
     return true;
 }
 

@@ -60,23 +60,19 @@ sdpa_status_t ref_primitive_create(sdpa_context_t *ctx, const sdpa_problem_desc_
 }
 
 /* Creation checks the problem and nothing more: so does the answer. */
+static sdpa_status_t host_answer(const sdpa_context_t *ctx, const sdpa_problem_desc_t *problem,
+                                 const sdpa_shape_t *shape, sdpa_support_t *answer)
+{
+    answer->kernel_kind = SDPA_KERNEL_HOST;
+    answer->scratch_bytes = 0;
+    problem_config_string(problem, shape, answer->config_string, sizeof(answer->config_string));
+    return SDPA_SUCCESS;
+}
+
 sdpa_status_t ref_primitive_supports(sdpa_context_t *ctx, const sdpa_problem_desc_t *desc,
                                      sdpa_support_t *out)
 {
-    sdpa_support_t answer;
-    SDPA_TRY(sdpa_support_begin(ctx, out, &answer));
-    sdpa_problem_desc_t problem;
-    sdpa_shape_t shape;
-    sdpa_status_t status = sdpa_problem_check(desc, &problem, &shape);
-    if (status == SDPA_SUCCESS) {
-        answer.kernel_kind = SDPA_KERNEL_HOST;
-        answer.workspace_bytes = sdpa_workspace_bytes(&problem, &shape);
-        answer.scratch_bytes = 0;
-        problem_config_string(&problem, &shape, answer.config_string,
-                              sizeof(answer.config_string));
-    }
-    sdpa_support_store(status, &answer, out);
-    return SDPA_SUCCESS;
+    return sdpa_support_answer(ctx, desc, out, host_answer);
 }
 
 void ref_primitive_destroy(sdpa_primitive_t *prim)

@@ -21,10 +21,12 @@ static sdpa_kernel_kind_t fwd_kernel_kind(sdpa_fwd_kind_t kind)
     return SDPA_KERNEL_PORTABLE;
 }
 
-/* The plan creation would make, and what the primitive would answer. */
+/* The checks creation adds to the problem's (what the device serves) and
+ * the plan it would make: what the primitive would answer. */
 static sdpa_status_t plan_answer(const sdpa_context_t *ctx, const sdpa_problem_desc_t *problem,
                                  const sdpa_shape_t *shape, sdpa_support_t *answer)
 {
+    SDPA_TRY(sdpa_ze_llm_supported(problem, shape));
     if (problem->prop_kind == SDPA_BACKWARD) {
         /* Plans are large (constants, strides, scratch layout): on the heap,
          * not on a caller thread's stack. */
@@ -58,17 +60,5 @@ static sdpa_status_t plan_answer(const sdpa_context_t *ctx, const sdpa_problem_d
 sdpa_status_t sdpa_ze_primitive_supports(sdpa_context_t *ctx, const sdpa_problem_desc_t *desc,
                                          sdpa_support_t *out)
 {
-    sdpa_support_t answer;
-    SDPA_TRY(sdpa_support_begin(ctx, out, &answer));
-    sdpa_problem_desc_t problem;
-    sdpa_shape_t shape;
-    sdpa_status_t status = sdpa_problem_check(desc, &problem, &shape);
-    if (status == SDPA_SUCCESS)
-        status = sdpa_ze_llm_supported(&problem, &shape);
-    if (status == SDPA_SUCCESS) {
-        answer.workspace_bytes = sdpa_workspace_bytes(&problem, &shape);
-        status = plan_answer(ctx, &problem, &shape, &answer);
-    }
-    sdpa_support_store(status, &answer, out);
-    return SDPA_SUCCESS;
+    return sdpa_support_answer(ctx, desc, out, plan_answer);
 }

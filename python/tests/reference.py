@@ -36,6 +36,12 @@ def forward(q, k, v, scale=None, mask=None, causal=False):
         return o, (m + np.log(total))[..., 0]
 
 
+def _group_sum(x, group):
+    """x [B, Hq, S, D] summed over each group of group query heads: [B, Hq / group, S, D]."""
+    b, h, s_, d = x.shape
+    return x.reshape(b, h // group, group, s_, d).sum(axis=2)
+
+
 def backward(do, q, k, v, scale=None, mask=None, causal=False):
     """(dQ, dK, dV) in float64, dK and dV summed over each group's query
     heads."""
@@ -52,12 +58,7 @@ def backward(do, q, k, v, scale=None, mask=None, causal=False):
     ds = p * (dp - (dp * p).sum(axis=-1, keepdims=True))
     dq = scale * (ds @ kr)
     dk = scale * (ds.transpose(0, 1, 3, 2) @ q)
-
-    def group_sum(x):
-        b, h, s_, d = x.shape
-        return x.reshape(b, h // group, group, s_, d).sum(axis=2)
-
-    return dq, group_sum(dk), group_sum(dv)
+    return dq, _group_sum(dk, group), _group_sum(dv, group)
 
 
 def ulp(dtype, magnitude):
@@ -170,12 +171,7 @@ def feature_backward(do, q, k, v, scale=None, causal=False, window=None, softcap
         ds = ds * (1 - np.tanh(raw / softcap) ** 2)
     dq = scale * (ds @ kr)
     dk = scale * (ds.transpose(0, 1, 3, 2) @ q)
-
-    def group_sum(x):
-        b, h, s_, d = x.shape
-        return x.reshape(b, h // group, group, s_, d).sum(axis=2)
-
-    return dq, group_sum(dk), group_sum(dv)
+    return dq, _group_sum(dk, group), _group_sum(dv, group)
 
 
 def merge(outs, lses):

@@ -58,40 +58,23 @@ static sdpa_spec_slot_t *slot_to_set(sdpa_spec_values_t *v, sdpa_spec_id_t id,
     return checked_info(id, type) ? slot_for(v, (uint32_t)id) : NULL;
 }
 
-void sdpa_spec_values_set_int(sdpa_spec_values_t *v, sdpa_spec_id_t id, int32_t value)
-{
-    sdpa_spec_slot_t *slot = slot_to_set(v, id, SDPA_SPEC_TYPE_int);
-    if (slot)
-        slot->i = value;
-}
+/* One setter per constant type (spec_values.h): they differ only in the
+ * type checked and the slot member written. */
+#define SPEC_VALUES_SETTER(type, c_type, member, stored)                                           \
+    void sdpa_spec_values_set_##type(sdpa_spec_values_t *v, sdpa_spec_id_t id, c_type value)       \
+    {                                                                                              \
+        sdpa_spec_slot_t *slot = slot_to_set(v, id, SDPA_SPEC_TYPE_##type);                        \
+        if (slot)                                                                                  \
+            slot->member = stored;                                                                 \
+    }
 
-void sdpa_spec_values_set_uint(sdpa_spec_values_t *v, sdpa_spec_id_t id, uint32_t value)
-{
-    sdpa_spec_slot_t *slot = slot_to_set(v, id, SDPA_SPEC_TYPE_uint);
-    if (slot)
-        slot->u = value;
-}
+SPEC_VALUES_SETTER(int, int32_t, i, value)
+SPEC_VALUES_SETTER(uint, uint32_t, u, value)
+SPEC_VALUES_SETTER(long, int64_t, l, value)
+SPEC_VALUES_SETTER(float, float, f, value)
+SPEC_VALUES_SETTER(bool, int, b, value != 0)
 
-void sdpa_spec_values_set_long(sdpa_spec_values_t *v, sdpa_spec_id_t id, int64_t value)
-{
-    sdpa_spec_slot_t *slot = slot_to_set(v, id, SDPA_SPEC_TYPE_long);
-    if (slot)
-        slot->l = value;
-}
-
-void sdpa_spec_values_set_float(sdpa_spec_values_t *v, sdpa_spec_id_t id, float value)
-{
-    sdpa_spec_slot_t *slot = slot_to_set(v, id, SDPA_SPEC_TYPE_float);
-    if (slot)
-        slot->f = value;
-}
-
-void sdpa_spec_values_set_bool(sdpa_spec_values_t *v, sdpa_spec_id_t id, int value)
-{
-    sdpa_spec_slot_t *slot = slot_to_set(v, id, SDPA_SPEC_TYPE_bool);
-    if (slot)
-        slot->b = value != 0;
-}
+#undef SPEC_VALUES_SETTER
 
 const void *sdpa_spec_values_find(const sdpa_spec_values_t *v, sdpa_spec_id_t id)
 {

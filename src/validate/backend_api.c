@@ -151,8 +151,9 @@ sdpa_status_t sdpa_primitive_query_answer(const sdpa_primitive_t *prim, sdpa_que
     return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "what = %d: not a valid sdpa_query_t", (int)what);
 }
 
-sdpa_status_t sdpa_support_begin(const sdpa_context_t *ctx, const sdpa_support_t *out,
-                                 sdpa_support_t *answer)
+/* Checks ctx and out and zero-fills *answer with out's header. */
+static sdpa_status_t support_begin(const sdpa_context_t *ctx, const sdpa_support_t *out,
+                                   sdpa_support_t *answer)
 {
     if (ctx == NULL || out == NULL)
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "%s is NULL", ctx == NULL ? "ctx" : "out");
@@ -164,7 +165,9 @@ sdpa_status_t sdpa_support_begin(const sdpa_context_t *ctx, const sdpa_support_t
     return SDPA_SUCCESS;
 }
 
-void sdpa_support_store(sdpa_status_t status, sdpa_support_t *answer, sdpa_support_t *out)
+/* Completes *answer with creation's status and copies it into *out; clears
+ * the thread's message, since the query itself succeeded. */
+static void support_store(sdpa_status_t status, sdpa_support_t *answer, sdpa_support_t *out)
 {
     answer->status = status;
     if (status != SDPA_SUCCESS) {
@@ -181,6 +184,22 @@ void sdpa_support_store(sdpa_status_t status, sdpa_support_t *answer, sdpa_suppo
     }
     sdpa_error_clear();
     memcpy(out, answer, out->struct_size);
+}
+
+sdpa_status_t sdpa_support_answer(const sdpa_context_t *ctx, const sdpa_problem_desc_t *desc,
+                                  sdpa_support_t *out, sdpa_support_plan_fn plan)
+{
+    sdpa_support_t answer;
+    SDPA_TRY(support_begin(ctx, out, &answer));
+    sdpa_problem_desc_t problem;
+    sdpa_shape_t shape;
+    sdpa_status_t status = sdpa_problem_check(desc, &problem, &shape);
+    if (status == SDPA_SUCCESS) {
+        answer.workspace_bytes = sdpa_workspace_bytes(&problem, &shape);
+        status = plan(ctx, &problem, &shape, &answer);
+    }
+    support_store(status, &answer, out);
+    return SDPA_SUCCESS;
 }
 
 sdpa_status_t sdpa_orphan_fail(void)

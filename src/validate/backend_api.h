@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "error.h"
+#include "problem.h"
 #include "sdpa.h"
 #include "verbose.h"
 
@@ -112,18 +113,23 @@ sdpa_status_t sdpa_features_begin(const sdpa_context_t *ctx, const sdpa_features
                                   sdpa_features_t *features);
 void sdpa_features_store(const sdpa_features_t *features, sdpa_features_t *out);
 
-/* primitive_supports (sdpa.h, ABI 1.2): checks ctx and out (non-NULL, a
- * struct_size and struct_version this code knows) and zero-fills *answer
- * with out's header; the backend then finds what creation would do and
- * calls sdpa_support_store with creation's status. */
-sdpa_status_t sdpa_support_begin(const sdpa_context_t *ctx, const sdpa_support_t *out,
-                                 sdpa_support_t *answer);
-/* Completes *answer with status, the status creation would return: on a
- * failure the calling thread's message goes into answer->message and the
- * kind, sizes and configuration are cleared; then copies it into *out (its
- * struct_size bytes) and clears the thread's message, since the query
- * itself succeeded. */
-void sdpa_support_store(sdpa_status_t status, sdpa_support_t *answer, sdpa_support_t *out);
+/* What creation would choose for a problem that passed its checks: a
+ * backend's kernel kind, scratch bytes and configuration string, written
+ * into answer (its workspace_bytes is set already); or the status creation
+ * would fail with (the message left as creation leaves it). */
+typedef sdpa_status_t (*sdpa_support_plan_fn)(const sdpa_context_t *ctx,
+                                              const sdpa_problem_desc_t *problem,
+                                              const sdpa_shape_t *shape, sdpa_support_t *answer);
+
+/* primitive_supports (sdpa.h, ABI 1.2) of every backend: checks ctx and out
+ * (non-NULL, a struct_size and struct_version this code knows), checks desc
+ * as creation does, asks plan for the rest, and writes the answer into *out
+ * (its struct_size bytes): on a failure of creation's the message goes into
+ * out->message and the kind, sizes and configuration are cleared. Returns
+ * SDPA_SUCCESS whenever the query itself succeeded, and leaves no message
+ * then. */
+sdpa_status_t sdpa_support_answer(const sdpa_context_t *ctx, const sdpa_problem_desc_t *desc,
+                                  sdpa_support_t *out, sdpa_support_plan_fn plan);
 
 /* primitive_execute on a primitive whose context was destroyed first
  * (sdpa.h, "Lifetime"): SDPA_ERROR_INVALID_ARGUMENT with a message. */

@@ -634,10 +634,7 @@ static void check_message(const slot_t *s, const invalid_case_t *c, sdpa_status_
 static int base_served(const sdpa_backend_iface_t *iface, sdpa_context_t *ctx,
                        const sdpa_problem_desc_t *d)
 {
-    sdpa_features_t f;
-    memset(&f, 0, sizeof(f));
-    f.struct_size = sizeof(f);
-    f.struct_version = SDPA_FEATURES_VERSION;
+    sdpa_features_t f = {.struct_size = sizeof(f), .struct_version = SDPA_FEATURES_VERSION};
     if (iface->context_get_features(ctx, &f) != SDPA_SUCCESS)
         return 1;
     return !((d->varlen.enabled && !f.has_varlen) || (d->paged_kv.enabled && !f.has_paged_kv) ||

@@ -670,10 +670,7 @@ END_TEST
 
 START_TEST(test_features)
 {
-    sdpa_features_t f;
-    memset(&f, 0, sizeof(f));
-    f.struct_size = sizeof(f);
-    f.struct_version = SDPA_FEATURES_VERSION;
+    sdpa_features_t f = {.struct_size = sizeof(f), .struct_version = SDPA_FEATURES_VERSION};
     ck_assert_int_eq(iface->context_get_features(ctx, &f), SDPA_SUCCESS);
     ck_assert_str_eq(f.device_name, "host (ref)");
     ck_assert_uint_eq(f.max_head_size, 576);

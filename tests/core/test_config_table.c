@@ -256,6 +256,13 @@ static const sdpa_bwd_config_row_t *bwd_fallback_for(int64_t d)
     return NULL;
 }
 
+/* What a configuration chosen for dev at head size d must fit: dev's
+ * sub-group size and d's bucket. */
+static sdpa_kernel_target_t device_target(const sdpa_device_info_t *dev, int64_t d)
+{
+    return (sdpa_kernel_target_t){dev, sdpa_device_subgroup_size(dev), sdpa_head_size_bucket(d), d};
+}
+
 START_TEST(every_head_size_and_length_gets_a_valid_fwd_config)
 {
     static const int64_t lengths[] = {1, 77, 384, 100000};
@@ -263,10 +270,8 @@ START_TEST(every_head_size_and_length_gets_a_valid_fwd_config)
     for (size_t ci = 0; ci < N_CLASSES; ci++) {
         sdpa_device_info_t dev;
         device_for(all_classes[ci], &dev);
-        sdpa_kernel_target_t target = {&dev, sdpa_device_subgroup_size(&dev), 0, 0};
         for (int64_t d = 1; d <= 512; d++) {
-            target.d_max = sdpa_head_size_bucket(d);
-            target.head_size = d;
+            const sdpa_kernel_target_t target = device_target(&dev, d);
             for (size_t li = 0; li < sizeof(lengths) / sizeof(lengths[0]); li++)
                 for (size_t pi = 0; pi < sizeof(fwd_prop_sets) / sizeof(fwd_prop_sets[0]); pi++) {
                     sdpa_config_query_t q =
@@ -310,10 +315,8 @@ START_TEST(every_head_size_and_length_gets_a_valid_bwd_config)
     for (size_t ci = 0; ci < N_CLASSES; ci++) {
         sdpa_device_info_t dev;
         device_for(all_classes[ci], &dev);
-        sdpa_kernel_target_t target = {&dev, sdpa_device_subgroup_size(&dev), 0, 0};
         for (int64_t d = 1; d <= 512; d++) {
-            target.d_max = sdpa_head_size_bucket(d);
-            target.head_size = d;
+            const sdpa_kernel_target_t target = device_target(&dev, d);
             for (int64_t sk = 1; sk <= 100000; sk *= 17)
                 for (size_t pi = 0; pi < sizeof(prop_sets) / sizeof(prop_sets[0]); pi++) {
                     sdpa_config_query_t q = query(all_classes[ci], d, sk, prop_sets[pi]);
@@ -351,25 +354,32 @@ static uint32_t class_subgroup(sdpa_device_class_t c)
     return sdpa_device_subgroup_size(&dev);
 }
 
+/* What a table row is checked against: the device-independent rules for
+ * the largest head it serves, at the sub-group size of its class. GPU rows
+ * may need more than a given GPU has (they are skipped then); CPU rows must
+ * fit ours. Names the row in what. */
+static sdpa_kernel_target_t row_target(const sdpa_config_criteria_t *criteria, char *what,
+                                       size_t what_size)
+{
+    static sdpa_device_info_t cpu; /* static: the target points at it */
+    fixture_cpu_device(&cpu);
+    sdpa_config_criteria_format(criteria, what, what_size);
+    sdpa_kernel_target_t target = {NULL, class_subgroup(criteria->device_class),
+                                   sdpa_head_size_bucket(criteria->head_size), criteria->head_size};
+    if (criteria->device_class == SDPA_DEVICE_CLASS_CPU)
+        target.device = &cpu;
+    return target;
+}
+
 START_TEST(every_fwd_row_passes_the_kernel_rules)
 {
-    sdpa_device_info_t cpu;
-    fixture_cpu_device(&cpu);
     for (size_t i = 0; i < sdpa_fwd_config_table_size; i++) {
         const sdpa_fwd_config_row_t *row = &sdpa_fwd_config_table[i];
         char what[96];
-        sdpa_config_criteria_format(&row->criteria, what, sizeof(what));
+        const sdpa_kernel_target_t target = row_target(&row->criteria, what, sizeof(what));
         ck_assert_int_le(row->criteria.head_size, 576);
-        /* The device-independent rules for the largest head the row serves,
-         * at the sub-group size of its class. GPU rows may need more than a
-         * given GPU has (they are skipped then); CPU rows must fit ours. */
-        sdpa_kernel_target_t target = {NULL, class_subgroup(row->criteria.device_class),
-                                       sdpa_head_size_bucket(row->criteria.head_size),
-                                       row->criteria.head_size};
-        if (row->criteria.device_class == SDPA_DEVICE_CLASS_CPU) {
-            target.device = &cpu;
+        if (row->criteria.device_class == SDPA_DEVICE_CLASS_CPU)
             ck_assert(row->criteria.props & FMA);
-        }
         ck_assert_msg(sdpa_fwd_config_check(&row->config, &target, what) == SDPA_SUCCESS, "%s",
                       sdpa_error_message());
     }
@@ -399,17 +409,10 @@ END_TEST
 
 START_TEST(every_bwd_row_passes_the_kernel_rules)
 {
-    sdpa_device_info_t cpu;
-    fixture_cpu_device(&cpu);
     for (size_t i = 0; i < sdpa_bwd_config_table_size; i++) {
         const sdpa_bwd_config_row_t *row = &sdpa_bwd_config_table[i];
         char what[96];
-        sdpa_config_criteria_format(&row->criteria, what, sizeof(what));
-        sdpa_kernel_target_t target = {NULL, class_subgroup(row->criteria.device_class),
-                                       sdpa_head_size_bucket(row->criteria.head_size),
-                                       row->criteria.head_size};
-        if (row->criteria.device_class == SDPA_DEVICE_CLASS_CPU)
-            target.device = &cpu;
+        const sdpa_kernel_target_t target = row_target(&row->criteria, what, sizeof(what));
         ck_assert_msg(sdpa_bwd_config_check(&row->config, &target, what) == SDPA_SUCCESS, "%s",
                       sdpa_error_message());
     }

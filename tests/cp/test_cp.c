@@ -176,39 +176,11 @@ static void run_open(cp_run_t *r, const cp_case_t *c, uint64_t seed)
     r->ws = test_alloc(&suite_env, r->ws_bytes);
 
     /* The shard problems. */
-    sdpa_problem_desc_t *p = &r->fwd;
-    memset(p, 0, sizeof(*p));
-    p->struct_size = sizeof(*p);
-    p->struct_version = SDPA_PROBLEM_DESC_VERSION;
-    p->prop_kind = SDPA_FORWARD_TRAINING;
-    p->q = r->q.desc;
-    p->k = r->k.desc;
-    p->v = r->v.desc;
-    p->dst = r->o_shard.desc;
-    p->mask_kind = mask;
-    p->scale_kind = SDPA_SCALE_HOST;
-    r->bwd = r->fwd;
-    r->bwd.prop_kind = SDPA_BACKWARD;
-    r->bwd.diff_dst = r->do_shard.desc;
-    r->bwd.diff_q = r->dq_shard.desc;
-    r->bwd.diff_k = r->dk_shard.desc;
-    r->bwd.diff_v = r->dv_shard.desc;
+    const test_tensor_t *t[ROLE_COUNT] = {&r->q,        &r->k,        &r->v,        &r->o_shard,
+                                          &r->do_shard, &r->dq_shard, &r->dk_shard, &r->dv_shard};
+    attention_problems(t, mask, &r->fwd, &r->bwd);
     r->bwd.deterministic = (uint32_t)c->deterministic;
-
-    sdpa_exec_args_t *a = &r->args;
-    memset(a, 0, sizeof(*a));
-    a->struct_size = sizeof(*a);
-    a->struct_version = SDPA_EXEC_ARGS_VERSION;
-    a->q = r->q.data;
-    a->k = r->k.data;
-    a->v = r->v.data;
-    a->dst = r->o_shard.data;
-    a->workspace = r->ws;
-    a->scale = fa->scale;
-    a->diff_dst = r->do_shard.data;
-    a->diff_q = r->dq_shard.data;
-    a->diff_k = r->dk_shard.data;
-    a->diff_v = r->dv_shard.data;
+    attention_exec_args(t, r->ws, fa->scale, &r->args);
 }
 
 static void run_close(cp_run_t *r)

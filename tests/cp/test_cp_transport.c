@@ -345,6 +345,14 @@ typedef struct shard {
     sdpa_problem_desc_t fwd, bwd;
 } shard_t;
 
+/* The shard's tensors by role (tensors.h). */
+static void shard_roles(const shard_t *s, const test_tensor_t *t[ROLE_COUNT])
+{
+    const test_tensor_t *roles[ROLE_COUNT] = {&s->q,   &s->k,  &s->v,  &s->o,
+                                              &s->d_o, &s->dq, &s->dk, &s->dv};
+    memcpy(t, roles, sizeof(roles));
+}
+
 static double *doubles(int64_t count)
 {
     double *p = malloc(sizeof(double) * (size_t)count);
@@ -412,39 +420,17 @@ static void shard_open(shard_t *s, const ring_case_t *c, int rank, const attn_ca
     s->ws_bytes = (size_t)(B * Hq * L) * sizeof(float);
     s->ws = test_alloc(&suite_env, s->ws_bytes);
 
-    sdpa_problem_desc_t *p = &s->fwd;
-    p->struct_size = sizeof(*p);
-    p->struct_version = SDPA_PROBLEM_DESC_VERSION;
-    p->prop_kind = SDPA_FORWARD_TRAINING;
-    p->q = s->q.desc;
-    p->k = s->k.desc;
-    p->v = s->v.desc;
-    p->dst = s->o.desc;
-    p->mask_kind = c->causal ? SDPA_MASK_CAUSAL_TOP_LEFT : SDPA_MASK_NONE;
-    p->scale_kind = SDPA_SCALE_HOST;
-    s->bwd = s->fwd;
-    s->bwd.prop_kind = SDPA_BACKWARD;
-    s->bwd.diff_dst = s->d_o.desc;
-    s->bwd.diff_q = s->dq.desc;
-    s->bwd.diff_k = s->dk.desc;
-    s->bwd.diff_v = s->dv.desc;
+    const test_tensor_t *t[ROLE_COUNT];
+    shard_roles(s, t);
+    attention_problems(t, c->causal ? SDPA_MASK_CAUSAL_TOP_LEFT : SDPA_MASK_NONE, &s->fwd,
+                       &s->bwd);
 }
 
 static void shard_args(const shard_t *s, double scale, sdpa_exec_args_t *a)
 {
-    memset(a, 0, sizeof(*a));
-    a->struct_size = sizeof(*a);
-    a->struct_version = SDPA_EXEC_ARGS_VERSION;
-    a->q = s->q.data;
-    a->k = s->k.data;
-    a->v = s->v.data;
-    a->dst = s->o.data;
-    a->workspace = s->ws;
-    a->scale = scale;
-    a->diff_dst = s->d_o.data;
-    a->diff_q = s->dq.data;
-    a->diff_k = s->dk.data;
-    a->diff_v = s->dv.data;
+    const test_tensor_t *t[ROLE_COUNT];
+    shard_roles(s, t);
+    attention_exec_args(t, s->ws, (float)scale, a);
 }
 
 static void shard_close(shard_t *s)

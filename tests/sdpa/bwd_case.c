@@ -201,8 +201,10 @@ static void assert_same_bits(const test_tensor_t *a, const test_tensor_t *b, con
 }
 
 /* The inputs of a backward: the ref forward's O and log-sum-exp (training,
- * with c's dropout) and a random dO; `a` has every input, no gradient. */
+ * with c's dropout) and a random dO; `a` has every input, no gradient;
+ * `what` names the case in messages. */
 typedef struct bwd_inputs {
+    char what[700];
     fwd_buffers_t b;
     test_tensor_t d_dst;
     sdpa_problem_desc_t p; /* the backward problem */
@@ -224,9 +226,10 @@ static void describe(const bwd_case_t *c, char *what, size_t size)
                  d->device ? " device" : "");
 }
 
-static void inputs_make(test_env_t *env, const bwd_case_t *c, uint64_t seed, const char *what,
-                        bwd_inputs_t *in)
+static void inputs_make(test_env_t *env, const bwd_case_t *c, uint64_t seed, bwd_inputs_t *in)
 {
+    describe(c, in->what, sizeof(in->what));
+    const char *what = in->what;
     /* Forward (training) on ref: O and the log-sum-exp the backward reads. */
     fwd_case_t fc = c->fwd;
     fc.training = 1;
@@ -260,10 +263,9 @@ double bwd_case_run(test_env_t *env, const bwd_case_t *c, uint64_t seed, int rep
     bwd_case_problem(c, &declined);
     if (rerun_skips_case(env, &declined))
         return 0;
-    char what[700];
-    describe(c, what, sizeof(what));
     bwd_inputs_t in;
-    inputs_make(env, c, seed, what, &in);
+    inputs_make(env, c, seed, &in);
+    const char *what = in.what;
     const sdpa_problem_desc_t *p = &in.p;
     sdpa_exec_args_t a = in.a;
 
@@ -324,10 +326,9 @@ static void count_differences(const bwd_case_t *c, const test_tensor_t *got,
 
 double bwd_case_offset_effect(test_env_t *env, const bwd_case_t *c, uint64_t seed, int64_t offset)
 {
-    char what[700];
-    describe(c, what, sizeof(what));
     bwd_inputs_t in;
-    inputs_make(env, c, seed, what, &in);
+    inputs_make(env, c, seed, &in);
+    const char *what = in.what;
     const sdpa_problem_desc_t *p = &in.p;
 
     grads_t same, other;

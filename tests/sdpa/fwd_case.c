@@ -231,17 +231,11 @@ void fwd_buffers_free(test_env_t *env, fwd_buffers_t *b)
 
 void fwd_exec_args(const fwd_case_t *c, const fwd_buffers_t *b, int reference, sdpa_exec_args_t *a)
 {
-    memset(a, 0, sizeof(*a));
-    a->struct_size = sizeof(*a);
-    a->struct_version = SDPA_EXEC_ARGS_VERSION;
-    a->q = b->q.data;
-    a->k = b->k.data;
-    a->v = b->v.data;
-    a->dst = reference ? b->dst_ref.data : b->dst.data;
-    a->mask = b->mask.data;
-    a->workspace = reference ? b->ws_ref.data : b->ws.data;
+    const test_tensor_t *t[ROLE_COUNT] = {&b->q, &b->k, &b->v, reference ? &b->dst_ref : &b->dst};
     double s = 1.0 / sqrt((double)c->head_size);
-    a->scale = (float)(c->invert_scale ? 1.0 / s : s);
+    attention_exec_args(t, reference ? b->ws_ref.data : b->ws.data,
+                        (float)(c->invert_scale ? 1.0 / s : s), a);
+    a->mask = b->mask.data;
     a->scale_ptr = b->scale.data;
     a->k_scales = b->k_scales.data;
     a->k_zero_points = b->k_zp.data;

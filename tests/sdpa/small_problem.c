@@ -19,23 +19,15 @@ static int backward(const small_problem_t *sp)
 
 void small_problem_args(const small_problem_t *sp, const test_tensor_t *out, sdpa_exec_args_t *a)
 {
-    memset(a, 0, sizeof(*a));
-    a->struct_size = sizeof(*a);
-    a->struct_version = SDPA_EXEC_ARGS_VERSION;
-    a->q = sp->q.data;
-    a->k = sp->k.data;
-    a->v = sp->v.data;
-    a->scale = 0.25f;
+    const test_tensor_t *t[ROLE_COUNT] = {&sp->q, &sp->k, &sp->v, &out[0]};
+    void *workspace = NULL;
     if (backward(sp)) {
-        a->dst = sp->o.data;
-        a->workspace = sp->ws.data;
-        a->diff_dst = sp->d_o.data;
-        a->diff_q = out[0].data;
-        a->diff_k = out[1].data;
-        a->diff_v = out[2].data;
-    } else {
-        a->dst = out[0].data;
+        const test_tensor_t *grads[ROLE_COUNT] = {&sp->q,   &sp->k,  &sp->v,  &sp->o,
+                                                  &sp->d_o, &out[0], &out[1], &out[2]};
+        memcpy(t, grads, sizeof(t));
+        workspace = sp->ws.data;
     }
+    attention_exec_args(t, workspace, 0.25f, a);
 }
 
 void small_outputs_alloc(const small_problem_t *sp, test_tensor_t *out)

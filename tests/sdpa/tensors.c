@@ -184,3 +184,48 @@ int tensor_padding_intact(const test_tensor_t *t)
     free(seen);
     return intact;
 }
+
+void attention_problems(const test_tensor_t *const t[ROLE_COUNT], sdpa_mask_kind_t mask,
+                        sdpa_problem_desc_t *fwd, sdpa_problem_desc_t *bwd)
+{
+    memset(fwd, 0, sizeof(*fwd));
+    fwd->struct_size = sizeof(*fwd);
+    fwd->struct_version = SDPA_PROBLEM_DESC_VERSION;
+    fwd->prop_kind = SDPA_FORWARD_TRAINING;
+    fwd->q = t[ROLE_Q]->desc;
+    fwd->k = t[ROLE_K]->desc;
+    fwd->v = t[ROLE_V]->desc;
+    fwd->dst = t[ROLE_DST]->desc;
+    fwd->mask_kind = mask;
+    fwd->scale_kind = SDPA_SCALE_HOST;
+    *bwd = *fwd;
+    bwd->prop_kind = SDPA_BACKWARD;
+    bwd->diff_dst = t[ROLE_DIFF_DST]->desc;
+    bwd->diff_q = t[ROLE_DIFF_Q]->desc;
+    bwd->diff_k = t[ROLE_DIFF_K]->desc;
+    bwd->diff_v = t[ROLE_DIFF_V]->desc;
+}
+
+/* The data of t, or NULL for a role not used. */
+static void *data_of(const test_tensor_t *t)
+{
+    return t ? t->data : NULL;
+}
+
+void attention_exec_args(const test_tensor_t *const t[ROLE_COUNT], void *workspace, float scale,
+                         sdpa_exec_args_t *a)
+{
+    memset(a, 0, sizeof(*a));
+    a->struct_size = sizeof(*a);
+    a->struct_version = SDPA_EXEC_ARGS_VERSION;
+    a->q = data_of(t[ROLE_Q]);
+    a->k = data_of(t[ROLE_K]);
+    a->v = data_of(t[ROLE_V]);
+    a->dst = data_of(t[ROLE_DST]);
+    a->workspace = workspace;
+    a->scale = scale;
+    a->diff_dst = data_of(t[ROLE_DIFF_DST]);
+    a->diff_q = data_of(t[ROLE_DIFF_Q]);
+    a->diff_k = data_of(t[ROLE_DIFF_K]);
+    a->diff_v = data_of(t[ROLE_DIFF_V]);
+}

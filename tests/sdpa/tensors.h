@@ -69,4 +69,28 @@ double ulp_of(sdpa_dtype_t dtype, double magnitude);
  * padding). */
 int tensor_padding_intact(const test_tensor_t *t);
 
+/* The tensors of one attention's forward and backward, by role (NULL: a
+ * role not used). */
+typedef enum attention_role {
+    ROLE_Q,
+    ROLE_K,
+    ROLE_V,
+    ROLE_DST,
+    ROLE_DIFF_DST,
+    ROLE_DIFF_Q,
+    ROLE_DIFF_K,
+    ROLE_DIFF_V,
+    ROLE_COUNT
+} attention_role_t;
+
+/* *fwd: a FORWARD_TRAINING problem over t's q, k, v into dst, with a host
+ * scale and mask; *bwd: the same problem as a BACKWARD with t's gradients. */
+void attention_problems(const test_tensor_t *const t[ROLE_COUNT], sdpa_mask_kind_t mask,
+                        sdpa_problem_desc_t *fwd, sdpa_problem_desc_t *bwd);
+
+/* *a: exec args with the data of every tensor of t, workspace and the host
+ * scale; the rest zero. */
+void attention_exec_args(const test_tensor_t *const t[ROLE_COUNT], void *workspace, float scale,
+                         sdpa_exec_args_t *a);
+
 #endif /* SDPA_TEST_TENSORS_H */

@@ -134,14 +134,8 @@ typedef struct launch_fixture {
 
 static void fixture_args(const launch_fixture_t *f, sdpa_exec_args_t *a)
 {
-    memset(a, 0, sizeof(*a));
-    a->struct_size = sizeof(*a);
-    a->struct_version = SDPA_EXEC_ARGS_VERSION;
-    a->q = f->q.data;
-    a->k = f->k.data;
-    a->v = f->v.data;
-    a->dst = f->dst.data;
-    a->scale = 0.125f;
+    const test_tensor_t *t[ROLE_COUNT] = {&f->q, &f->k, &f->v, &f->dst};
+    attention_exec_args(t, NULL, 0.125f, a);
 }
 
 static void fixture_open(launch_fixture_t *f, uint64_t seed)
