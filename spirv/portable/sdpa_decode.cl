@@ -75,14 +75,14 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_decod
     const int n_blocks = blocked ? (all_rows + block_rows - 1) / block_rows : 1;
     sdpa_fwd_rows w;
     w.b = get_group_id(2);
-    w.hkv = get_group_id(1) / n_blocks;
-    w.n_kv = get_num_groups(1) / n_blocks;
+    w.hkv = blocked ? get_group_id(1) / n_blocks : get_group_id(1);
+    w.n_kv = blocked ? get_num_groups(1) / n_blocks : get_num_groups(1);
     w.hq = w.n_kv * group;
-    const int row0 = (get_group_id(1) - w.hkv * n_blocks) * block_rows;
-    const int head_in_group = row0 / SQ;
+    const int row0 = blocked ? (get_group_id(1) - w.hkv * n_blocks) * block_rows : 0;
+    const int head_in_group = blocked ? row0 / SQ : 0;
     w.head0 = w.hkv * group + head_in_group;
-    w.query0 = row0 - head_in_group * SQ;
-    const int rows = sdpa_imin(block_rows, all_rows - row0);
+    w.query0 = blocked ? row0 - head_in_group * SQ : 0;
+    const int rows = blocked ? sdpa_imin(block_rows, all_rows - row0) : all_rows;
     const int sk = SC(PAGED) ? sdpa_paged_seq_len(CACHE_SEQLENS, w.b, SK) : SK;
 
     /* This split's keys, then the band every row's causal mask and window
