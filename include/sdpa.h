@@ -550,8 +550,9 @@ typedef struct sdpa_problem_desc {
      * results agree with the unsplit pass within f32 rounding; a backend
      * that does not split (sdpa_features_t.has_split_kv = 0: ref) ignores
      * it. ze splits at most 16 ways, one tile of sub-group-size keys at
-     * least per split, the problems its decode kernel serves (Hq / Hkv * Sq
-     * <= 16 rows, Sq <= 8, no dropout, no varlen, f32 accumulation) and
+     * least per split, the problems its decode kernel serves (Sq <= 8, no
+     * dropout, no varlen, f32 accumulation; Hq / Hkv * Sq rows in blocks of
+     * at most 16 that fit the device's local memory) and
      * ignores num_splits for the others; with 0 it splits on GPUs, not on
      * the CPU device (doc/decode.md). A split execution uses scratch
      * (SDPA_QUERY_SCRATCH_BYTES). */

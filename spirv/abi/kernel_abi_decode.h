@@ -9,12 +9,15 @@
  * tile lives in local memory, sized by the SLM argument), so there is no
  * head-size bucket.
  *
- * Geometry: one sub-group per work-group, lanes along keys.
+ * Geometry: one sub-group per work-group, lanes along keys; the
+ * KV_GROUP_SIZE * Sq rows of a K/V head (row r is query r % Sq of query
+ * head g * KV_GROUP_SIZE + r / Sq of K/V head g) in n_blocks =
+ * SDPA_DECODE_ROW_BLOCKS(rows, R) blocks of R = DECODE_ROWS rows (0: one
+ * block of every row), the last possibly shorter.
  *   local size  = { sg, 1, 1 }
- *   group count = { splits, Hkv, B }
- * Work-group (s, g, b) serves rows r = 0 .. KV_GROUP_SIZE * Sq - 1 of K/V
- * head g of batch b: row r is query r % Sq of query head
- * g * KV_GROUP_SIZE + r / Sq. It reads the keys of split s: with
+ *   group count = { splits, Hkv * n_blocks, B }
+ * Work-group (s, g * n_blocks + j, b) serves rows j * R .. min((j + 1) * R,
+ * rows) - 1 of K/V head g of batch b. It reads the keys of split s: with
  * T = ceil(Sk_b / SDPA_DECODE_KEYS(sg)) key tiles (Sk_b the batch's keys:
  * CACHE_SEQLENS[b] with a paged cache) and n = splits, tiles
  * s * ceil(T / n) .. (s + 1) * ceil(T / n) - 1.
@@ -36,9 +39,12 @@
 /* Keys per tile: one per lane. */
 #define SDPA_DECODE_KEYS(sg) (sg)
 
-/* The most rows (KV_GROUP_SIZE * Sq) one work-group serves; more go to the
- * portable forward. */
+/* The most rows one work-group serves: a K/V head with more rows
+ * (KV_GROUP_SIZE * Sq) is served in blocks of at most this many. */
 #define SDPA_DECODE_MAX_ROWS 16
+
+/* Work-groups serving the rows of one K/V head, blocks of block_rows. */
+#define SDPA_DECODE_ROW_BLOCKS(rows, block_rows) (((rows) + (block_rows)-1) / (block_rows))
 
 /* The most splits: the merge takes at most SDPA_MERGE_MAX_STATES states. */
 #define SDPA_DECODE_MAX_SPLITS 16
@@ -47,8 +53,8 @@
  * heads and SQ queries. */
 #define SDPA_DECODE_PART_ROW(s, b, h, i, B, HQ, SQ) (((((s) * (B) + (b)) * (HQ) + (h)) * (SQ)) + (i))
 
-/* Local memory in floats for rows rows, head sizes d (Q, K) and dv (V, O)
- * and sub-group sg: Q [rows][d], K [keys][d], V [keys][dv], P [rows][keys],
+/* Local memory in floats for a block of rows rows, head sizes d (Q, K) and
+ * dv (V, O) and sub-group sg: Q [rows][d], K [keys][d], V [keys][dv], P [rows][keys],
  * O [rows][dv], and per lane the running max, sum and rescaling factor
  * [rows][sg] each. */
 #define SDPA_DECODE_SLM_FLOATS(rows, d, dv, sg)                                                    \

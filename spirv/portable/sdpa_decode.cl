@@ -1,12 +1,14 @@
 /*
- * sdpa_decode.cl - thin-Q forward (decode: Sq * KV_GROUP_SIZE <= 16 rows)
+ * sdpa_decode.cl - thin-Q forward (decode: Sq <= 8, a K/V head's rows in blocks)
  * with the sub-group's lanes along keys, and split-KV (flash-decoding).
  *
  * The portable forward puts lanes along queries: with one query and four
  * query heads per K/V head, 12 of 16 lanes idle. Here a work-group is one
- * sub-group that owns every row of one (batch, K/V head) - all its query
- * heads and queries - and streams a range of keys (its split) in tiles of
- * one key per lane. Per tile:
+ * sub-group that owns a block of rows of one (batch, K/V head) - all its
+ * query heads and queries, or DECODE_ROWS of them when they do not fit
+ * local memory at once (MLA: 128 query heads of head size 576 on one K/V
+ * head) - and streams a range of keys (its split) in tiles of one key per
+ * lane, reading K and V once per block of rows. Per tile:
  *
  *   1. stage K (transposed: keys along lanes) and V as f32 in local memory,
  *      converted and dequantized once for all rows (sdpa_fwd_tile.h);
@@ -34,9 +36,10 @@
 
 /* Row r of the work-group, query i of query head h (kernel_abi_decode.h),
  * counted rather than divided: LLVM turns r / SQ with r % SQ into a
- * `freeze`, which llvm-spirv-15 cannot translate. */
+ * `freeze`, which llvm-spirv-15 cannot translate. Row 0 is query w.query0
+ * of query head w.head0 (a row block may start inside a head's queries). */
 #define SDPA_DECODE_FOR_ROWS(r, h, i)                                                              \
-    for (int r = 0, h = w.head0, i = 0; r < rows;                                                 \
+    for (int r = 0, h = w.head0, i = w.query0; r < rows;                                           \
          r++, h += (i + 1 == SQ), i = (i + 1 == SQ) ? 0 : i + 1)
 
 /* The masked score of row (h, i) for key `key` (log2 units), -inf outside
@@ -64,14 +67,22 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_decod
     const int lane = get_sub_group_local_id();
     const int split = get_group_id(0), n_splits = get_num_groups(0);
     const int group = SC(KV_GROUP_SIZE);
+    /* Group (split, K/V head * row blocks + block, batch): this block's
+     * rows row0 .. row0 + rows - 1 of the K/V head's group * SQ. */
+    const int all_rows = group * SQ;
+    const int blocked = SC(DECODE_ROWS) > 0;
+    const int block_rows = blocked ? SC(DECODE_ROWS) : all_rows;
+    const int n_blocks = blocked ? (all_rows + block_rows - 1) / block_rows : 1;
     sdpa_fwd_rows w;
     w.b = get_group_id(2);
-    w.hkv = get_group_id(1);
-    w.n_kv = get_num_groups(1);
+    w.hkv = blocked ? get_group_id(1) / n_blocks : get_group_id(1);
+    w.n_kv = blocked ? get_num_groups(1) / n_blocks : get_num_groups(1);
     w.hq = w.n_kv * group;
-    w.head0 = w.hkv * group;
-    w.query0 = 0;
-    const int rows = group * SQ;
+    const int row0 = blocked ? (get_group_id(1) - w.hkv * n_blocks) * block_rows : 0;
+    const int head_in_group = blocked ? row0 / SQ : 0;
+    w.head0 = w.hkv * group + head_in_group;
+    w.query0 = blocked ? row0 - head_in_group * SQ : 0;
+    const int rows = blocked ? sdpa_imin(block_rows, all_rows - row0) : all_rows;
     const int sk = SC(PAGED) ? sdpa_paged_seq_len(CACHE_SEQLENS, w.b, SK) : SK;
 
     /* This split's keys, then the band every row's causal mask and window

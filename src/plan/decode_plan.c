@@ -28,31 +28,50 @@ static sdpa_status_t decode_mode(int *mode)
     return SDPA_SUCCESS;
 }
 
+int sdpa_decode_row_block(const sdpa_shape_t *shape, const sdpa_device_info_t *device, uint32_t sg,
+                          uint32_t *block_rows, uint32_t *blocks)
+{
+    const int64_t rows = shape->kv_group_size * shape->q_len;
+    *block_rows = *blocks = 0;
+    /* The fewest blocks (each block reads K and V once), rows shared out
+     * evenly; more blocks while a block's local memory exceeds the
+     * device's. */
+    for (int64_t n = SDPA_DECODE_ROW_BLOCKS(rows, SDPA_DECODE_MAX_ROWS); n <= rows; n++) {
+        const int64_t r = SDPA_DECODE_ROW_BLOCKS(rows, n);
+        if ((uint64_t)SDPA_DECODE_SLM_BYTES(r, shape->head_size, shape->head_size_v, (int64_t)sg) >
+            device->slm_bytes)
+            continue;
+        *block_rows = (uint32_t)r;
+        *blocks = (uint32_t)SDPA_DECODE_ROW_BLOCKS(rows, r);
+        return 1;
+    }
+    return 0;
+}
+
 int sdpa_decode_serves(const sdpa_problem_desc_t *p, const sdpa_shape_t *shape,
                        const sdpa_device_info_t *device, uint32_t sg)
 {
-    const int64_t rows = shape->kv_group_size * shape->q_len;
-    if (rows > SDPA_DECODE_MAX_ROWS || shape->q_len > SDPA_DECODE_MAX_QUERIES)
+    uint32_t block_rows, blocks;
+    if (shape->q_len > SDPA_DECODE_MAX_QUERIES)
         return 0;
     if (p->dropout.enabled || p->varlen.enabled)
         return 0;
     if (p->kq_acc_dtype == SDPA_DTYPE_F16 || p->vs_acc_dtype == SDPA_DTYPE_F16)
         return 0;
-    if ((uint64_t)SDPA_DECODE_SLM_BYTES(rows, shape->head_size, shape->head_size_v, (int64_t)sg) >
-        device->slm_bytes)
-        return 0;
-    return 1;
+    return sdpa_decode_row_block(shape, device, sg, &block_rows, &blocks);
 }
 
 sdpa_status_t sdpa_decode_chosen(const sdpa_problem_desc_t *p, const sdpa_shape_t *shape,
-                                 const sdpa_device_info_t *device, uint32_t sg, int *chosen)
+                                 const sdpa_device_info_t *device, uint32_t sg, int *chosen,
+                                 int *fallback)
 {
     int mode = -1;
-    *chosen = 0;
+    *chosen = *fallback = 0;
     sdpa_status_t status = decode_mode(&mode);
     if (status != SDPA_SUCCESS || mode == 0 || !sdpa_decode_serves(p, shape, device, sg))
         return status;
     *chosen = mode == 1 || sdpa_decode_num_splits(p, shape, device, sg) > 1;
+    *fallback = 1;
     return SDPA_SUCCESS;
 }
 
@@ -70,7 +89,9 @@ uint32_t sdpa_decode_num_splits(const sdpa_problem_desc_t *p, const sdpa_shape_t
          * for that yet. */
         n = 1;
     } else {
-        const int64_t groups = shape->batch * shape->kv_heads;
+        uint32_t block_rows, blocks;
+        sdpa_decode_row_block(shape, device, sg, &block_rows, &blocks);
+        const int64_t groups = shape->batch * shape->kv_heads * (blocks ? blocks : 1);
         const int64_t units = device->compute_units ? device->compute_units : 1;
         n = groups >= units ? 1 : (units + groups - 1) / groups;
         if (n > tiles / SDPA_DECODE_MIN_TILES_PER_SPLIT)

@@ -142,6 +142,9 @@ static void set_constants(sdpa_fwd_plan_t *plan, const sdpa_problem_desc_t *p,
     /* Split-KV decode: the launch writes f32 partial states. */
     const int split = plan->kind == SDPA_FWD_KIND_DECODE && plan->num_splits > 1;
     sdpa_spec_values_set_bool(v, SDPA_SC_DECODE_SPLIT, split);
+    /* Row blocks of the decode kernel; 0: one block of every row. */
+    const int blocked = plan->kind == SDPA_FWD_KIND_DECODE && plan->decode_row_blocks > 1;
+    sdpa_spec_values_set_int(v, SDPA_SC_DECODE_ROWS, blocked ? (int)plan->decode_rows : 0);
     if (split)
         sdpa_spec_values_set_int(v, SDPA_SC_DST_DT, SDPA_DTYPE_F32);
 }
@@ -287,6 +290,7 @@ typedef struct fwd_context {
     const sdpa_shape_t *shape;
     const sdpa_device_info_t *device;
     int decode_chosen;   /* sdpa_decode_chosen */
+    int decode_fallback; /* sdpa_decode_chosen: where the portable kernel refuses */
     sdpa_xe_target_t xe; /* the fast path's, where it serves */
 } fwd_context_t;
 
@@ -380,20 +384,22 @@ static sdpa_status_t decode_choose(fwd_context_t *ctx, sdpa_fwd_plan_t *plan, in
     snprintf(plan->variant, sizeof(plan->variant), "%s", SDPA_DECODE_SOURCE);
     plan->config = (sdpa_fwd_config_t){SDPA_DECODE_KEYS((int)sg), 1, 1, 1, 1, 1, 1, 1};
     plan->num_splits = sdpa_decode_num_splits(ctx->problem, ctx->shape, ctx->device, sg);
+    sdpa_decode_row_block(ctx->shape, ctx->device, sg, &plan->decode_rows,
+                          &plan->decode_row_blocks);
     snprintf(plan->source.text, sizeof(plan->source.text), "decode");
     *accepted = 1;
     return SDPA_SUCCESS;
 }
 
-/* One sub-group per (split, K/V head, batch) and, with splits, the merge's
- * launch. */
+/* One sub-group per (split, K/V head and row block, batch) and, with
+ * splits, the merge's launch. */
 static sdpa_status_t decode_geometry(const fwd_context_t *ctx, sdpa_fwd_plan_t *plan)
 {
     const sdpa_problem_desc_t *p = ctx->problem;
     const sdpa_shape_t *shape = ctx->shape;
     const uint32_t sg = plan->subgroup_size;
-    const int64_t rows = shape->kv_group_size * shape->q_len;
-    int64_t counts[3] = {plan->num_splits, shape->kv_heads, shape->batch};
+    const int64_t rows = plan->decode_rows;
+    int64_t counts[3] = {plan->num_splits, shape->kv_heads * plan->decode_row_blocks, shape->batch};
     sdpa_status_t status = sdpa_plan_check_group_count(counts, ctx->device, "decode");
     if (status != SDPA_SUCCESS)
         return status;
@@ -421,9 +427,13 @@ static sdpa_status_t decode_geometry(const fwd_context_t *ctx, sdpa_fwd_plan_t *
 
 static void decode_describe(const fwd_context_t *ctx, sdpa_fwd_plan_t *plan)
 {
+    char blocks[48] = "";
+    if (plan->decode_row_blocks > 1)
+        snprintf(blocks, sizeof(blocks), " rows=%" PRIu32 "x%" PRIu32, plan->decode_row_blocks,
+                 plan->decode_rows);
     snprintf(plan->config_string, sizeof(plan->config_string),
-             "fwd decode sg%" PRIu32 " keys=%d splits=%" PRIu32 "%s", plan->subgroup_size,
-             plan->config.unroll_m_kq, plan->num_splits, num_splits_note(ctx->problem));
+             "fwd decode sg%" PRIu32 " keys=%d splits=%" PRIu32 "%s%s", plan->subgroup_size,
+             plan->config.unroll_m_kq, plan->num_splits, num_splits_note(ctx->problem), blocks);
 }
 
 /* The portable kernel: every problem that reaches it. */
@@ -459,6 +469,15 @@ static const fwd_candidate_t fwd_candidates[] = {
         {SDPA_FWD_KIND_DECODE, decode_choose, decode_geometry, decode_describe},
         {SDPA_FWD_KIND_PORTABLE, portable_choose, portable_geometry, portable_describe},
 };
+#define FWD_CANDIDATE_COUNT (sizeof(fwd_candidates) / sizeof(fwd_candidates[0]))
+
+static const fwd_candidate_t *candidate_of(sdpa_fwd_kind_t kind)
+{
+    for (size_t i = 0; i < FWD_CANDIDATE_COUNT; i++)
+        if (fwd_candidates[i].kind == kind)
+            return &fwd_candidates[i];
+    return NULL;
+}
 
 sdpa_status_t sdpa_fwd_plan_make(const sdpa_problem_desc_t *problem, const sdpa_shape_t *shape,
                                  const sdpa_device_info_t *device, sdpa_fwd_plan_t *out)
@@ -482,19 +501,32 @@ sdpa_status_t sdpa_fwd_plan_make(const sdpa_problem_desc_t *problem, const sdpa_
                          "arithmetic",
                          device->name);
 
-    fwd_context_t ctx = {problem, shape, device, 0, {SDPA_DEVICE_CLASS_UNKNOWN_GPU, 0, 0, 0, 0}};
+    fwd_context_t ctx = {problem, shape, device, 0, 0, {SDPA_DEVICE_CLASS_UNKNOWN_GPU, 0, 0, 0, 0}};
     /* SDPA_ZE_DECODE is checked for every forward problem, as
      * SDPA_ZE_KERNELS is for every context. */
-    status = sdpa_decode_chosen(problem, shape, device, plan.subgroup_size, &ctx.decode_chosen);
+    status = sdpa_decode_chosen(problem, shape, device, plan.subgroup_size, &ctx.decode_chosen,
+                                &ctx.decode_fallback);
     if (status != SDPA_SUCCESS)
         return status;
 
     /* The first candidate that accepts the problem plans it (the portable
-     * one always does). */
+     * one does, or refuses it: then the decode kernel takes what it
+     * serves, MLA decode on a GPU). */
     const fwd_candidate_t *impl = NULL;
-    for (size_t i = 0; i < sizeof(fwd_candidates) / sizeof(fwd_candidates[0]) && !impl; i++) {
+    const sdpa_fwd_plan_t before = plan;
+    for (size_t i = 0; i < FWD_CANDIDATE_COUNT && !impl; i++) {
         int accepted = 0;
-        if ((status = fwd_candidates[i].choose(&ctx, &plan, &accepted)) != SDPA_SUCCESS)
+        status = fwd_candidates[i].choose(&ctx, &plan, &accepted);
+        if (status == SDPA_ERROR_UNSUPPORTED && fwd_candidates[i].kind == SDPA_FWD_KIND_PORTABLE &&
+            ctx.decode_fallback) {
+            sdpa_error_clear();
+            plan = before;
+            ctx.decode_chosen = 1;
+            status = decode_choose(&ctx, &plan, &accepted);
+            impl = candidate_of(SDPA_FWD_KIND_DECODE);
+            break;
+        }
+        if (status != SDPA_SUCCESS)
             return status;
         if (accepted)
             impl = &fwd_candidates[i];

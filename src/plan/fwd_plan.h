@@ -96,6 +96,10 @@ typedef struct sdpa_fwd_plan {
      * split_lse_offset) and a second launch, the merge kernel with plan
      * merge, combines them into O (and the workspace). */
     uint32_t num_splits;
+    /* The decode kind only: rows one work-group serves (a block of the
+     * K/V head's Hq / Hkv * Sq) and the blocks per K/V head
+     * (sdpa_decode_row_block). */
+    uint32_t decode_rows, decode_row_blocks;
     size_t split_scratch_bytes, split_lse_offset;
     sdpa_merge_plan_t merge;
 } sdpa_fwd_plan_t;

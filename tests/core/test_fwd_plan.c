@@ -10,6 +10,7 @@
 #include "bwd_plan.h"
 #include "fwd_plan.h"
 #include "gpu_models.h"
+#include "kernel_abi_decode.h"
 
 static sdpa_device_info_t cpu;
 
@@ -651,6 +652,57 @@ START_TEST(value_head_192_plans_on_every_gpu)
 }
 END_TEST
 
+/* MLA decode (DeepSeek: 128 query heads on one K/V head, D 576, V a view
+ * of K's first 512 columns) plans on every GPU model, in f16 and bf16, split
+ * (B 1) and unsplit (B 32: the portable forward's local memory at D 576
+ * exceeds every GPU's, so the decode kernel takes it): the decode kernel in
+ * blocks of rows, each block as large as the device's local memory allows
+ * (at most SDPA_DECODE_MAX_ROWS), shared out evenly. */
+START_TEST(mla_decode_plans_on_every_gpu)
+{
+    static const sdpa_dtype_t dtypes[2] = {SDPA_DTYPE_F16, SDPA_DTYPE_BF16};
+    static const int64_t batches[2] = {1, 32};
+    for (size_t i = 0; i < GPU_MODEL_COUNT; i++) {
+        sdpa_device_info_t dev;
+        gpu_model_device_info(&gpu_models[i], &dev);
+        for (int t = 0; t < 4; t++) {
+            sdpa_problem_desc_t p;
+            sdpa_shape_t s;
+            fixture_problem(dtypes[t % 2], batches[t / 2], 128, 1, 1, 4096, 576, &p, &s);
+            p.v = p.k; /* the view: K's strides, 512 columns */
+            p.v.dims[3] = 512;
+            p.dst = fixture_tensor(dtypes[t % 2], batches[t / 2], 128, 1, 512);
+            s.head_size_v = 512;
+            sdpa_fwd_plan_t plan;
+            const sdpa_status_t status = sdpa_fwd_plan_make(&p, &s, &dev, &plan);
+            ck_assert_msg(status == SDPA_SUCCESS, "%s: %s", gpu_models[i].ocloc_device,
+                          sdpa_error_message());
+            ck_assert_int_eq(plan.kind, SDPA_FWD_KIND_DECODE);
+            const uint32_t rows = plan.decode_rows, blocks = plan.decode_row_blocks;
+            const int64_t sg = plan.subgroup_size;
+            ck_assert_msg(rows >= 1 && rows <= SDPA_DECODE_MAX_ROWS, "%s: %u rows",
+                          gpu_models[i].ocloc_device, rows);
+            ck_assert_uint_eq(blocks, (128 + rows - 1) / rows);
+            ck_assert_uint_eq(plan.group_count[1], blocks);
+            ck_assert_uint_eq(plan.group_count[2], batches[t / 2]);
+            ck_assert_int_eq(get_int(&plan, SDPA_SC_DECODE_ROWS), (int)rows);
+            ck_assert_uint_eq(plan.slm_bytes, SDPA_DECODE_SLM_BYTES(rows, 576, 512, sg));
+            ck_assert_uint_le(plan.slm_bytes, dev.slm_bytes);
+            /* No fewer blocks fit: one more row per block exceeds the
+             * device (with sub-group 16 in 128 KiB: 13 rows, 126.5 KiB; 8 in
+             * 64 KiB: 6 rows, 60.25 KiB). */
+            const int64_t fewer = (int64_t)blocks - 1;
+            ck_assert_msg((uint64_t)SDPA_DECODE_SLM_BYTES((128 + fewer - 1) / fewer, 576, 512, sg) >
+                                  dev.slm_bytes,
+                          "%s: %u blocks of %u rows", gpu_models[i].ocloc_device, blocks, rows);
+            ck_assert(strstr(plan.config_string, " rows=") != NULL);
+            if (batches[t / 2] == 1) /* one work-group per block: split */
+                ck_assert_uint_gt(plan.num_splits, 1);
+        }
+    }
+}
+END_TEST
+
 START_TEST(checked_problem_plans)
 {
     /* The output of sdpa_problem_check plans as the hand-built one does. */
@@ -694,6 +746,7 @@ START_TEST(split_kv_decode_plans)
     ck_assert_uint_eq(plan.group_count[1], 1);
     ck_assert_uint_eq(plan.local_size[0], 16);
     ck_assert(get_bool(&plan, SDPA_SC_DECODE_SPLIT));
+    ck_assert_int_eq(get_int(&plan, SDPA_SC_DECODE_ROWS), 0); /* one block of every row */
     ck_assert_int_eq(get_int(&plan, SDPA_SC_DST_DT), SDPA_DTYPE_F32);
     ck_assert_uint_eq(plan.split_lse_offset, 8 * 8 * 128 * 4);
     ck_assert_uint_eq(plan.split_scratch_bytes, 8 * 8 * 128 * 4 + 256);
@@ -727,7 +780,7 @@ START_TEST(split_kv_decode_plans)
     plan_ok(&p, &s, &dev, &plan);
     ck_assert_int_ne(plan.kind, SDPA_FWD_KIND_DECODE);
     ck_assert_uint_eq(plan.split_scratch_bytes, 0);
-    /* Dropout, or more than 16 rows per K/V head: num_splits is ignored. */
+    /* Dropout: num_splits is ignored. */
     fixture_problem(SDPA_DTYPE_F16, 1, 8, 1, 1, 32768, 128, &p, &s);
     p.num_splits = 4;
     p.prop_kind = SDPA_FORWARD_TRAINING;
@@ -735,10 +788,13 @@ START_TEST(split_kv_decode_plans)
     p.dropout.host_scalars = 1;
     plan_ok(&p, &s, &dev, &plan);
     ck_assert_int_ne(plan.kind, SDPA_FWD_KIND_DECODE);
+    /* More than 16 rows per K/V head: split, in blocks of 16 rows. */
     fixture_problem(SDPA_DTYPE_F16, 1, 32, 1, 1, 32768, 128, &p, &s);
     p.num_splits = 4;
     plan_ok(&p, &s, &dev, &plan);
-    ck_assert_int_ne(plan.kind, SDPA_FWD_KIND_DECODE);
+    ck_assert_str_eq(plan.config_string, "fwd decode sg16 keys=16 splits=4 (num_splits) rows=2x16");
+    ck_assert_uint_eq(plan.group_count[1], 2);
+    ck_assert_int_eq(get_int(&plan, SDPA_SC_DECODE_ROWS), 16);
 
     /* SDPA_ZE_DECODE: 0 never, 1 also unsplit. */
     fixture_problem(SDPA_DTYPE_F16, 1, 8, 1, 1, 32768, 128, &p, &s);
@@ -800,6 +856,7 @@ int main(void)
             TEST_ONCE(value_head_192_plans_on_every_gpu),
             TEST_ONCE(checked_problem_plans),
             TEST_ONCE(split_kv_decode_plans),
+            TEST_ONCE(mla_decode_plans_on_every_gpu),
     };
     const test_suite_t suite = {.name = "fwd_plan", .setup = setup};
     return test_run_table(&suite, tests, TEST_COUNT(tests));

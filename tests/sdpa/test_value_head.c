@@ -1,14 +1,16 @@
 /*
  * test_value_head.c - V's head size apart from Q's and K's (ABI 1.2): Dv !=
  * D in the ze forward (portable kernel, decode kernel, split-KV merge) and
- * MLA decode (D 576, V a view of K's first 512 elements, one K/V head),
- * dense and paged, against the independent double-precision oracle of
- * tests/abi/llm_case.c; the backward (dQ and dK with D, dV with Dv) on ze
- * and on ref against the same oracle; the features query.
+ * MLA decode (D 576, V a view of K's first 512 elements, one K/V head; its
+ * 128 query heads in blocks of rows), dense and paged, against the
+ * independent double-precision oracle of tests/abi/llm_case.c; the backward
+ * (dQ and dK with D, dV with Dv) on ze and on ref against the same oracle;
+ * the features query.
  */
 #include <check.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "abi_util.h"
@@ -54,13 +56,16 @@ static llm_spec_t mla_spec(llm_layout_t layout, int64_t batch, const int64_t *le
     return s;
 }
 
-/* Forward case i: what it covers is in each branch. */
-#define FORWARD_CASES 11
+/* Forward case i: what it covers is in each branch. Cases from
+ * FIRST_ROW_BLOCK_CASE to FORWARD_CASES - 2 must run the decode kernel in
+ * blocks of rows (MLA's 128 query heads on one K/V head). */
+#define FORWARD_CASES 14
+#define FIRST_ROW_BLOCK_CASE 10
 static llm_spec_t forward_spec(int i)
 {
     static const int64_t q33[1] = {33}, k40[1] = {40}, q1[1] = {1}, k70[1] = {70};
     static const int64_t vq[4] = {5, 0, 9, 3}, vk[4] = {7, 3, 12, 0};
-    static const int64_t pk[2] = {37, 70}, mla_k[2] = {70, 130};
+    static const int64_t pk[2] = {37, 70}, mla_k[2] = {70, 130}, short_k[3] = {0, 3, 130};
     llm_spec_t s;
     switch (i) {
     case 0: /* DeepSeek-V3 prefill's sizes: D 192, Dv 128, causal, GQA */
@@ -98,6 +103,18 @@ static llm_spec_t forward_spec(int i)
         s = mla_spec(LLM_PAGED, 2, mla_k, 4, SDPA_DTYPE_F16);
         s.num_splits = 2;
         return s;
+    case 10: /* MLA decode, Hq 128, paged, unsplit (SDPA_ZE_DECODE=1): row
+              * blocks, each reading K/V once */
+        return mla_spec(LLM_PAGED, 2, mla_k, 128, SDPA_DTYPE_BF16);
+    case 11: /* Hq 35, dense, split in 3: the last row block is short */
+        s = mla_spec(LLM_PADDED, 1, mla_k + 1, 35, SDPA_DTYPE_F16);
+        s.num_splits = 3;
+        return s;
+    case 12: /* Hq 128 paged in 4 splits: an empty sequence (fully
+              * masked), one of 3 keys (empty splits), a long one */
+        s = mla_spec(LLM_PAGED, 3, short_k, 128, SDPA_DTYPE_F16);
+        s.num_splits = 4;
+        return s;
     default: /* D = Dv = 512: bucket 576, no longer full */
         return spec_of(SDPA_FORWARD_TRAINING, LLM_PADDED, 1, q33, k40, SDPA_DTYPE_F16, 512, 512);
     }
@@ -129,6 +146,9 @@ static void run_and_compare(const sdpa_backend_iface_t *be, sdpa_context_t *ctx,
 START_TEST(test_forward)
 {
     const llm_spec_t s = forward_spec(_i);
+    const int row_blocks = _i >= FIRST_ROW_BLOCK_CASE && _i < FORWARD_CASES - 1;
+    if (row_blocks && s.num_splits == 0) /* unsplit: the decode kernel only if asked */
+        ck_assert_int_eq(setenv("SDPA_ZE_DECODE", "1", 1), 0);
     llm_case_t c;
     llm_desc_init(&c, &s);
     char config[256];
@@ -137,9 +157,13 @@ START_TEST(test_forward)
     if (s.num_splits > 1)
         ck_assert_msg(strstr(config, "fwd decode") != NULL && strstr(config, "splits=1") == NULL,
                       "not split: %s", config);
+    if (row_blocks)
+        ck_assert_msg(strstr(config, "fwd decode") != NULL && strstr(config, " rows=") != NULL,
+                      "not in row blocks: %s", config);
     run_and_compare(suite_env.ze, suite_env.ze_ctx, &s, 1300 + (uint64_t)_i, DEVICE_TOLERANCE);
     /* ref, the oracle of the other suites, against the independent one. */
     run_and_compare(suite_env.ref, suite_env.ref_ctx, &s, 1300 + (uint64_t)_i, DEVICE_TOLERANCE);
+    unsetenv("SDPA_ZE_DECODE");
 }
 END_TEST
 
