@@ -237,3 +237,30 @@ def test_quantized_kv_refusals(device, rng):
     o, lse = sdpa_ze.attention(q, f, f, return_lse=True)
     with pytest.raises(sdpa_ze.SdpaError):
         sdpa_ze.attention_backward(o, q, k, v, o, lse)
+
+
+@pytest.mark.parametrize("num_splits", [1, 4])
+def test_paged_fp8_decode_with_sinks(device, rng, num_splits):
+    """gpt-oss-style decode over a paged e4m3 cache: one query per
+    sequence, per-head scales, sinks, unsplit and split four ways (the
+    merge must count each sink once)."""
+    lengths = np.array([50, 7, 64], dtype=np.int32)
+    block, per_seq = 16, 4
+    num_blocks = 3 * per_seq + 2
+    k_cache, k_values = fp8_kv(device, rng, "float8_e4m3fn", (num_blocks, 2, block, D))
+    v_cache, v_values = fp8_kv(device, rng, "float8_e4m3fn", (num_blocks, 2, block, D))
+    table = rng.permutation(num_blocks)[:3 * per_seq].reshape(3, per_seq).astype(np.int32)
+    k_scale = np.array([0.5, 0.25], dtype=np.float32)
+    v_scale = np.array([1.0, 0.5], dtype=np.float32)
+    sinks = np.array([1.0, -0.5, 0.0, 3.0], dtype=np.float32)
+    q = uniform(rng, (3, 4, 1, D))
+    o = sdpa_ze.attention(q, k_cache, v_cache, block_table=table, cache_seqlens=lengths,
+                          num_splits=num_splits, sinks=sinks, k_scale=k_scale, v_scale=v_scale)
+    for s in range(3):
+        def gather(values, mul):
+            rows = np.concatenate([values[blk] for blk in table[s]], axis=1)
+            return rows[None, :, :lengths[s]] * mul.reshape(1, 2, 1, 1)
+        want, _ = ref.feature_forward(q[s:s + 1], gather(k_values, k_scale),
+                                      gather(v_values, v_scale), sinks=sinks)
+        close(o[s:s + 1], want, "O (paged fp8 + sinks, seq %d, splits %d)" % (s, num_splits),
+              64, 4.0)
