@@ -2,7 +2,8 @@
 sinks (forward, backward and the sinks' gradient; a sink above every score,
 a fully masked row), FP8 K/V with per-tensor, per-head and per-group scales
 (decoded in the reference from the format definition), integer K/V, and
-the refusals. Always runs (NumPy only); torch's are in test_torch.py."""
+the refusals; each on the default backend (ze) and on ref, the oracle.
+Always runs (NumPy only); torch's are in test_torch.py."""
 
 import numpy as np
 import pytest
@@ -13,6 +14,27 @@ import reference as ref
 from conftest import uniform
 
 D = 64
+
+
+@pytest.fixture(scope="module")
+def ref_device():
+    device = sdpa_ze.Device("ref")
+    yield device
+    device.close()
+
+
+@pytest.fixture(params=["default", "ref"], autouse=True)
+def backend(request, device, ref_device):
+    """Every test twice: on the default device, then with the ref backend's
+    as the default."""
+    if request.param == "default":
+        yield device
+        return
+    previous = sdpa_ze.set_default_device(ref_device)
+    try:
+        yield ref_device
+    finally:
+        sdpa_ze.set_default_device(previous)
 
 
 def close(got, want, what, sk, value_bound=1.0):
@@ -135,21 +157,21 @@ def test_sinks_refusals(device, rng):
 FP8 = {"float8_e4m3fn": 8, "float8_e5m2": 16}  # biased exponents up to 2^1
 
 
-def fp8_kv(device, rng, fmt, shape):
+def fp8_kv(rng, fmt, shape):
     """(the FP8 array on the device, its float64 values)."""
     bits = ref.fp8_random_bits(rng, shape, fmt, FP8[fmt])
-    return device.asarray(bits, fmt), ref.fp8_decode(bits, fmt)
+    return sdpa_ze.asarray(bits, fmt), ref.fp8_decode(bits, fmt)
 
 
 @pytest.mark.parametrize("fmt", sorted(FP8))
 @pytest.mark.parametrize("per", ["tensor", "head", "none"])
-def test_fp8_kv(device, rng, fmt, per):
+def test_fp8_kv(rng, fmt, per):
     """FP8 K and V (GQA 4:2) with a scale per tensor (a Python float for K,
     a one-element array for V), per K/V head, or none (a scale of 1),
     against the reference's own decoding of the bits."""
     q = uniform(rng, (2, 4, 16, D))
-    k, k_values = fp8_kv(device, rng, fmt, (2, 2, 48, D))
-    v, v_values = fp8_kv(device, rng, fmt, (2, 2, 48, D))
+    k, k_values = fp8_kv(rng, fmt, (2, 2, 48, D))
+    v, v_values = fp8_kv(rng, fmt, (2, 2, 48, D))
     if per == "tensor":
         k_scale, v_scale = 0.375, np.array([1.5], dtype=np.float32)
         k_mul, v_mul = 0.375, 1.5
@@ -174,8 +196,8 @@ def test_fp8_kv_per_group_scales(device, rng):
     """Scales per group of 16 head elements of each token, [B, Hkv, Sk, 4]
     (group_size inferred), float16."""
     q = uniform(rng, (1, 2, 8, D))
-    k, k_values = fp8_kv(device, rng, "float8_e4m3fn", (1, 2, 32, D))
-    v, v_values = fp8_kv(device, rng, "float8_e4m3fn", (1, 2, 32, D))
+    k, k_values = fp8_kv(rng, "float8_e4m3fn", (1, 2, 32, D))
+    v, v_values = fp8_kv(rng, "float8_e4m3fn", (1, 2, 32, D))
     k_scale = rng.choice([0.25, 0.5, 1.0], size=(1, 2, 32, 4)).astype(np.float16)
     v_scale = rng.choice([0.5, 2.0], size=(1, 2, 32, 4)).astype(np.float16)
     o = sdpa_ze.attention(q, k, v, k_scale=k_scale, v_scale=v_scale)
@@ -215,8 +237,8 @@ def test_quantized_kv_refusals(device, rng):
     none of the three kinds, raise naming the argument; FP8 backward is the
     library's refusal."""
     q = uniform(rng, (1, 4, 8, D))
-    k, _ = fp8_kv(device, rng, "float8_e5m2", (1, 2, 16, D))
-    v, _ = fp8_kv(device, rng, "float8_e5m2", (1, 2, 16, D))
+    k, _ = fp8_kv(rng, "float8_e5m2", (1, 2, 16, D))
+    v, _ = fp8_kv(rng, "float8_e5m2", (1, 2, 16, D))
     f = uniform(rng, (1, 2, 16, D))
     with pytest.raises(ValueError, match="k_scale / k_zero_point: k is float32"):
         sdpa_ze.attention(q, f, f, k_scale=0.5)
@@ -226,7 +248,7 @@ def test_quantized_kv_refusals(device, rng):
         sdpa_ze.attention(q, k, v, k_scale=np.ones(3, np.float32))
     with pytest.raises(ValueError, match=r"v_scale: shape \(1, 2, 16, 5\)"):
         sdpa_ze.attention(q, k, v, v_scale=np.ones((1, 2, 16, 5), np.float32))
-    v48, _ = fp8_kv(device, rng, "float8_e5m2", (1, 2, 16, 48))
+    v48, _ = fp8_kv(rng, "float8_e5m2", (1, 2, 16, 48))
     with pytest.raises(ValueError, match="v_scale: 1 groups .* groups of 48"):
         sdpa_ze.attention(q, k, v48, v_scale=np.ones((1, 2, 16, 1), np.float32))
     with pytest.raises(TypeError, match="k_scale: dtype int32"):
@@ -247,8 +269,8 @@ def test_paged_fp8_decode_with_sinks(device, rng, num_splits):
     lengths = np.array([50, 7, 64], dtype=np.int32)
     block, per_seq = 16, 4
     num_blocks = 3 * per_seq + 2
-    k_cache, k_values = fp8_kv(device, rng, "float8_e4m3fn", (num_blocks, 2, block, D))
-    v_cache, v_values = fp8_kv(device, rng, "float8_e4m3fn", (num_blocks, 2, block, D))
+    k_cache, k_values = fp8_kv(rng, "float8_e4m3fn", (num_blocks, 2, block, D))
+    v_cache, v_values = fp8_kv(rng, "float8_e4m3fn", (num_blocks, 2, block, D))
     table = rng.permutation(num_blocks)[:3 * per_seq].reshape(3, per_seq).astype(np.int32)
     k_scale = np.array([0.5, 0.25], dtype=np.float32)
     v_scale = np.array([1.0, 0.5], dtype=np.float32)
