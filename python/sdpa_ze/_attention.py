@@ -16,6 +16,9 @@ _CAUSAL = {False: _abi.MASK_NONE, None: _abi.MASK_NONE, True: _abi.MASK_CAUSAL_T
            "top_left": _abi.MASK_CAUSAL_TOP_LEFT, "bottom_right": _abi.MASK_CAUSAL_BOTTOM_RIGHT}
 _SOFTMAX = {"accurate": _abi.SOFTMAX_ACCURATE, "inf_as_zero": _abi.SOFTMAX_INF_AS_ZERO}
 _INDEX = (_dtypes.INT32,)
+# K and V: the floats, or (ABI 1.2 and before) quantized with scales.
+_KV = _dtypes.FLOATS + _dtypes.FLOAT8S + _dtypes.INTEGERS_KV
+_ZERO_POINTS = (_dtypes.INT8, _dtypes.UINT8, _dtypes.INT32)
 
 
 def _four_d(operand):
@@ -68,7 +71,8 @@ class _Call:
     def __init__(self, device, q, k, v, mask, causal, scale, softmax, features):
         self.device = device or default_device()
         d = self.device
-        self.q, self.k, self.v = Operand(d, q, "q"), Operand(d, k, "k"), Operand(d, v, "v")
+        self.q = Operand(d, q, "q")
+        self.k, self.v = Operand(d, k, "k", dtypes=_KV), Operand(d, v, "v", dtypes=_KV)
         for operand in (self.q, self.k, self.v):
             _four_d(operand)
         try:
@@ -116,7 +120,8 @@ class _Call:
     def _features(self, window=None, softcap=0.0, alibi_slopes=None, cu_seqlens_q=None,
                   cu_seqlens_k=None, max_seqlen_q=None, max_seqlen_k=None, block_table=None,
                   cache_seqlens=None, num_splits=0, dropout_p=0.0, dropout_seed=0,
-                  dropout_offset=0, return_dropout_mask=False):
+                  dropout_offset=0, return_dropout_mask=False, sinks=None, k_scale=None,
+                  v_scale=None, k_zero_point=None, v_zero_point=None, require_scales=True):
         p = self.problem
         window = _pair(window, "window")
         if window is not None and window != (-1, -1):
@@ -155,6 +160,87 @@ class _Call:
             p.dropout.enabled, p.dropout.host_scalars, p.dropout.with_offset = 1, 1, 1
             p.dropout.with_mask_output = 1 if return_dropout_mask else 0
             self.dropout = (float(dropout_p), int(dropout_seed), int(dropout_offset))
+        if sinks is not None:
+            sink_op = Operand(self.device, sinks, "sinks", dtypes=(_dtypes.FLOAT32,))
+            hq = self.q.shape[1]
+            if tuple(sink_op.shape) != (hq,) or sink_op.strides[0] != 1:
+                raise ValueError("sinks: shape %s; expected a dense float32 [q_heads] = [%d]"
+                                 % (tuple(sink_op.shape), hq))
+            p.sinks = 1
+            self.indices["sinks"] = sink_op
+        p.k_quant = self._quant(self.k, "k", k_scale, k_zero_point, require_scales)
+        p.v_quant = self._quant(self.v, "v", v_scale, v_zero_point, require_scales)
+
+    def _quant_array(self, x, name, kv, dtypes):
+        """(kind, operand, group_size) of a scale or zero-point argument: a
+        Python number or one element (per tensor), [Hkv] (per head), or
+        [B, Hkv, Sk, D / group_size] (per group; K/V's first three extents)."""
+        if isinstance(x, (int, float)) and not isinstance(x, bool):
+            dtype = _dtypes.FLOAT32 if _dtypes.FLOAT32 in dtypes else _dtypes.INT32
+            if dtype is _dtypes.INT32 and x != int(x):
+                raise ValueError("%s = %r: a zero point is an integer" % (name, x))
+            x = self.device.asarray([x], dtype.name)
+        elif hasattr(x, "reshape") and tuple(getattr(x, "shape", (1,))) == ():
+            x = x.reshape(1)
+        operand = Operand(self.device, x, name, dtypes=dtypes)
+        shape, strides = tuple(operand.shape), tuple(operand.strides)
+        hkv, head = kv.shape[1], kv.shape[3]
+        if len(shape) == 1 and shape[0] == 1:
+            kind, group = _abi.QUANT_PER_TENSOR, 0
+        elif len(shape) == 1 and shape[0] == hkv:
+            kind, group = _abi.QUANT_PER_HEAD, 0
+        elif len(shape) == 4 and shape[:3] == tuple(kv.shape[:3]) and shape[3] \
+                and head % shape[3] == 0:
+            kind, group = _abi.QUANT_PER_GROUP, head // shape[3]
+            if group & (group - 1):
+                raise ValueError("%s: %d groups of %s's head size %d make groups of %d; "
+                                 "expected a power of two" % (name, shape[3], kv.name, head,
+                                                              group))
+        else:
+            raise ValueError("%s: shape %s; expected one value (per tensor), [%d] (per K/V "
+                             "head) or [%s, D / group_size] (per group)"
+                             % (name, shape, hkv, ", ".join(str(n) for n in kv.shape[:3])))
+        if strides != _dlpack._compact_strides(shape):
+            raise ValueError("%s: strides %s; expected a dense array" % (name, strides))
+        return kind, operand, group
+
+    def _quant(self, kv, which, scale, zero_point, require_scales):
+        """The sdpa_quant_desc_t of K or V, and its arrays in self.indices."""
+        desc = _abi.QuantDesc()
+        fp8 = kv.dtype in _dtypes.FLOAT8S
+        integer = kv.dtype in _dtypes.INTEGERS_KV
+        if not (fp8 or integer):
+            if scale is not None or zero_point is not None:
+                raise ValueError("%s_scale / %s_zero_point: %s is %s; scales and zero points "
+                                 "apply to FP8 (float8_e4m3fn, float8_e5m2) and integer "
+                                 "(int8, uint8) K/V only" % (which, which, which,
+                                                             kv.dtype.name))
+            return desc
+        if scale is None and integer and require_scales:
+            raise ValueError("%s is %s: %s_scale is required (x = (%s - %s_zero_point) * "
+                             "%s_scale)" % (which, kv.dtype.name, which, which, which, which))
+        if zero_point is not None and fp8:
+            raise ValueError("%s_zero_point: %s is %s, which takes scales only"
+                             % (which, which, kv.dtype.name))
+        group_sizes = set()
+        if scale is not None:
+            desc.scales, op, group = self._quant_array(scale, which + "_scale", kv,
+                                                       _dtypes.FLOATS)
+            desc.scales_dtype = op.dtype.sdpa
+            self.indices[which + "_scales"] = op
+            group_sizes.add(group)
+        if zero_point is not None:
+            desc.zero_points, op, group = self._quant_array(
+                zero_point, which + "_zero_point", kv, _ZERO_POINTS)
+            desc.zero_points_dtype = op.dtype.sdpa
+            self.indices[which + "_zero_points"] = op
+            group_sizes.add(group)
+        group_sizes.discard(0)
+        if len(group_sizes) > 1:
+            raise ValueError("%s_scale and %s_zero_point: different group sizes %s"
+                             % (which, which, sorted(group_sizes)))
+        desc.group_size = group_sizes.pop() if group_sizes else 0
+        return desc
 
     def lse_shape(self):
         """The log-sum-exp workspace: [B, Hq, Sq], or [Hq, total_q] with varlen."""
@@ -196,20 +282,29 @@ FEATURES_DOC = """
     max_seqlen_k: variable-length batches packed along the sequence, q and
     O [1, Hq, total_q, D], k, v [1, Hkv, total_k, D]; lse is [Hq, total_q].
     dropout_p, dropout_seed, dropout_offset: dropout on the probabilities
-    (Philox, sdpa.h's numbering; pass the same three to the backward)."""
+    (Philox, sdpa.h's numbering; pass the same three to the backward).
+
+    Attention sinks (ABI 1.2; gpt-oss, StreamingLLM): sinks, float32 [Hq],
+    one learned logit per query head that joins every row's softmax
+    denominator and takes no value: O_i = sum_j exp(s_ij - m) V_j /
+    (exp(sink_h - m) + sum_j exp(s_ij - m)), and lse includes it. A row
+    that sees no key gives O = 0 and lse = sink_h; a sink of -inf is none.
+    Pass the same sinks to the backward, which also returns their gradient."""
 
 
 def attention(q, k, v, *, mask=None, causal=False, scale=None, softmax="accurate",
               return_lse=False, out=None, lse=None, device=None, window=None, softcap=0.0,
               alibi_slopes=None, cu_seqlens_q=None, cu_seqlens_k=None, max_seqlen_q=None,
               max_seqlen_k=None, block_table=None, cache_seqlens=None, num_splits=0,
-              dropout_p=0.0, dropout_seed=0, dropout_offset=0, return_dropout_mask=False):
+              dropout_p=0.0, dropout_seed=0, dropout_offset=0, return_dropout_mask=False,
+              sinks=None, k_scale=None, v_scale=None, k_zero_point=None, v_zero_point=None):
     call = _Call(device, q, k, v, mask, causal, scale, softmax, dict(
         window=window, softcap=softcap, alibi_slopes=alibi_slopes, cu_seqlens_q=cu_seqlens_q,
         cu_seqlens_k=cu_seqlens_k, max_seqlen_q=max_seqlen_q, max_seqlen_k=max_seqlen_k,
         block_table=block_table, cache_seqlens=cache_seqlens, num_splits=num_splits,
         dropout_p=dropout_p, dropout_seed=dropout_seed, dropout_offset=dropout_offset,
-        return_dropout_mask=return_dropout_mask))
+        return_dropout_mask=return_dropout_mask, sinks=sinks, k_scale=k_scale,
+        v_scale=v_scale, k_zero_point=k_zero_point, v_zero_point=v_zero_point))
     d, p = call.device, call.problem
     b, hq, sq, _ = call.q.shape
     head_v = call.v.shape[3]  # O takes V's head size, which may differ from Q's
@@ -255,10 +350,11 @@ def attention(q, k, v, *, mask=None, causal=False, scale=None, softmax="accurate
 
 attention.__doc__ = """Scaled-dot-product attention: softmax(scale * q k^T + mask) v.
 
-    q: [B, Hq, Sq, D]; k, v: [B, Hkv, Sk, D] with Hq a multiple of Hkv
-    (grouped-query attention); float32, float16 or bfloat16 (k and v may
-    differ from q). Arrays are NumPy arrays, torch tensors, UsmArrays, or
-    anything with ``__dlpack__`` on kDLCPU or kDLOneAPI.
+    q: [B, Hq, Sq, D]; k: [B, Hkv, Sk, D], v: [B, Hkv, Sk, Dv] with Hq a
+    multiple of Hkv (grouped-query attention) and Dv V's head size (it may
+    differ from D); float32, float16 or bfloat16 (k and v may differ from
+    q). Arrays are NumPy arrays, torch tensors, UsmArrays, or anything with
+    ``__dlpack__`` on kDLCPU or kDLOneAPI.
 
     mask: an additive float mask (or a bool mask, True = attend) broadcasting
     to [B, Hq, Sq, Sk], with up to 4 dimensions (leading ones are added).
@@ -272,7 +368,21 @@ attention.__doc__ = """Scaled-dot-product attention: softmax(scale * q k^T + mas
     num_splits: split-KV decode (0: the backend decides, 1: never).
     return_dropout_mask: also return the uint8 keep mask [B, Hq, Sq, Sk].
 
-    Returns O [B, Hq, Sq, D] in q's dtype -- with return_lse=True the pair
+    Quantized K/V (forward only): k and v may each be an FP8 KV cache,
+    float8_e4m3fn or float8_e5m2 (torch tensors, DLPack, or
+    Device.asarray(bits, "float8_e4m3fn") from uint8 bit patterns), read as
+    fp8 * scale; or int8 / uint8, read as (x - zero_point) * scale.
+    k_scale, v_scale: a Python float or one element (per tensor), [Hkv]
+    (per K/V head), or [B, Hkv, Sk, D / group_size] (per group of
+    group_size head elements of each token, group_size a power of two
+    inferred from the last extent; K/V's own first three extents, so paged
+    caches take [num_blocks, Hkv, block_size, G]); float32, float16 or
+    bfloat16. Optional for FP8 (a scale of 1), required for integers.
+    k_zero_point, v_zero_point: integer K/V only, an int or an int8, uint8
+    or int32 array shaped like the scales. Scales on a float K/V, zero
+    points on FP8, or a shape that is none of these raise ValueError.
+
+    Returns O [B, Hq, Sq, Dv] in q's dtype -- with return_lse=True the pair
     (O, lse), lse the float32 log-sum-exp [B, Hq, Sq] that
     attention_backward() takes (and the keep mask last when asked for).
     Results are torch tensors for torch inputs, NumPy arrays when q is a
@@ -299,11 +409,15 @@ def attention_backward(grad_out, q, k, v, out, lse, *, mask=None, causal=False, 
                        softmax="accurate", deterministic=False, grad_q=None, grad_k=None,
                        grad_v=None, device=None, window=None, softcap=0.0, alibi_slopes=None,
                        cu_seqlens_q=None, cu_seqlens_k=None, max_seqlen_q=None,
-                       max_seqlen_k=None, dropout_p=0.0, dropout_seed=0, dropout_offset=0):
+                       max_seqlen_k=None, dropout_p=0.0, dropout_seed=0, dropout_offset=0,
+                       sinks=None, grad_sinks=None):
+    # No scale arguments: the backward refuses quantized K/V (sdpa.h), and
+    # says so through SdpaError rather than a missing-scale ValueError.
     call = _Call(device, q, k, v, mask, causal, scale, softmax, dict(
         window=window, softcap=softcap, alibi_slopes=alibi_slopes, cu_seqlens_q=cu_seqlens_q,
         cu_seqlens_k=cu_seqlens_k, max_seqlen_q=max_seqlen_q, max_seqlen_k=max_seqlen_k,
-        dropout_p=dropout_p, dropout_seed=dropout_seed, dropout_offset=dropout_offset))
+        dropout_p=dropout_p, dropout_seed=dropout_seed, dropout_offset=dropout_offset,
+        sinks=sinks, require_scales=False))
     d, p = call.device, call.problem
     o_op = Operand(d, out, "out")
     do_op = Operand(d, grad_out, "grad_out")
@@ -316,6 +430,17 @@ def attention_backward(grad_out, q, k, v, out, lse, *, mask=None, causal=False, 
     dv_op, grad_v = call.output(grad_v, call.v.shape, dtype, "grad_v")
     for operand in (dq_op, dk_op, dv_op):
         _four_d(operand)
+    outputs = [dq_op, dk_op, dv_op]
+    if sinks is None and grad_sinks is not None:
+        raise ValueError("grad_sinks without sinks: there is no sinks' gradient to write")
+    if sinks is not None:
+        hq = call.q.shape[1]
+        ds_op, grad_sinks = call.output(grad_sinks, (hq,), "float32", "grad_sinks")
+        if ds_op.dtype is not _dtypes.FLOAT32 or tuple(ds_op.shape) != (hq,) \
+                or ds_op.strides[0] != 1:
+            raise ValueError("grad_sinks: shape %s, dtype %s; expected a dense float32 [%d]"
+                             % (tuple(ds_op.shape), ds_op.dtype.name, hq))
+        outputs.append(ds_op)
     p.prop_kind = _abi.BACKWARD
     p.dst, p.diff_dst = o_op.desc(), do_op.desc()
     p.diff_q, p.diff_k, p.diff_v = dq_op.desc(), dk_op.desc(), dv_op.desc()
@@ -326,16 +451,23 @@ def attention_backward(grad_out, q, k, v, out, lse, *, mask=None, causal=False, 
     a = call.args()
     a.dst, a.workspace, a.diff_dst = o_op.address, lse_op.address, do_op.address
     a.diff_q, a.diff_k, a.diff_v = dq_op.address, dk_op.address, dv_op.address
+    if sinks is not None:
+        a.diff_sinks = outputs[3].address
     primitive.execute(a)
-    d.keep_until_synchronized(call.operands() + [o_op, do_op, lse_op, dq_op, dk_op, dv_op])
-    for operand in (dq_op, dk_op, dv_op):
+    d.keep_until_synchronized(call.operands() + [o_op, do_op, lse_op] + outputs)
+    for operand in outputs:
         operand.finish(d)
+    if sinks is not None:
+        return grad_q, grad_k, grad_v, grad_sinks
     return grad_q, grad_k, grad_v
 
 
 attention_backward.__doc__ = """The gradients of attention(): (grad_q, grad_k, grad_v),
     in q's dtype with the shapes of q, k and v (grad_k and grad_v summed over
-    the query heads of a group).
+    the query heads of a group); with sinks, (grad_q, grad_k, grad_v,
+    grad_sinks), grad_sinks float32 [Hq] (summed over the batch and the rows
+    of each head; grad_sinks= may name an array to write into). Quantized
+    (FP8, integer) K/V have no backward: SdpaError says so.
 
     grad_out is the gradient of the loss with respect to O; out and lse are
     what attention(..., return_lse=True) returned for the same q, k, v, mask,

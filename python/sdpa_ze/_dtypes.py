@@ -27,18 +27,22 @@ FLOAT32 = DType("float32", 4, np.float32, (_dlpack.KDL_FLOAT, 32, 1), _abi.DTYPE
 FLOAT16 = DType("float16", 2, np.float16, (_dlpack.KDL_FLOAT, 16, 1), _abi.DTYPE_F16)
 BFLOAT16 = DType("bfloat16", 2, np.uint16, (_dlpack.KDL_BFLOAT, 16, 1), _abi.DTYPE_BF16)
 BOOL = DType("bool", 1, np.bool_, (_dlpack.KDL_BOOL, 8, 1), None)
-# Index arrays (cu_seqlens, block tables, cache lengths) and the dropout keep mask.
-INT32 = DType("int32", 4, np.int32, (_dlpack.KDL_INT, 32, 1), None)
-UINT8 = DType("uint8", 1, np.uint8, (_dlpack.KDL_UINT, 8, 1), None)
-# OCP FP8 (torch.float8_e4m3fn, torch.float8_e5m2), bits in uint8: sdpa.h
-# takes them for K and V (an FP8 KV cache); the operators here do not yet.
+# Index arrays (cu_seqlens, block tables, cache lengths), the dropout keep
+# mask, integer-quantized K/V (int8, uint8) and their zero points (int32 too).
+INT32 = DType("int32", 4, np.int32, (_dlpack.KDL_INT, 32, 1), _abi.DTYPE_S32)
+UINT8 = DType("uint8", 1, np.uint8, (_dlpack.KDL_UINT, 8, 1), _abi.DTYPE_U8)
+INT8 = DType("int8", 1, np.int8, (_dlpack.KDL_INT, 8, 1), _abi.DTYPE_S8)
+# OCP FP8 (torch.float8_e4m3fn, torch.float8_e5m2), bits in uint8: K and V
+# of an FP8 KV cache (attention(), forward only).
 FLOAT8_E4M3FN = DType("float8_e4m3fn", 1, np.uint8, (_dlpack.KDL_FLOAT8_E4M3FN, 8, 1),
                       _abi.DTYPE_F8_E4M3)
 FLOAT8_E5M2 = DType("float8_e5m2", 1, np.uint8, (_dlpack.KDL_FLOAT8_E5M2, 8, 1),
                     _abi.DTYPE_F8_E5M2)
 
 FLOATS = (FLOAT32, FLOAT16, BFLOAT16)
-_ALL = (FLOAT32, FLOAT16, BFLOAT16, BOOL, INT32, UINT8, FLOAT8_E4M3FN, FLOAT8_E5M2)
+FLOAT8S = (FLOAT8_E4M3FN, FLOAT8_E5M2)
+INTEGERS_KV = (INT8, UINT8)  # integer K/V, dequantized with scales and zero points
+_ALL = (FLOAT32, FLOAT16, BFLOAT16, BOOL, INT32, UINT8, INT8, FLOAT8_E4M3FN, FLOAT8_E5M2)
 _BY_NAME = {t.name: t for t in _ALL}
 _BY_DLPACK = {t.dlpack: t for t in _ALL}
 
@@ -57,10 +61,11 @@ def from_name(name):
 
 def from_numpy(dtype):
     dtype = np.dtype(dtype)
-    if dtype.name in ("float32", "float16", "bool", "int32", "uint8"):
+    if dtype.name in ("float32", "float16", "bool", "int32", "uint8", "int8"):
         return _BY_NAME[dtype.name]
-    raise TypeError("dtype %s is not supported (float32, float16; bfloat16 through DLPack; "
-                    "bool for masks; int32 for index arrays)" % dtype.name)
+    raise TypeError("dtype %s is not supported (float32, float16; bfloat16 and the 8-bit "
+                    "floats through DLPack or Device.asarray; bool for masks; int32 for index "
+                    "arrays; int8, uint8 for quantized K/V)" % dtype.name)
 
 
 def from_dlpack(code_bits_lanes):

@@ -134,18 +134,30 @@ def _feature_scores(q, k, scale, causal, window, softcap, alibi):
     return raw, np.where(visible, s, -np.inf)
 
 
+def _with_sinks(s, sinks):
+    """The scores with one more column, each head's sink (ABI 1.2): it joins
+    the softmax denominator and takes no value."""
+    sinks = np.asarray(sinks, dtype=np.float64).reshape(1, -1, 1, 1)
+    return np.concatenate([s, np.broadcast_to(sinks, s.shape[:-1] + (1,))], axis=-1)
+
+
 def feature_forward(q, k, v, scale=None, causal=False, window=None, softcap=0.0, alibi=None,
-                    keep=None, dropout_p=0.0):
-    """(O, lse) in float64 with the ABI 1.1 features; keep (the dropout keep
-    mask [B, Hq, Sq, Sk]) scales kept probabilities by 1 / (1 - p)."""
+                    keep=None, dropout_p=0.0, sinks=None):
+    """(O, lse) in float64 with the ABI 1.1 features and sinks (f32 [Hq]);
+    keep (the dropout keep mask [B, Hq, Sq, Sk]) scales kept probabilities
+    by 1 / (1 - p)."""
     q, k, v = (np.asarray(x, dtype=np.float64) for x in (q, k, v))
     scale = 1 / np.sqrt(q.shape[-1]) if scale is None else scale
     _, s = _feature_scores(q, k, scale, causal, window, softcap, alibi)
+    if sinks is not None:
+        s = _with_sinks(s, sinks)
     with np.errstate(invalid="ignore", divide="ignore"):
         m = s.max(axis=-1, keepdims=True)
         p = np.exp(s - m)
         total = p.sum(axis=-1, keepdims=True)
         p = p / total
+        if sinks is not None:
+            p = p[..., :-1]  # the sink's share takes no value
         if keep is not None:
             p = p * keep / (1 - dropout_p)
         group = q.shape[1] // k.shape[1]
@@ -153,25 +165,77 @@ def feature_forward(q, k, v, scale=None, causal=False, window=None, softcap=0.0,
 
 
 def feature_backward(do, q, k, v, scale=None, causal=False, window=None, softcap=0.0,
-                     alibi=None, keep=None, dropout_p=0.0):
-    """(dQ, dK, dV) in float64 with the ABI 1.1 features."""
+                     alibi=None, keep=None, dropout_p=0.0, sinks=None):
+    """(dQ, dK, dV) in float64 with the ABI 1.1 features; with sinks
+    (dQ, dK, dV, dsinks), dsinks_h = -sum over head h's rows of
+    P_sink_i * (dO_i . O_i)."""
     do, q, k, v = (np.asarray(x, dtype=np.float64) for x in (do, q, k, v))
     scale = 1 / np.sqrt(q.shape[-1]) if scale is None else scale
     group = q.shape[1] // k.shape[1]
     raw, s = _feature_scores(q, k, scale, causal, window, softcap, alibi)
+    if sinks is not None:
+        s = _with_sinks(s, sinks)
     with np.errstate(invalid="ignore"):
         p = np.exp(s - s.max(axis=-1, keepdims=True))
         p = np.nan_to_num(p / p.sum(axis=-1, keepdims=True))
+    p_sink = None
+    if sinks is not None:
+        p, p_sink = p[..., :-1], p[..., -1]
     z = np.ones_like(p) if keep is None else keep / (1 - dropout_p)
     kr, vr = np.repeat(k, group, axis=1), np.repeat(v, group, axis=1)
     dv = (p * z).transpose(0, 1, 3, 2) @ do
     dp = (do @ vr.transpose(0, 1, 3, 2)) * z
-    ds = p * (dp - (dp * p).sum(axis=-1, keepdims=True))
+    row_d = (dp * p).sum(axis=-1, keepdims=True)  # D_i = dO_i . O_i
+    ds = p * (dp - row_d)
     if softcap:
         ds = ds * (1 - np.tanh(raw / softcap) ** 2)
     dq = scale * (ds @ kr)
     dk = scale * (ds.transpose(0, 1, 3, 2) @ q)
+    if p_sink is not None:
+        dsinks = -(p_sink * row_d[..., 0]).sum(axis=(0, 2))
+        return dq, _group_sum(dk, group), _group_sum(dv, group), dsinks
     return dq, _group_sum(dk, group), _group_sum(dv, group)
+
+
+# --------------------------------------------------------------------------
+# FP8 (OCP 8-bit floats), decoded from the format definition, bit by bit.
+# --------------------------------------------------------------------------
+
+_FP8 = {  # exponent bits, mantissa bits, bias, has infinities
+    "float8_e4m3fn": (4, 3, 7, False),
+    "float8_e5m2": (5, 2, 15, True),
+}
+
+
+def fp8_decode(bits, fmt):
+    """float64 values of FP8 bit patterns (uint8). E4M3FN: no infinities,
+    S.1111.111 is NaN; E5M2: IEEE 754-like (all-ones exponent: inf or NaN).
+    Subnormals: mantissa * 2^(1 - bias - mantissa bits)."""
+    e_bits, m_bits, bias, has_inf = _FP8[fmt]
+    b = np.asarray(bits, dtype=np.uint8).astype(np.int64)
+    sign = np.where(b >> 7, -1.0, 1.0)
+    e = (b >> m_bits) & ((1 << e_bits) - 1)
+    m = b & ((1 << m_bits) - 1)
+    e_max, m_max = (1 << e_bits) - 1, (1 << m_bits) - 1
+    normal = (1 + m / 2.0 ** m_bits) * 2.0 ** (e - bias)
+    subnormal = m * 2.0 ** (1 - bias - m_bits)
+    value = np.where(e == 0, subnormal, normal)
+    if has_inf:
+        value = np.where(e == e_max, np.where(m == 0, np.inf, np.nan), value)
+    else:
+        value = np.where((e == e_max) & (m == m_max), np.nan, value)
+    return sign * value
+
+
+def fp8_random_bits(rng, shape, fmt, max_exponent):
+    """Random finite FP8 bit patterns, subnormals included, with biased
+    exponents 0..max_exponent (so magnitudes below 2^(max_exponent + 1 -
+    bias))."""
+    e_bits, m_bits, _, _ = _FP8[fmt]
+    sign = rng.integers(0, 2, size=shape)
+    e = rng.integers(0, max_exponent + 1, size=shape)
+    m = rng.integers(0, 1 << m_bits, size=shape)
+    return ((sign << 7) | (e << m_bits) | m).astype(np.uint8)
 
 
 def merge(outs, lses):

@@ -299,3 +299,84 @@ def test_training_a_toy_attention_layer(gen):
                          scale=4)
         for opt in optimizers:
             opt.step()
+
+
+# --------------------------------------------------------------------------
+# ABI 1.2: attention sinks and FP8 K/V
+# --------------------------------------------------------------------------
+
+def test_sinks_with_autograd(gen):
+    """flash_attn_func with sinks (GQA 4:2, causal, a sliding window): O
+    against the float64 reference, and the gradients of q, k, v and the
+    sinks through autograd against its backward."""
+    q, k, v = rand(gen, 2, 24, 4, D), rand(gen, 2, 32, 2, D), rand(gen, 2, 32, 2, D)
+    sinks = torch.tensor([0.5, -1.0, 2.0, 0.0], requires_grad=True)
+    o = sz.flash_attn_func(q, k, v, causal=True, window_size=(12, 0), sinks=sinks)
+    bhsd = [x.detach().transpose(1, 2).numpy() for x in (q, k, v)]
+    kw = dict(causal="bottom_right", window=(12, 0), sinks=sinks.detach().numpy())
+    want, _ = ref.feature_forward(*bhsd, **kw)
+    assert_close(o.transpose(1, 2), torch.from_numpy(want), "O (sinks)", terms=32)
+    do = torch.rand(o.shape, generator=gen) - 0.5
+    got = torch.autograd.grad(o, (q, k, v, sinks), do)
+    wants = ref.feature_backward(do.transpose(1, 2).numpy(), *bhsd, **kw)
+    for name, g, w in zip(("dQ", "dK", "dV"), got, wants):
+        assert_close(g.transpose(1, 2), torch.from_numpy(w), name + " (sinks)", terms=56)
+    assert got[3].shape == (4,) and got[3].abs().min() > 1e-3
+    assert_close(got[3], torch.from_numpy(wants[3]), "dsinks", terms=2 * 24 + D)
+
+
+@pytest.mark.parametrize("fp8", [torch.float8_e4m3fn, torch.float8_e5m2])
+def test_fp8_kv_cache(gen, fp8):
+    """torch.float8 K and V with per-head (K) and per-tensor (V, a float)
+    scales, against the reference decoding the bits itself; the backward
+    is the library's refusal."""
+    q = rand(gen, 1, 16, 4, D, grad=False)
+    k = (torch.rand(1, 32, 2, D, generator=gen) * 4 - 2).to(fp8)
+    v = (torch.rand(1, 32, 2, D, generator=gen) * 4 - 2).to(fp8)
+    k_scale = torch.tensor([0.25, 0.5])
+    o = sz.flash_attn_func(q, k, v, causal=True, k_scale=k_scale, v_scale=0.75)
+    name = str(fp8).split(".")[1]
+    k_values = ref.fp8_decode(k.view(torch.uint8).transpose(1, 2).numpy(), name)
+    v_values = ref.fp8_decode(v.view(torch.uint8).transpose(1, 2).numpy(), name)
+    want, _ = ref.feature_forward(q.transpose(1, 2).numpy(),
+                                  k_values * k_scale.numpy().reshape(1, 2, 1, 1),
+                                  v_values * 0.75, causal="bottom_right")
+    assert_close(o.transpose(1, 2), torch.from_numpy(want), "O (%s)" % name, terms=32)
+    q.requires_grad_(True)
+    o = sz.flash_attn_func(q, k, v, k_scale=k_scale, v_scale=0.75)
+    with pytest.raises(sdpa_ze.SdpaError, match="(?i)fp8|f8|quantized"):
+        o.sum().backward()
+
+
+def test_custom_ops_pass_opcheck_with_sinks(gen):
+    q, k, v = (rand(gen, 1, 2, 16, D, grad=False) for _ in range(3))
+    sinks = torch.tensor([0.25, -0.5])
+    options = (1, 0.125, -1, -1, 0.0, None, None, None, 0, 0, 0.0, 0)
+    forward = (q, k, v, None) + options + (sinks,)
+    torch.library.opcheck(torch.ops.sdpa_ze.attention_forward.default, forward)
+    o, lse = torch.ops.sdpa_ze.attention_forward(*forward)
+    backward = (torch.rand(o.shape, generator=gen), q, k, v, o, lse, None) + options + (
+        False, sinks)
+    torch.library.opcheck(torch.ops.sdpa_ze.attention_backward.default, backward)
+
+
+def test_kvcache_fp8_with_sinks(gen):
+    """flash_attn_with_kvcache over an FP8 e5m2 paged cache [num_blocks,
+    block_size, Hkv, D] with a per-tensor K scale and sinks."""
+    k_cache = (torch.rand(6, 16, 2, D, generator=gen) * 4 - 2).to(torch.float8_e5m2)
+    v_cache = (torch.rand(6, 16, 2, D, generator=gen) * 4 - 2).to(torch.float8_e5m2)
+    table = torch.tensor([[4, 1, 5], [0, 2, 3]], dtype=torch.int32)
+    lengths = torch.tensor([40, 9], dtype=torch.int32)
+    q = rand(gen, 2, 1, 4, D, grad=False)
+    sinks = torch.tensor([0.5, 1.5, -1.0, 2.5])
+    o = sz.flash_attn_with_kvcache(q, k_cache, v_cache, lengths, table, sinks=sinks,
+                                   k_scale=0.5)
+    for s in range(2):
+        def rows(cache):
+            bits = torch.cat([cache[b] for b in table[s].tolist()]).view(torch.uint8)
+            return ref.fp8_decode(bits[:lengths[s]].permute(1, 0, 2).numpy(), "float8_e5m2")
+        want, _ = ref.feature_forward(q[s:s + 1].transpose(1, 2).numpy(),
+                                      rows(k_cache)[None] * 0.5, rows(v_cache)[None],
+                                      sinks=sinks.numpy())
+        assert_close(o[s:s + 1].transpose(1, 2), torch.from_numpy(want),
+                     "O (kvcache e5m2 + sinks, seq %d)" % s, terms=48)
