@@ -150,28 +150,52 @@ xe_bwd_stage_unit_2d(local ushort *tile, local ushort *pairs, int count,
 }
 #endif
 
+/*
+ * Q's and dO's rows of the head as 2D block-load surfaces (Xe-HPC, Xe2,
+ * Xe3; sdpa_xe_tile.h), where the hardware accepts both; decided once per
+ * work-group, so that the loop of the 2D path carries no fallback code.
+ */
+typedef struct xe_bwd_query_surfaces {
+#if SUBGROUP_SIZE == 16
+    sdpa_xe_surface2d q, da;
+#endif
+    long q_head, da_head;
+} xe_bwd_query_surfaces;
+
+static inline __attribute__((always_inline)) bool
+xe_bwd_query_surfaces_of(const private sdpa_bwd_problem *x, const global void *Q,
+                         const private sdpa_bwd_strides *qs, const global void *dA,
+                         const private sdpa_bwd_strides *das, private xe_bwd_query_surfaces *s)
+{
+    s->q_head = sdpa_bwd_head_offset(qs, x->b, x->h);
+    s->da_head = sdpa_bwd_head_offset(das, x->b, x->h);
+#if SUBGROUP_SIZE == 16
+    const bool q_ok = sdpa_xe_surface2d_of(Q, s->q_head, x->d, x->sq, qs->s2, &s->q);
+    const bool da_ok = sdpa_xe_surface2d_of(dA, s->da_head, x->d, x->sq, das->s2, &s->da);
+    return qs->s3 == 1 && das->s3 == 1 && q_ok && da_ok;
+#else
+    return false;
+#endif
+}
+
 /* Stages Q, dO, LSE and D_i of queries [q0, q0 + count) (rows past sq are
- * zero; D_i 0 and LSE -inf there, so that P is 0). */
+ * zero; D_i 0 and LSE -inf there, so that P is 0): with 2D block loads if
+ * use_2d (sdpa_xe_bwd passes a constant on each of its two loops), else row
+ * by row. */
 static inline __attribute__((always_inline)) void
 xe_bwd_stage_queries(const private xe_bwd_tiles *t, const private sdpa_bwd_problem *x, int q0,
-                     int count, const global void *Q, const private sdpa_bwd_strides *qs,
+                     int count, bool use_2d, const private xe_bwd_query_surfaces *s,
+                     const global void *Q, const private sdpa_bwd_strides *qs,
                      const global void *dA, const private sdpa_bwd_strides *das,
                      const global float *ws, const global float *d_i)
 {
     const int sg_id = get_sub_group_id(), n_sg = xe_bwd_subgroups();
     const int rows = sdpa_imin(count, x->sq - q0);
-    const long q_head = sdpa_bwd_head_offset(qs, x->b, x->h);
-    const long da_head = sdpa_bwd_head_offset(das, x->b, x->h);
 #if SUBGROUP_SIZE == 16
-    /* Q's and dO's rows of the head as 2D block-load surfaces (Xe-HPC, Xe2,
-     * Xe3; sdpa_xe_tile.h), where the hardware accepts both: each unit of
-     * 16 queries by 16 head-dim columns is one load into the pair layout
-     * and two into the blocked rows, and one block write each (rows past
-     * Sq and columns past D load as zero). */
-    sdpa_xe_surface2d q_surf, da_surf;
-    if (qs->s3 == 1 && das->s3 == 1 &&
-        sdpa_xe_surface2d_of(Q, q_head, x->d, x->sq, qs->s2, &q_surf) &&
-        sdpa_xe_surface2d_of(dA, da_head, x->d, x->sq, das->s2, &da_surf)) {
+    /* Each unit of 16 queries by 16 head-dim columns is one load into the
+     * pair layout and two into the blocked rows, and one block write each
+     * (rows past Sq and columns past D load as zero). */
+    if (use_2d) {
         const int row_blocks = count / 16;
         const int per_tensor = row_blocks * (SDPA_XE_D_PAD(x->d) / 16);
         for (int u = sg_id; u < 2 * per_tensor; u += n_sg) {
@@ -179,14 +203,14 @@ xe_bwd_stage_queries(const private xe_bwd_tiles *t, const private sdpa_bwd_probl
             const int v = is_q ? u : u - per_tensor;
             const int cb = v / row_blocks, rb = v - cb * row_blocks;
             xe_bwd_stage_unit_2d(is_q ? t->q : t->da, is_q ? t->q2 : t->da2, count,
-                                 is_q ? &q_surf : &da_surf, q0 + 16 * rb, 16 * rb, 16 * cb);
+                                 is_q ? &s->q : &s->da, q0 + 16 * rb, 16 * rb, 16 * cb);
         }
     } else
 #endif
     {
-        sdpa_xe_bwd_stage_rows(t->q, t->q2, 16, 16 * count, Q, q_head + (long)q0 * qs->s2, qs->s2,
-                               qs->s3, count, rows, SDPA_XE_D_PAD(x->d), x->d, sg_id, n_sg);
-        sdpa_xe_bwd_stage_rows(t->da, t->da2, 16, 16 * count, dA, da_head + (long)q0 * das->s2,
+        sdpa_xe_bwd_stage_rows(t->q, t->q2, 16, 16 * count, Q, s->q_head + (long)q0 * qs->s2,
+                               qs->s2, qs->s3, count, rows, SDPA_XE_D_PAD(x->d), x->d, sg_id, n_sg);
+        sdpa_xe_bwd_stage_rows(t->da, t->da2, 16, 16 * count, dA, s->da_head + (long)q0 * das->s2,
                                das->s2, das->s3, count, rows, SDPA_XE_D_PAD(x->d), x->d, sg_id,
                                n_sg);
     }
@@ -452,6 +476,62 @@ static inline __attribute__((always_inline)) void xe_bwd_add8(global float *row,
     }
 }
 
+/*
+ * One block of 16 queries of sdpa_xe_bwd, from q0: stages its Q, dO, LSE
+ * and D_i (2D block loads if use_2d), computes the scores of the
+ * sub-group's units, adds to the sub-group's dK and dV and, in ATOMIC
+ * mode, its columns of dQ.
+ */
+static inline __attribute__((always_inline)) void
+xe_bwd_query_block(const private xe_bwd_tiles *t, const private sdpa_bwd_problem *x,
+                   const private xe_bwd_place *pl, const private sdpa_bwd_all_strides *ly,
+                   bool use_2d, const private xe_bwd_query_surfaces *surf, int q0, int key0,
+                   const global void *Q, const global void *dA, const global float *ws,
+                   const global float *d_i, global void *ds_out, long ds_head, long dss2, long dss3,
+                   global float *dq_head, private float8 (*dk)[XE_EB], private float8 (*dv)[XE_EB])
+{
+    const int lane = get_sub_group_local_id();
+    const int br = SDPA_XE_BWD_QUERIES;
+    barrier(CLK_LOCAL_MEM_FENCE); /* the previous block's readers are done */
+    xe_bwd_stage_queries(t, x, q0, br, use_2d, surf, Q, &ly->q, dA, &ly->diff_dst, ws, d_i);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    xe_bwd_scores(t, pl->m, SC(WG_M_DBC), pl->kr0, 0, key0, q0, x, ds_out, ds_head, dss2, dss3);
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    /* dV += (P Z)^T dO, dK += dS^T Q for the sub-group's columns. */
+    SDPA_XE_TILE_LOOP
+    for (int kb = 0; kb < XE_KB; kb++) {
+        const sdpa_xe_a8 apz = xe_bwd_a_score_rows(t->pz, pl->kr0 + 8 * kb);
+        const sdpa_xe_a8 ads = xe_bwd_a_score_rows(t->ds, pl->kr0 + 8 * kb);
+        SDPA_XE_TILE_LOOP
+        for (int e = 0; e < XE_EB; e++) {
+            const int c0 = pl->d0 + e * SUBGROUP_SIZE;
+            if (c0 < x->d) {
+                dv[kb][e] = sdpa_xe_mad(apz, sdpa_xe_bwd_b_pairs(t->da2, br, c0), dv[kb][e]);
+                dk[kb][e] = sdpa_xe_mad(ads, sdpa_xe_bwd_b_pairs(t->q2, br, c0), dk[kb][e]);
+            }
+        }
+    }
+
+    /* dQ^T += factor K^T dS^T, added atomically (ATOMIC mode): each lane
+     * adds its query's 8 columns of a block at once. */
+    if (!SC(DETERMINISTIC)) {
+        SDPA_XE_TILE_LOOP
+        for (int qb = 0; qb < XE_QB; qb++) {
+            const int q = q0 + qb * SUBGROUP_SIZE + lane;
+            global float *dq_row = dq_head + (long)sdpa_imin(q, x->sq - 1) * ly->dq.s2;
+            SDPA_XE_TILE_LOOP
+            for (int f = 0; f < XE_DB; f++) {
+                const int d0 = pl->d0 + 8 * f;
+                if (d0 < x->d)
+                    xe_bwd_add8(dq_row, d0, ly->dq.s3, x->d, q < x->sq,
+                                xe_bwd_dq_block(t, pl->kr0, qb * SUBGROUP_SIZE, d0, (float8)0.0f) *
+                                        x->factor);
+            }
+        }
+    }
+}
+
 __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_xe_bwd(
 #include "sdpa_bwd_args.def"
 )
@@ -493,49 +573,20 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_xe_bw
         sdpa_bwd_zero_ds_unvisited(DS, ds_head, DS_S2, DS_S3, SQ, first_block, blocks, br, k0, keys,
                                    n_sg);
 
-    for (int step = 0; step < blocks; step++) {
-        const int q0 = (first_block + sdpa_bwd_query_block_at(step, blocks)) * br;
-        barrier(CLK_LOCAL_MEM_FENCE); /* the previous block's readers are done */
-        xe_bwd_stage_queries(&t, &x, q0, br, Q, &ly.q, DIFF_DST, &ly.diff_dst, WS, D_I);
-        barrier(CLK_LOCAL_MEM_FENCE);
-        xe_bwd_scores(&t, pl.m, SC(WG_M_DBC), pl.kr0, 0, key0, q0, &x, ds_out, ds_head, DS_S2,
-                      DS_S3);
-        barrier(CLK_LOCAL_MEM_FENCE);
-
-        /* dV += (P Z)^T dO, dK += dS^T Q for the sub-group's columns. */
-        SDPA_XE_TILE_LOOP
-        for (int kb = 0; kb < XE_KB; kb++) {
-            const sdpa_xe_a8 apz = xe_bwd_a_score_rows(t.pz, pl.kr0 + 8 * kb);
-            const sdpa_xe_a8 ads = xe_bwd_a_score_rows(t.ds, pl.kr0 + 8 * kb);
-            SDPA_XE_TILE_LOOP
-            for (int e = 0; e < XE_EB; e++) {
-                const int c0 = pl.d0 + e * SUBGROUP_SIZE;
-                if (c0 < D) {
-                    dv[kb][e] = sdpa_xe_mad(apz, sdpa_xe_bwd_b_pairs(t.da2, br, c0), dv[kb][e]);
-                    dk[kb][e] = sdpa_xe_mad(ads, sdpa_xe_bwd_b_pairs(t.q2, br, c0), dk[kb][e]);
-                }
-            }
-        }
-
-        /* dQ^T += factor K^T dS^T, added atomically (ATOMIC mode): each lane
-         * adds its query's 8 columns of a block at once. */
-        if (!SC(DETERMINISTIC)) {
-            SDPA_XE_TILE_LOOP
-            for (int qb = 0; qb < XE_QB; qb++) {
-                const int q = q0 + qb * SUBGROUP_SIZE + lane;
-                global float *dq_row = dq_head + (long)sdpa_imin(q, SQ - 1) * ly.dq.s2;
-                SDPA_XE_TILE_LOOP
-                for (int f = 0; f < XE_DB; f++) {
-                    const int d0 = pl.d0 + 8 * f;
-                    if (d0 < D)
-                        xe_bwd_add8(
-                                dq_row, d0, ly.dq.s3, D, q < SQ,
-                                xe_bwd_dq_block(&t, pl.kr0, qb * SUBGROUP_SIZE, d0, (float8)0.0f) *
-                                        x.factor);
-                }
-            }
-        }
-    }
+    /* Two copies of the walk, one per way of staging the queries, so that
+     * the 2D path's loop holds no row-by-row code (a uniform branch). */
+    xe_bwd_query_surfaces surf;
+    const bool use_2d = xe_bwd_query_surfaces_of(&x, Q, &ly.q, DIFF_DST, &ly.diff_dst, &surf);
+#define XE_BWD_WALK(two_d)                                                                         \
+    for (int step = 0; step < blocks; step++)                                                      \
+    xe_bwd_query_block(&t, &x, &pl, &ly, two_d, &surf,                                             \
+                       (first_block + sdpa_bwd_query_block_at(step, blocks)) * br, key0, Q,        \
+                       DIFF_DST, WS, D_I, ds_out, ds_head, DS_S2, DS_S3, dq_head, dk, dv)
+    if (use_2d)
+        XE_BWD_WALK(true);
+    else
+        XE_BWD_WALK(false);
+#undef XE_BWD_WALK
 
     /* dK and dV of the sub-group's keys and columns: into the gradients (one
      * query head per K/V head), atomically into f32 sums (DKV_ATOMIC), or
@@ -567,6 +618,91 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_xe_bw
     }
 }
 
+/*
+ * K's and V's rows of the head as 2D block-load surfaces, for
+ * sdpa_xe_bwd_dq's key steps (decided once per work-group, as the queries'
+ * surfaces are).
+ */
+typedef struct xe_bwd_kv_surfaces {
+#if SUBGROUP_SIZE == 16
+    sdpa_xe_surface2d k, v;
+#endif
+    long k_head, v_head;
+} xe_bwd_kv_surfaces;
+
+static inline __attribute__((always_inline)) bool
+xe_bwd_kv_surfaces_of(const private sdpa_bwd_problem *x, const global void *K,
+                      const private sdpa_bwd_strides *ks, const global void *V,
+                      const private sdpa_bwd_strides *vs, private xe_bwd_kv_surfaces *s)
+{
+    s->k_head = sdpa_bwd_head_offset(ks, x->b, x->hkv);
+    s->v_head = sdpa_bwd_head_offset(vs, x->b, x->hkv);
+#if SUBGROUP_SIZE == 16
+    const bool k_ok = sdpa_xe_surface2d_of(K, s->k_head, x->d, x->sk, ks->s2, &s->k);
+    const bool v_ok = sdpa_xe_surface2d_of(V, s->v_head, x->d, x->sk, vs->s2, &s->v);
+    return ks->s3 == 1 && vs->s3 == 1 && k_ok && v_ok;
+#else
+    return false;
+#endif
+}
+
+/* Stages K and V of keys [k0, k0 + SDPA_XE_KEYS) into the blocked tiles
+ * (rows past sk zero): 2D block loads of 8 keys by 16 head-dim columns and
+ * one block write each if use_2d, else row by row. */
+static inline __attribute__((always_inline)) void
+xe_bwd_stage_keys(const private xe_bwd_tiles *t, const private sdpa_bwd_problem *x, int k0,
+                  bool use_2d, const private xe_bwd_kv_surfaces *s, const global void *K,
+                  const private sdpa_bwd_strides *ks, const global void *V,
+                  const private sdpa_bwd_strides *vs)
+{
+    const int sg_id = get_sub_group_id(), n_sg = xe_bwd_subgroups();
+    const int cpitch = 16 * t->kv_rows;
+#if SUBGROUP_SIZE == 16
+    if (use_2d) {
+        const int row_blocks = SDPA_XE_KEYS / 8;
+        const int per_tensor = row_blocks * (SDPA_XE_D_PAD(x->d) / 16);
+        for (int u = sg_id; u < 2 * per_tensor; u += n_sg) {
+            const bool is_k = u < per_tensor;
+            const int v = is_k ? u : u - per_tensor;
+            const int cb = v / row_blocks, rb = v - cb * row_blocks;
+            local ushort *run =
+                    (is_k ? t->k : t->v) + sdpa_xe_bwd_tile_index(16, cpitch, 8 * rb, 16 * cb);
+            sdpa_xe_local_write_us8(run, as_ushort8(sdpa_xe_block2d_a8(is_k ? &s->k : &s->v,
+                                                                       k0 + 8 * rb, 16 * cb)));
+        }
+        return;
+    }
+#endif
+    const int keys = sdpa_imin(SDPA_XE_KEYS, x->sk - k0);
+    sdpa_xe_bwd_stage_rows(t->k, 0, 16, cpitch, K, s->k_head + (long)k0 * ks->s2, ks->s2, ks->s3,
+                           SDPA_XE_KEYS, keys, SDPA_XE_D_PAD(x->d), x->d, sg_id, n_sg);
+    sdpa_xe_bwd_stage_rows(t->v, 0, 16, cpitch, V, s->v_head + (long)k0 * vs->s2, vs->s2, vs->s3,
+                           SDPA_XE_KEYS, keys, SDPA_XE_D_PAD(x->d), x->d, sg_id, n_sg);
+}
+
+/* One key step of sdpa_xe_bwd_dq: stages the keys from k0, computes the
+ * scores of the sub-group's units of query block qr0 (queries from q0) and
+ * adds K^T dS^T to its dQ^T. */
+static inline __attribute__((always_inline)) void
+xe_bwd_dq_key_step(const private xe_bwd_tiles *t, const private sdpa_bwd_problem *x,
+                   const private xe_bwd_place *pl, int qr0, int q0, int k0, bool use_2d,
+                   const private xe_bwd_kv_surfaces *s, const global void *K,
+                   const private sdpa_bwd_strides *ks, const global void *V,
+                   const private sdpa_bwd_strides *vs, private float8 (*dq)[XE_QB])
+{
+    barrier(CLK_LOCAL_MEM_FENCE); /* queries staged; the previous keys' readers done */
+    xe_bwd_stage_keys(t, x, k0, use_2d, s, K, ks, V, vs);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    xe_bwd_scores(t, pl->m, SC(WG_M_DBC), 0, qr0, k0, q0, x, 0, 0, 0, 0);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    SDPA_XE_TILE_LOOP
+    for (int qb = 0; qb < XE_QB; qb++)
+        SDPA_XE_TILE_LOOP
+    for (int f = 0; f < XE_DB; f++)
+        if (pl->d0 + 8 * f < x->d)
+            dq[f][qb] = xe_bwd_dq_block(t, 0, qr0 + qb * SUBGROUP_SIZE, pl->d0 + 8 * f, dq[f][qb]);
+}
+
 __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_xe_bwd_dq(
 #include "sdpa_bwd_args.def"
 )
@@ -579,9 +715,10 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_xe_bw
     const sdpa_bwd_problem x = SDPA_BWD_PROBLEM_OF_ARGS();
     const xe_bwd_tiles t = xe_bwd_tiles_of((local uint *)SLM, SDPA_XE_KEYS, bq, D);
     const sdpa_bwd_all_strides ly = sdpa_bwd_all_strides_of(STRIDES);
-    const int sg_id = get_sub_group_id(), n_sg = xe_bwd_subgroups();
 
-    xe_bwd_stage_queries(&t, &x, q0, bq, Q, &ly.q, DIFF_DST, &ly.diff_dst, WS, D_I);
+    xe_bwd_query_surfaces surf;
+    const bool use_2d = xe_bwd_query_surfaces_of(&x, Q, &ly.q, DIFF_DST, &ly.diff_dst, &surf);
+    xe_bwd_stage_queries(&t, &x, q0, bq, use_2d, &surf, Q, &ly.q, DIFF_DST, &ly.diff_dst, WS, D_I);
     xe_bwd_zero_ds_pad(&t, SDPA_XE_KEYS);
     /* This sub-group's 16 queries: query block n of the work-group. */
     const int qr0 = pl.n * SDPA_XE_BWD_QUERIES;
@@ -597,27 +734,18 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_xe_bw
     int k_end = SK;
     if (sdpa_is_causal())
         k_end = sdpa_iclamp(q0 + queries - 1 + x.causal_offset + 1, 0, SK);
-    const long k_head = sdpa_bwd_head_offset(&ly.k, x.b, x.hkv);
-    const long v_head = sdpa_bwd_head_offset(&ly.v, x.b, x.hkv);
-    for (int k0 = 0; k0 < k_end; k0 += SDPA_XE_KEYS) {
-        const int keys = sdpa_imin(SDPA_XE_KEYS, SK - k0);
-        barrier(CLK_LOCAL_MEM_FENCE); /* queries staged; the previous keys' readers done */
-        sdpa_xe_bwd_stage_rows(t.k, 0, 16, 16 * t.kv_rows, K, k_head + (long)k0 * ly.k.s2, ly.k.s2, ly.k.s3,
-                               SDPA_XE_KEYS, keys, SDPA_XE_D_PAD(D), D, sg_id, n_sg);
-        sdpa_xe_bwd_stage_rows(t.v, 0, 16, 16 * t.kv_rows, V, v_head + (long)k0 * ly.v.s2, ly.v.s2, ly.v.s3,
-                               SDPA_XE_KEYS, keys, SDPA_XE_D_PAD(D), D, sg_id, n_sg);
-        barrier(CLK_LOCAL_MEM_FENCE);
-
-        xe_bwd_scores(&t, pl.m, SC(WG_M_DBC), 0, qr0, k0, q0 + qr0, &x, 0, 0, 0, 0);
-        barrier(CLK_LOCAL_MEM_FENCE);
-        SDPA_XE_TILE_LOOP
-        for (int qb = 0; qb < XE_QB; qb++)
-            SDPA_XE_TILE_LOOP
-        for (int f = 0; f < XE_DB; f++)
-            if (pl.d0 + 8 * f < D)
-                dq[f][qb] =
-                        xe_bwd_dq_block(&t, 0, qr0 + qb * SUBGROUP_SIZE, pl.d0 + 8 * f, dq[f][qb]);
-    }
+    /* Two copies of the key loop, one per way of staging K and V (see
+     * sdpa_xe_bwd). */
+    xe_bwd_kv_surfaces kv;
+    const bool kv_2d = xe_bwd_kv_surfaces_of(&x, K, &ly.k, V, &ly.v, &kv);
+#define XE_BWD_DQ_WALK(two_d)                                                                      \
+    for (int k0 = 0; k0 < k_end; k0 += SDPA_XE_KEYS)                                               \
+    xe_bwd_dq_key_step(&t, &x, &pl, qr0, q0 + qr0, k0, two_d, &kv, K, &ly.k, V, &ly.v, dq)
+    if (kv_2d)
+        XE_BWD_DQ_WALK(true);
+    else
+        XE_BWD_DQ_WALK(false);
+#undef XE_BWD_DQ_WALK
 
     /* dQ of the sub-group's queries and columns, in Q's dtype. */
     const long dq_head = sdpa_bwd_head_offset(&ly.dq, x.b, x.h);
