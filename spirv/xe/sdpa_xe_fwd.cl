@@ -258,13 +258,18 @@ sdpa_xe_fwd_pv_by_query(private float8 *o, const local ushort *p_rows, int chunk
         const local ushort *chunk = p_rows + kc * 16 * SUBGROUP_SIZE;
         const short8 pa0 = as_short8(sdpa_xe_local_read_us8(chunk)),
                      pa1 = as_short8(sdpa_xe_local_read_us8(chunk + 8 * SUBGROUP_SIZE));
+        /* Every V operand of the chunk loaded before the first product:
+         * the loads go to registers of their own instead of waiting, one
+         * by one, for the product before to release the same ones. */
+        int8 vb[XE_O_DCOLS];
+SDPA_XE_TILE_LOOP
+        for (int e = 0; e < XE_O_DCOLS; e++)
+            vb[e] = v_2d ? sdpa_xe_block2d_b(v_surf, k0 + 16 * kc, o_d0 + 16 * e)
+                         : sdpa_xe_fwd_v_b(V, v_head, vs2, k0 + 16 * kc, o_d0 + 16 * e, sk, d);
 SDPA_XE_TILE_LOOP
         for (int e = 0; e < XE_O_DCOLS; e++) {
-            const int8 vb =
-                    v_2d ? sdpa_xe_block2d_b(v_surf, k0 + 16 * kc, o_d0 + 16 * e)
-                         : sdpa_xe_fwd_v_b(V, v_head, vs2, k0 + 16 * kc, o_d0 + 16 * e, sk, d);
-            o[e] = sdpa_xe_mad(pa0, vb, o[e]);
-            o[XE_O_DCOLS + e] = sdpa_xe_mad(pa1, vb, o[XE_O_DCOLS + e]);
+            o[e] = sdpa_xe_mad(pa0, vb[e], o[e]);
+            o[XE_O_DCOLS + e] = sdpa_xe_mad(pa1, vb[e], o[XE_O_DCOLS + e]);
             if (SC(VS_F16_ACC)) {
                 o[e] = sdpa_xe_round_half8(o[e]);
                 o[XE_O_DCOLS + e] = sdpa_xe_round_half8(o[XE_O_DCOLS + e]);
@@ -466,21 +471,30 @@ SDPA_XE_TILE_LOOP
 #if SUBGROUP_SIZE == 16 && !defined(SDPA_XE_CONVERT_KV)
         if (k_2d) {
             /* The first step starts from zero (no accumulators to clear;
-             * D >= 1, so there is always a first step). */
+             * D >= 1, so there is always a first step). Each step's K
+             * operands are all loaded before its first product: the loads
+             * go to registers of their own instead of each waiting for the
+             * product before to release the same ones. */
+            short8 ka0[XE_S_BLOCKS];
+SDPA_XE_TILE_LOOP
+            for (int b = 0; b < XE_S_BLOCKS; b++)
+                ka0[b] = sdpa_xe_block2d_a8(&k_surf, key0 + 8 * b, 0);
             const int8 qb0 = as_int8(sdpa_xe_local_read8(q_ops));
 SDPA_XE_TILE_LOOP
             for (int b = 0; b < XE_S_BLOCKS; b++) {
-                s[b] = sdpa_xe_mad(sdpa_xe_block2d_a8(&k_surf, key0 + 8 * b, 0), qb0, (float8)0.0f);
+                s[b] = sdpa_xe_mad(ka0[b], qb0, (float8)0.0f);
                 if (SC(KQ_F16_ACC))
                     s[b] = sdpa_xe_round_half8(s[b]);
             }
             for (int c = 1; c < d_steps; c++) {
+                short8 ka[XE_S_BLOCKS];
+SDPA_XE_TILE_LOOP
+                for (int b = 0; b < XE_S_BLOCKS; b++)
+                    ka[b] = sdpa_xe_block2d_a8(&k_surf, key0 + 8 * b, c * SDPA_XE_D_STEP);
                 const int8 qb = as_int8(sdpa_xe_local_read8(q_ops + c * 8 * SUBGROUP_SIZE));
 SDPA_XE_TILE_LOOP
                 for (int b = 0; b < XE_S_BLOCKS; b++) {
-                    s[b] = sdpa_xe_mad(
-                            sdpa_xe_block2d_a8(&k_surf, key0 + 8 * b, c * SDPA_XE_D_STEP), qb,
-                            s[b]);
+                    s[b] = sdpa_xe_mad(ka[b], qb, s[b]);
                     if (SC(KQ_F16_ACC))
                         s[b] = sdpa_xe_round_half8(s[b]);
                 }
