@@ -56,7 +56,7 @@ sdpa_xe_hpg_k_rows_of(private sdpa_xe_hpg_k_rows *r, const global void *K, long 
  * S^T (XE_S_BLOCKS blocks of 8 keys by the sub-group's 8 queries) = K Q^T
  * over d_steps steps, Q^T's B operands at q_ops (one per step), G steps at
  * a time: each row's G steps are one block read (component j: step j), and
- * the operand of step j is component j of 8 rows. Defined for G = 1, 2, 4;
+ * the operand of step j is component j of 8 rows. Defined for G = 1, 2;
  * d_steps must be a multiple of G.
  */
 #define SDPA_XE_HPG_DEFINE_KQ(G, vec_t, read)                                                      \
@@ -90,7 +90,6 @@ sdpa_xe_hpg_k_rows_of(private sdpa_xe_hpg_k_rows *r, const global void *K, long 
     }
 SDPA_XE_HPG_DEFINE_KQ(1, uint, intel_sub_group_block_read)
 SDPA_XE_HPG_DEFINE_KQ(2, uint2, intel_sub_group_block_read2)
-SDPA_XE_HPG_DEFINE_KQ(4, uint4, intel_sub_group_block_read4)
 #undef SDPA_XE_HPG_DEFINE_KQ
 
 /* S^T = K Q^T with the widest reads the head size allows. */
@@ -98,9 +97,7 @@ static inline __attribute__((always_inline)) void
 sdpa_xe_hpg_kq(private float8 *s, const private sdpa_xe_hpg_k_rows *r, const local uint *q_ops,
                int d_steps)
 {
-    if (d_steps % 4 == 0)
-        sdpa_xe_hpg_kq4(s, r, q_ops, d_steps);
-    else if (d_steps % 2 == 0)
+    if (d_steps % 2 == 0)
         sdpa_xe_hpg_kq2(s, r, q_ops, d_steps);
     else
         sdpa_xe_hpg_kq1(s, r, q_ops, d_steps);
