@@ -1,21 +1,22 @@
 /*
- * sdpa_xe_hpg_load.h - the forward's K operands on Xe-HPG (sub-groups of 8,
- * no 2D block loads): S^T = K Q^T for a sub-group's key tile with K's rows
- * read by sub-group block reads from addresses computed once per tile.
+ * sdpa_xe_hpg_load.h - the forward's K and V^T operands on Xe-HPG
+ * (sub-groups of 8, no 2D block loads), from row addresses formed once per
+ * key tile.
  *
- * With 8 lanes, row m of an A operand (keys kb + m, head-dim elements c0 ..
- * c0 + 15) is one 32-byte block read: lane i receives elements c0 + 2i and
- * c0 + 2i + 1, the pair the operand wants, and the GPU compiler writes the
- * read straight into the operand's register m. The general loader
- * (sdpa_xe_fwd_k_operand) clamps the key, multiplies by the row stride and
- * tests each chunk against the head size at every read, and its two paths
- * (block read or per-lane loads) meet in copies; here the rows are clamped
- * and their addresses formed once per key tile, every step of the head
- * dimension is whole (D % 16 == 0), and a read is an add and a send.
+ * K: with 8 lanes, row m of an A operand (keys kb + m, head-dim elements
+ * c0 .. c0 + 15) is 8 words of K's row, lane i holding elements c0 + 2i and
+ * c0 + 2i + 1, the pair the operand wants. A block read of 2 such runs per
+ * row (component j: step j) serves two head-dim steps with one send per
+ * row; the operand of a step is component j of 8 rows (a register move per
+ * row, which Debian 12's IGC made anyway for one-step reads). The general
+ * loader (sdpa_xe_fwd_k_operand) clamps the key, multiplies by the row
+ * stride and tests each chunk against the head size at every read; here
+ * the rows are clamped and their addresses formed once per key tile, and
+ * every step of the head dimension is whole (D % 16 == 0). Steps per read
+ * stay at 2: the head size is a run-time value, and the ISA gate's model
+ * counts the widest loop the kernel holds.
  *
- * The next head-dim step's operands are loaded before this step's products
- * are issued, so that a load has a step's products and its Q^T read to
- * arrive in.
+ * V^T: see sdpa_xe_hpg_pv below.
  *
  * Included by sdpa_xe_fwd.cl after its tile macros (XE_S_BLOCKS,
  * SDPA_XE_TILE_LOOP).
