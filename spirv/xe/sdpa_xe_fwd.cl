@@ -81,6 +81,8 @@
 #define XE_P_CHUNKS (SDPA_XE_KEYS / 16) /* 16-key chunks of P (the products' K) */
 #define XE_O_BLOCKS (SDPA_XE_DSUB / 8) /* 8-row blocks of O^T (or of O) */
 
+#include "sdpa_xe_hpg_load.h"
+
 /*
  * Sub-groups of 16 without conversion compute the second product the other
  * way round, O = P V: V is the B operand, which a 2D block load with the
@@ -418,6 +420,13 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_xe_fw
     /* V rows start on 4 bytes (runs of 8 elements then load as 32-bit
      * words; o_d0 and the row blocks are multiples of 8). */
     const bool v_aligned = ((ulong)V & 3) == 0 && (((ulong)v_head | (ulong)V_S2) & 1) == 0;
+#if SUBGROUP_SIZE == 8 && !defined(SDPA_XE_CONVERT_KV)
+    /* Xe-HPG: K's rows by block reads from addresses formed once per tile
+     * (sdpa_xe_hpg_load.h). */
+    const bool k_rows = sdpa_xe_hpg_k_rows_ok(k_block, SC(TRANSPOSE_K), D);
+    /* V's rows likewise, where the sub-group's O rows are inside D. */
+    const bool v_rows = v_aligned && m_sg * SDPA_XE_DSUB + SDPA_XE_DSUB <= D;
+#endif
 #if SUBGROUP_SIZE == 16
     /* K's rows of this head as a 2D block-load surface (Xe-HPC, Xe2, Xe3):
      * 8 keys by 16 head-dim elements per load, straight into an A operand.
@@ -499,6 +508,13 @@ SDPA_XE_TILE_LOOP
                         s[b] = sdpa_xe_round_half8(s[b]);
                 }
             }
+        } else
+#endif
+#if SUBGROUP_SIZE == 8 && !defined(SDPA_XE_CONVERT_KV)
+        if (k_rows) {
+            sdpa_xe_hpg_k_rows rows;
+            sdpa_xe_hpg_k_rows_of(&rows, K, k_head, K_S2, key0, SK);
+            sdpa_xe_hpg_kq(s, &rows, q_ops, d_steps);
         } else
 #endif
         {
@@ -686,6 +702,17 @@ SDPA_XE_TILE_LOOP
                 sub_group_barrier(CLK_LOCAL_MEM_FENCE);
             /* A loop on the GPU too: unrolled, the compiler interleaves the
              * chunks' loads and runs out of registers. */
+#if SUBGROUP_SIZE == 8 && !defined(SDPA_XE_CONVERT_KV)
+            if (v_rows && k0 + bk <= SK) {
+                sdpa_xe_hpg_v_rows vr;
+                sdpa_xe_hpg_v_rows_of(&vr, V, v_head, V_S2, k0, o_d0);
+                __attribute__((opencl_unroll_hint(1))) for (int kc = 0; kc < p_chunks; kc++)
+                {
+                    const int8 pb = as_int8(sdpa_xe_local_read8(p_ops + kc * 8 * SUBGROUP_SIZE));
+                    sdpa_xe_hpg_pv(o, pb, &vr, kc);
+                }
+            } else
+#endif
             __attribute__((opencl_unroll_hint(1))) for (int kc = 0; kc < p_chunks; kc++)
             {
                 const int8 pb =

@@ -1,0 +1,151 @@
+/*
+ * sdpa_xe_hpg_load.h - the forward's K and V^T operands on Xe-HPG
+ * (sub-groups of 8, no 2D block loads), from row addresses formed once per
+ * key tile.
+ *
+ * K: with 8 lanes, row m of an A operand (keys kb + m, head-dim elements
+ * c0 .. c0 + 15) is 8 words of K's row, lane i holding elements c0 + 2i and
+ * c0 + 2i + 1, the pair the operand wants. A block read of 2 such runs per
+ * row (component j: step j) serves two head-dim steps with one send per
+ * row; the operand of a step is component j of 8 rows (a register move per
+ * row, which Debian 12's IGC made anyway for one-step reads). The general
+ * loader (sdpa_xe_fwd_k_operand) clamps the key, multiplies by the row
+ * stride and tests each chunk against the head size at every read; here
+ * the rows are clamped and their addresses formed once per key tile, and
+ * every step of the head dimension is whole (D % 16 == 0). Steps per read
+ * stay at 2: the head size is a run-time value, and the ISA gate's model
+ * counts the widest loop the kernel holds.
+ *
+ * V^T: see sdpa_xe_hpg_pv below.
+ *
+ * Included by sdpa_xe_fwd.cl after its tile macros (XE_S_BLOCKS,
+ * SDPA_XE_TILE_LOOP).
+ */
+#ifndef SDPA_SPIRV_XE_HPG_LOAD_H
+#define SDPA_SPIRV_XE_HPG_LOAD_H
+
+#include "sdpa_xe_intel.h"
+#include "sdpa_xe_local_block.h"
+#include "sdpa_xe_tile.h"
+
+#if SUBGROUP_SIZE == 8
+
+/* Whether a K tensor's rows can be read this way: raw operand bits, rows
+ * on 4 bytes (k_block), not transposed, and whole 16-element steps. */
+static inline bool sdpa_xe_hpg_k_rows_ok(bool k_block, bool transposed, int d)
+{
+    return k_block && !transposed && d % 16 == 0;
+}
+
+/* The first word of each of the SDPA_XE_KEYS rows from key0 (keys past the
+ * end clamped to the last: their scores are masked). */
+typedef struct {
+    const global uint *row[SDPA_XE_KEYS];
+} sdpa_xe_hpg_k_rows;
+
+static inline __attribute__((always_inline)) void
+sdpa_xe_hpg_k_rows_of(private sdpa_xe_hpg_k_rows *r, const global void *K, long k_head, long ks2,
+                      int key0, int sk)
+{
+    const global ushort *head = (const global ushort *)K + k_head;
+#pragma unroll
+    for (int m = 0; m < SDPA_XE_KEYS; m++)
+        r->row[m] = (const global uint *)(head + (long)sdpa_imin(key0 + m, sk - 1) * ks2);
+}
+
+/*
+ * S^T (XE_S_BLOCKS blocks of 8 keys by the sub-group's 8 queries) = K Q^T
+ * over d_steps steps, Q^T's B operands at q_ops (one per step), G steps at
+ * a time: each row's G steps are one block read (component j: step j), and
+ * the operand of step j is component j of 8 rows. Defined for G = 1, 2;
+ * d_steps must be a multiple of G.
+ */
+#define SDPA_XE_HPG_DEFINE_KQ(G, vec_t, read)                                                      \
+    static inline __attribute__((always_inline)) void sdpa_xe_hpg_kq##G(                          \
+            private float8 *s, const private sdpa_xe_hpg_k_rows *r, const local uint *q_ops,      \
+            int d_steps)                                                                           \
+    {                                                                                              \
+        SDPA_XE_TILE_LOOP                                                                          \
+        for (int b = 0; b < XE_S_BLOCKS; b++)                                                      \
+            s[b] = 0.0f;                                                                           \
+        for (int c = 0; c < d_steps; c += (G)) {                                                   \
+            vec_t w[SDPA_XE_KEYS];                                                                 \
+            SDPA_XE_TILE_LOOP                                                                      \
+            for (int m = 0; m < SDPA_XE_KEYS; m++)                                                 \
+                w[m] = read(r->row[m] + 8 * c);                                                    \
+            SDPA_XE_TILE_LOOP                                                                      \
+            for (int j = 0; j < (G); j++) {                                                        \
+                const int8 qb =                                                                    \
+                        as_int8(sdpa_xe_local_read8(q_ops + (c + j) * 8 * SUBGROUP_SIZE));         \
+                SDPA_XE_TILE_LOOP                                                                  \
+                for (int b = 0; b < XE_S_BLOCKS; b++) {                                            \
+                    uint8 a;                                                                       \
+                    _Pragma("unroll") for (int m = 0; m < 8; m++) SDPA_XE_AT(a, uint, m) =         \
+                            SDPA_XE_AT(w[8 * b + m], uint, j);                                     \
+                    s[b] = sdpa_xe_mad(as_int8(a), qb, s[b]);                                      \
+                    if (SC(KQ_F16_ACC))                                                            \
+                        s[b] = sdpa_xe_round_half8(s[b]);                                          \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
+    }
+SDPA_XE_HPG_DEFINE_KQ(1, uint, intel_sub_group_block_read)
+SDPA_XE_HPG_DEFINE_KQ(2, uint2, intel_sub_group_block_read2)
+#undef SDPA_XE_HPG_DEFINE_KQ
+
+/* S^T = K Q^T with the widest reads the head size allows. */
+static inline __attribute__((always_inline)) void
+sdpa_xe_hpg_kq(private float8 *s, const private sdpa_xe_hpg_k_rows *r, const local uint *q_ops,
+               int d_steps)
+{
+    if (d_steps % 2 == 0)
+        sdpa_xe_hpg_kq2(s, r, q_ops, d_steps);
+    else
+        sdpa_xe_hpg_kq1(s, r, q_ops, d_steps);
+}
+
+/*
+ * V^T's A operands for O^T += V^T P (head-dim rows by 16 keys; lane i holds
+ * keys 2i and 2i + 1). Each lane loads its two keys' rows, 8 elements per
+ * operand, and the operand interleaves them by halves: a word shuffle,
+ * which the GPU compiler lowers to strided moves instead of the shifts and
+ * ors of sdpa_xe_a_from_runs. In a key tile that ends before the last key,
+ * every lane's rows are those of the tile's first chunk plus a constant per
+ * chunk: their offsets are formed once per tile.
+ */
+typedef struct {
+    const global uint *even, *odd; /* this lane's keys k0 + 2i and + 1, from o_d0 */
+    long chunk;                    /* elements from one 16-key chunk to the next */
+} sdpa_xe_hpg_v_rows;
+
+static inline __attribute__((always_inline)) void
+sdpa_xe_hpg_v_rows_of(private sdpa_xe_hpg_v_rows *r, const global void *V, long v_head, long vs2,
+                      int k0, int o_d0)
+{
+    const int key = k0 + 2 * (int)get_sub_group_local_id();
+    const global ushort *row = (const global ushort *)V + v_head + (long)key * vs2 + o_d0;
+    r->even = (const global uint *)row;
+    r->odd = (const global uint *)(row + vs2);
+    r->chunk = 16 * vs2;
+}
+
+/* O^T (XE_O_BLOCKS blocks of 8 head-dim rows) += V^T P for chunk kc of the
+ * tile, P given as the B operand pb. */
+static inline __attribute__((always_inline)) void
+sdpa_xe_hpg_pv(private float8 *o, int8 pb, const private sdpa_xe_hpg_v_rows *r, int kc)
+{
+    const global uint *even = r->even + kc * r->chunk / 2, *odd = r->odd + kc * r->chunk / 2;
+SDPA_XE_TILE_LOOP
+    for (int e = 0; e < XE_O_BLOCKS; e++) {
+        const ushort8 ev = as_ushort8(vload4(e, even)), od = as_ushort8(vload4(e, odd));
+        const ushort16 a = (ushort16)(ev.s0, od.s0, ev.s1, od.s1, ev.s2, od.s2, ev.s3, od.s3,
+                                      ev.s4, od.s4, ev.s5, od.s5, ev.s6, od.s6, ev.s7, od.s7);
+        o[e] = sdpa_xe_mad(as_int8(a), pb, o[e]);
+        if (SC(VS_F16_ACC))
+            o[e] = sdpa_xe_round_half8(o[e]);
+    }
+}
+
+#endif /* SUBGROUP_SIZE == 8 */
+
+#endif /* SDPA_SPIRV_XE_HPG_LOAD_H */
