@@ -480,30 +480,21 @@ SDPA_XE_TILE_LOOP
 #if SUBGROUP_SIZE == 16 && !defined(SDPA_XE_CONVERT_KV)
         if (k_2d) {
             /* The first step starts from zero (no accumulators to clear;
-             * D >= 1, so there is always a first step). Each step's K
-             * operands are all loaded before its first product: the loads
-             * go to registers of their own instead of each waiting for the
-             * product before to release the same ones. */
-            short8 ka0[XE_S_BLOCKS];
-SDPA_XE_TILE_LOOP
-            for (int b = 0; b < XE_S_BLOCKS; b++)
-                ka0[b] = sdpa_xe_block2d_a8(&k_surf, key0 + 8 * b, 0);
+             * D >= 1, so there is always a first step). */
             const int8 qb0 = as_int8(sdpa_xe_local_read8(q_ops));
 SDPA_XE_TILE_LOOP
             for (int b = 0; b < XE_S_BLOCKS; b++) {
-                s[b] = sdpa_xe_mad(ka0[b], qb0, (float8)0.0f);
+                s[b] = sdpa_xe_mad(sdpa_xe_block2d_a8(&k_surf, key0 + 8 * b, 0), qb0, (float8)0.0f);
                 if (SC(KQ_F16_ACC))
                     s[b] = sdpa_xe_round_half8(s[b]);
             }
             for (int c = 1; c < d_steps; c++) {
-                short8 ka[XE_S_BLOCKS];
-SDPA_XE_TILE_LOOP
-                for (int b = 0; b < XE_S_BLOCKS; b++)
-                    ka[b] = sdpa_xe_block2d_a8(&k_surf, key0 + 8 * b, c * SDPA_XE_D_STEP);
                 const int8 qb = as_int8(sdpa_xe_local_read8(q_ops + c * 8 * SUBGROUP_SIZE));
 SDPA_XE_TILE_LOOP
                 for (int b = 0; b < XE_S_BLOCKS; b++) {
-                    s[b] = sdpa_xe_mad(ka[b], qb, s[b]);
+                    s[b] = sdpa_xe_mad(
+                            sdpa_xe_block2d_a8(&k_surf, key0 + 8 * b, c * SDPA_XE_D_STEP), qb,
+                            s[b]);
                     if (SC(KQ_F16_ACC))
                         s[b] = sdpa_xe_round_half8(s[b]);
                 }
