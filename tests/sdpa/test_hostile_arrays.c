@@ -273,13 +273,12 @@ static void forward_on_ref(llm_case_t *c)
 
 /* Runs spec with hostile entry h on ze, the buffers against each guard in
  * turn: the execution succeeds, writes no input, and the well-formed
- * sequences' rows are right. run names the run in messages. */
-static void run_hostile(const char *run, const llm_spec_t *spec, const hostile_t *h, uint64_t seed)
+ * sequences' rows are right. */
+static void run_hostile(const llm_spec_t *spec, const hostile_t *h, uint64_t seed)
 {
     for (int side = 0; side < 2; side++) {
-        char name[320];
-        snprintf(name, sizeof(name), "%s: %s (buffers against the %s guard)", run, h->name,
-                 sides[side]);
+        char name[160];
+        snprintf(name, sizeof(name), "%s (buffers against the %s guard)", h->name, sides[side]);
         setenv("ZE_CPU_GUARD_PAGES", sides[side], 1);
         llm_case_t c;
         llm_desc_init(&c, spec);
@@ -314,72 +313,92 @@ static void close_env(void)
     test_env_close(&suite_env);
 }
 
-/* One run over a table of cases: the kernels it steers to (a variable set
- * before the test opens its environment; NULL: the defaults), the problem,
- * and the seed of its first case. */
-typedef struct hostile_run {
-    const char *about;
-    const char *variable, *value;
-    const hostile_t *cases; /* varlen_cases or paged_cases */
-    sdpa_prop_kind_t prop;  /* varlen: prop, dtype, causal on odd cases */
-    sdpa_dtype_t dtype;
-    int odd_causal;
-    int64_t q_rows;  /* paged: queries per sequence */
-    uint32_t splits; /* paged: > 1, split-KV */
-    uint64_t seed;
-} hostile_run_t;
-
-#define TRAINING SDPA_FORWARD_TRAINING
-static const hostile_run_t runs[] = {
-        {"varlen forward, training (the log-sum-exp too), f32, portable", NULL, NULL, varlen_cases,
-         TRAINING, SDPA_DTYPE_F32, 1, 0, 0, 100},
-        {"varlen forward in f16 with the fast path's kernel set, emulated", "SDPA_ZE_KERNELS", "xe",
-         varlen_cases, SDPA_FORWARD_INFERENCE, SDPA_DTYPE_F16, 0, 0, 0, 200},
-        /* dQ through the f32 scratch and the postprocess, dK, dV */
-        {"varlen backward, f32", NULL, NULL, varlen_cases, SDPA_BACKWARD, SDPA_DTYPE_F32, 1, 0, 0,
-         300},
-        /* by default only split-KV runs the decode kernel */
-        {"paged decode: the decode kernel unsplit", "SDPA_ZE_DECODE", "1", paged_cases, TRAINING,
-         SDPA_DTYPE_F32, 0, 1, 0, 400},
-        {"paged, 4 query rows (chunked prefill): the portable forward", "SDPA_ZE_DECODE", "0",
-         paged_cases, TRAINING, SDPA_DTYPE_F32, 0, 4, 0, 500},
-        {"paged, 4 query rows: the decode kernel unsplit", "SDPA_ZE_DECODE", "1", paged_cases,
-         TRAINING, SDPA_DTYPE_F32, 0, 4, 0, 550},
-        {"paged split-KV decode: three splits and their merge", NULL, NULL, paged_cases, TRAINING,
-         SDPA_DTYPE_F32, 0, 1, 3, 600},
-        {"paged decode on the portable forward (the default unsplit)", NULL, NULL, paged_cases,
-         TRAINING, SDPA_DTYPE_F32, 0, 1, 0, 650},
-        {"paged with the fast path's kernel set (emulated): the portable kernels",
-         "SDPA_ZE_KERNELS", "xe", paged_cases, TRAINING, SDPA_DTYPE_F32, 0, 4, 0, 700},
-};
-#undef TRAINING
-#define N_RUNS (int)(sizeof(runs) / sizeof(runs[0]))
-
-static int run_cases(const hostile_run_t *r)
+/* Varlen forward, training (the log-sum-exp too), f32, portable. */
+START_TEST(test_varlen_forward)
 {
-    return r->cases == varlen_cases ? N_VARLEN : N_PAGED;
+    llm_spec_t s = varlen_spec(SDPA_FORWARD_TRAINING, SDPA_DTYPE_F32);
+    s.mask_kind = _i % 2 ? SDPA_MASK_CAUSAL_BOTTOM_RIGHT : SDPA_MASK_NONE;
+    run_hostile(&s, &varlen_cases[_i], 100 + (uint64_t)_i);
 }
+END_TEST
 
-/* Every case of every run: loop index i is case i of the first run, then
- * of the next. */
-START_TEST(test_runs)
+/* The same in f16 with the kernel set of the fast path, emulated. */
+START_TEST(test_varlen_forward_xe)
 {
-    int i = _i;
-    const hostile_run_t *r = runs;
-    while (i >= run_cases(r))
-        i -= run_cases(r++);
-    if (r->variable)
-        setenv(r->variable, r->value, 1);
+    setenv("SDPA_ZE_KERNELS", "xe", 1);
     test_env_fixture();
-    llm_spec_t s;
-    if (r->cases == varlen_cases) {
-        s = varlen_spec(r->prop, r->dtype);
-        if (r->odd_causal && i % 2)
-            s.mask_kind = SDPA_MASK_CAUSAL_BOTTOM_RIGHT;
-    } else {
-        s = paged_spec(r->q_rows, r->splits);
-    }
-    run_hostile(r->about, &s, &r->cases[i], r->seed + (uint64_t)i);
+    llm_spec_t s = varlen_spec(SDPA_FORWARD_INFERENCE, SDPA_DTYPE_F16);
+    run_hostile(&s, &varlen_cases[_i], 200 + (uint64_t)_i);
+}
+END_TEST
+
+/* Varlen backward (dQ through the f32 scratch and the postprocess, dK,
+ * dV), f32. */
+START_TEST(test_varlen_backward)
+{
+    llm_spec_t s = varlen_spec(SDPA_BACKWARD, SDPA_DTYPE_F32);
+    s.mask_kind = _i % 2 ? SDPA_MASK_CAUSAL_BOTTOM_RIGHT : SDPA_MASK_NONE;
+    run_hostile(&s, &varlen_cases[_i], 300 + (uint64_t)_i);
+}
+END_TEST
+
+/* Paged, one query per sequence: the decode kernel unsplit
+ * (SDPA_ZE_DECODE=1; by default only split-KV runs it) and the portable
+ * forward. */
+START_TEST(test_paged_decode)
+{
+    setenv("SDPA_ZE_DECODE", "1", 1);
+    test_env_fixture();
+    llm_spec_t s = paged_spec(1, 0);
+    run_hostile(&s, &paged_cases[_i], 400 + (uint64_t)_i);
+}
+END_TEST
+
+/* Paged, 4 query rows (chunked prefill): the portable forward
+ * (SDPA_ZE_DECODE=0), and the decode kernel unsplit (=1). */
+START_TEST(test_paged_rows)
+{
+    setenv("SDPA_ZE_DECODE", "0", 1);
+    test_env_fixture();
+    llm_spec_t s = paged_spec(4, 0);
+    run_hostile(&s, &paged_cases[_i], 500 + (uint64_t)_i);
+}
+END_TEST
+
+START_TEST(test_paged_rows_decode)
+{
+    setenv("SDPA_ZE_DECODE", "1", 1);
+    test_env_fixture();
+    llm_spec_t s = paged_spec(4, 0);
+    run_hostile(&s, &paged_cases[_i], 550 + (uint64_t)_i);
+}
+END_TEST
+
+/* Split-KV decode: three splits and their merge. */
+START_TEST(test_paged_split)
+{
+    llm_spec_t s = paged_spec(1, 3);
+    run_hostile(&s, &paged_cases[_i], 600 + (uint64_t)_i);
+}
+END_TEST
+
+/* The same problem as test_paged_decode on the portable forward (the
+ * default for an unsplit decode). */
+START_TEST(test_paged_decode_portable)
+{
+    llm_spec_t s = paged_spec(1, 0);
+    run_hostile(&s, &paged_cases[_i], 650 + (uint64_t)_i);
+}
+END_TEST
+
+/* Paged with the fast path's kernel set (emulated): served by the portable
+ * kernels. */
+START_TEST(test_paged_xe)
+{
+    setenv("SDPA_ZE_KERNELS", "xe", 1);
+    test_env_fixture();
+    llm_spec_t s = paged_spec(4, 0);
+    run_hostile(&s, &paged_cases[_i], 700 + (uint64_t)_i);
 }
 END_TEST
 
@@ -456,7 +475,7 @@ START_TEST(test_check_mode_accepts)
     const hostile_t none = {"well formed", CU_Q, 0, 0, 3}; /* cu_seqlens_q[0] = 0 again */
     const hostile_t none_paged = {"well formed", LENS, 0, 40, 3};
     for (int i = 0; i < 3; i++)
-        run_hostile("checking mode", &specs[i], i == 2 ? &none_paged : &none, 950 + (uint64_t)i);
+        run_hostile(&specs[i], i == 2 ? &none_paged : &none, 950 + (uint64_t)i);
 }
 END_TEST
 
@@ -485,14 +504,19 @@ int main(void)
     setenv("SDPA_CACHE_DIR", cache_dir, 1);
 
     const test_entry_t tests[] = {
+            TEST_LOOP(test_varlen_forward, N_VARLEN),
+            TEST_LOOP(test_varlen_backward, N_VARLEN),
+            TEST_LOOP(test_paged_decode_portable, N_PAGED),
+            TEST_LOOP(test_paged_split, N_PAGED),
             TEST_ONCE(test_check_mode),
             TEST_ONCE(test_check_mode_accepts),
     };
     /* Tests that set an environment variable before opening theirs. */
-    int total = 0;
-    for (int r = 0; r < N_RUNS; r++)
-        total += run_cases(&runs[r]);
-    const test_entry_t env_tests[] = {TEST_LOOP(test_runs, total)};
+    const test_entry_t env_tests[] = {
+            TEST_LOOP(test_varlen_forward_xe, N_VARLEN), TEST_LOOP(test_paged_decode, N_PAGED),
+            TEST_LOOP(test_paged_rows_decode, N_PAGED),  TEST_LOOP(test_paged_rows, N_PAGED),
+            TEST_LOOP(test_paged_xe, N_PAGED),
+    };
     Suite *s = suite_create("hostile_arrays");
     TCase *tc = test_add_case(s, "hostile_arrays", 600, tests, TEST_COUNT(tests));
     tcase_add_checked_fixture(tc, open_env, close_env);
