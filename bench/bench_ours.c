@@ -52,20 +52,12 @@ void bench_backend_close(bench_backend_t *b)
 
 /* ------------------------------------------------------------------------- */
 
-static sdpa_tensor_desc_t dense(sdpa_dtype_t dtype, int64_t b, int64_t h, int64_t s, int64_t d)
-{
-    sdpa_tensor_desc_t t = {.dtype = dtype, .dims = {b, h, s, d}};
-    t.strides[3] = 1;
-    t.strides[2] = d;
-    t.strides[1] = s * d;
-    t.strides[0] = h * s * d;
-    return t;
-}
-
 sdpa_problem_desc_t bench_make_problem(const bench_case_t *c, sdpa_prop_kind_t kind)
 {
-    sdpa_tensor_desc_t q = dense(c->dtype, c->batch, c->q_heads, c->q_len, c->head_size);
-    sdpa_tensor_desc_t kv = dense(bench_kv_dtype(c), c->batch, c->kv_heads, c->k_len, c->head_size);
+    sdpa_tensor_desc_t q =
+            sdpa_tensor_dense(c->dtype, c->batch, c->q_heads, c->q_len, c->head_size);
+    sdpa_tensor_desc_t kv =
+            sdpa_tensor_dense(bench_kv_dtype(c), c->batch, c->kv_heads, c->k_len, c->head_size);
     /* Dv != D: V, O and dO are views of Dv elements of rows laid out as
      * K's and Q's (bench.h). */
     sdpa_tensor_desc_t o = q;
@@ -105,8 +97,8 @@ sdpa_problem_desc_t bench_make_problem(const bench_case_t *c, sdpa_prop_kind_t k
     }
     if (c->paged_block_size > 0) {
         const int64_t blocks = c->batch * (c->k_len / c->paged_block_size);
-        p.k = p.v = dense(bench_kv_dtype(c), blocks, c->kv_heads, c->paged_block_size,
-                          c->head_size);
+        p.k = p.v = sdpa_tensor_dense(bench_kv_dtype(c), blocks, c->kv_heads, c->paged_block_size,
+                                      c->head_size);
         p.paged_kv = (sdpa_paged_kv_desc_t){1, c->k_len / c->paged_block_size, 0};
     }
     if (c->head_size_v > 0)

@@ -50,49 +50,52 @@ static ze_float_atomic_ext_properties_t gpu_model_float_atomics = {
         .fp32Flags = GPU_MODEL_FP_ATOMIC_ALL,
         .fp64Flags = GPU_MODEL_FP_ATOMIC_ALL};
 
+/* An Intel GPU's device properties: PCI id, property flags (integrated
+ * or 0), largest allocation, threads per EU (XVE), its SIMD width, EUs per
+ * sub-slice (Xe-core), sub-slices per slice, slices, and the name. */
+#define GPU_MODEL_PROPS(device_id, property_flags, max_alloc, threads, simd_width, eus,            \
+                        subslices, slices, device_name)                                            \
+    {.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES, .type = ZE_DEVICE_TYPE_GPU, .vendorId = 0x8086, \
+     .deviceId = (device_id), .flags = (property_flags), .maxMemAllocSize = (max_alloc),           \
+     .numThreadsPerEU = (threads), .physicalEUSimdWidth = (simd_width),                            \
+     .numEUsPerSubslice = (eus), .numSubslicesPerSlice = (subslices), .numSlices = (slices),       \
+     .name = device_name}
+/* The compute properties the runtime reports on every model, but for the
+ * work-group size, the local memory and the sub-group sizes (count, list). */
+#define GPU_MODEL_COMPUTE(group_size, slm_kib, num_subgroup_sizes, ...)                            \
+    {.stype = ZE_STRUCTURE_TYPE_DEVICE_COMPUTE_PROPERTIES, .maxTotalGroupSize = (group_size),     \
+     .maxGroupSizeX = (group_size), .maxGroupSizeY = (group_size), .maxGroupSizeZ = (group_size),  \
+     .maxGroupCountX = 0xFFFFFFFFu, .maxGroupCountY = 0xFFFFFFFFu, .maxGroupCountZ = 0xFFFFFFFFu,  \
+     .maxSharedLocalMemory = (slm_kib) * 1024, .numSubGroupSizes = (num_subgroup_sizes),          \
+     .subGroupSizes = {__VA_ARGS__}}
+/* The module properties: the float atomics above and the given flags. */
+#define GPU_MODEL_MODULE(module_flags)                                                             \
+    {.stype = ZE_STRUCTURE_TYPE_DEVICE_MODULE_PROPERTIES, .pNext = &gpu_model_float_atomics,       \
+     .flags = (module_flags)}
+
 /* clang-format off */
 static const gpu_model_t gpu_models[] = {
     /* Xe-LP: Tiger Lake GT2, 96 EUs of 8 lanes, 7 threads each; 64 KiB of
      * local memory; integrated; no fp64. */
     {"tgllp", "Xe-LP: Tiger Lake, Iris Xe", 32,
-     {.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES, .type = ZE_DEVICE_TYPE_GPU,
-      .vendorId = 0x8086, .deviceId = 0x9A49, .flags = ZE_DEVICE_PROPERTY_FLAG_INTEGRATED,
-      .maxMemAllocSize = 4294959104u, .numThreadsPerEU = 7, .physicalEUSimdWidth = 8,
-      .numEUsPerSubslice = 16, .numSubslicesPerSlice = 6, .numSlices = 1,
-      .name = "Intel(R) Iris(R) Xe Graphics"},
-     {.stype = ZE_STRUCTURE_TYPE_DEVICE_COMPUTE_PROPERTIES, .maxTotalGroupSize = 512,
-      .maxGroupSizeX = 512, .maxGroupSizeY = 512, .maxGroupSizeZ = 512,
-      .maxGroupCountX = 0xFFFFFFFFu, .maxGroupCountY = 0xFFFFFFFFu, .maxGroupCountZ = 0xFFFFFFFFu,
-      .maxSharedLocalMemory = 64 * 1024, .numSubGroupSizes = 3, .subGroupSizes = {8, 16, 32}},
-     {.stype = ZE_STRUCTURE_TYPE_DEVICE_MODULE_PROPERTIES, .pNext = &gpu_model_float_atomics,
-      .flags = ZE_DEVICE_MODULE_FLAG_FP16}},
+     GPU_MODEL_PROPS(0x9A49, ZE_DEVICE_PROPERTY_FLAG_INTEGRATED, 4294959104u,
+                     7, 8, 16, 6, 1, "Intel(R) Iris(R) Xe Graphics"),
+     GPU_MODEL_COMPUTE(512, 64, 3, 8, 16, 32),
+     GPU_MODEL_MODULE(ZE_DEVICE_MODULE_FLAG_FP16)},
     /* Xe-HPG: Arc A770 (DG2-512), 512 EUs of 8 lanes, 8 threads each; 64 KiB
      * of local memory. */
     {"acm-g10", "Xe-HPG: Arc A770, DG2", 32,
-     {.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES, .type = ZE_DEVICE_TYPE_GPU,
-      .vendorId = 0x8086, .deviceId = 0x56A0, .maxMemAllocSize = 4294959104u,
-      .numThreadsPerEU = 8, .physicalEUSimdWidth = 8, .numEUsPerSubslice = 16,
-      .numSubslicesPerSlice = 4, .numSlices = 8, .name = "Intel(R) Arc(TM) A770 Graphics"},
-     {.stype = ZE_STRUCTURE_TYPE_DEVICE_COMPUTE_PROPERTIES, .maxTotalGroupSize = 1024,
-      .maxGroupSizeX = 1024, .maxGroupSizeY = 1024, .maxGroupSizeZ = 1024,
-      .maxGroupCountX = 0xFFFFFFFFu, .maxGroupCountY = 0xFFFFFFFFu, .maxGroupCountZ = 0xFFFFFFFFu,
-      .maxSharedLocalMemory = 64 * 1024, .numSubGroupSizes = 3, .subGroupSizes = {8, 16, 32}},
-     {.stype = ZE_STRUCTURE_TYPE_DEVICE_MODULE_PROPERTIES, .pNext = &gpu_model_float_atomics,
-      .flags = ZE_DEVICE_MODULE_FLAG_FP16}},
+     GPU_MODEL_PROPS(0x56A0, 0, 4294959104u,
+                     8, 8, 16, 4, 8, "Intel(R) Arc(TM) A770 Graphics"),
+     GPU_MODEL_COMPUTE(1024, 64, 3, 8, 16, 32),
+     GPU_MODEL_MODULE(ZE_DEVICE_MODULE_FLAG_FP16)},
     /* Xe-HPC: Data Center GPU Max 1550, 1024 EUs of 16 lanes, 8 threads each;
      * 128 KiB of local memory; no sub-group 8. */
     {"pvc", "Xe-HPC: Data Center GPU Max 1550", 64,
-     {.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES, .type = ZE_DEVICE_TYPE_GPU,
-      .vendorId = 0x8086, .deviceId = 0x0BD5, .maxMemAllocSize = 65536ull << 20,
-      .numThreadsPerEU = 8, .physicalEUSimdWidth = 16, .numEUsPerSubslice = 8,
-      .numSubslicesPerSlice = 16, .numSlices = 8,
-      .name = "Intel(R) Data Center GPU Max 1550"},
-     {.stype = ZE_STRUCTURE_TYPE_DEVICE_COMPUTE_PROPERTIES, .maxTotalGroupSize = 1024,
-      .maxGroupSizeX = 1024, .maxGroupSizeY = 1024, .maxGroupSizeZ = 1024,
-      .maxGroupCountX = 0xFFFFFFFFu, .maxGroupCountY = 0xFFFFFFFFu, .maxGroupCountZ = 0xFFFFFFFFu,
-      .maxSharedLocalMemory = 128 * 1024, .numSubGroupSizes = 2, .subGroupSizes = {16, 32}},
-     {.stype = ZE_STRUCTURE_TYPE_DEVICE_MODULE_PROPERTIES, .pNext = &gpu_model_float_atomics,
-      .flags = ZE_DEVICE_MODULE_FLAG_FP16 | ZE_DEVICE_MODULE_FLAG_FP64}},
+     GPU_MODEL_PROPS(0x0BD5, 0, 65536ull << 20,
+                     8, 16, 8, 16, 8, "Intel(R) Data Center GPU Max 1550"),
+     GPU_MODEL_COMPUTE(1024, 128, 2, 16, 32),
+     GPU_MODEL_MODULE(ZE_DEVICE_MODULE_FLAG_FP16 | ZE_DEVICE_MODULE_FLAG_FP64)},
     /* Xe2-HPG: Arc B580 (BMG-G21, PCI id 0xE20B), 20 Xe-cores (5 render
      * slices of 4) of 8 XVEs; an XVE is 16 lanes wide with 8 threads and one
      * XMX engine (DPAS 8 x 16 x 16 in f16/bf16, Xe-HPC's shape); 128
@@ -100,48 +103,28 @@ static const gpu_model_t gpu_models[] = {
      * local memory per Xe-core (compute runtime: maxProgrammableSlmSize);
      * sub-groups 16 and 32. */
     {"bmg-g21", "Xe2-HPG: Arc B580, Battlemage", 64,
-     {.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES, .type = ZE_DEVICE_TYPE_GPU,
-      .vendorId = 0x8086, .deviceId = 0xE20B, .maxMemAllocSize = 4294959104u,
-      .numThreadsPerEU = 8, .physicalEUSimdWidth = 16, .numEUsPerSubslice = 8,
-      .numSubslicesPerSlice = 4, .numSlices = 5, .name = "Intel(R) Arc(TM) B580 Graphics"},
-     {.stype = ZE_STRUCTURE_TYPE_DEVICE_COMPUTE_PROPERTIES, .maxTotalGroupSize = 1024,
-      .maxGroupSizeX = 1024, .maxGroupSizeY = 1024, .maxGroupSizeZ = 1024,
-      .maxGroupCountX = 0xFFFFFFFFu, .maxGroupCountY = 0xFFFFFFFFu, .maxGroupCountZ = 0xFFFFFFFFu,
-      .maxSharedLocalMemory = 128 * 1024, .numSubGroupSizes = 2, .subGroupSizes = {16, 32}},
-     {.stype = ZE_STRUCTURE_TYPE_DEVICE_MODULE_PROPERTIES, .pNext = &gpu_model_float_atomics,
-      .flags = ZE_DEVICE_MODULE_FLAG_FP16 | ZE_DEVICE_MODULE_FLAG_FP64}},
+     GPU_MODEL_PROPS(0xE20B, 0, 4294959104u,
+                     8, 16, 8, 4, 5, "Intel(R) Arc(TM) B580 Graphics"),
+     GPU_MODEL_COMPUTE(1024, 128, 2, 16, 32),
+     GPU_MODEL_MODULE(ZE_DEVICE_MODULE_FLAG_FP16 | ZE_DEVICE_MODULE_FLAG_FP64)},
     /* Xe2-LPG: Lunar Lake's Arc 140V (PCI id 0x64A0), integrated, 8 Xe-cores
      * of 8 XVEs, otherwise the Xe-core of the B580 (8 threads, XMX, 128 KiB
      * of local memory, sub-groups 16 and 32). */
     {"lnl-m", "Xe2-LPG: Lunar Lake, Arc 140V", 64,
-     {.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES, .type = ZE_DEVICE_TYPE_GPU,
-      .vendorId = 0x8086, .deviceId = 0x64A0, .flags = ZE_DEVICE_PROPERTY_FLAG_INTEGRATED,
-      .maxMemAllocSize = 4294959104u, .numThreadsPerEU = 8, .physicalEUSimdWidth = 16,
-      .numEUsPerSubslice = 8, .numSubslicesPerSlice = 8, .numSlices = 1,
-      .name = "Intel(R) Arc(TM) 140V GPU (16GB)"},
-     {.stype = ZE_STRUCTURE_TYPE_DEVICE_COMPUTE_PROPERTIES, .maxTotalGroupSize = 1024,
-      .maxGroupSizeX = 1024, .maxGroupSizeY = 1024, .maxGroupSizeZ = 1024,
-      .maxGroupCountX = 0xFFFFFFFFu, .maxGroupCountY = 0xFFFFFFFFu, .maxGroupCountZ = 0xFFFFFFFFu,
-      .maxSharedLocalMemory = 128 * 1024, .numSubGroupSizes = 2, .subGroupSizes = {16, 32}},
-     {.stype = ZE_STRUCTURE_TYPE_DEVICE_MODULE_PROPERTIES, .pNext = &gpu_model_float_atomics,
-      .flags = ZE_DEVICE_MODULE_FLAG_FP16 | ZE_DEVICE_MODULE_FLAG_FP64}},
+     GPU_MODEL_PROPS(0x64A0, ZE_DEVICE_PROPERTY_FLAG_INTEGRATED, 4294959104u,
+                     8, 16, 8, 8, 1, "Intel(R) Arc(TM) 140V GPU (16GB)"),
+     GPU_MODEL_COMPUTE(1024, 128, 2, 16, 32),
+     GPU_MODEL_MODULE(ZE_DEVICE_MODULE_FLAG_FP16 | ZE_DEVICE_MODULE_FLAG_FP64)},
     /* Xe3-LPG: Panther Lake H's Arc B390 (PCI id 0xB080), integrated, 12
      * Xe3-cores (2 render slices of 6) of 8 XVEs of 16 lanes with XMX; 10
      * threads per XVE (the compute runtime's NumThreadsPerEu; IGC trades
      * threads for registers per kernel), 128 KiB of local memory,
      * sub-groups 16 and 32. */
     {"ptl-h", "Xe3-LPG: Panther Lake, Arc B390", 64,
-     {.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES, .type = ZE_DEVICE_TYPE_GPU,
-      .vendorId = 0x8086, .deviceId = 0xB080, .flags = ZE_DEVICE_PROPERTY_FLAG_INTEGRATED,
-      .maxMemAllocSize = 4294959104u, .numThreadsPerEU = 10, .physicalEUSimdWidth = 16,
-      .numEUsPerSubslice = 8, .numSubslicesPerSlice = 6, .numSlices = 2,
-      .name = "Intel(R) Arc(TM) B390 GPU"},
-     {.stype = ZE_STRUCTURE_TYPE_DEVICE_COMPUTE_PROPERTIES, .maxTotalGroupSize = 1024,
-      .maxGroupSizeX = 1024, .maxGroupSizeY = 1024, .maxGroupSizeZ = 1024,
-      .maxGroupCountX = 0xFFFFFFFFu, .maxGroupCountY = 0xFFFFFFFFu, .maxGroupCountZ = 0xFFFFFFFFu,
-      .maxSharedLocalMemory = 128 * 1024, .numSubGroupSizes = 2, .subGroupSizes = {16, 32}},
-     {.stype = ZE_STRUCTURE_TYPE_DEVICE_MODULE_PROPERTIES, .pNext = &gpu_model_float_atomics,
-      .flags = ZE_DEVICE_MODULE_FLAG_FP16 | ZE_DEVICE_MODULE_FLAG_FP64}},
+     GPU_MODEL_PROPS(0xB080, ZE_DEVICE_PROPERTY_FLAG_INTEGRATED, 4294959104u,
+                     10, 16, 8, 6, 2, "Intel(R) Arc(TM) B390 GPU"),
+     GPU_MODEL_COMPUTE(1024, 128, 2, 16, 32),
+     GPU_MODEL_MODULE(ZE_DEVICE_MODULE_FLAG_FP16 | ZE_DEVICE_MODULE_FLAG_FP64)},
 };
 /* clang-format on */
 

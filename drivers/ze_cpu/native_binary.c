@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "byte_writer.h"
+#include "fnv1a.h"
 #include "native_binary.h"
 
 static const char native_magic[8] = "ZECPUNB";
@@ -23,10 +24,7 @@ static const char native_magic[8] = "ZECPUNB";
  * once per module creation, and the cost is small next to loading it. */
 static uint64_t checksum(const uint8_t *bytes, size_t size)
 {
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < size; i++)
-        h = (h ^ bytes[i]) * 1099511628211ull;
-    return h;
+    return sdpa_fnv1a64(SDPA_FNV1A64_OFFSET, bytes, size);
 }
 
 /* The engine that compiled a binary: platform, compiler version, device. */

@@ -30,7 +30,7 @@
 #include "ze_cpu.h"
 
 /* The container version; a binary of another version is refused. */
-#define CPU_ZE_NATIVE_VERSION 1u
+#define CPU_ZE_NATIVE_VERSION 2u
 
 /* Packs program (built) and reflection into a new buffer: on success *out
  * (the caller frees it) holds *size bytes. Returns ZE_RESULT_SUCCESS,

@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+#include "device_object.h"
 #include "error.h"
 #include "list_table.h"
 
@@ -25,19 +26,16 @@ typedef struct bucket {
 } bucket_t;
 
 struct sdpa_list_table {
-    ze_context_handle_t context;
-    ze_device_handle_t device;
+    sdpa_device_binding_t on; /* first: sdpa_device_object_new */
     bucket_t buckets[BUCKETS];
 };
 
 sdpa_status_t sdpa_list_table_create(ze_context_handle_t context, ze_device_handle_t device,
                                      sdpa_list_table_t **out)
 {
-    sdpa_list_table_t *table = calloc(1, sizeof(*table));
+    sdpa_list_table_t *table = sdpa_device_object_new(sizeof(*table), context, device, "a list table");
     if (!table)
-        return sdpa_fail(SDPA_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for a list table");
-    table->context = context;
-    table->device = device;
+        return SDPA_ERROR_OUT_OF_HOST_MEMORY;
     for (int i = 0; i < BUCKETS; i++)
         pthread_mutex_init(&table->buckets[i].lock, NULL);
     *out = table;
@@ -85,7 +83,7 @@ sdpa_status_t sdpa_list_lock(sdpa_list_table_t *table, ze_command_list_handle_t 
         if (!e) {
             status = sdpa_fail(SDPA_ERROR_OUT_OF_HOST_MEMORY,
                                "out of host memory for the state of a command list");
-        } else if ((status = sdpa_scratch_create(table->context, table->device, &e->scratch)) !=
+        } else if ((status = sdpa_scratch_create(table->on.context, table->on.device, &e->scratch)) !=
                    SDPA_SUCCESS) {
             free(e);
             e = NULL;

@@ -2,6 +2,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+#include "device_object.h"
 #include "error.h"
 #include "verbose.h"
 #include "scratch.h"
@@ -18,8 +19,7 @@ typedef struct retired_buffer {
 } retired_buffer_t;
 
 struct sdpa_scratch {
-    ze_context_handle_t context;
-    ze_device_handle_t device;
+    sdpa_device_binding_t on; /* first: sdpa_device_object_new */
     pthread_mutex_t lock;
     void *buffer;
     size_t size;
@@ -30,11 +30,9 @@ struct sdpa_scratch {
 sdpa_status_t sdpa_scratch_create(ze_context_handle_t context, ze_device_handle_t device,
                                   sdpa_scratch_t **out)
 {
-    sdpa_scratch_t *scratch = calloc(1, sizeof(*scratch));
+    sdpa_scratch_t *scratch = sdpa_device_object_new(sizeof(*scratch), context, device, "scratch");
     if (!scratch)
-        return sdpa_fail(SDPA_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for scratch");
-    scratch->context = context;
-    scratch->device = device;
+        return SDPA_ERROR_OUT_OF_HOST_MEMORY;
     pthread_mutex_init(&scratch->lock, NULL);
     *out = scratch;
     return SDPA_SUCCESS;
@@ -45,11 +43,11 @@ void sdpa_scratch_destroy(sdpa_scratch_t *scratch)
     if (!scratch)
         return;
     if (scratch->buffer)
-        zeMemFree(scratch->context, scratch->buffer);
+        zeMemFree(scratch->on.context, scratch->buffer);
     retired_buffer_t *r = scratch->retired;
     while (r) {
         retired_buffer_t *next = r->next;
-        zeMemFree(scratch->context, r->buffer);
+        zeMemFree(scratch->on.context, r->buffer);
         free(r);
         r = next;
     }
@@ -73,8 +71,8 @@ sdpa_status_t sdpa_scratch_reserve(sdpa_scratch_t *scratch, size_t bytes, void *
         ze_device_mem_alloc_desc_t desc = {.stype = ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC};
         void *buffer = NULL;
         const double start = sdpa_verbose_level() >= 2 ? sdpa_verbose_now_ms() : 0.0;
-        ze_result_t result = zeMemAllocDevice(scratch->context, &desc, size, SCRATCH_ALIGNMENT,
-                                              scratch->device, &buffer);
+        ze_result_t result = zeMemAllocDevice(scratch->on.context, &desc, size, SCRATCH_ALIGNMENT,
+                                              scratch->on.device, &buffer);
         if (result == ZE_RESULT_SUCCESS && sdpa_verbose_level() >= 2)
             sdpa_verbose_print("scratch,alloc,%zu,%.3f,for %zu bytes (had %zu)", size,
                                sdpa_verbose_now_ms() - start, bytes, scratch->size);

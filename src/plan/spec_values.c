@@ -2,6 +2,7 @@
 #include <assert.h>
 #include <string.h>
 
+#include "fnv1a.h"
 #include "spec_values.h"
 
 void sdpa_spec_values_init(sdpa_spec_values_t *v)
@@ -126,22 +127,12 @@ int sdpa_spec_values_equal(const sdpa_spec_values_t *a, const sdpa_spec_values_t
     return 1;
 }
 
-static uint64_t fnv1a(uint64_t hash, const void *data, size_t size)
-{
-    const unsigned char *p = data;
-    for (size_t i = 0; i < size; i++) {
-        hash ^= p[i];
-        hash *= 0x100000001b3ull;
-    }
-    return hash;
-}
-
 uint64_t sdpa_spec_values_hash(const sdpa_spec_values_t *v)
 {
-    uint64_t hash = 0xcbf29ce484222325ull;
+    uint64_t hash = SDPA_FNV1A64_OFFSET;
     for (uint32_t i = 0; i < v->count; i++) {
-        hash = fnv1a(hash, &v->ids[i], sizeof(v->ids[i]));
-        hash = fnv1a(hash, &v->slots[i], value_size(v->ids[i]));
+        hash = sdpa_fnv1a64(hash, &v->ids[i], sizeof(v->ids[i]));
+        hash = sdpa_fnv1a64(hash, &v->slots[i], value_size(v->ids[i]));
     }
     return hash;
 }

@@ -122,6 +122,14 @@ sdpa_status_t sdpa_tensor_check(const char *name, const sdpa_tensor_desc_t *t,
 /* Bits per element of dtype (4 for S4/U4), 0 for UNDEF or unknown values. */
 int sdpa_dtype_bits(sdpa_dtype_t dtype);
 
+/* A dense tensor of dims {d0, d1, d2, d3}: the last dim contiguous, each
+ * stride the product of the dims after it. */
+static inline sdpa_tensor_desc_t sdpa_tensor_dense(sdpa_dtype_t dtype, int64_t d0, int64_t d1,
+                                                   int64_t d2, int64_t d3)
+{
+    return (sdpa_tensor_desc_t){dtype, {d0, d1, d2, d3}, {d1 * d2 * d3, d2 * d3, d3, 1}};
+}
+
 /* The enum and boolean checks of every descriptor: "<field> = <value>: not
  * a valid <type_name>" / "must be 0 or 1" (SDPA_ERROR_INVALID_ARGUMENT). */
 sdpa_status_t sdpa_check_enum(const char *field, unsigned value, unsigned last,

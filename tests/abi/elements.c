@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "elements.h"
+#include "problem.h"
 
 int dtype_bits(sdpa_dtype_t dtype)
 {
@@ -37,12 +38,7 @@ size_t tensor_bytes(const sdpa_tensor_desc_t *t)
 
 sdpa_tensor_desc_t dense_tensor(sdpa_dtype_t dtype, int64_t d0, int64_t d1, int64_t d2, int64_t d3)
 {
-    sdpa_tensor_desc_t t = {.dtype = dtype, .dims = {d0, d1, d2, d3}};
-    t.strides[3] = 1;
-    t.strides[2] = d3;
-    t.strides[1] = d3 * d2;
-    t.strides[0] = d3 * d2 * d1;
-    return t;
+    return sdpa_tensor_dense(dtype, d0, d1, d2, d3);
 }
 
 static float float_from_bits(uint32_t bits)

@@ -30,6 +30,31 @@ llm_spec_t llm_spec_of(sdpa_prop_kind_t prop, llm_layout_t layout, int64_t batch
     return s;
 }
 
+sdpa_status_t llm_features_query(const sdpa_backend_iface_t *iface, sdpa_context_t *ctx,
+                                 uint32_t struct_size, uint32_t struct_version, sdpa_features_t *f)
+{
+    memset(f, 0xab, sizeof(*f));
+    f->struct_size = struct_size;
+    f->struct_version = struct_version;
+    return iface->context_get_features(ctx, f);
+}
+
+llm_spec_t llm_window_spec(int i)
+{
+    static const sdpa_window_desc_t windows[6] = {{1, 0, 0},  {1, 2, 1},     {1, 3, -1},
+                                                  {1, -1, 2}, {1, 100, 100}, {1, 0, -1}};
+    static const sdpa_dtype_t dtypes[3] = {SDPA_DTYPE_F32, SDPA_DTYPE_F16, SDPA_DTYPE_BF16};
+    const int64_t sq = 6, sk = 11;
+    llm_spec_t s = llm_spec_of(i < 6 ? SDPA_FORWARD_TRAINING : SDPA_BACKWARD, LLM_PADDED, 2, &sq,
+                               &sk, dtypes[i % 3]);
+    s.window = windows[i % 6];
+    s.mask_kind = i % 4 == 1   ? SDPA_MASK_CAUSAL_BOTTOM_RIGHT
+                  : i % 4 == 2 ? SDPA_MASK_CAUSAL_TOP_LEFT
+                               : SDPA_MASK_NONE;
+    s.ds_dtype = i >= 6 ? SDPA_DTYPE_F32 : SDPA_DTYPE_UNDEF;
+    return s;
+}
+
 llm_spec_t llm_wide_window_spec(int i)
 {
     static const sdpa_window_desc_t windows[8] = {

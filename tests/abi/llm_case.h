@@ -80,6 +80,17 @@ typedef struct llm_case {
 llm_spec_t llm_spec_of(sdpa_prop_kind_t prop, llm_layout_t layout, int64_t batch,
                        const int64_t *len_q, const int64_t *len_k, sdpa_dtype_t dt);
 
+/* Asks iface's context ctx for its features in f, a struct_size struct of
+ * struct_version; the bytes the backend does not write keep 0xab. */
+sdpa_status_t llm_features_query(const sdpa_backend_iface_t *iface, sdpa_context_t *ctx,
+                                 uint32_t struct_size, uint32_t struct_version, sdpa_features_t *f);
+
+/* Sliding windows: case i of the diagonal alone, narrow, one side
+ * unbounded, wider than Sk, left-only; alone and with either causal mask
+ * (i % 4); B2 Sq 6 < Sk 11 in f32, f16, bf16 (i % 3). Forward (training) for
+ * i < 6, backward with dS in f32 after. */
+llm_spec_t llm_window_spec(int i);
+
 /* Windows whose bounds reach INT64_MAX, where sdpa.h makes a bound wider
  * than the sequence no restriction: case i of LLM_WIDE_WINDOW_CASES, each
  * bound INT64_MAX, INT64_MAX - 1, small or -1, alone or mixed, with a causal

@@ -116,20 +116,10 @@ START_TEST(test_paged)
 }
 END_TEST
 
-/* Sliding windows: the diagonal alone, narrow, one side unbounded, wider
- * than Sk; with and without a causal mask; Sq < Sk, forward and backward. */
+/* Sliding windows (llm_window_spec), forward and backward. */
 START_TEST(test_window)
 {
-    static const sdpa_window_desc_t windows[6] = {{1, 0, 0},  {1, 2, 1},     {1, 3, -1},
-                                                  {1, -1, 2}, {1, 100, 100}, {1, 0, -1}};
-    const int64_t sq = 6, sk = 11;
-    llm_spec_t s = llm_spec_of(_i < 6 ? SDPA_FORWARD_TRAINING : SDPA_BACKWARD, LLM_PADDED, 2, &sq, &sk,
-                           dtypes[_i % 3]);
-    s.window = windows[_i % 6];
-    s.mask_kind = _i % 4 == 1   ? SDPA_MASK_CAUSAL_BOTTOM_RIGHT
-                  : _i % 4 == 2 ? SDPA_MASK_CAUSAL_TOP_LEFT
-                                : SDPA_MASK_NONE;
-    s.ds_dtype = _i >= 6 ? SDPA_DTYPE_F32 : SDPA_DTYPE_UNDEF;
+    const llm_spec_t s = llm_window_spec(_i);
     check_spec(&s, 400 + (uint64_t)_i);
 }
 END_TEST
@@ -303,17 +293,15 @@ END_TEST
 START_TEST(test_features)
 {
     sdpa_features_t f;
-    memset(&f, 0xab, sizeof(f));
-    f.struct_size = sizeof(f);
-    f.struct_version = SDPA_FEATURES_VERSION;
-    ck_assert_int_eq(ref_env.iface->context_get_features(ref_env.ctx, &f), SDPA_SUCCESS);
+    ck_assert_int_eq(
+            llm_features_query(ref_env.iface, ref_env.ctx, sizeof(f), SDPA_FEATURES_VERSION, &f),
+            SDPA_SUCCESS);
     ck_assert(f.has_varlen && f.has_paged_kv && f.has_window && f.has_softcap && f.has_alibi &&
               f.has_merge && f.has_sinks);
     ck_assert_uint_eq(f.has_split_kv, 0);
-    memset(&f, 0xab, sizeof(f));
-    f.struct_size = (uint32_t)offsetof(sdpa_features_t, has_varlen);
-    f.struct_version = 1;
-    ck_assert_int_eq(ref_env.iface->context_get_features(ref_env.ctx, &f), SDPA_SUCCESS);
+    ck_assert_int_eq(llm_features_query(ref_env.iface, ref_env.ctx,
+                                        (uint32_t)offsetof(sdpa_features_t, has_varlen), 1, &f),
+                     SDPA_SUCCESS);
     ck_assert_uint_eq(f.has_dropout, 1);
     ck_assert_uint_eq(f.has_varlen, 0xabababab); /* past the caller's struct */
 }

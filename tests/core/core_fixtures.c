@@ -65,8 +65,7 @@ void fixture_gpu_device(sdpa_device_class_t c, sdpa_device_info_t *out)
 sdpa_tensor_desc_t fixture_tensor(sdpa_dtype_t dtype, int64_t d0, int64_t d1, int64_t d2,
                                   int64_t d3)
 {
-    sdpa_tensor_desc_t t = {dtype, {d0, d1, d2, d3}, {d1 * d2 * d3, d2 * d3, d3, 1}};
-    return t;
+    return sdpa_tensor_dense(dtype, d0, d1, d2, d3);
 }
 
 void fixture_problem(sdpa_dtype_t dtype, int64_t batch, int64_t q_heads, int64_t kv_heads,

@@ -51,6 +51,35 @@ static void plan(const sdpa_problem_desc_t *p, const sdpa_shape_t *shape, sdpa_b
     plan_sliced(p, shape, mode, 0, s);
 }
 
+/* What a scratch plan holds: which sums go through f32 scratch, atomics or
+ * partials, the bytes of the dQ, dK and dV regions, and how many fills. */
+typedef struct {
+    int dq_f32_scratch, dkv_f32_scratch, dkv_atomic, dkv_partials;
+    size_t dq_bytes, dk_bytes, dv_bytes;
+    uint32_t num_fills;
+} scratch_expect_t;
+
+static void assert_scratch(const sdpa_bwd_scratch_t *s, const scratch_expect_t *e)
+{
+    ck_assert_int_eq(s->dq_f32_scratch, e->dq_f32_scratch);
+    ck_assert_int_eq(s->dkv_f32_scratch, e->dkv_f32_scratch);
+    ck_assert_int_eq(s->dkv_atomic, e->dkv_atomic);
+    ck_assert_int_eq(s->dkv_partials, e->dkv_partials);
+    ck_assert_uint_eq(s->dq.bytes, e->dq_bytes);
+    ck_assert_uint_eq(s->dk.bytes, e->dk_bytes);
+    ck_assert_uint_eq(s->dv.bytes, e->dv_bytes);
+    ck_assert_uint_eq(s->num_fills, e->num_fills);
+}
+
+/* Fill i zeroes bytes of buffer from offset. */
+static void assert_fill(const sdpa_bwd_scratch_t *s, uint32_t i, sdpa_bwd_buffer_t buffer,
+                        size_t offset, size_t bytes)
+{
+    ck_assert_int_eq(s->fills[i].buffer, buffer);
+    ck_assert_uint_eq(s->fills[i].offset, offset);
+    ck_assert_uint_eq(s->fills[i].bytes, bytes);
+}
+
 START_TEST(atomic_f16_without_gqa)
 {
     sdpa_problem_desc_t p;
@@ -58,22 +87,13 @@ START_TEST(atomic_f16_without_gqa)
     fixture_backward_problem(SDPA_DTYPE_F16, 2, 4, 4, 100, 300, 64, &p, &shape);
     sdpa_bwd_scratch_t s;
     plan(&p, &shape, SDPA_BWD_MODE_ATOMIC, &s);
-    ck_assert(s.dq_f32_scratch);
-    ck_assert(!s.dkv_f32_scratch);
-    ck_assert(!s.dkv_atomic);
-    ck_assert(!s.dkv_partials);
+    assert_scratch(&s, &(scratch_expect_t){1, 0, 0, 0, 2 * 4 * 100 * 64 * 4, 0, 0, 1});
     ck_assert_uint_eq(s.dq.offset, 0);
-    ck_assert_uint_eq(s.dq.bytes, 2 * 4 * 100 * 64 * 4);
-    ck_assert_uint_eq(s.dk.bytes, 0);
-    ck_assert_uint_eq(s.dv.bytes, 0);
     ck_assert_uint_eq(s.d_i.offset, 204800); /* 204800 is a multiple of 256 */
     ck_assert_uint_eq(s.d_i.bytes, 2 * 4 * 100 * 4);
     ck_assert_uint_eq(s.strides.offset, 204800 + 3328); /* 3200 rounded up to 256 */
     ck_assert_uint_eq(s.total_bytes, 204800 + 3328 + 256);
-    ck_assert_uint_eq(s.num_fills, 1);
-    ck_assert_int_eq(s.fills[0].buffer, SDPA_BWD_BUFFER_SCRATCH);
-    ck_assert_uint_eq(s.fills[0].offset, s.dq.offset);
-    ck_assert_uint_eq(s.fills[0].bytes, s.dq.bytes);
+    assert_fill(&s, 0, SDPA_BWD_BUFFER_SCRATCH, s.dq.offset, s.dq.bytes);
 }
 END_TEST
 
@@ -84,20 +104,11 @@ START_TEST(atomic_f32_adds_into_dense_outputs)
     fixture_backward_problem(SDPA_DTYPE_F32, 2, 8, 2, 33, 65, 40, &p, &shape);
     sdpa_bwd_scratch_t s;
     plan(&p, &shape, SDPA_BWD_MODE_ATOMIC, &s);
-    ck_assert(!s.dq_f32_scratch);
-    ck_assert(!s.dkv_f32_scratch);
-    ck_assert(s.dkv_atomic);
-    ck_assert_uint_eq(s.dq.bytes + s.dk.bytes + s.dv.bytes, 0);
+    assert_scratch(&s, &(scratch_expect_t){0, 0, 1, 0, 0, 0, 0, 3});
     ck_assert_uint_eq(s.d_i.offset, 0);
-    ck_assert_uint_eq(s.num_fills, 3);
-    ck_assert_int_eq(s.fills[0].buffer, SDPA_BWD_BUFFER_DIFF_Q);
-    ck_assert_uint_eq(s.fills[0].bytes, 2 * 8 * 33 * 40 * 4);
-    ck_assert_int_eq(s.fills[1].buffer, SDPA_BWD_BUFFER_DIFF_K);
-    ck_assert_uint_eq(s.fills[1].bytes, 2 * 2 * 65 * 40 * 4);
-    ck_assert_int_eq(s.fills[2].buffer, SDPA_BWD_BUFFER_DIFF_V);
-    ck_assert_uint_eq(s.fills[2].bytes, 2 * 2 * 65 * 40 * 4);
-    for (int i = 0; i < 3; i++)
-        ck_assert_uint_eq(s.fills[i].offset, 0);
+    assert_fill(&s, 0, SDPA_BWD_BUFFER_DIFF_Q, 0, 2 * 8 * 33 * 40 * 4);
+    assert_fill(&s, 1, SDPA_BWD_BUFFER_DIFF_K, 0, 2 * 2 * 65 * 40 * 4);
+    assert_fill(&s, 2, SDPA_BWD_BUFFER_DIFF_V, 0, 2 * 2 * 65 * 40 * 4);
 
     /* Without GQA only dQ is summed. */
     fixture_backward_problem(SDPA_DTYPE_F32, 2, 8, 8, 33, 65, 40, &p, &shape);
@@ -146,12 +157,9 @@ START_TEST(atomic_bf16_with_gqa)
     fixture_backward_problem(SDPA_DTYPE_BF16, 1, 32, 8, 128, 128, 128, &p, &shape);
     sdpa_bwd_scratch_t s;
     plan(&p, &shape, SDPA_BWD_MODE_ATOMIC, &s);
-    ck_assert(s.dq_f32_scratch && s.dkv_f32_scratch && s.dkv_atomic);
-    ck_assert_uint_eq(s.dq.bytes, 32 * 128 * 128 * 4);
-    ck_assert_uint_eq(s.dk.bytes, 8 * 128 * 128 * 4);
-    ck_assert_uint_eq(s.dv.bytes, 8 * 128 * 128 * 4);
+    assert_scratch(&s, &(scratch_expect_t){1, 1, 1, 0, 32 * 128 * 128 * 4, 8 * 128 * 128 * 4,
+                                           8 * 128 * 128 * 4, 3});
     ck_assert_uint_eq(s.d_i.bytes, 32 * 128 * 4);
-    ck_assert_uint_eq(s.num_fills, 3);
     ck_assert_uint_eq(s.total_bytes,
                       s.dq.bytes + s.dk.bytes + s.dv.bytes + s.d_i.bytes + s.strides.bytes);
 }
@@ -166,15 +174,9 @@ START_TEST(deterministic_with_gqa_uses_partials_and_no_fills)
     ck_assert_int_eq(sdpa_bwd_mode_of(&p), SDPA_BWD_MODE_DETERMINISTIC);
     sdpa_bwd_scratch_t s;
     plan(&p, &shape, SDPA_BWD_MODE_DETERMINISTIC, &s);
-    ck_assert(!s.dq_f32_scratch);
-    ck_assert(!s.dkv_atomic);
-    ck_assert(s.dkv_partials);
-    ck_assert(s.dkv_f32_scratch);
-    ck_assert_uint_eq(s.dq.bytes, 0);
     /* One slice per query head: [B, Hq, Sk, D]. */
-    ck_assert_uint_eq(s.dk.bytes, 2 * 12 * 99 * 80 * 4);
-    ck_assert_uint_eq(s.dv.bytes, 2 * 12 * 99 * 80 * 4);
-    ck_assert_uint_eq(s.num_fills, 0);
+    assert_scratch(
+            &s, &(scratch_expect_t){0, 1, 0, 1, 0, 2 * 12 * 99 * 80 * 4, 2 * 12 * 99 * 80 * 4, 0});
 
     /* f32 outputs change nothing: still no atomics, still partials. */
     fixture_make_backward(&p, SDPA_DTYPE_F32);
@@ -191,11 +193,9 @@ START_TEST(deterministic_without_gqa_needs_only_d_i)
     fixture_backward_problem(SDPA_DTYPE_F16, 2, 4, 4, 100, 300, 64, &p, &shape);
     sdpa_bwd_scratch_t s;
     plan(&p, &shape, SDPA_BWD_MODE_DETERMINISTIC, &s);
-    ck_assert(!s.dkv_partials && !s.dkv_f32_scratch && !s.dq_f32_scratch);
-    ck_assert_uint_eq(s.dq.bytes + s.dk.bytes + s.dv.bytes, 0);
+    assert_scratch(&s, &(scratch_expect_t){0, 0, 0, 0, 0, 0, 0, 0});
     ck_assert_uint_eq(s.d_i.offset, 0);
     ck_assert_uint_eq(s.total_bytes, 3328 + 256);
-    ck_assert_uint_eq(s.num_fills, 0);
     /* Atomic mode needs more for the same problem. */
     sdpa_bwd_scratch_t atomic;
     plan(&p, &shape, SDPA_BWD_MODE_ATOMIC, &atomic);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "check_main.h"
+#include "fnv1a.h"
 #include "spec_values.h"
 
 START_TEST(set_and_read_back)
@@ -185,6 +186,19 @@ START_TEST(reading_unset_constant_is_refused)
 }
 END_TEST
 
+/* The hash is FNV-1a 64 as published (offset basis 0xcbf29ce484222325):
+ * the CPU driver's native binaries document it as their checksum. */
+START_TEST(fnv1a64_matches_the_published_vectors)
+{
+    ck_assert_uint_eq(sdpa_fnv1a64(SDPA_FNV1A64_OFFSET, "", 0), 0xcbf29ce484222325ull);
+    ck_assert_uint_eq(sdpa_fnv1a64(SDPA_FNV1A64_OFFSET, "a", 1), 0xaf63dc4c8601ec8cull);
+    ck_assert_uint_eq(sdpa_fnv1a64(SDPA_FNV1A64_OFFSET, "foobar", 6), 0x85944171f73967e8ull);
+    /* Hashing in two steps is hashing the whole. */
+    ck_assert_uint_eq(sdpa_fnv1a64(sdpa_fnv1a64(SDPA_FNV1A64_OFFSET, "foo", 3), "bar", 3),
+                      0x85944171f73967e8ull);
+}
+END_TEST
+
 int main(void)
 {
     const test_entry_t tests[] = {
@@ -193,6 +207,7 @@ int main(void)
             TEST_ONCE(module_constants_point_at_values_of_the_right_size),
             TEST_ONCE(equality_and_hash_ignore_set_order),
             TEST_ONCE(every_attention_constant_can_be_set),
+            TEST_ONCE(fnv1a64_matches_the_published_vectors),
     };
     Suite *suite = suite_create("spec_values");
     test_add_case(suite, "spec_values", 0, tests, TEST_COUNT(tests));

@@ -80,19 +80,11 @@ static llm_spec_t padded(sdpa_prop_kind_t prop, int64_t batch, int64_t sq, int64
     return llm_spec_of(prop, LLM_PADDED, batch, &sq, &sk, dt);
 }
 
-/* Sliding windows: the diagonal alone, narrow, one side unbounded, wider
- * than Sk, left-only; alone and with either causal mask; Sq < Sk. Forward
- * (training: the LSE too) for _i < 6, backward with dS after. */
+/* Sliding windows (llm_window_spec): forward (training: the LSE too) for
+ * _i < 6, backward with dS after, case 7 with deterministic dQ. */
 START_TEST(test_window)
 {
-    static const sdpa_window_desc_t windows[6] = {{1, 0, 0},  {1, 2, 1},     {1, 3, -1},
-                                                  {1, -1, 2}, {1, 100, 100}, {1, 0, -1}};
-    llm_spec_t s = padded(_i < 6 ? SDPA_FORWARD_TRAINING : SDPA_BACKWARD, 2, 6, 11, dtypes[_i % 3]);
-    s.window = windows[_i % 6];
-    s.mask_kind = _i % 4 == 1   ? SDPA_MASK_CAUSAL_BOTTOM_RIGHT
-                  : _i % 4 == 2 ? SDPA_MASK_CAUSAL_TOP_LEFT
-                                : SDPA_MASK_NONE;
-    s.ds_dtype = _i >= 6 ? SDPA_DTYPE_F32 : SDPA_DTYPE_UNDEF;
+    llm_spec_t s = llm_window_spec(_i);
     s.deterministic = _i == 7;
     check_spec(&s, 400 + (uint64_t)_i);
 }
@@ -375,11 +367,7 @@ START_TEST(test_sinks)
     llm_case_t c;
     llm_desc_init(&c, &s);
     char config[256];
-    test_config_string(&suite_env, &c.c.desc, config, sizeof(config));
-    printf("sinks case %d: %s\n", _i, config);
-    if (s.num_splits > 1)
-        ck_assert_msg(strstr(config, "fwd decode") != NULL && strstr(config, "splits=1") == NULL,
-                      "not split: %s", config);
+    test_config_print(&suite_env, &c.c.desc, "sinks", _i, s.num_splits, config, sizeof(config));
     check_spec(&s, 950 + (uint64_t)_i);
 }
 END_TEST
@@ -387,8 +375,10 @@ END_TEST
 /* The features query agrees with what ze runs. */
 START_TEST(test_features)
 {
-    sdpa_features_t f = {.struct_size = sizeof(f), .struct_version = SDPA_FEATURES_VERSION};
-    ck_assert_int_eq(suite_env.ze->context_get_features(suite_env.ze_ctx, &f), SDPA_SUCCESS);
+    sdpa_features_t f;
+    ck_assert_int_eq(llm_features_query(suite_env.ze, suite_env.ze_ctx, sizeof(f),
+                                        SDPA_FEATURES_VERSION, &f),
+                     SDPA_SUCCESS);
     ck_assert_uint_eq(f.has_window, 1);
     ck_assert_uint_eq(f.has_softcap, 1);
     ck_assert_uint_eq(f.has_alibi, 1);

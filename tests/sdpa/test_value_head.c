@@ -152,11 +152,7 @@ START_TEST(test_forward)
     llm_case_t c;
     llm_desc_init(&c, &s);
     char config[256];
-    test_config_string(&suite_env, &c.c.desc, config, sizeof(config));
-    printf("forward case %d: %s\n", _i, config);
-    if (s.num_splits > 1)
-        ck_assert_msg(strstr(config, "fwd decode") != NULL && strstr(config, "splits=1") == NULL,
-                      "not split: %s", config);
+    test_config_print(&suite_env, &c.c.desc, "forward", _i, s.num_splits, config, sizeof(config));
     if (row_blocks)
         ck_assert_msg(strstr(config, "fwd decode") != NULL && strstr(config, " rows=") != NULL,
                       "not in row blocks: %s", config);
@@ -228,24 +224,31 @@ START_TEST(test_dst_takes_dv)
 }
 END_TEST
 
-/* The features query says what the cases above run. */
+/* iface's context says it runs the cases above: V's own head size and V as
+ * a view of K. */
+static void assert_value_head_features(const sdpa_backend_iface_t *iface, sdpa_context_t *ctx,
+                                       sdpa_features_t *f)
+{
+    ck_assert_int_eq(llm_features_query(iface, ctx, sizeof(*f), SDPA_FEATURES_VERSION, f),
+                     SDPA_SUCCESS);
+    ck_assert_uint_eq(f->has_value_head_size, 1);
+    ck_assert_uint_eq(f->has_v_view_of_k, 1);
+}
+
+/* The features query says what the cases above run, on both backends. */
 START_TEST(test_features)
 {
-    sdpa_features_t f = {.struct_size = sizeof(f), .struct_version = SDPA_FEATURES_VERSION};
-    ck_assert_int_eq(suite_env.ze->context_get_features(suite_env.ze_ctx, &f), SDPA_SUCCESS);
-    ck_assert_uint_eq(f.has_value_head_size, 1);
-    ck_assert_uint_eq(f.has_v_view_of_k, 1);
+    sdpa_features_t f;
+    assert_value_head_features(suite_env.ref, suite_env.ref_ctx, &f);
+    assert_value_head_features(suite_env.ze, suite_env.ze_ctx, &f);
     ck_assert_uint_eq(f.max_head_size, 576);
-    ck_assert_int_eq(suite_env.ref->context_get_features(suite_env.ref_ctx, &f), SDPA_SUCCESS);
-    ck_assert_uint_eq(f.has_value_head_size, 1);
-    ck_assert_uint_eq(f.has_v_view_of_k, 1);
 
     /* A version 3 struct from before these two members: filled up to its
      * size, the rest untouched. */
-    memset(&f, 0xab, sizeof(f));
-    f.struct_size = (uint32_t)offsetof(sdpa_features_t, has_value_head_size);
-    f.struct_version = 3;
-    ck_assert_int_eq(suite_env.ze->context_get_features(suite_env.ze_ctx, &f), SDPA_SUCCESS);
+    ck_assert_int_eq(llm_features_query(suite_env.ze, suite_env.ze_ctx,
+                                        (uint32_t)offsetof(sdpa_features_t, has_value_head_size), 3,
+                                        &f),
+                     SDPA_SUCCESS);
     ck_assert_uint_eq(f.has_sinks, 1);
     ck_assert_uint_eq(f.has_value_head_size, 0xababababu);
     ck_assert_uint_eq(f.has_v_view_of_k, 0xababababu);

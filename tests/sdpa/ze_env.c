@@ -137,6 +137,16 @@ void test_config_string(test_env_t *env, const sdpa_problem_desc_t *p, char *out
     ck_assert_int_eq(status, SDPA_SUCCESS);
 }
 
+void test_config_print(test_env_t *env, const sdpa_problem_desc_t *p, const char *what, int index,
+                       uint32_t num_splits, char *out, size_t size)
+{
+    test_config_string(env, p, out, size);
+    printf("%s case %d: %s\n", what, index, out);
+    if (num_splits > 1)
+        ck_assert_msg(strstr(out, "fwd decode") != NULL && strstr(out, "splits=1") == NULL,
+                      "not split: %s", out);
+}
+
 test_env_t suite_env;
 static int suite_env_open;
 

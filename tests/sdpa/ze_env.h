@@ -90,4 +90,9 @@ uint64_t test_modules_built(test_env_t *env);
  * kernel and settings ze chose, for tests that must reach one path. */
 void test_config_string(test_env_t *env, const sdpa_problem_desc_t *p, char *out, size_t size);
 
+/* test_config_string, printed as "<what> case <index>: <configuration>";
+ * a problem of num_splits > 1 must take the decode kernel and split. */
+void test_config_print(test_env_t *env, const sdpa_problem_desc_t *p, const char *what, int index,
+                       uint32_t num_splits, char *out, size_t size);
+
 #endif /* SDPA_TEST_ZE_ENV_H */

@@ -106,7 +106,7 @@ END_TEST
 
 static uint64_t fnv1a64(const uint8_t *bytes, size_t size)
 {
-    uint64_t h = 1469598103934665603ull;
+    uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a 64's offset basis */
     for (size_t i = 0; i < size; i++)
         h = (h ^ bytes[i]) * 1099511628211ull;
     return h;

@@ -65,21 +65,52 @@ static void expect_untouched(const int32_t *buf)
         ck_assert_msg(buf[i] == -1, "buf[%d] = %d: written before its wait event", i, buf[i]);
 }
 
+/* What the tests start from: add_one, the three buffers, and a pool of
+ * num_events events (none: no pool). */
+typedef struct rig {
+    ze_kernel_handle_t kernel;
+    buffers_t bufs;
+    ze_event_pool_handle_t pool;
+    ze_event_handle_t events[3];
+    uint32_t num_events;
+} rig_t;
+
+static rig_t rig_open(uint32_t num_events, ze_event_pool_flags_t pool_flags)
+{
+    rig_t r = {.kernel = ze_test_kernel(ze_test_probe_module(16, NULL), "add_one"),
+               .bufs = make_buffers(),
+               .num_events = num_events};
+    ck_assert_uint_le(num_events, sizeof r.events / sizeof r.events[0]);
+    if (num_events > 0)
+        r.pool = ze_test_event_pool(num_events, pool_flags);
+    for (uint32_t i = 0; i < num_events; i++)
+        r.events[i] = ze_test_event(r.pool, i);
+    return r;
+}
+
+static void rig_close(rig_t *r)
+{
+    for (uint32_t i = r->num_events; i-- > 0;)
+        ZE_OK(zeEventDestroy(r->events[i]));
+    if (r->pool)
+        ZE_OK(zeEventPoolDestroy(r->pool));
+    free_buffers(&r->bufs);
+    ZE_OK(zeKernelDestroy(r->kernel));
+}
+
 /* A regular list waits on an event the host signals after the execute call;
  * then events, fence and list are reset and the whole thing runs again. */
 START_TEST(queue_waits_for_host_event)
 {
-    ze_kernel_handle_t kernel = ze_test_kernel(ze_test_probe_module(16, NULL), "add_one");
-    buffers_t bufs = make_buffers();
-    ze_event_pool_handle_t pool = ze_test_event_pool(2, 0);
-    ze_event_handle_t gate = ze_test_event(pool, 0), done = ze_test_event(pool, 1);
+    rig_t r = rig_open(2, 0);
+    ze_event_handle_t gate = r.events[0], done = r.events[1];
     ze_command_queue_handle_t queue = ze_test_queue(ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS);
     ze_fence_desc_t fence_desc = {.stype = ZE_STRUCTURE_TYPE_FENCE_DESC};
     ze_fence_handle_t fence;
     ZE_OK(zeFenceCreate(queue, &fence_desc, &fence));
     ze_command_list_handle_t list = ze_test_list();
     ZE_OK(zeCommandListAppendWaitOnEvents(list, 1, &gate));
-    append_add_one(list, kernel, bufs.a, bufs.b, done, 0, NULL);
+    append_add_one(list, r.kernel, r.bufs.a, r.bufs.b, done, 0, NULL);
     ZE_OK(zeCommandListClose(list));
 
     for (int round = 0; round < 2; round++) {
@@ -89,12 +120,12 @@ START_TEST(queue_waits_for_host_event)
         ZE_EXPECT(ZE_RESULT_NOT_READY, zeFenceQueryStatus(fence));
         ZE_EXPECT(ZE_RESULT_NOT_READY, zeFenceHostSynchronize(fence, 1000000));
         ZE_EXPECT(ZE_RESULT_NOT_READY, zeCommandQueueSynchronize(queue, 0));
-        expect_untouched(bufs.b);
+        expect_untouched(r.bufs.b);
 
         ZE_OK(zeEventHostSignal(gate));
         ZE_OK(zeFenceHostSynchronize(fence, UINT64_MAX));
         ZE_OK(zeEventQueryStatus(done));
-        expect_values(bufs.b, 1 + round);
+        expect_values(r.bufs.b, 1 + round);
 
         /* Reuse: reset everything, make the input differ. */
         ZE_OK(zeEventHostReset(gate));
@@ -102,40 +133,35 @@ START_TEST(queue_waits_for_host_event)
         ZE_OK(zeFenceReset(fence));
         ZE_EXPECT(ZE_RESULT_NOT_READY, zeEventQueryStatus(done));
         for (int i = 0; i < N; i++) {
-            bufs.a[i] = i + 1;
-            bufs.b[i] = -1;
+            r.bufs.a[i] = i + 1;
+            r.bufs.b[i] = -1;
         }
     }
     ZE_OK(zeCommandQueueSynchronize(queue, UINT64_MAX));
     ZE_OK(zeCommandListDestroy(list));
     ZE_OK(zeFenceDestroy(fence));
     ZE_OK(zeCommandQueueDestroy(queue));
-    ZE_OK(zeEventDestroy(done));
-    ZE_OK(zeEventDestroy(gate));
-    ZE_OK(zeEventPoolDestroy(pool));
-    free_buffers(&bufs);
-    ZE_OK(zeKernelDestroy(kernel));
+    rig_close(&r);
 }
 END_TEST
 
 /* fill -> barrier -> a+1 -> barrier -> +1 -> barrier -> copy to the host. */
 START_TEST(barriers_order_a_chain)
 {
-    ze_kernel_handle_t kernel = ze_test_kernel(ze_test_probe_module(16, NULL), "add_one");
-    buffers_t bufs = make_buffers();
+    rig_t r = rig_open(0, 0);
     int32_t *host = malloc(N * sizeof *host);
     ze_command_list_handle_t list = ze_test_list();
     const int32_t seven = 7;
-    ZE_OK(zeCommandListAppendMemoryFill(list, bufs.a, &seven, sizeof seven, N * sizeof(int32_t),
+    ZE_OK(zeCommandListAppendMemoryFill(list, r.bufs.a, &seven, sizeof seven, N * sizeof(int32_t),
                                         NULL, 0, NULL));
     ZE_OK(zeCommandListAppendBarrier(list, NULL, 0, NULL));
-    append_add_one(list, kernel, bufs.a, bufs.b, NULL, 0, NULL);
+    append_add_one(list, r.kernel, r.bufs.a, r.bufs.b, NULL, 0, NULL);
     ZE_OK(zeCommandListAppendBarrier(list, NULL, 0, NULL));
-    append_add_one(list, kernel, bufs.b, bufs.c, NULL, 0, NULL);
-    const void *ranges[1] = {bufs.c};
+    append_add_one(list, r.kernel, r.bufs.b, r.bufs.c, NULL, 0, NULL);
+    const void *ranges[1] = {r.bufs.c};
     const size_t sizes[1] = {N * sizeof(int32_t)};
     ZE_OK(zeCommandListAppendMemoryRangesBarrier(list, 1, sizes, ranges, NULL, 0, NULL));
-    ZE_OK(zeCommandListAppendMemoryCopy(list, host, bufs.c, N * sizeof(int32_t), NULL, 0, NULL));
+    ZE_OK(zeCommandListAppendMemoryCopy(list, host, r.bufs.c, N * sizeof(int32_t), NULL, 0, NULL));
     ZE_OK(zeCommandListClose(list));
     ze_command_queue_handle_t queue = ze_test_queue(ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS);
     ZE_OK(zeCommandQueueExecuteCommandLists(queue, 1, &list, NULL)); /* synchronous: done */
@@ -144,22 +170,18 @@ START_TEST(barriers_order_a_chain)
     ZE_OK(zeCommandListDestroy(list));
     ZE_OK(zeCommandQueueDestroy(queue));
     free(host);
-    free_buffers(&bufs);
-    ZE_OK(zeKernelDestroy(kernel));
+    rig_close(&r);
 }
 END_TEST
 
 /* Events between commands of one list, and a reset appended at its end. */
 START_TEST(events_inside_a_list)
 {
-    ze_kernel_handle_t kernel = ze_test_kernel(ze_test_probe_module(16, NULL), "add_one");
-    buffers_t bufs = make_buffers();
-    ze_event_pool_handle_t pool = ze_test_event_pool(3, 0);
-    ze_event_handle_t e1 = ze_test_event(pool, 0), e2 = ze_test_event(pool, 1),
-                      e3 = ze_test_event(pool, 2);
+    rig_t r = rig_open(3, 0);
+    ze_event_handle_t e1 = r.events[0], e2 = r.events[1], e3 = r.events[2];
     ze_command_list_handle_t list = ze_test_list();
-    append_add_one(list, kernel, bufs.a, bufs.b, e1, 0, NULL);
-    append_add_one(list, kernel, bufs.b, bufs.c, e2, 1, &e1);
+    append_add_one(list, r.kernel, r.bufs.a, r.bufs.b, e1, 0, NULL);
+    append_add_one(list, r.kernel, r.bufs.b, r.bufs.c, e2, 1, &e1);
     ZE_OK(zeCommandListAppendSignalEvent(list, e3));
     ZE_OK(zeCommandListAppendEventReset(list, e1));
     ZE_OK(zeCommandListClose(list));
@@ -167,33 +189,25 @@ START_TEST(events_inside_a_list)
     ZE_OK(zeCommandQueueExecuteCommandLists(queue, 1, &list, NULL));
     ZE_OK(zeEventHostSynchronize(e3, UINT64_MAX));
     ZE_OK(zeEventQueryStatus(e2));
-    expect_values(bufs.c, 2);
+    expect_values(r.bufs.c, 2);
     ZE_OK(zeCommandQueueSynchronize(queue, UINT64_MAX));
     ZE_EXPECT(ZE_RESULT_NOT_READY, zeEventQueryStatus(e1)); /* reset by the list */
     ZE_OK(zeCommandListDestroy(list));
     ZE_OK(zeCommandQueueDestroy(queue));
-    ZE_OK(zeEventDestroy(e3));
-    ZE_OK(zeEventDestroy(e2));
-    ZE_OK(zeEventDestroy(e1));
-    ZE_OK(zeEventPoolDestroy(pool));
-    free_buffers(&bufs);
-    ZE_OK(zeKernelDestroy(kernel));
+    rig_close(&r);
 }
 END_TEST
 
 /* Queue 2 waits on queue 1, queue 1 on the host; submitted in reverse. */
 START_TEST(events_across_queues)
 {
-    ze_module_handle_t module = ze_test_probe_module(16, NULL);
-    ze_kernel_handle_t k1 = ze_test_kernel(module, "add_one");
-    ze_kernel_handle_t k2 = ze_test_kernel(module, "add_one");
-    buffers_t bufs = make_buffers();
-    ze_event_pool_handle_t pool = ze_test_event_pool(3, 0);
-    ze_event_handle_t gate = ze_test_event(pool, 0), mid = ze_test_event(pool, 1),
-                      done = ze_test_event(pool, 2);
+    rig_t r = rig_open(3, 0);
+    ze_kernel_handle_t k1 = r.kernel,
+                       k2 = ze_test_kernel(ze_test_probe_module(16, NULL), "add_one");
+    ze_event_handle_t gate = r.events[0], mid = r.events[1], done = r.events[2];
     ze_command_list_handle_t l1 = ze_test_list(), l2 = ze_test_list();
-    append_add_one(l1, k1, bufs.a, bufs.b, mid, 1, &gate);
-    append_add_one(l2, k2, bufs.b, bufs.c, done, 1, &mid);
+    append_add_one(l1, k1, r.bufs.a, r.bufs.b, mid, 1, &gate);
+    append_add_one(l2, k2, r.bufs.b, r.bufs.c, done, 1, &mid);
     ZE_OK(zeCommandListClose(l1));
     ZE_OK(zeCommandListClose(l2));
     ze_command_queue_handle_t q1 = ze_test_queue(ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS);
@@ -201,24 +215,19 @@ START_TEST(events_across_queues)
     ZE_OK(zeCommandQueueExecuteCommandLists(q2, 1, &l2, NULL));
     ZE_OK(zeCommandQueueExecuteCommandLists(q1, 1, &l1, NULL));
     ze_test_sleep_ms(30);
-    expect_untouched(bufs.b);
-    expect_untouched(bufs.c);
+    expect_untouched(r.bufs.b);
+    expect_untouched(r.bufs.c);
     ZE_OK(zeEventHostSignal(gate));
     ZE_OK(zeEventHostSynchronize(done, UINT64_MAX));
-    expect_values(bufs.c, 2);
+    expect_values(r.bufs.c, 2);
     ZE_OK(zeCommandQueueSynchronize(q1, UINT64_MAX));
     ZE_OK(zeCommandQueueSynchronize(q2, UINT64_MAX));
     ZE_OK(zeCommandListDestroy(l2));
     ZE_OK(zeCommandListDestroy(l1));
     ZE_OK(zeCommandQueueDestroy(q2));
     ZE_OK(zeCommandQueueDestroy(q1));
-    ZE_OK(zeEventDestroy(done));
-    ZE_OK(zeEventDestroy(mid));
-    ZE_OK(zeEventDestroy(gate));
-    ZE_OK(zeEventPoolDestroy(pool));
-    free_buffers(&bufs);
     ZE_OK(zeKernelDestroy(k2));
-    ZE_OK(zeKernelDestroy(k1));
+    rig_close(&r);
 }
 END_TEST
 
@@ -226,22 +235,20 @@ END_TEST
  * wait on the host; events are reused after a reset appended to it. */
 START_TEST(async_immediate_list)
 {
-    ze_kernel_handle_t kernel = ze_test_kernel(ze_test_probe_module(16, NULL), "add_one");
-    buffers_t bufs = make_buffers();
-    ze_event_pool_handle_t pool = ze_test_event_pool(2, 0);
-    ze_event_handle_t gate = ze_test_event(pool, 0), done = ze_test_event(pool, 1);
+    rig_t r = rig_open(2, 0);
+    ze_event_handle_t gate = r.events[0], done = r.events[1];
     ze_command_list_handle_t list = ze_test_immediate_list(ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS);
     for (int round = 0; round < 2; round++) {
-        append_add_one(list, kernel, bufs.a, bufs.b, NULL, 1, &gate);
-        append_add_one(list, kernel, bufs.b, bufs.c, done, 0, NULL);
+        append_add_one(list, r.kernel, r.bufs.a, r.bufs.b, NULL, 1, &gate);
+        append_add_one(list, r.kernel, r.bufs.b, r.bufs.c, done, 0, NULL);
         ze_test_sleep_ms(30);
         ZE_EXPECT(ZE_RESULT_NOT_READY, zeEventQueryStatus(done));
-        expect_untouched(bufs.c);
+        expect_untouched(r.bufs.c);
         ZE_OK(zeEventHostSignal(gate));
         ZE_OK(zeEventHostSynchronize(done, UINT64_MAX));
-        expect_values(bufs.c, 2 + round);
+        expect_values(r.bufs.c, 2 + round);
         for (int i = 0; i < N; i++) /* safe: done was signalled after both kernels */
-            bufs.a[i] = i + 1, bufs.b[i] = bufs.c[i] = -1;
+            r.bufs.a[i] = i + 1, r.bufs.b[i] = r.bufs.c[i] = -1;
         /* Reset done on the list; its worker then signals the (host-reset)
          * gate, so seeing the gate means the reset has happened. */
         ZE_OK(zeEventHostReset(gate));
@@ -252,35 +259,26 @@ START_TEST(async_immediate_list)
         ZE_OK(zeEventHostReset(gate));
     }
     ZE_OK(zeCommandListDestroy(list));
-    ZE_OK(zeEventDestroy(done));
-    ZE_OK(zeEventDestroy(gate));
-    ZE_OK(zeEventPoolDestroy(pool));
-    free_buffers(&bufs);
-    ZE_OK(zeKernelDestroy(kernel));
+    rig_close(&r);
 }
 END_TEST
 
 /* A synchronous immediate list: every append is complete when it returns. */
 START_TEST(sync_immediate_list)
 {
-    ze_kernel_handle_t kernel = ze_test_kernel(ze_test_probe_module(16, NULL), "add_one");
-    buffers_t bufs = make_buffers();
+    rig_t r = rig_open(1, 0);
     ze_command_list_handle_t list = ze_test_env()->sync_list;
-    ze_event_pool_handle_t pool = ze_test_event_pool(1, 0);
-    ze_event_handle_t done = ze_test_event(pool, 0);
+    ze_event_handle_t done = r.events[0];
     const int32_t ten = 10;
-    ZE_OK(zeCommandListAppendMemoryFill(list, bufs.a, &ten, sizeof ten, N * sizeof(int32_t), NULL,
+    ZE_OK(zeCommandListAppendMemoryFill(list, r.bufs.a, &ten, sizeof ten, N * sizeof(int32_t), NULL,
                                         0, NULL));
     for (int i = 0; i < N; i++)
-        ck_assert_int_eq(bufs.a[i], 10);
-    append_add_one(list, kernel, bufs.a, bufs.b, done, 0, NULL);
+        ck_assert_int_eq(r.bufs.a[i], 10);
+    append_add_one(list, r.kernel, r.bufs.a, r.bufs.b, done, 0, NULL);
     ZE_OK(zeEventQueryStatus(done));
     for (int i = 0; i < N; i++)
-        ck_assert_int_eq(bufs.b[i], 11);
-    ZE_OK(zeEventDestroy(done));
-    ZE_OK(zeEventPoolDestroy(pool));
-    free_buffers(&bufs);
-    ZE_OK(zeKernelDestroy(kernel));
+        ck_assert_int_eq(r.bufs.b[i], 11);
+    rig_close(&r);
 }
 END_TEST
 
@@ -332,14 +330,12 @@ END_TEST
 
 START_TEST(timestamps)
 {
-    ze_kernel_handle_t kernel = ze_test_kernel(ze_test_probe_module(16, NULL), "add_one");
-    buffers_t bufs = make_buffers();
-    ze_event_pool_handle_t pool = ze_test_event_pool(1, ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP);
-    ze_event_handle_t event = ze_test_event(pool, 0);
+    rig_t r = rig_open(1, ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP);
+    ze_event_handle_t event = r.events[0];
     uint64_t *stamps = ze_test_alloc_host(2 * sizeof *stamps);
     ze_command_list_handle_t list = ze_test_env()->sync_list;
     ZE_OK(zeCommandListAppendWriteGlobalTimestamp(list, &stamps[0], NULL, 0, NULL));
-    append_add_one(list, kernel, bufs.a, bufs.b, event, 0, NULL);
+    append_add_one(list, r.kernel, r.bufs.a, r.bufs.b, event, 0, NULL);
     ZE_OK(zeCommandListAppendWriteGlobalTimestamp(list, &stamps[1], NULL, 0, NULL));
     ze_kernel_timestamp_result_t ts;
     ZE_OK(zeEventQueryKernelTimestamp(event, &ts));
@@ -352,10 +348,7 @@ START_TEST(timestamps)
     ZE_OK(zeEventHostReset(event));
     ZE_EXPECT(ZE_RESULT_NOT_READY, zeEventQueryKernelTimestamp(event, &ts));
     ze_test_free(stamps);
-    ZE_OK(zeEventDestroy(event));
-    ZE_OK(zeEventPoolDestroy(pool));
-    free_buffers(&bufs);
-    ZE_OK(zeKernelDestroy(kernel));
+    rig_close(&r);
 }
 END_TEST
 
@@ -365,10 +358,8 @@ END_TEST
  * the query waits on the very event it reads. */
 START_TEST(query_kernel_timestamps)
 {
-    ze_kernel_handle_t kernel = ze_test_kernel(ze_test_probe_module(16, NULL), "add_one");
-    buffers_t bufs = make_buffers();
-    ze_event_pool_handle_t pool = ze_test_event_pool(2, ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP);
-    ze_event_handle_t events[2] = {ze_test_event(pool, 0), ze_test_event(pool, 1)};
+    rig_t r = rig_open(2, ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP);
+    ze_event_handle_t *events = r.events;
     const size_t stride = sizeof(ze_kernel_timestamp_result_t);
     /* Reversed, and the second at an offset that is not 8-byte aligned. */
     const size_t offsets[2] = {stride + 4, 0};
@@ -378,15 +369,15 @@ START_TEST(query_kernel_timestamps)
     memset(dst, 0xab, dst_size);
     ze_command_queue_handle_t queue = ze_test_queue(ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS);
     ze_command_list_handle_t list = ze_test_list();
-    append_add_one(list, kernel, bufs.a, bufs.b, events[0], 0, NULL);
-    append_add_one(list, kernel, bufs.b, bufs.c, events[1], 1, &events[0]);
+    append_add_one(list, r.kernel, r.bufs.a, r.bufs.b, events[0], 0, NULL);
+    append_add_one(list, r.kernel, r.bufs.b, r.bufs.c, events[1], 1, &events[0]);
     ZE_OK(zeCommandListAppendQueryKernelTimestamps(list, 2, events, dst, offsets, NULL, 2, events));
     ZE_OK(zeCommandListAppendQueryKernelTimestamps(list, 2, events, dst + 2 * stride + 4, NULL,
                                                    NULL, 1, &events[1]));
     ZE_OK(zeCommandListClose(list));
     ZE_OK(zeCommandQueueExecuteCommandLists(queue, 1, &list, NULL));
     ZE_OK(zeCommandQueueSynchronize(queue, UINT64_MAX));
-    expect_values(bufs.c, 2);
+    expect_values(r.bufs.c, 2);
     for (int i = 0; i < 2; i++) {
         ze_kernel_timestamp_result_t expected, written, packed;
         ZE_OK(zeEventQueryKernelTimestamp(events[i], &expected));
@@ -408,7 +399,7 @@ START_TEST(query_kernel_timestamps)
     ze_event_pool_handle_t plain_pool = ze_test_event_pool(1, 0);
     ze_event_handle_t plain = ze_test_event(plain_pool, 0);
     ZE_OK(zeCommandListReset(list));
-    append_add_one(list, kernel, bufs.a, bufs.b, plain, 0, NULL);
+    append_add_one(list, r.kernel, r.bufs.a, r.bufs.b, plain, 0, NULL);
     ZE_OK(zeCommandListAppendQueryKernelTimestamps(list, 1, &plain, dst, NULL, NULL, 1, &plain));
     ZE_OK(zeCommandListClose(list));
     ze_kernel_timestamp_result_t plain_ts;
@@ -426,7 +417,7 @@ START_TEST(query_kernel_timestamps)
     /* On a synchronous immediate list, after the event it reads. */
     ze_command_list_handle_t sync = ze_test_env()->sync_list;
     ZE_OK(zeEventHostReset(events[0]));
-    append_add_one(sync, kernel, bufs.a, bufs.b, events[0], 0, NULL);
+    append_add_one(sync, r.kernel, r.bufs.a, r.bufs.b, events[0], 0, NULL);
     ZE_OK(zeCommandListAppendQueryKernelTimestamps(sync, 1, events, dst, NULL, NULL, 1, events));
     ze_kernel_timestamp_result_t expected;
     ZE_OK(zeEventQueryKernelTimestamp(events[0], &expected));
@@ -435,11 +426,7 @@ START_TEST(query_kernel_timestamps)
     ZE_OK(zeCommandListDestroy(list));
     ZE_OK(zeCommandQueueDestroy(queue));
     ze_test_free(dst);
-    ZE_OK(zeEventDestroy(events[0]));
-    ZE_OK(zeEventDestroy(events[1]));
-    ZE_OK(zeEventPoolDestroy(pool));
-    free_buffers(&bufs);
-    ZE_OK(zeKernelDestroy(kernel));
+    rig_close(&r);
 }
 END_TEST
 

@@ -6,7 +6,9 @@
 #include <string.h>
 
 #include "byte_writer.h"
+#include "fnv1a.h"
 #include "disk_cache.h"
+#include "device_object.h"
 #include "error.h"
 #include "module_cache.h"
 #include "module_identity.h"
@@ -26,8 +28,7 @@ typedef struct cache_entry {
 } cache_entry_t;
 
 struct sdpa_module_cache {
-    ze_context_handle_t context;
-    ze_device_handle_t device;
+    sdpa_device_binding_t on; /* first: sdpa_device_object_new */
     pthread_mutex_t lock;
     cache_entry_t *entries;
     sdpa_module_cache_counts_t counts;
@@ -119,10 +120,7 @@ static sdpa_status_t persistent_key(const sdpa_module_cache_t *cache, const sdpa
 /* FNV-1a: the key is short and hashed once per primitive. */
 static uint64_t hash_bytes(const unsigned char *bytes, size_t size)
 {
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < size; i++)
-        h = (h ^ bytes[i]) * 1099511628211ull;
-    return h;
+    return sdpa_fnv1a64(SDPA_FNV1A64_OFFSET, bytes, size);
 }
 
 /* Opens the persistent cache unless the environment turns it off or the
@@ -136,7 +134,7 @@ static void open_persistent(sdpa_module_cache_t *cache)
         return;
     }
     char why[256] = "";
-    if (sdpa_device_identity_read(cache->device, &cache->identity, why, sizeof(why)) != 0) {
+    if (sdpa_device_identity_read(cache->on.device, &cache->identity, why, sizeof(why)) != 0) {
         snprintf(cache->why_off, sizeof(cache->why_off), "the device cannot be identified: %s",
                  why);
         return;
@@ -150,11 +148,9 @@ static void open_persistent(sdpa_module_cache_t *cache)
 sdpa_status_t sdpa_module_cache_create(ze_context_handle_t context, ze_device_handle_t device,
                                        sdpa_module_cache_t **out)
 {
-    sdpa_module_cache_t *cache = calloc(1, sizeof(*cache));
+    sdpa_module_cache_t *cache = sdpa_device_object_new(sizeof(*cache), context, device, "a module cache");
     if (!cache)
-        return sdpa_fail(SDPA_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for a module cache");
-    cache->context = context;
-    cache->device = device;
+        return SDPA_ERROR_OUT_OF_HOST_MEMORY;
     pthread_mutex_init(&cache->lock, NULL);
     open_persistent(cache);
     *out = cache;
@@ -200,7 +196,7 @@ static sdpa_status_t build_module(sdpa_module_cache_t *cache, const sdpa_module_
     };
     ze_module_build_log_handle_t log = NULL;
     double start = sdpa_verbose_level() >= 2 ? sdpa_verbose_now_ms() : 0.0;
-    ze_result_t result = zeModuleCreate(cache->context, cache->device, &desc, out, &log);
+    ze_result_t result = zeModuleCreate(cache->on.context, cache->on.device, &desc, out, &log);
     if (result == ZE_RESULT_SUCCESS) {
         if (log)
             zeModuleBuildLogDestroy(log);
@@ -256,7 +252,7 @@ static int load_native(sdpa_module_cache_t *cache, const sdpa_module_key_t *key,
                 .inputSize = size,
                 .pInputModule = binary,
         };
-        result = zeModuleCreate(cache->context, cache->device, &desc, out, NULL);
+        result = zeModuleCreate(cache->on.context, cache->on.device, &desc, out, NULL);
         free(binary);
     }
     int hit = found == SDPA_DISK_CACHE_HIT && result == ZE_RESULT_SUCCESS;
