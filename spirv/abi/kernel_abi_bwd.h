@@ -51,7 +51,7 @@
 /* The field of the variants' names that add f32 with the device's native
  * atomic add (<source>-fadd.0.<sg>, sdpa_xe_bwd-...-fadd.0.<sg>; the others
  * with compare-and-swap loops): built for SDPA_BWD_SOURCE,
- * SDPA_BWD_MAIN_SOURCE and the fast path's variants (spirv/Makefile.am),
+ * SDPA_BWD_MAIN_SOURCE and the fast path's variants (variants.def),
  * chosen by sdpa_device_native_f32_add (src/plan/device.h). */
 #define SDPA_BWD_FADD_FIELD "-fadd"
 /* The head-size field of the variants' names (<source>.0.<sg>). */

@@ -28,7 +28,7 @@
  * sub-group; the head-size field of the name is 0 (no array depends on the
  * head size). cvt variants take K and V in another dtype than Q (quantized
  * included): they convert each key tile into local memory in Q's type
- * first. SDPA_XE_FWD_VARIANT formats the name's first field.
+ * first. The built ones are the rows of variants.def.
  *
  * Layout. Sub-group tiles live in registers in the matrix engine's layout,
  * with the queries along the lanes:
@@ -78,9 +78,8 @@
  * rules are those of kernel_abi.h.
  */
 #define SDPA_XE_FWD_KERNEL "sdpa_xe_fwd"
-/* printf format of a variant's source name: keys, dsub, "-cvt" or "",
- * "-emu" or "". */
-#define SDPA_XE_FWD_VARIANT "sdpa_xe_fwd-k%d-d%d%s%s"
+/* The variants' source (variants.def, sdpa_spirv_variant_name). */
+#define SDPA_XE_FWD_SOURCE "sdpa_xe_fwd"
 
 /* Head-dim elements per step of S = K Q^T (the products' K): the head size
  * is padded with zeros to a multiple of this. */
@@ -117,7 +116,8 @@
  * The portable backward's pipeline, strides buffer, scratch and arguments
  * (kernel_abi_bwd.h) with these two kernels in place of sdpa_bwd and
  * sdpa_bwd_dq; the preprocess (D_i) and postprocess kernels stay the
- * portable ones. Variants: sdpa_xe_bwd-k<KEYS>-d<DSUB>[-emu].0.<sg>.
+ * portable ones. Variants: sdpa_xe_bwd-k<KEYS>-d<DSUB>[-emu][-fadd].0.<sg>,
+ * the rows of variants.def.
  *
  * Every tile goes through local memory in Q's type (K and V of the
  * work-group's keys once, Q and dO per block of 16 queries, converted from
@@ -155,9 +155,8 @@
  */
 #define SDPA_XE_BWD_KERNEL "sdpa_xe_bwd"
 #define SDPA_XE_BWD_DQ_KERNEL "sdpa_xe_bwd_dq"
-/* printf format of a variant's source name: keys, dsub, "-emu" or "",
- * SDPA_BWD_FADD_FIELD or "" (kernel_abi_bwd.h). */
-#define SDPA_XE_BWD_VARIANT "sdpa_xe_bwd-k%d-d%d%s%s"
+/* The variants' source (variants.def, sdpa_spirv_variant_name). */
+#define SDPA_XE_BWD_SOURCE "sdpa_xe_bwd"
 /* Queries per block of the query loop (two lane blocks with 8 lanes). */
 #define SDPA_XE_BWD_QUERIES 16
 

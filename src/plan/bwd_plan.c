@@ -296,8 +296,10 @@ sdpa_status_t sdpa_bwd_plan_make(const sdpa_problem_desc_t *problem, const sdpa_
     plan.kind = fast ? SDPA_BWD_KIND_XE : SDPA_BWD_KIND_PORTABLE;
     if (plan.kind == SDPA_BWD_KIND_XE) {
         plan.subgroup_size = xe.subgroup_size;
-        sdpa_bwd_xe_variant(&plan.config, &xe, device, plan.main_variant,
-                            sizeof(plan.main_variant));
+        const char *variant = sdpa_bwd_xe_variant(&plan.config, &xe, device);
+        if (!variant) /* sdpa_bwd_xe_config_check has found it */
+            return sdpa_fail(SDPA_ERROR_INVALID_CONFIG, "%s: no SPIR-V variant", plan.source.text);
+        snprintf(plan.main_variant, sizeof(plan.main_variant), "%s", variant);
         snprintf(plan.dq_variant, sizeof(plan.dq_variant), "%s", plan.main_variant);
         plan.main_kernel = SDPA_XE_BWD_KERNEL;
         plan.dq_kernel = SDPA_XE_BWD_DQ_KERNEL;

@@ -159,7 +159,7 @@ static int lacks_simd8(sdpa_device_class_t c)
 
 uint32_t sdpa_device_subgroup_size(const sdpa_device_info_t *device)
 {
-    /* Only sizes a SPIR-V variant is built for (spirv/Makefile.am: 8, 16). */
+    /* Only sizes a SPIR-V variant is built for (spirv/abi/variants.def: 8, 16). */
     static const uint32_t narrow_first[] = {8, 16};
     static const uint32_t wide_first[] = {16, 8};
     int narrow = device->device_class == SDPA_DEVICE_CLASS_XE_LP ||

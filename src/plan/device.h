@@ -139,7 +139,7 @@ int sdpa_device_supports_subgroup(const sdpa_device_info_t *device, uint32_t siz
  *     has no SIMD8, whatever a driver lists.
  *   everything else (CPU, unknown GPUs): 16, then 8. The CPU tables are
  *     written for 16.
- * The SPIR-V variants exist for 8 and 16 only (spirv/Makefile.am), so a
+ * The SPIR-V variants exist for 8 and 16 only (spirv/abi/variants.def), so a
  * device that offers neither (only 32, say) gets 0 and the kernels refuse
  * it; 32 is never chosen. */
 uint32_t sdpa_device_subgroup_size(const sdpa_device_info_t *device);
@@ -149,7 +149,7 @@ uint32_t sdpa_device_subgroup_size(const sdpa_device_info_t *device);
  * UINT32_MAX), or -1 if a launch of counts work-groups fits. */
 int sdpa_device_group_count_excess(const sdpa_device_info_t *device, const int64_t counts[3]);
 /* 1 if the backward kernels add f32 on device with its native atomic add
- * (the -fadd SPIR-V variants, spirv/Makefile.am), 0 if with compare-and-swap
+ * (the -fadd SPIR-V variants, spirv/abi/variants.def), 0 if with compare-and-swap
  * loops: native only where the device reports has_f32_atomic_add, and then
  * as device->float_atomics says (sdpa_float_atomics_t). The one place the
  * choice is made (bwd_plan.c and xe_bwd_plan.c name their variants from it). */

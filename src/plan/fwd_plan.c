@@ -348,7 +348,10 @@ static sdpa_status_t xe_choose(fwd_context_t *ctx, sdpa_fwd_plan_t *plan, int *a
     plan->kernel_name = SDPA_XE_FWD_KERNEL;
     plan->subgroup_size = ctx->xe.subgroup_size;
     plan->d_max = 0;
-    sdpa_fwd_xe_variant(&plan->config, &ctx->xe, plan->variant, sizeof(plan->variant));
+    const char *variant = sdpa_fwd_xe_variant(&plan->config, &ctx->xe);
+    if (!variant) /* sdpa_fwd_xe_config_check has found it */
+        return sdpa_fail(SDPA_ERROR_INVALID_CONFIG, "%s: no SPIR-V variant", plan->source.text);
+    snprintf(plan->variant, sizeof(plan->variant), "%s", variant);
     return SDPA_SUCCESS;
 }
 

@@ -1,8 +1,9 @@
 /* test_kernel_contract.c - the contract between the host and the embedded
  * kernels: the argument tables (the spirv/ .def tables) agree with the
  * kernels' parameter lists in every SPIR-V variant, the plugin's check of a
- * module's argument count says what is wrong, and spec_constants.def has a
- * row for exactly the constants some kernel reads. */
+ * module's argument count says what is wrong, spec_constants.def has a
+ * row for exactly the constants some kernel reads, and the embedded
+ * variants are the rows of variants.def, each found by its fields. */
 #include <check.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include "error.h"
 #include "spec_table.h"
 #include "spirv_registry.h"
+#include "spirv_variants.h"
 
 /* The kernels of each source, the table each takes and how many SPIR-V
  * variants the source has at least (the merge kernel has one: no head-size
@@ -152,6 +154,68 @@ START_TEST(every_declared_spec_constant_has_a_row)
 }
 END_TEST
 
+/* The modules of row v of variants.def (one per head-size bucket if it is
+ * bucketed), each in the registry, and the row found by its own fields:
+ * what the build lists, what is embedded and what a plan can choose agree. */
+START_TEST(every_variant_row_is_built_and_found_by_its_fields)
+{
+    size_t modules = 0;
+    for (size_t v = 0; v < sdpa_spirv_variant_count; v++) {
+        const sdpa_spirv_variant_t *row = &sdpa_spirv_variants[v];
+        size_t source_length;
+        sdpa_spirv_fields_t fields;
+        ck_assert_msg(sdpa_spirv_variant_fields(row->name, &source_length, &fields),
+                      "variants.def: %s has a field variants.def does not list", row->name);
+        char source[64];
+        ck_assert_uint_lt(source_length, sizeof(source));
+        memcpy(source, row->name, source_length);
+        source[source_length] = '\0';
+        const int bucketed = row->d_max == SDPA_SPIRV_EACH_BUCKET;
+        const size_t count = bucketed ? sdpa_spirv_head_size_bucket_count : 1;
+        for (size_t b = 0; b < count; b++) {
+            const int d_max = bucketed ? sdpa_spirv_head_size_buckets[b] : row->d_max;
+            ck_assert_msg(sdpa_spirv_find(row->name, d_max, row->subgroup_size) != NULL,
+                          "%s.%d.%d is a row of variants.def but not embedded", row->name, d_max,
+                          row->subgroup_size);
+            const char *found = sdpa_spirv_variant_name(source, &fields, d_max, row->subgroup_size);
+            ck_assert_msg(found == row->name, "%s.%d.%d: its fields find %s", row->name, d_max,
+                          row->subgroup_size, found ? found : "nothing");
+            modules++;
+        }
+    }
+    ck_assert_uint_eq(modules, sdpa_spirv_module_count);
+}
+END_TEST
+
+/* Names with a field variants.def does not list, or one field twice, are
+ * refused; tiles without a row are not found. */
+START_TEST(variant_fields_refuse_what_variants_def_lacks)
+{
+    size_t length;
+    sdpa_spirv_fields_t f;
+    ck_assert_int_eq(sdpa_spirv_variant_fields("sdpa_xe_fwd-k32-d64-cvt-emu", &length, &f), 1);
+    ck_assert_uint_eq(length, strlen("sdpa_xe_fwd"));
+    ck_assert_int_eq(f.keys, 32);
+    ck_assert_int_eq(f.dsub, 64);
+    ck_assert_uint_eq(f.switches, SDPA_SPIRV_FIELD_CVT | SDPA_SPIRV_FIELD_EMU);
+    ck_assert_int_eq(sdpa_spirv_variant_fields("sdpa_fwd-kvg", &length, &f), 1);
+    ck_assert_uint_eq(f.switches, SDPA_SPIRV_FIELD_KVG);
+    const char *bad[] = {"sdpa_xe_fwd-k32-x", "sdpa_xe_fwd-k32-k16", "sdpa_bwd-fadd-fadd",
+                         "sdpa_xe_fwd-k",     "sdpa_xe_fwd-k0",      "sdpa_xe_fwd-d6x",
+                         "sdpa_fwd-"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        ck_assert_msg(!sdpa_spirv_variant_fields(bad[i], &length, &f), "%s accepted", bad[i]);
+    const sdpa_spirv_fields_t k48 = {48, 64, 0}, k32 = {32, 64, 0};
+    ck_assert_ptr_null(sdpa_spirv_variant_name("sdpa_xe_fwd", &k48, 0, 16));
+    ck_assert_ptr_null(sdpa_spirv_variant_name("sdpa_xe_fwd", &k32, 0, 8));
+    ck_assert_ptr_null(sdpa_spirv_variant_name("sdpa_xe", &k32, 0, 16));
+    ck_assert_str_eq(sdpa_spirv_variant_name("sdpa_xe_fwd", &k32, 0, 16), "sdpa_xe_fwd-k32-d64");
+    const sdpa_spirv_fields_t plain = {0, 0, 0};
+    ck_assert_str_eq(sdpa_spirv_variant_name("sdpa_fwd", &plain, 128, 16), "sdpa_fwd");
+    ck_assert_ptr_null(sdpa_spirv_variant_name("sdpa_fwd", &plain, 100, 16));
+}
+END_TEST
+
 int main(void)
 {
     Suite *suite = suite_create("kernel_contract");
@@ -164,5 +228,9 @@ int main(void)
     tcase_add_test(constants, every_spec_constant_row_is_read_by_some_variant);
     tcase_add_test(constants, every_declared_spec_constant_has_a_row);
     suite_add_tcase(suite, constants);
+    TCase *variants = tcase_create("variants");
+    tcase_add_test(variants, every_variant_row_is_built_and_found_by_its_fields);
+    tcase_add_test(variants, variant_fields_refuse_what_variants_def_lacks);
+    suite_add_tcase(suite, variants);
     return test_run_suite(suite);
 }

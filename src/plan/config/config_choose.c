@@ -6,26 +6,21 @@
 #include "config_choose.h"
 #include "config_env.h"
 #include "error.h"
+#include "spirv_variants.h"
 
-/* The SPIR-V variants' head-size buckets, ascending. */
-static const int buckets[] = {
-#define SDPA_HEAD_SIZE_BUCKET(d_max) d_max,
-#include "head_size_buckets.def"
-#undef SDPA_HEAD_SIZE_BUCKET
-};
-
+/* The SPIR-V variants' head-size buckets (ascending) are spirv_variants.h's. */
 int sdpa_head_size_max(void)
 {
-    return buckets[sizeof(buckets) / sizeof(buckets[0]) - 1];
+    return sdpa_spirv_head_size_buckets[sdpa_spirv_head_size_bucket_count - 1];
 }
 
 int sdpa_head_size_bucket(int64_t head_size)
 {
     if (head_size < 1)
         return 0;
-    for (size_t i = 0; i < sizeof(buckets) / sizeof(buckets[0]); i++)
-        if (head_size <= buckets[i])
-            return buckets[i];
+    for (size_t i = 0; i < sdpa_spirv_head_size_bucket_count; i++)
+        if (head_size <= sdpa_spirv_head_size_buckets[i])
+            return sdpa_spirv_head_size_buckets[i];
     return 0;
 }
 

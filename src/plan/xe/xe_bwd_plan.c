@@ -9,6 +9,7 @@
 #include "config_env.h"
 #include "error.h"
 #include "kernel_abi_xe.h"
+#include "spirv_variants.h"
 #include "xe_config_choose.h"
 #include "xe_config_rules.h"
 
@@ -31,12 +32,23 @@ int sdpa_bwd_xe_serves(const sdpa_problem_desc_t *p, const sdpa_shape_t *shape,
     return 1;
 }
 
-void sdpa_bwd_xe_variant(const sdpa_bwd_config_t *c, const sdpa_xe_target_t *t,
-                         const sdpa_device_info_t *device, char *buf, size_t size)
+/* The build-time fields of config's variant on target and device
+ * (variants.def). */
+static sdpa_spirv_fields_t variant_fields(const sdpa_bwd_config_t *c, const sdpa_xe_target_t *t,
+                                          const sdpa_device_info_t *device)
 {
     const int fadd = device && sdpa_device_native_f32_add(device);
-    snprintf(buf, size, SDPA_XE_BWD_VARIANT, c->unroll_m_bcbr, c->unroll_m_dbc,
-             t->emulate ? "-emu" : "", fadd ? SDPA_BWD_FADD_FIELD : "");
+    const sdpa_spirv_fields_t fields = {c->unroll_m_bcbr, c->unroll_m_dbc,
+                                        (t->emulate ? SDPA_SPIRV_FIELD_EMU : 0u) |
+                                                (fadd ? SDPA_SPIRV_FIELD_FADD : 0u)};
+    return fields;
+}
+
+const char *sdpa_bwd_xe_variant(const sdpa_bwd_config_t *c, const sdpa_xe_target_t *t,
+                                const sdpa_device_info_t *device)
+{
+    const sdpa_spirv_fields_t fields = variant_fields(c, t, device);
+    return sdpa_spirv_variant_name(SDPA_XE_BWD_SOURCE, &fields, 0, (int)t->subgroup_size);
 }
 
 /* Fails with "<source> <config> breaks the fast path's rule <rule>: ...". */
@@ -72,16 +84,15 @@ sdpa_status_t sdpa_bwd_xe_config_check(const sdpa_bwd_config_t *c, const sdpa_xe
     if (bd < head_size)
         return BREAKS("unroll_m_DBc * wg_m_DBc >= head size", "%d * %d = %" PRId64 " < %" PRId64,
                       c->unroll_m_dbc, c->wg_m_dbc, bd, head_size);
-    char variant[64];
-    sdpa_bwd_xe_variant(c, t, device, variant, sizeof(variant));
+    const sdpa_spirv_fields_t fields = variant_fields(c, t, device);
     /* The main kernel's or the dQ pass's local memory, the larger. */
     const int64_t bc = (int64_t)c->unroll_m_bcbr * c->wg_m_bcbr;
     const int64_t slm_main = SDPA_XE_BWD_SLM_BYTES(head_size, bc);
     const int64_t slm_dq = SDPA_XE_BWD_DQ_SLM_BYTES(head_size, (int64_t)c->unroll_m_bcbr,
                                                     (int64_t)q * c->wg_m_bcbr);
-    return sdpa_xe_check_launch(variant, t->subgroup_size, (int64_t)c->wg_m_dbc * c->wg_n_dbc,
-                                "wg_m_DBc * wg_n_DBc", slm_dq > slm_main ? slm_dq : slm_main,
-                                device, source, text);
+    return sdpa_xe_check_launch(SDPA_XE_BWD_SOURCE, &fields, t->subgroup_size,
+                                (int64_t)c->wg_m_dbc * c->wg_n_dbc, "wg_m_DBc * wg_n_DBc",
+                                slm_dq > slm_main ? slm_dq : slm_main, device, source, text);
 }
 
 static sdpa_status_t check(const void *config, const sdpa_xe_target_t *target,

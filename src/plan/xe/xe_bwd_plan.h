@@ -36,11 +36,13 @@ int sdpa_bwd_xe_serves(const sdpa_problem_desc_t *problem, const sdpa_shape_t *s
                        const sdpa_device_info_t *device, sdpa_xe_target_t *target,
                        const char **why);
 
-/* The variant's source name of config on target and device
+/* The name of config's SPIR-V variant on target and device
  * ("sdpa_xe_bwd-k16-d16", "sdpa_xe_bwd-k16-d16-fadd" where
- * sdpa_device_native_f32_add; device NULL: the compare-and-swap one). */
-void sdpa_bwd_xe_variant(const sdpa_bwd_config_t *config, const sdpa_xe_target_t *target,
-                         const sdpa_device_info_t *device, char *buf, size_t size);
+ * sdpa_device_native_f32_add; device NULL: the compare-and-swap one),
+ * static (a row of spirv/abi/variants.def), or NULL if none is built
+ * (sdpa_bwd_xe_config_check refuses config). */
+const char *sdpa_bwd_xe_variant(const sdpa_bwd_config_t *config, const sdpa_xe_target_t *target,
+                                const sdpa_device_info_t *device);
 
 /* Checks config for the backward fast path (SDPA_ERROR_INVALID_CONFIG with
  * the first rule it breaks, quoting it under source):

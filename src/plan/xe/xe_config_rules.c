@@ -6,7 +6,7 @@
 
 #include "config_env.h"
 #include "error.h"
-#include "spirv_registry.h"
+#include "spirv_variants.h"
 #include "xe_config_rules.h"
 
 sdpa_status_t sdpa_xe_config_breaks(const char *source, const char *config_text, const char *rule,
@@ -31,14 +31,20 @@ sdpa_status_t sdpa_xe_check_values(const int *values, int count, const char *sou
     return SDPA_SUCCESS;
 }
 
-sdpa_status_t sdpa_xe_check_launch(const char *variant, uint32_t sg, int64_t subgroups,
-                                   const char *grid, int64_t slm_bytes,
-                                   const sdpa_device_info_t *device, const char *source,
-                                   const char *config_text)
+sdpa_status_t sdpa_xe_check_launch(const char *kernel_source, const sdpa_spirv_fields_t *fields,
+                                   uint32_t sg, int64_t subgroups, const char *grid,
+                                   int64_t slm_bytes, const sdpa_device_info_t *device,
+                                   const char *source, const char *config_text)
 {
-    if (!sdpa_spirv_find(variant, 0, sg))
-        return sdpa_xe_config_breaks(source, config_text, "the tile is a built variant",
-                                     "no SPIR-V variant %s.0.%" PRIu32, variant, sg);
+    if (!sdpa_spirv_variant_name(kernel_source, fields, 0, (int)sg))
+        return sdpa_xe_config_breaks(
+                source, config_text, "the tile is a built variant",
+                "no row of spirv/abi/variants.def builds %s with k%d, d%d%s%s%s for sub-groups "
+                "of %" PRIu32,
+                kernel_source, fields->keys, fields->dsub,
+                fields->switches & SDPA_SPIRV_FIELD_CVT ? ", cvt" : "",
+                fields->switches & SDPA_SPIRV_FIELD_EMU ? ", emu" : "",
+                fields->switches & SDPA_SPIRV_FIELD_FADD ? ", fadd" : "", sg);
     if (!device)
         return SDPA_SUCCESS;
     if ((int64_t)sg * subgroups > device->max_group_size ||

@@ -13,6 +13,7 @@
 
 #include "device.h"
 #include "sdpa.h"
+#include "spirv_variants.h"
 
 /* Fails with "<source> <config_text> breaks the fast path's rule <rule>:
  * <details>", details formatted as printf does. Returns
@@ -28,14 +29,15 @@ sdpa_status_t sdpa_xe_config_breaks(const char *source, const char *config_text,
 sdpa_status_t sdpa_xe_check_values(const int *values, int count, const char *source,
                                    const char *config_text);
 
-/* The last rules: the SPIR-V variant `variant` is built for sub-groups of
- * sg; with a device (NULL: not checked), a work-group of `subgroups`
- * sub-groups along y (`grid` names the product, "wg_m_kq * wg_n_kq") and
- * slm_bytes of local memory within its limits. Returns SDPA_SUCCESS or
- * the refusal of config_text under source. */
-sdpa_status_t sdpa_xe_check_launch(const char *variant, uint32_t sg, int64_t subgroups,
-                                   const char *grid, int64_t slm_bytes,
-                                   const sdpa_device_info_t *device, const char *source,
-                                   const char *config_text);
+/* The last rules: a SPIR-V variant of kernel_source with these fields is
+ * built for sub-groups of sg (a row of spirv/abi/variants.def); with a
+ * device (NULL: not checked), a work-group of `subgroups` sub-groups along
+ * y (`grid` names the product, "wg_m_kq * wg_n_kq") and slm_bytes of local
+ * memory within its limits. Returns SDPA_SUCCESS or the refusal of
+ * config_text under source. */
+sdpa_status_t sdpa_xe_check_launch(const char *kernel_source, const sdpa_spirv_fields_t *fields,
+                                   uint32_t sg, int64_t subgroups, const char *grid,
+                                   int64_t slm_bytes, const sdpa_device_info_t *device,
+                                   const char *source, const char *config_text);
 
 #endif /* SDPA_CORE_XE_CONFIG_RULES_H */

@@ -26,7 +26,7 @@
  *     spill once masks and dropout add their registers, and so do eight
  *     sub-groups per query block, so head sizes above 128 stay on the
  *     portable kernel.
- * The tiles are the built variants (spirv/Makefile.am, XE_VARIANTS); the
+ * The tiles are the built variants (spirv/abi/variants.def); the
  * ISA gate (doc/gpu-isa.md) shows each compiled without spills. The shapes
  * are first choices from the register budget, not tuned on hardware.
  */

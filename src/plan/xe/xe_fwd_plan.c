@@ -11,6 +11,7 @@
 #include "fwd_plan.h"
 #include "xe_fwd_plan.h"
 #include "kernel_abi_xe.h"
+#include "spirv_variants.h"
 #include "xe_config_choose.h"
 #include "xe_config_rules.h"
 #include "xe_target.h"
@@ -34,11 +35,19 @@ int sdpa_fwd_xe_serves(const sdpa_problem_desc_t *p, const sdpa_shape_t *shape,
     return 1;
 }
 
-void sdpa_fwd_xe_variant(const sdpa_fwd_config_t *c, const sdpa_xe_target_t *t, char *buf,
-                         size_t size)
+/* The build-time fields of config's variant on target (variants.def). */
+static sdpa_spirv_fields_t variant_fields(const sdpa_fwd_config_t *c, const sdpa_xe_target_t *t)
 {
-    snprintf(buf, size, SDPA_XE_FWD_VARIANT, c->unroll_m_kq, c->unroll_m_vs,
-             t->convert_kv ? "-cvt" : "", t->emulate ? "-emu" : "");
+    const sdpa_spirv_fields_t fields = {c->unroll_m_kq, c->unroll_m_vs,
+                                        (t->convert_kv ? SDPA_SPIRV_FIELD_CVT : 0u) |
+                                                (t->emulate ? SDPA_SPIRV_FIELD_EMU : 0u)};
+    return fields;
+}
+
+const char *sdpa_fwd_xe_variant(const sdpa_fwd_config_t *c, const sdpa_xe_target_t *t)
+{
+    const sdpa_spirv_fields_t fields = variant_fields(c, t);
+    return sdpa_spirv_variant_name(SDPA_XE_FWD_SOURCE, &fields, 0, (int)t->subgroup_size);
 }
 
 /* Fails with "<source> <config> breaks the fast path's rule <rule>: ...". */
@@ -69,13 +78,13 @@ sdpa_status_t sdpa_fwd_xe_config_check(const sdpa_fwd_config_t *c, const sdpa_xe
     if (bd < head_size)
         return BREAKS("unroll_m_vs * wg_m_vs >= head size", "%d * %d = %" PRId64 " < %" PRId64,
                       c->unroll_m_vs, c->wg_m_vs, bd, head_size);
-    char variant[64];
-    sdpa_fwd_xe_variant(c, t, variant, sizeof(variant));
+    const sdpa_spirv_fields_t fields = variant_fields(c, t);
     const int64_t bq = (int64_t)sg * c->wg_n_kq, bk = (int64_t)c->unroll_m_kq * c->wg_m_kq;
     const int64_t slm =
             SDPA_XE_FWD_SLM_BYTES(head_size, bq, bk, (int64_t)c->wg_m_kq, sg, t->convert_kv);
-    return sdpa_xe_check_launch(variant, t->subgroup_size, (int64_t)c->wg_m_kq * c->wg_n_kq,
-                                "wg_m_kq * wg_n_kq", slm, device, source, text);
+    return sdpa_xe_check_launch(SDPA_XE_FWD_SOURCE, &fields, t->subgroup_size,
+                                (int64_t)c->wg_m_kq * c->wg_n_kq, "wg_m_kq * wg_n_kq", slm, device,
+                                source, text);
 }
 
 /* K or V is converted on the fly: dequantized, or FP8 (with or without

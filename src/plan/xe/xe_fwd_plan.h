@@ -43,10 +43,10 @@ int sdpa_fwd_xe_serves(const sdpa_problem_desc_t *problem, const sdpa_shape_t *s
                        const sdpa_device_info_t *device, sdpa_xe_target_t *target,
                        const char **why);
 
-/* The SPIR-V variant's source name of config on target, e.g.
- * "sdpa_xe_fwd-k32-d64-cvt-emu", into buf (always NUL-terminated). */
-void sdpa_fwd_xe_variant(const sdpa_fwd_config_t *config, const sdpa_xe_target_t *target,
-                         char *buf, size_t size);
+/* The name of config's SPIR-V variant on target, e.g.
+ * "sdpa_xe_fwd-k32-d64-cvt-emu" (static: a row of spirv/abi/variants.def),
+ * or NULL if none is built (sdpa_fwd_xe_config_check refuses config). */
+const char *sdpa_fwd_xe_variant(const sdpa_fwd_config_t *config, const sdpa_xe_target_t *target);
 
 /* Checks config for the fast path, quoting it under source in the message
  * of the first rule it breaks (SDPA_ERROR_INVALID_CONFIG):
@@ -55,7 +55,7 @@ void sdpa_fwd_xe_variant(const sdpa_fwd_config_t *config, const sdpa_xe_target_t
  *   wg_m_kq == wg_m_vs, wg_n_kq == wg_n_vs;
  *   unroll_m_kq % 16 == 0, unroll_m_vs % 8 == 0;
  *   unroll_m_vs * wg_m_vs >= head size;
- *   the variant sdpa_fwd_xe_variant names is built in;
+ *   sdpa_fwd_xe_variant finds its variant;
  *   with a device: local size {sg, wg_m_kq * wg_n_kq, 1} and
  *   SDPA_XE_FWD_SLM_BYTES within its limits. */
 sdpa_status_t sdpa_fwd_xe_config_check(const sdpa_fwd_config_t *config,
