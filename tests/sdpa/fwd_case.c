@@ -274,10 +274,24 @@ int run_on_backend(const sdpa_backend_iface_t *be, sdpa_context_t *ctx,
 
 int rerun_skips;
 
-int rerun_skips_case(test_env_t *env, const sdpa_problem_desc_t *p)
+/* The reruns' environments (tests/sdpa/rerun.sh): the fast path (xe or
+ * xe_hpg), the native f32 add (fadd). */
+static int rerun_fast_path(void)
 {
     const char *kernels = getenv("SDPA_ZE_KERNELS");
-    if (!kernels || strncmp(kernels, "xe", 2) != 0 || !env->ze->primitive_supports)
+    return kernels && strncmp(kernels, "xe", 2) == 0;
+}
+
+static int rerun_native_add(void)
+{
+    const char *atomics = getenv("SDPA_ZE_FLOAT_ATOMICS");
+    return atomics && strcmp(atomics, "native") == 0;
+}
+
+int rerun_skips_case(test_env_t *env, const sdpa_problem_desc_t *p)
+{
+    const int fast = rerun_fast_path(), native_add = rerun_native_add();
+    if ((!fast && !native_add) || !env->ze->primitive_supports)
         return 0;
     sdpa_support_t s;
     memset(&s, 0, sizeof(s));
@@ -285,24 +299,43 @@ int rerun_skips_case(test_env_t *env, const sdpa_problem_desc_t *p)
     s.struct_version = SDPA_SUPPORT_VERSION;
     sdpa_status_t st = env->ze->primitive_supports(env->ze_ctx, p, &s);
     /* Refusals go on to creation, which reports them. */
-    if (st != SDPA_SUCCESS || s.status != SDPA_SUCCESS || s.kernel_kind == SDPA_KERNEL_FAST)
+    if (st != SDPA_SUCCESS || s.status != SDPA_SUCCESS)
         return 0;
-    rerun_skips++;
-    return 1;
+    /* Declined by the fast path, or without a -fadd variant (a forward):
+     * the kernels of another run of the suite. */
+    if ((fast && s.kernel_kind != SDPA_KERNEL_FAST) ||
+        (native_add && strstr(s.config_string, "fadd") == NULL)) {
+        rerun_skips++;
+        return 1;
+    }
+    return 0;
+}
+
+int rerun_left_out;
+
+int rerun_leaves_out(int representative, int reaches_adds)
+{
+    const int native_add = rerun_native_add();
+    if (((rerun_fast_path() || native_add) && !representative) || (native_add && !reaches_adds)) {
+        rerun_left_out++;
+        return 1;
+    }
+    return 0;
 }
 
 int xe_runs_checked(void)
 {
     const char *kernels = getenv("SDPA_ZE_KERNELS");
-    if (kernels && strncmp(kernels, "xe", 2) == 0) {
+    const char *atomics = getenv("SDPA_ZE_FLOAT_ATOMICS");
+    if (rerun_fast_path())
         ck_assert_msg(xe_runs > 0, "SDPA_ZE_KERNELS=%s, but no primitive ran the fast path",
                       kernels);
-        printf("cases the fast path declines, skipped here (another run of the suite ran them "
-               "on the same kernels): %d\n",
-               rerun_skips);
-    }
-    const char *atomics = getenv("SDPA_ZE_FLOAT_ATOMICS");
-    if (atomics && strcmp(atomics, "native") == 0)
+    if (rerun_fast_path() || rerun_native_add())
+        printf("cases whose kernels another run of the suite ran (declined by the fast path, "
+               "or without a -fadd variant), skipped here: %d; rows left out of this rerun's "
+               "representative subset: %d\n",
+               rerun_skips, rerun_left_out);
+    if (rerun_native_add())
         ck_assert_msg(fadd_runs > 0, "SDPA_ZE_FLOAT_ATOMICS=native, but no backward primitive "
                                      "took a -fadd variant");
     if (atomics && strcmp(atomics, "cas") == 0)

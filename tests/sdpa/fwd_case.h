@@ -75,20 +75,35 @@ int run_on_backend(const sdpa_backend_iface_t *be, sdpa_context_t *ctx,
  * configuration string, SDPA_ZE_FLOAT_ATOMICS). */
 extern int xe_runs, fadd_runs;
 
-/* In a rerun through the fast path (SDPA_ZE_KERNELS=xe or xe_hpg, the
- * tests/sdpa.am RERUNS): 1 if the fast path declines p, which would then
- * run the same portable or decode kernels as the suite's run without
- * SDPA_ZE_KERNELS (or with +fadd, the @fadd rerun): SDPA_ZE_KERNELS picks
- * only the fast path's configurations. The case is
- * skipped and counted in rerun_skips. 0 otherwise, and for a problem
- * creation refuses. Found by primitive_supports: nothing is built. */
+/* In a rerun (the tests/sdpa.am RERUNS), 1 if p would run kernels
+ * another run of the suite ran: through the fast path (SDPA_ZE_KERNELS=xe
+ * or xe_hpg), a problem the fast path declines runs the same portable or
+ * decode kernels as the suite's run without SDPA_ZE_KERNELS (or with +fadd,
+ * the @fadd rerun); with SDPA_ZE_FLOAT_ATOMICS=native, a problem whose
+ * configuration has no -fadd variant (a forward) runs those of the run
+ * without it. The case is skipped and counted in rerun_skips. 0 otherwise,
+ * and for a problem creation refuses. Found by primitive_supports: nothing
+ * is built. */
 int rerun_skips_case(test_env_t *env, const sdpa_problem_desc_t *p);
 extern int rerun_skips;
+
+/* A rerun runs a representative subset of the rows of a suite, whose own
+ * run runs them all (doc/fast-path.md, "Testing without the hardware"):
+ * through the fast path (SDPA_ZE_KERNELS=xe or xe_hpg) the rows marked
+ * representative, which hold every dtype, feature and head-size bucket at
+ * least once, not every combination of them; with
+ * SDPA_ZE_FLOAT_ATOMICS=native (the -fadd variants) those of them whose
+ * difference reaches the backward's f32 adds into global memory (shapes,
+ * layouts, dtypes, GQA; not masks, scales, dS, the deterministic mode or
+ * the context's bookkeeping). 1 if this run leaves the row out, counted in
+ * rerun_left_out; 0 in the suite's own run. */
+int rerun_leaves_out(int representative, int reaches_adds);
+extern int rerun_left_out;
 
 /* Asserts (Check) that some primitive ran the fast path when
  * SDPA_ZE_KERNELS asks for it ("xe", "xe_hpg"), that some took a -fadd
  * variant when SDPA_ZE_FLOAT_ATOMICS is "native" and none when it is "cas";
- * prints rerun_skips in a fast-path rerun; returns xe_runs. */
+ * prints rerun_skips and rerun_left_out in a rerun; returns xe_runs. */
 int xe_runs_checked(void);
 
 /* What the fast path adds to the error of O in case c: it rounds P to Q's

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "abi_util.h"
+#include "fwd_case.h"
 #include "llm_case.h"
 #include "sdpa.h"
 #include "ze_env.h"
@@ -60,6 +61,8 @@ static void check_spec(const llm_spec_t *spec, uint64_t seed)
 {
     llm_case_t c;
     llm_desc_init(&c, spec);
+    if (rerun_skips_case(&suite_env, &c.c.desc))
+        return;
     ck_assert_int_eq(llm_case_alloc(&c, seed, &shared_allocator), 0);
     if (spec->prop == SDPA_BACKWARD)
         forward_on_ref(&c);
