@@ -102,12 +102,14 @@
  * DSPLIT, sub-group size sg and convert (a cvt variant): Q^T as the
  * products' B operand (2 bytes per element of the padded head size), P of
  * the key tile in the same layout (SDPA_XE_FWD_P_IN_SLM), DSPLIT floats per
- * query for the tile maxima and the final sums, and with convert the K and
- * V tiles in Q's type. */
+ * query for the tile maxima and the final sums, with convert the K and V
+ * tiles in Q's type, and with sub-groups of 8 (Xe-HPG) otherwise the K
+ * and V^T operands of a key tile (BK keys by the padded head size each). */
 #define SDPA_XE_FWD_SLM_BYTES(d, bq, bk, dsplit, sg, convert)                                      \
     (2 * (bq) * SDPA_XE_D_PAD(d) +                                                                 \
      (SDPA_XE_FWD_P_IN_SLM(dsplit, sg, convert) ? 2 * (bq) * (bk) : 0) + 4 * (dsplit) * (bq) +     \
-     ((convert) ? 2 * 2 * (bk) * SDPA_XE_KV_LD(d) : 0))
+     ((convert) ? 2 * 2 * (bk) * SDPA_XE_KV_LD(d) : 0) +                                           \
+     ((sg) == 8 && !(convert) ? 2 * 2 * (bk) * SDPA_XE_D_PAD(d) : 0))
 
 /* ------------------------------------------------------------------------- */
 /* Backward: sdpa_xe_bwd.cl, kernels "sdpa_xe_bwd" and "sdpa_xe_bwd_dq"        */

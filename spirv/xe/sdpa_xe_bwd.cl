@@ -151,28 +151,29 @@ xe_bwd_stage_unit_2d(local ushort *tile, local ushort *pairs, int count,
 #endif
 
 /*
- * Q's and dO's rows of the head as 2D block-load surfaces (Xe-HPC, Xe2,
- * Xe3; sdpa_xe_tile.h), where the hardware accepts both; decided once per
+ * Two tensors' rows of one head (Q and dO, or K and V) as 2D block-load
+ * surfaces (Xe-HPC, Xe2, Xe3; sdpa_xe_tile.h), where the hardware accepts
+ * both: `rows` rows of head `head`, head-dim stride 1. Decided once per
  * work-group, so that the loop of the 2D path carries no fallback code.
  */
-typedef struct xe_bwd_query_surfaces {
+typedef struct xe_bwd_pair_surfaces {
 #if SUBGROUP_SIZE == 16
-    sdpa_xe_surface2d q, da;
+    sdpa_xe_surface2d a, b;
 #endif
-    long q_head, da_head;
-} xe_bwd_query_surfaces;
+    long a_head, b_head;
+} xe_bwd_pair_surfaces;
 
 static inline __attribute__((always_inline)) bool
-xe_bwd_query_surfaces_of(const private sdpa_bwd_problem *x, const global void *Q,
-                         const private sdpa_bwd_strides *qs, const global void *dA,
-                         const private sdpa_bwd_strides *das, private xe_bwd_query_surfaces *s)
+xe_bwd_pair_surfaces_of(const private sdpa_bwd_problem *x, int head, int rows, const global void *A,
+                        const private sdpa_bwd_strides *as, const global void *B,
+                        const private sdpa_bwd_strides *bs, private xe_bwd_pair_surfaces *s)
 {
-    s->q_head = sdpa_bwd_head_offset(qs, x->b, x->h);
-    s->da_head = sdpa_bwd_head_offset(das, x->b, x->h);
+    s->a_head = sdpa_bwd_head_offset(as, x->b, head);
+    s->b_head = sdpa_bwd_head_offset(bs, x->b, head);
 #if SUBGROUP_SIZE == 16
-    const bool q_ok = sdpa_xe_surface2d_of(Q, s->q_head, x->d, x->sq, qs->s2, &s->q);
-    const bool da_ok = sdpa_xe_surface2d_of(dA, s->da_head, x->d, x->sq, das->s2, &s->da);
-    return qs->s3 == 1 && das->s3 == 1 && q_ok && da_ok;
+    const bool a_ok = sdpa_xe_surface2d_of(A, s->a_head, x->d, rows, as->s2, &s->a);
+    const bool b_ok = sdpa_xe_surface2d_of(B, s->b_head, x->d, rows, bs->s2, &s->b);
+    return as->s3 == 1 && bs->s3 == 1 && a_ok && b_ok;
 #else
     return false;
 #endif
@@ -184,7 +185,7 @@ xe_bwd_query_surfaces_of(const private sdpa_bwd_problem *x, const global void *Q
  * by row. */
 static inline __attribute__((always_inline)) void
 xe_bwd_stage_queries(const private xe_bwd_tiles *t, const private sdpa_bwd_problem *x, int q0,
-                     int count, bool use_2d, const private xe_bwd_query_surfaces *s,
+                     int count, bool use_2d, const private xe_bwd_pair_surfaces *s,
                      const global void *Q, const private sdpa_bwd_strides *qs,
                      const global void *dA, const private sdpa_bwd_strides *das,
                      const global float *ws, const global float *d_i)
@@ -203,14 +204,14 @@ xe_bwd_stage_queries(const private xe_bwd_tiles *t, const private sdpa_bwd_probl
             const int v = is_q ? u : u - per_tensor;
             const int cb = v / row_blocks, rb = v - cb * row_blocks;
             xe_bwd_stage_unit_2d(is_q ? t->q : t->da, is_q ? t->q2 : t->da2, count,
-                                 is_q ? &s->q : &s->da, q0 + 16 * rb, 16 * rb, 16 * cb);
+                                 is_q ? &s->a : &s->b, q0 + 16 * rb, 16 * rb, 16 * cb);
         }
     } else
 #endif
     {
-        sdpa_xe_bwd_stage_rows(t->q, t->q2, 16, 16 * count, Q, s->q_head + (long)q0 * qs->s2,
+        sdpa_xe_bwd_stage_rows(t->q, t->q2, 16, 16 * count, Q, s->a_head + (long)q0 * qs->s2,
                                qs->s2, qs->s3, count, rows, SDPA_XE_D_PAD(x->d), x->d, sg_id, n_sg);
-        sdpa_xe_bwd_stage_rows(t->da, t->da2, 16, 16 * count, dA, s->da_head + (long)q0 * das->s2,
+        sdpa_xe_bwd_stage_rows(t->da, t->da2, 16, 16 * count, dA, s->b_head + (long)q0 * das->s2,
                                das->s2, das->s3, count, rows, SDPA_XE_D_PAD(x->d), x->d, sg_id,
                                n_sg);
     }
@@ -485,7 +486,7 @@ static inline __attribute__((always_inline)) void xe_bwd_add8(global float *row,
 static inline __attribute__((always_inline)) void
 xe_bwd_query_block(const private xe_bwd_tiles *t, const private sdpa_bwd_problem *x,
                    const private xe_bwd_place *pl, const private sdpa_bwd_all_strides *ly,
-                   bool use_2d, const private xe_bwd_query_surfaces *surf, int q0, int key0,
+                   bool use_2d, const private xe_bwd_pair_surfaces *surf, int q0, int key0,
                    const global void *Q, const global void *dA, const global float *ws,
                    const global float *d_i, global void *ds_out, long ds_head, long dss2, long dss3,
                    global float *dq_head, private float8 (*dk)[XE_EB], private float8 (*dv)[XE_EB])
@@ -575,8 +576,9 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_xe_bw
 
     /* Two copies of the walk, one per way of staging the queries, so that
      * the 2D path's loop holds no row-by-row code (a uniform branch). */
-    xe_bwd_query_surfaces surf;
-    const bool use_2d = xe_bwd_query_surfaces_of(&x, Q, &ly.q, DIFF_DST, &ly.diff_dst, &surf);
+    xe_bwd_pair_surfaces surf;
+    const bool use_2d =
+            xe_bwd_pair_surfaces_of(&x, x.h, SQ, Q, &ly.q, DIFF_DST, &ly.diff_dst, &surf);
 #define XE_BWD_WALK(two_d)                                                                         \
     for (int step = 0; step < blocks; step++)                                                      \
     xe_bwd_query_block(&t, &x, &pl, &ly, two_d, &surf,                                             \
@@ -618,40 +620,12 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_xe_bw
     }
 }
 
-/*
- * K's and V's rows of the head as 2D block-load surfaces, for
- * sdpa_xe_bwd_dq's key steps (decided once per work-group, as the queries'
- * surfaces are).
- */
-typedef struct xe_bwd_kv_surfaces {
-#if SUBGROUP_SIZE == 16
-    sdpa_xe_surface2d k, v;
-#endif
-    long k_head, v_head;
-} xe_bwd_kv_surfaces;
-
-static inline __attribute__((always_inline)) bool
-xe_bwd_kv_surfaces_of(const private sdpa_bwd_problem *x, const global void *K,
-                      const private sdpa_bwd_strides *ks, const global void *V,
-                      const private sdpa_bwd_strides *vs, private xe_bwd_kv_surfaces *s)
-{
-    s->k_head = sdpa_bwd_head_offset(ks, x->b, x->hkv);
-    s->v_head = sdpa_bwd_head_offset(vs, x->b, x->hkv);
-#if SUBGROUP_SIZE == 16
-    const bool k_ok = sdpa_xe_surface2d_of(K, s->k_head, x->d, x->sk, ks->s2, &s->k);
-    const bool v_ok = sdpa_xe_surface2d_of(V, s->v_head, x->d, x->sk, vs->s2, &s->v);
-    return ks->s3 == 1 && vs->s3 == 1 && k_ok && v_ok;
-#else
-    return false;
-#endif
-}
-
 /* Stages K and V of keys [k0, k0 + SDPA_XE_KEYS) into the blocked tiles
  * (rows past sk zero): 2D block loads of 8 keys by 16 head-dim columns and
  * one block write each if use_2d, else row by row. */
 static inline __attribute__((always_inline)) void
 xe_bwd_stage_keys(const private xe_bwd_tiles *t, const private sdpa_bwd_problem *x, int k0,
-                  bool use_2d, const private xe_bwd_kv_surfaces *s, const global void *K,
+                  bool use_2d, const private xe_bwd_pair_surfaces *s, const global void *K,
                   const private sdpa_bwd_strides *ks, const global void *V,
                   const private sdpa_bwd_strides *vs)
 {
@@ -667,16 +641,16 @@ xe_bwd_stage_keys(const private xe_bwd_tiles *t, const private sdpa_bwd_problem 
             const int cb = v / row_blocks, rb = v - cb * row_blocks;
             local ushort *run =
                     (is_k ? t->k : t->v) + sdpa_xe_bwd_tile_index(16, cpitch, 8 * rb, 16 * cb);
-            sdpa_xe_local_write_us8(run, as_ushort8(sdpa_xe_block2d_a8(is_k ? &s->k : &s->v,
+            sdpa_xe_local_write_us8(run, as_ushort8(sdpa_xe_block2d_a8(is_k ? &s->a : &s->b,
                                                                        k0 + 8 * rb, 16 * cb)));
         }
         return;
     }
 #endif
     const int keys = sdpa_imin(SDPA_XE_KEYS, x->sk - k0);
-    sdpa_xe_bwd_stage_rows(t->k, 0, 16, cpitch, K, s->k_head + (long)k0 * ks->s2, ks->s2, ks->s3,
+    sdpa_xe_bwd_stage_rows(t->k, 0, 16, cpitch, K, s->a_head + (long)k0 * ks->s2, ks->s2, ks->s3,
                            SDPA_XE_KEYS, keys, SDPA_XE_D_PAD(x->d), x->d, sg_id, n_sg);
-    sdpa_xe_bwd_stage_rows(t->v, 0, 16, cpitch, V, s->v_head + (long)k0 * vs->s2, vs->s2, vs->s3,
+    sdpa_xe_bwd_stage_rows(t->v, 0, 16, cpitch, V, s->b_head + (long)k0 * vs->s2, vs->s2, vs->s3,
                            SDPA_XE_KEYS, keys, SDPA_XE_D_PAD(x->d), x->d, sg_id, n_sg);
 }
 
@@ -686,7 +660,7 @@ xe_bwd_stage_keys(const private xe_bwd_tiles *t, const private sdpa_bwd_problem 
 static inline __attribute__((always_inline)) void
 xe_bwd_dq_key_step(const private xe_bwd_tiles *t, const private sdpa_bwd_problem *x,
                    const private xe_bwd_place *pl, int qr0, int q0, int k0, bool use_2d,
-                   const private xe_bwd_kv_surfaces *s, const global void *K,
+                   const private xe_bwd_pair_surfaces *s, const global void *K,
                    const private sdpa_bwd_strides *ks, const global void *V,
                    const private sdpa_bwd_strides *vs, private float8 (*dq)[XE_QB])
 {
@@ -716,8 +690,9 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_xe_bw
     const xe_bwd_tiles t = xe_bwd_tiles_of((local uint *)SLM, SDPA_XE_KEYS, bq, D);
     const sdpa_bwd_all_strides ly = sdpa_bwd_all_strides_of(STRIDES);
 
-    xe_bwd_query_surfaces surf;
-    const bool use_2d = xe_bwd_query_surfaces_of(&x, Q, &ly.q, DIFF_DST, &ly.diff_dst, &surf);
+    xe_bwd_pair_surfaces surf;
+    const bool use_2d =
+            xe_bwd_pair_surfaces_of(&x, x.h, SQ, Q, &ly.q, DIFF_DST, &ly.diff_dst, &surf);
     xe_bwd_stage_queries(&t, &x, q0, bq, use_2d, &surf, Q, &ly.q, DIFF_DST, &ly.diff_dst, WS, D_I);
     xe_bwd_zero_ds_pad(&t, SDPA_XE_KEYS);
     /* This sub-group's 16 queries: query block n of the work-group. */
@@ -736,8 +711,8 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_xe_bw
         k_end = sdpa_iclamp(q0 + queries - 1 + x.causal_offset + 1, 0, SK);
     /* Two copies of the key loop, one per way of staging K and V (see
      * sdpa_xe_bwd). */
-    xe_bwd_kv_surfaces kv;
-    const bool kv_2d = xe_bwd_kv_surfaces_of(&x, K, &ly.k, V, &ly.v, &kv);
+    xe_bwd_pair_surfaces kv;
+    const bool kv_2d = xe_bwd_pair_surfaces_of(&x, x.hkv, SK, K, &ly.k, V, &ly.v, &kv);
 #define XE_BWD_DQ_WALK(two_d)                                                                      \
     for (int k0 = 0; k0 < k_end; k0 += SDPA_XE_KEYS)                                               \
     xe_bwd_dq_key_step(&t, &x, &pl, qr0, q0 + qr0, k0, two_d, &kv, K, &ly.k, V, &ly.v, dq)

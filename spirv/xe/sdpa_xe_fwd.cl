@@ -105,6 +105,10 @@
 #define XE_O_BY_QUERY 0
 #endif
 
+/* Ways of running the key loop (see the kernel): with O = P V, one where K
+ * and V both take 2D block loads and one for anything else. */
+#define XE_KV_WAYS (XE_O_BY_QUERY ? 2 : 1)
+
 /* The A operand of S^T = K Q^T: keys kb .. kb + 7 (rows, clamped to the last
  * key: the scores of keys past the end are masked) by head-dim elements
  * c0 .. c0 + 15 (zero past the head size d). k_block: K's rows may be block
@@ -163,6 +167,39 @@ sdpa_xe_fwd_v_operand(const global void *V, long v_head, long vs2, int kbase, in
             sdpa_xe_row8(V, v_head + k1 * vs2, d0, d, f, token0 + k1, v_aligned));
 #endif
 }
+
+#if SUBGROUP_SIZE == 16
+/*
+ * Head-dim step c of S^T = K Q^T (from zero if `first`) for the sub-group's
+ * keys from key0: K's operands by 2D loads on k_surf, Q^T's from local
+ * memory (q_ops). All the step's K operands are loaded before its first
+ * product, to registers of their own, instead of each beside its product,
+ * waiting for the product before to release the same registers; not in
+ * the training forward with dropout, which has not the registers for it on
+ * Xe3 (IGC 2.40 spills 192 bytes at head size 128, 384 at 256).
+ */
+static inline __attribute__((always_inline)) void
+sdpa_xe_fwd_kq_2d(private float8 *s, const private sdpa_xe_surface2d *k_surf, int key0, int c,
+                  const local uint *q_ops, bool first)
+{
+    const bool ahead = !SC(WITH_DROPOUT);
+    const int c0 = c * SDPA_XE_D_STEP;
+    short8 ka[XE_S_BLOCKS];
+    if (ahead) {
+SDPA_XE_TILE_LOOP
+        for (int b = 0; b < XE_S_BLOCKS; b++)
+            ka[b] = sdpa_xe_block2d_a8(k_surf, key0 + 8 * b, c0);
+    }
+    const int8 qb = as_int8(sdpa_xe_local_read8(q_ops + c * 8 * SUBGROUP_SIZE));
+SDPA_XE_TILE_LOOP
+    for (int b = 0; b < XE_S_BLOCKS; b++) {
+        const short8 a = ahead ? ka[b] : sdpa_xe_block2d_a8(k_surf, key0 + 8 * b, c0);
+        s[b] = sdpa_xe_mad(a, qb, first ? (float8)0.0f : s[b]);
+        if (SC(KQ_F16_ACC))
+            s[b] = sdpa_xe_round_half8(s[b]);
+    }
+}
+#endif
 
 /* O^T (this sub-group's rows from o_d0) += V^T P for keys kbase .. kbase +
  * 15, P given as the B operand pb. The usual case (V in the operand type,
@@ -366,6 +403,16 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_xe_fw
     local ushort *k_tile = (local ushort *)(red_slm + dsplit * bq);
     local ushort *v_tile = k_tile + bk * kv_ld;
 #endif
+#if SUBGROUP_SIZE == 8 && !defined(SDPA_XE_CONVERT_KV)
+    /* Xe-HPG: V^T's operands of a key tile, after the rest
+     * (sdpa_xe_hpg_v_stage). */
+    local uint *v_ops = (local uint *)(red_slm + dsplit * bq);
+    /* And K's, after them (sdpa_xe_hpg_k_stage). */
+    local uint *k_ops = v_ops + bk * SDPA_XE_D_PAD(D) / 2;
+    const int key_blocks = bk / 8;
+    /* Steps of the widest head the variant serves (D <= DSPLIT * DSUB). */
+    const int max_steps = SDPA_XE_D_PAD(dsplit * SDPA_XE_DSUB) / SDPA_XE_D_STEP;
+#endif
     local uint *q_block = q_slm + n_sg * d_steps * 8 * SUBGROUP_SIZE + lane;
     local uint *p_block = p_slm + n_sg * p_chunks * 8 * SUBGROUP_SIZE + lane;
     /* The same blocks as whole operands, for sub-group block reads and
@@ -426,6 +473,16 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_xe_fw
     const bool k_rows = sdpa_xe_hpg_k_rows_ok(k_block, SC(TRANSPOSE_K), D);
     /* V's rows likewise, where the sub-group's O rows are inside D. */
     const bool v_rows = v_aligned && m_sg * SDPA_XE_DSUB + SDPA_XE_DSUB <= D;
+    /* Or, where every sub-group's are, packed by the work-group in local
+     * memory (uniform over the work-group: it adds barriers). */
+    const bool v_staged = sdpa_xe_hpg_v_staged_ok(v_aligned, D, dsplit);
+    /* K's rows likewise packed by the work-group, a tile ahead. */
+    const bool k_staged = sdpa_xe_hpg_k_staged_ok(k_rows, dsplit * qblocks, key_blocks);
+    if (k_staged && k_end > 0) {
+        sdpa_xe_hpg_k_stage(k_ops, K, k_head, K_S2, 0, SK, d_steps, max_steps, key_blocks,
+                            sg_id, dsplit * qblocks);
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
 #endif
 #if SUBGROUP_SIZE == 16
     /* K's rows of this head as a 2D block-load surface (Xe-HPC, Xe2, Xe3):
@@ -465,262 +522,299 @@ SDPA_XE_TILE_LOOP
         o[e] = 0.0f;
     const int o_d0 = m_sg * SDPA_XE_DSUB;
 
-    for (int k0 = 0; k0 < k_end; k0 += bk) {
-        const int key0 = k0 + m_sg * SDPA_XE_KEYS; /* first key of this sub-group's S rows */
+    /* The key loop twice over on the GPU (XE_KV_WAYS), one of them run: way
+     * 1 where K and V both take 2D block loads, which it then knows at
+     * compile time, way 0 for anything else (it tests k_2d and v_2d at each
+     * tile). One loop for both merged the two ways' S and O tiles in
+     * registers at every iteration: about 100 register copies per key tile.
+     * The 2D way comes last, so that nothing only the other way uses stays
+     * live in its registers. */
+SDPA_XE_TILE_LOOP
+    for (int way = 0; way < XE_KV_WAYS; way++) {
+#if XE_O_BY_QUERY
+        const bool all_2d = way == 1;
+        if (all_2d != (k_2d && v_2d))
+            continue;
+        const bool k_2d_way = all_2d || k_2d, v_2d_way = all_2d || v_2d;
+#endif
+        for (int k0 = 0; k0 < k_end; k0 += bk) {
+            const int key0 = k0 + m_sg * SDPA_XE_KEYS; /* first key of this sub-group's S rows */
 #ifdef SDPA_XE_CONVERT_KV
-        sdpa_xe_stage_tile(k_tile, 0, kv_ld, K, k_head + k0 * K_S2, K_S2, K_S3, &k_fmt, token0 + k0,
-                           bk, SK - k0, SDPA_XE_D_PAD(D), D, sg_id, dsplit * qblocks);
-        sdpa_xe_stage_tile(v_tile, 0, kv_ld, V, v_head + k0 * V_S2, V_S2, V_S3, &v_fmt, token0 + k0,
-                           bk, SK - k0, SDPA_XE_D_PAD(D), D, sg_id, dsplit * qblocks);
-        barrier(CLK_LOCAL_MEM_FENCE);
+            sdpa_xe_stage_tile(k_tile, 0, kv_ld, K, k_head + k0 * K_S2, K_S2, K_S3, &k_fmt,
+                               token0 + k0, bk, SK - k0, SDPA_XE_D_PAD(D), D, sg_id,
+                               dsplit * qblocks);
+            sdpa_xe_stage_tile(v_tile, 0, kv_ld, V, v_head + k0 * V_S2, V_S2, V_S3, &v_fmt,
+                               token0 + k0, bk, SK - k0, SDPA_XE_D_PAD(D), D, sg_id,
+                               dsplit * qblocks);
+            barrier(CLK_LOCAL_MEM_FENCE);
 #endif
 
-        /* 1. S^T = K Q^T. */
-        float8 s[XE_S_BLOCKS];
+            /* 1. S^T = K Q^T. */
+            float8 s[XE_S_BLOCKS];
 #if SUBGROUP_SIZE == 16 && !defined(SDPA_XE_CONVERT_KV)
-        if (k_2d) {
-            /* The first step starts from zero (no accumulators to clear;
-             * D >= 1, so there is always a first step). */
-            const int8 qb0 = as_int8(sdpa_xe_local_read8(q_ops));
-SDPA_XE_TILE_LOOP
-            for (int b = 0; b < XE_S_BLOCKS; b++) {
-                s[b] = sdpa_xe_mad(sdpa_xe_block2d_a8(&k_surf, key0 + 8 * b, 0), qb0, (float8)0.0f);
-                if (SC(KQ_F16_ACC))
-                    s[b] = sdpa_xe_round_half8(s[b]);
-            }
-            for (int c = 1; c < d_steps; c++) {
-                const int8 qb = as_int8(sdpa_xe_local_read8(q_ops + c * 8 * SUBGROUP_SIZE));
-SDPA_XE_TILE_LOOP
-                for (int b = 0; b < XE_S_BLOCKS; b++) {
-                    s[b] = sdpa_xe_mad(
-                            sdpa_xe_block2d_a8(&k_surf, key0 + 8 * b, c * SDPA_XE_D_STEP), qb,
-                            s[b]);
-                    if (SC(KQ_F16_ACC))
-                        s[b] = sdpa_xe_round_half8(s[b]);
-                }
-            }
-        } else
+            if (k_2d_way) {
+                /* The first step starts from zero (no accumulators to clear;
+                 * D >= 1, so there is always a first step). */
+                sdpa_xe_fwd_kq_2d(s, &k_surf, key0, 0, q_ops, true);
+                for (int c = 1; c < d_steps; c++)
+                    sdpa_xe_fwd_kq_2d(s, &k_surf, key0, c, q_ops, false);
+            } else
 #endif
 #if SUBGROUP_SIZE == 8 && !defined(SDPA_XE_CONVERT_KV)
-        if (k_rows) {
-            sdpa_xe_hpg_k_rows rows;
-            sdpa_xe_hpg_k_rows_of(&rows, K, k_head, K_S2, key0, SK);
-            sdpa_xe_hpg_kq(s, &rows, q_ops, d_steps);
-        } else
+            if (k_staged) {
+                sdpa_xe_hpg_kq_staged(s, k_ops + (key0 - k0) * SUBGROUP_SIZE, key_blocks, q_ops,
+                                      d_steps);
+            } else if (k_rows) {
+                sdpa_xe_hpg_k_rows rows;
+                sdpa_xe_hpg_k_rows_of(&rows, K, k_head, K_S2, key0, SK);
+                sdpa_xe_hpg_kq(s, &rows, q_ops, d_steps);
+            } else
 #endif
-        {
-SDPA_XE_TILE_LOOP
-            for (int b = 0; b < XE_S_BLOCKS; b++)
-                s[b] = 0.0f;
-            for (int c = 0; c < d_steps; c++) {
-                const int8 qb =
-                        as_int8(sdpa_xe_local_read8(q_ops + c * 8 * SUBGROUP_SIZE));
-SDPA_XE_TILE_LOOP
-                for (int b = 0; b < XE_S_BLOCKS; b++) {
-#ifdef SDPA_XE_CONVERT_KV
-                    const sdpa_xe_a8 ka =
-                            sdpa_xe_a_rows(k_tile, kv_ld, key0 - k0 + 8 * b, c * SDPA_XE_D_STEP);
-#else
-                    const sdpa_xe_a8 ka = sdpa_xe_fwd_k_operand(
-                            K, k_head, K_S2, K_S3, key0 + 8 * b, c * SDPA_XE_D_STEP, SK, D,
-                            &k_fmt, token0, k_block);
-#endif
-                    s[b] = sdpa_xe_mad(ka, qb, s[b]);
-                    if (SC(KQ_F16_ACC))
-                        s[b] = sdpa_xe_round_half8(s[b]);
-                }
-            }
-        }
-
-        /* 2. Scale and mask (log2 units); the tile maximum of this lane's
-         *    query, agreed between the sub-groups of the block. */
-        float mx = -INFINITY;
-        const bool tile_masked = key0 + SDPA_XE_KEYS - 1 > last_min;
-        if (fold_scale) {
-            /* The maximum of the unscaled scores (keys past `last` left out). */
-            if (tile_masked) {
+            {
 SDPA_XE_TILE_LOOP
                 for (int b = 0; b < XE_S_BLOCKS; b++)
+                    s[b] = 0.0f;
+                for (int c = 0; c < d_steps; c++) {
+                    const int8 qb =
+                            as_int8(sdpa_xe_local_read8(q_ops + c * 8 * SUBGROUP_SIZE));
 SDPA_XE_TILE_LOOP
-                    for (int m = 0; m < 8; m++)
-                        mx = key0 + 8 * b + m > last ? mx
-                                                     : fmax(mx, SDPA_XE_AT(s[b], float, m));
+                    for (int b = 0; b < XE_S_BLOCKS; b++) {
+#ifdef SDPA_XE_CONVERT_KV
+                        const sdpa_xe_a8 ka = sdpa_xe_a_rows(k_tile, kv_ld, key0 - k0 + 8 * b,
+                                                             c * SDPA_XE_D_STEP);
+#else
+                        const sdpa_xe_a8 ka = sdpa_xe_fwd_k_operand(
+                                K, k_head, K_S2, K_S3, key0 + 8 * b, c * SDPA_XE_D_STEP, SK, D,
+                                &k_fmt, token0, k_block);
+#endif
+                        s[b] = sdpa_xe_mad(ka, qb, s[b]);
+                        if (SC(KQ_F16_ACC))
+                            s[b] = sdpa_xe_round_half8(s[b]);
+                    }
+                }
+            }
+
+            /* 2. Scale and mask (log2 units); the tile maximum of this lane's
+             *    query, agreed between the sub-groups of the block. */
+            float mx = -INFINITY;
+            const bool tile_masked = key0 + SDPA_XE_KEYS - 1 > last_min;
+            if (fold_scale) {
+                /* The maximum of the unscaled scores (keys past `last` left out). */
+                if (tile_masked) {
+SDPA_XE_TILE_LOOP
+                    for (int b = 0; b < XE_S_BLOCKS; b++)
+SDPA_XE_TILE_LOOP
+                        for (int m = 0; m < 8; m++)
+                            mx = key0 + 8 * b + m > last ? mx
+                                                         : fmax(mx, SDPA_XE_AT(s[b], float, m));
+                } else {
+SDPA_XE_TILE_LOOP
+                    for (int b = 0; b < XE_S_BLOCKS; b++)
+SDPA_XE_TILE_LOOP
+                        for (int m = 0; m < 8; m++)
+                            mx = fmax(mx, SDPA_XE_AT(s[b], float, m));
+                }
+                mx = mx == -INFINITY ? mx : mx * s_scale;
             } else {
 SDPA_XE_TILE_LOOP
+            for (int b = 0; b < XE_S_BLOCKS; b++)
+SDPA_XE_TILE_LOOP
+                for (int m = 0; m < 8; m++) {
+                    const int key = key0 + 8 * b + m;
+                    float x = SDPA_XE_AT(s[b], float, m) * log2_scale;
+                    if (SC(MASK_KIND) == SDPA_MASK_KIND_BUFFER)
+                        x = fma(sdpa_load(MSK, m_off + (long)sdpa_imin(key, k_read_max) * MSK_S3,
+                                              SC(MSK_DT)),
+                                SDPA_LOG2E, x);
+                    x = key > last ? -INFINITY : x;
+                    SDPA_XE_AT(s[b], float, m) = x;
+                    mx = fmax(mx, x);
+                }
+            }
+            if (dsplit > 1) {
+                red_slm[m_sg * bq + row] = mx;
+                barrier(CLK_LOCAL_MEM_FENCE);
+                for (int mm = 0; mm < dsplit; mm++)
+                    mx = fmax(mx, red_slm[mm * bq + row]);
+            }
+#if SUBGROUP_SIZE == 8 && !defined(SDPA_XE_CONVERT_KV)
+            /* V^T's operands of this tile and K's of the next to local memory:
+             * after the exchange of maxima, which every sub-group reaches only
+             * when done with the last tile's V and this tile's K (alone on its
+             * block, a barrier of its own), and before P's barrier, which
+             * publishes them. */
+            if ((v_staged || k_staged) && dsplit == 1)
+                barrier(CLK_LOCAL_MEM_FENCE);
+            if (v_staged)
+                sdpa_xe_hpg_v_stage(v_ops, V, v_head, V_S2, k0, SK, p_chunks,
+                                    dsplit * XE_O_BLOCKS, sg_id, dsplit * qblocks);
+            if (k_staged && k0 + bk < k_end)
+                sdpa_xe_hpg_k_stage(k_ops, K, k_head, K_S2, k0 + bk, SK, d_steps, max_steps,
+                                    key_blocks, sg_id, dsplit * qblocks);
+#endif
+
+            /* 3. Online softmax; O rescaled. */
+            float shift;
+            const float alpha = sdpa_fwd_update_max(&st, mx, &shift);
+            float sum = 0.0f;
+            if (fold_scale && tile_masked) {
+SDPA_XE_TILE_LOOP
                 for (int b = 0; b < XE_S_BLOCKS; b++)
 SDPA_XE_TILE_LOOP
-                    for (int m = 0; m < 8; m++)
-                        mx = fmax(mx, SDPA_XE_AT(s[b], float, m));
-            }
-            mx = mx == -INFINITY ? mx : mx * s_scale;
-        } else {
+                    for (int m = 0; m < 8; m++) {
+                        const float x = fma(SDPA_XE_AT(s[b], float, m), s_scale, -shift);
+                        const float p = key0 + 8 * b + m > last ? 0.0f : sdpa_fwd_exp2(x);
+                        SDPA_XE_AT(s[b], float, m) = p;
+                        sum += p;
+                    }
+            } else if (fold_scale) {
 SDPA_XE_TILE_LOOP
-        for (int b = 0; b < XE_S_BLOCKS; b++)
+                for (int b = 0; b < XE_S_BLOCKS; b++)
 SDPA_XE_TILE_LOOP
-            for (int m = 0; m < 8; m++) {
-                const int key = key0 + 8 * b + m;
-                float x = SDPA_XE_AT(s[b], float, m) * log2_scale;
-                if (SC(MASK_KIND) == SDPA_MASK_KIND_BUFFER)
-                    x = fma(sdpa_load(MSK, m_off + (long)sdpa_imin(key, k_read_max) * MSK_S3,
-                                          SC(MSK_DT)),
-                            SDPA_LOG2E, x);
-                x = key > last ? -INFINITY : x;
-                SDPA_XE_AT(s[b], float, m) = x;
-                mx = fmax(mx, x);
-            }
-        }
-        if (dsplit > 1) {
-            red_slm[m_sg * bq + row] = mx;
-            barrier(CLK_LOCAL_MEM_FENCE);
-            for (int mm = 0; mm < dsplit; mm++)
-                mx = fmax(mx, red_slm[mm * bq + row]);
-        }
-
-        /* 3. Online softmax; O rescaled. */
-        float shift;
-        const float alpha = sdpa_fwd_update_max(&st, mx, &shift);
-        float sum = 0.0f;
-        if (fold_scale && tile_masked) {
+                    for (int m = 0; m < 8; m++) {
+                        const float p =
+                                sdpa_fwd_exp2(fma(SDPA_XE_AT(s[b], float, m), s_scale, -shift));
+                        SDPA_XE_AT(s[b], float, m) = p;
+                        sum += p;
+                    }
+            } else {
 SDPA_XE_TILE_LOOP
             for (int b = 0; b < XE_S_BLOCKS; b++)
 SDPA_XE_TILE_LOOP
                 for (int m = 0; m < 8; m++) {
-                    const float x = fma(SDPA_XE_AT(s[b], float, m), s_scale, -shift);
-                    const float p = key0 + 8 * b + m > last ? 0.0f : sdpa_fwd_exp2(x);
+                    const float p = sdpa_fwd_exp2(SDPA_XE_AT(s[b], float, m) - shift);
                     SDPA_XE_AT(s[b], float, m) = p;
                     sum += p;
                 }
-        } else if (fold_scale) {
-SDPA_XE_TILE_LOOP
-            for (int b = 0; b < XE_S_BLOCKS; b++)
-SDPA_XE_TILE_LOOP
-                for (int m = 0; m < 8; m++) {
-                    const float p = sdpa_fwd_exp2(fma(SDPA_XE_AT(s[b], float, m), s_scale, -shift));
-                    SDPA_XE_AT(s[b], float, m) = p;
-                    sum += p;
-                }
-        } else {
-SDPA_XE_TILE_LOOP
-        for (int b = 0; b < XE_S_BLOCKS; b++)
-SDPA_XE_TILE_LOOP
-            for (int m = 0; m < 8; m++) {
-                const float p = sdpa_fwd_exp2(SDPA_XE_AT(s[b], float, m) - shift);
-                SDPA_XE_AT(s[b], float, m) = p;
-                sum += p;
             }
-        }
-        st.sum = fma(st.sum, alpha, sum);
-        /* Dropout after the sum: the denominator is over the undropped
-         * probabilities (the keep mask of keys from k_end on is written
-         * after the loop). */
-        if (SC(WITH_DROPOUT)) {
-            const uint keep = sdpa_fwd_dropout_keep_bits(
-                    &drop, sdpa_fwd_dropout_index(&w, row_read, SQ, SK, key0), SDPA_XE_KEYS, key0,
-                    k_end, row_valid, DROPOUT_MASK);
-            SDPA_XE_TILE_LOOP
-            for (int b = 0; b < XE_S_BLOCKS; b++)
+            st.sum = fma(st.sum, alpha, sum);
+            /* Dropout after the sum: the denominator is over the undropped
+             * probabilities (the keep mask of keys from k_end on is written
+             * after the loop). */
+            if (SC(WITH_DROPOUT)) {
+                const uint keep = sdpa_fwd_dropout_keep_bits(
+                        &drop, sdpa_fwd_dropout_index(&w, row_read, SQ, SK, key0), SDPA_XE_KEYS,
+                        key0, k_end, row_valid, DROPOUT_MASK);
                 SDPA_XE_TILE_LOOP
-                for (int m = 0; m < 8; m++)
-                    SDPA_XE_AT(s[b], float, m) =
-                            (keep >> (8 * b + m)) & 1 ? SDPA_XE_AT(s[b], float, m) : 0.0f;
-        }
+                for (int b = 0; b < XE_S_BLOCKS; b++)
+                    SDPA_XE_TILE_LOOP
+                    for (int m = 0; m < 8; m++)
+                        SDPA_XE_AT(s[b], float, m) =
+                                (keep >> (8 * b + m)) & 1 ? SDPA_XE_AT(s[b], float, m) : 0.0f;
+            }
 #if XE_O_BY_QUERY
 SDPA_XE_TILE_LOOP
-        for (int h = 0; h < 2; h++) {
-            float8 alpha_h;
+            for (int h = 0; h < 2; h++) {
+                float8 alpha_h;
 #pragma unroll
-            for (int m = 0; m < 8; m++)
-                SDPA_XE_AT(alpha_h, float, m) = sub_group_broadcast(alpha, 8 * h + m);
+                for (int m = 0; m < 8; m++)
+                    SDPA_XE_AT(alpha_h, float, m) = sub_group_broadcast(alpha, 8 * h + m);
 SDPA_XE_TILE_LOOP
-            for (int e = 0; e < XE_O_DCOLS; e++) {
-                o[h * XE_O_DCOLS + e] *= alpha_h;
-                if (SC(VS_F16_ACC))
-                    o[h * XE_O_DCOLS + e] = sdpa_xe_round_half8(o[h * XE_O_DCOLS + e]);
+                for (int e = 0; e < XE_O_DCOLS; e++) {
+                    o[h * XE_O_DCOLS + e] *= alpha_h;
+                    if (SC(VS_F16_ACC))
+                        o[h * XE_O_DCOLS + e] = sdpa_xe_round_half8(o[h * XE_O_DCOLS + e]);
+                }
             }
-        }
 
-        /* 4. O += P V over the key tile: P to local memory, each lane its
-         *    query's row of each 16-key chunk (32 bytes, in operand bits). */
-SDPA_XE_TILE_LOOP
-        for (int kc = 0; kc < XE_P_CHUNKS; kc++)
-            vstore8(sdpa_xe_fwd_pack_p(s[2 * kc], s[2 * kc + 1]), 0,
-                    (local uint *)(p_rows + ((key0 - k0) / 16 + kc) * 16 * SUBGROUP_SIZE) +
-                            lane * 8);
-        if (dsplit > 1)
-            barrier(CLK_LOCAL_MEM_FENCE);
-        else
-            sub_group_barrier(CLK_LOCAL_MEM_FENCE);
-        if (v_2d)
-            sdpa_xe_fwd_pv_by_query(o, p_rows, p_chunks, &v_surf, true, V, v_head, V_S2, k0, o_d0,
-                                    SK, D);
-        else
-            sdpa_xe_fwd_pv_by_query(o, p_rows, p_chunks, &v_surf, false, V, v_head, V_S2, k0,
-                                    o_d0, SK, D);
-        /* Done with P before the next tile rewrites it (with DSPLIT > 1 the
-         * next tile's exchange of maxima waits for every sub-group). */
-        if (dsplit == 1)
-            sub_group_barrier(CLK_LOCAL_MEM_FENCE);
-#else
-SDPA_XE_TILE_LOOP
-        for (int e = 0; e < XE_O_BLOCKS; e++) {
-            o[e] *= alpha;
-            if (SC(VS_F16_ACC))
-                o[e] = sdpa_xe_round_half8(o[e]);
-        }
-
-        /* 4. O^T += V^T P over the key tile. */
-        if (!p_in_slm) {
+            /* 4. O += P V over the key tile: P to local memory, each lane its
+             *    query's row of each 16-key chunk (32 bytes, in operand bits). */
 SDPA_XE_TILE_LOOP
             for (int kc = 0; kc < XE_P_CHUNKS; kc++)
-#ifdef SDPA_XE_CONVERT_KV
-                sdpa_xe_fwd_pv_converted(o, sdpa_xe_pack_b(s[2 * kc], s[2 * kc + 1]), v_tile,
-                                         kv_ld, key0 - k0 + 16 * kc, o_d0, D);
-#else
-                sdpa_xe_fwd_pv(o, sdpa_xe_pack_b(s[2 * kc], s[2 * kc + 1]), V, v_head, V_S2,
-                               key0 + 16 * kc, o_d0, SK, D, &v_fmt, token0, v_aligned);
-#endif
-        } else {
-SDPA_XE_TILE_LOOP
-            for (int kc = 0; kc < XE_P_CHUNKS; kc++) {
-                const int8 pb = sdpa_xe_pack_b(s[2 * kc], s[2 * kc + 1]);
-                sdpa_xe_local_write8(
-                        p_ops + (m_sg * XE_P_CHUNKS + kc) * 8 * SUBGROUP_SIZE, as_uint8(pb));
-            }
-            /* Alone on its query block, the sub-group reads only its own P. */
+                vstore8(sdpa_xe_fwd_pack_p(s[2 * kc], s[2 * kc + 1]), 0,
+                        (local uint *)(p_rows + ((key0 - k0) / 16 + kc) * 16 * SUBGROUP_SIZE) +
+                                lane * 8);
             if (dsplit > 1)
                 barrier(CLK_LOCAL_MEM_FENCE);
             else
                 sub_group_barrier(CLK_LOCAL_MEM_FENCE);
-            /* A loop on the GPU too: unrolled, the compiler interleaves the
-             * chunks' loads and runs out of registers. */
+            if (v_2d_way)
+                sdpa_xe_fwd_pv_by_query(o, p_rows, p_chunks, &v_surf, true, V, v_head, V_S2, k0,
+                                        o_d0, SK, D);
+            else
+                sdpa_xe_fwd_pv_by_query(o, p_rows, p_chunks, &v_surf, false, V, v_head, V_S2, k0,
+                                        o_d0, SK, D);
+            /* Done with P before the next tile rewrites it (with DSPLIT > 1 the
+             * next tile's exchange of maxima waits for every sub-group). */
+            if (dsplit == 1)
+                sub_group_barrier(CLK_LOCAL_MEM_FENCE);
+#else
+SDPA_XE_TILE_LOOP
+            for (int e = 0; e < XE_O_BLOCKS; e++) {
+                o[e] *= alpha;
+                if (SC(VS_F16_ACC))
+                    o[e] = sdpa_xe_round_half8(o[e]);
+            }
+
+            /* 4. O^T += V^T P over the key tile. */
+            if (!p_in_slm) {
+SDPA_XE_TILE_LOOP
+                for (int kc = 0; kc < XE_P_CHUNKS; kc++)
+#ifdef SDPA_XE_CONVERT_KV
+                    sdpa_xe_fwd_pv_converted(o, sdpa_xe_pack_b(s[2 * kc], s[2 * kc + 1]), v_tile,
+                                             kv_ld, key0 - k0 + 16 * kc, o_d0, D);
+#else
+                    sdpa_xe_fwd_pv(o, sdpa_xe_pack_b(s[2 * kc], s[2 * kc + 1]), V, v_head, V_S2,
+                                   key0 + 16 * kc, o_d0, SK, D, &v_fmt, token0, v_aligned);
+#endif
+            } else {
+SDPA_XE_TILE_LOOP
+                for (int kc = 0; kc < XE_P_CHUNKS; kc++) {
+                    const int8 pb = sdpa_xe_pack_b(s[2 * kc], s[2 * kc + 1]);
+                    sdpa_xe_local_write8(
+                            p_ops + (m_sg * XE_P_CHUNKS + kc) * 8 * SUBGROUP_SIZE, as_uint8(pb));
+                }
+                /* Alone on its query block, the sub-group reads only its own P
+                 * (and, on Xe-HPG, staged V^T operands it did not write). */
 #if SUBGROUP_SIZE == 8 && !defined(SDPA_XE_CONVERT_KV)
-            if (v_rows && k0 + bk <= SK) {
-                sdpa_xe_hpg_v_rows vr;
-                sdpa_xe_hpg_v_rows_of(&vr, V, v_head, V_S2, k0, o_d0);
+                if (dsplit > 1 || v_staged || k_staged)
+#else
+                if (dsplit > 1)
+#endif
+                    barrier(CLK_LOCAL_MEM_FENCE);
+                else
+                    sub_group_barrier(CLK_LOCAL_MEM_FENCE);
+                /* A loop on the GPU too: unrolled, the compiler interleaves the
+                 * chunks' loads and runs out of registers. */
+#if SUBGROUP_SIZE == 8 && !defined(SDPA_XE_CONVERT_KV)
+                if (v_staged) {
+                    const local uint *ops = v_ops + m_sg * XE_O_BLOCKS * 8 * SUBGROUP_SIZE;
+                    __attribute__((opencl_unroll_hint(1))) for (int kc = 0; kc < p_chunks; kc++)
+                    {
+                        const int8 pb =
+                                as_int8(sdpa_xe_local_read8(p_ops + kc * 8 * SUBGROUP_SIZE));
+                        sdpa_xe_hpg_pv_staged(o, pb,
+                                              ops + kc * dsplit * XE_O_BLOCKS * 8 * SUBGROUP_SIZE);
+                    }
+                } else if (v_rows && k0 + bk <= SK) {
+                    sdpa_xe_hpg_v_rows vr;
+                    sdpa_xe_hpg_v_rows_of(&vr, V, v_head, V_S2, k0, o_d0);
+                    __attribute__((opencl_unroll_hint(1))) for (int kc = 0; kc < p_chunks; kc++)
+                    {
+                        const int8 pb =
+                                as_int8(sdpa_xe_local_read8(p_ops + kc * 8 * SUBGROUP_SIZE));
+                        sdpa_xe_hpg_pv(o, pb, &vr, kc);
+                    }
+                } else
+#endif
                 __attribute__((opencl_unroll_hint(1))) for (int kc = 0; kc < p_chunks; kc++)
                 {
-                    const int8 pb = as_int8(sdpa_xe_local_read8(p_ops + kc * 8 * SUBGROUP_SIZE));
-                    sdpa_xe_hpg_pv(o, pb, &vr, kc);
-                }
-            } else
-#endif
-            __attribute__((opencl_unroll_hint(1))) for (int kc = 0; kc < p_chunks; kc++)
-            {
-                const int8 pb =
-                        as_int8(sdpa_xe_local_read8(p_ops + kc * 8 * SUBGROUP_SIZE));
+                    const int8 pb =
+                            as_int8(sdpa_xe_local_read8(p_ops + kc * 8 * SUBGROUP_SIZE));
 #ifdef SDPA_XE_CONVERT_KV
-                sdpa_xe_fwd_pv_converted(o, pb, v_tile, kv_ld, 16 * kc, o_d0, D);
+                    sdpa_xe_fwd_pv_converted(o, pb, v_tile, kv_ld, 16 * kc, o_d0, D);
 #else
-                sdpa_xe_fwd_pv(o, pb, V, v_head, V_S2, k0 + 16 * kc, o_d0, SK, D, &v_fmt, token0,
-                               v_aligned);
+                    sdpa_xe_fwd_pv(o, pb, V, v_head, V_S2, k0 + 16 * kc, o_d0, SK, D, &v_fmt,
+                                   token0, v_aligned);
 #endif
+                }
             }
-        }
 #endif /* XE_O_BY_QUERY */
 #ifdef SDPA_XE_CONVERT_KV
-        /* Every sub-group is done with the tiles before they are refilled. */
-        barrier(CLK_LOCAL_MEM_FENCE);
+            /* Every sub-group is done with the tiles before they are refilled. */
+            barrier(CLK_LOCAL_MEM_FENCE);
 #endif
+        }
     }
 
     /* The keep mask of the keys past the causal band of the last row. */

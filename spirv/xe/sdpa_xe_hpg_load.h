@@ -146,6 +146,132 @@ SDPA_XE_TILE_LOOP
     }
 }
 
+/*
+ * V^T's A operands staged in local memory (sdpa_xe_hpg_v_stage): the key
+ * tile's operands packed once by the work-group, where each sub-group of a
+ * query block packed the same ones again (QBLOCKS times the word shuffles
+ * of sdpa_xe_hpg_pv). Operand (kc, blk) - keys k0 + 16 kc .. + 15, head-dim
+ * rows 8 blk .. 8 blk + 7 - is 64 words at v_ops + (kc * n_blk + blk) * 64,
+ * n_blk = D / 8 = DSPLIT * XE_O_BLOCKS (a constant), in the layout of a sub-group block read (component m,
+ * lane i: row 8 blk + m of keys 2i and 2i + 1), so that each product's
+ * operand is one local block read. Staged where every sub-group's O rows
+ * are inside the head size (D = DSPLIT * SDPA_XE_DSUB) and V's rows are
+ * 4-byte aligned; local memory: 2 * BK * D bytes.
+ */
+static inline bool sdpa_xe_hpg_v_staged_ok(bool v_aligned, int d, int dsplit)
+{
+    return v_aligned && d == dsplit * SDPA_XE_DSUB;
+}
+
+/* Sub-group sg_id of the work-group's n_sg packs its share of the key
+ * tile from k0 (chunks of 16 keys; keys past sk clamped to the last, whose
+ * P is 0). */
+static inline __attribute__((always_inline)) void
+sdpa_xe_hpg_v_stage(local uint *v_ops, const global void *V, long v_head, long vs2, int k0, int sk,
+                    int chunks, int n_blk, int sg_id, int n_sg)
+{
+    const int lane = get_sub_group_local_id();
+    const int ops = chunks * n_blk;
+    const int per_sg = (ops + n_sg - 1) / n_sg;
+SDPA_XE_TILE_LOOP
+    for (int i = 0; i < per_sg; i++) {
+        const int op = sg_id + i * n_sg;
+        if (ops % n_sg == 0 || op < ops) {
+            const int kc = op / n_blk, blk = op - kc * n_blk;
+            const int key = k0 + 16 * kc + 2 * lane;
+            const global ushort *col = (const global ushort *)V + v_head + 8 * blk;
+            const ushort8 ev = as_ushort8(
+                    vload4(0, (const global uint *)(col + (long)sdpa_imin(key, sk - 1) * vs2)));
+            const ushort8 od = as_ushort8(vload4(
+                    0, (const global uint *)(col + (long)sdpa_imin(key + 1, sk - 1) * vs2)));
+            const ushort16 a = (ushort16)(ev.s0, od.s0, ev.s1, od.s1, ev.s2, od.s2, ev.s3, od.s3,
+                                          ev.s4, od.s4, ev.s5, od.s5, ev.s6, od.s6, ev.s7, od.s7);
+            sdpa_xe_local_write8(v_ops + op * 8 * SUBGROUP_SIZE, as_uint8(a));
+        }
+    }
+}
+
+/* O^T (XE_O_BLOCKS blocks of 8 head-dim rows) += V^T P for one chunk, P
+ * given as the B operand pb, V^T's operands staged at ops (the chunk's
+ * first block of this sub-group's rows). */
+static inline __attribute__((always_inline)) void
+sdpa_xe_hpg_pv_staged(private float8 *o, int8 pb, const local uint *ops)
+{
+SDPA_XE_TILE_LOOP
+    for (int e = 0; e < XE_O_BLOCKS; e++) {
+        o[e] = sdpa_xe_mad(as_int8(sdpa_xe_local_read8(ops + e * 8 * SUBGROUP_SIZE)), pb, o[e]);
+        if (SC(VS_F16_ACC))
+            o[e] = sdpa_xe_round_half8(o[e]);
+    }
+}
+
+/*
+ * K's A operands staged in local memory (sdpa_xe_hpg_k_stage) likewise:
+ * the QBLOCKS sub-groups of a key range read the same K rows. Operand
+ * (c, kb) - head-dim step c, keys 8 kb .. 8 kb + 7 of the tile - is 64
+ * words at k_ops + (c * key_blocks + kb) * 64, key_blocks = BK / 8, in
+ * the layout of a block read (component m: key 8 kb + m's words of step
+ * c, which is how the rows lie in K). A tile is staged during the one
+ * before (after its exchange of maxima, when every sub-group is done
+ * with its scores), so that no barrier is added; the first before the
+ * key loop. Each sub-group stages whole key blocks (n_sg a multiple of
+ * key_blocks), their 8 row addresses formed once per tile, one block
+ * read per row and step into the registers of one block write; the loop
+ * over the steps runs to max_steps, the variant's widest head (a constant
+ * once specialized, so that the compiler unrolls it), each step past
+ * d_steps skipped. Local memory: 2 * BK * D_PAD bytes.
+ */
+static inline bool sdpa_xe_hpg_k_staged_ok(bool k_rows, int n_sg, int key_blocks)
+{
+    return k_rows && n_sg % key_blocks == 0;
+}
+
+static inline __attribute__((always_inline)) void
+sdpa_xe_hpg_k_stage(local uint *k_ops, const global void *K, long k_head, long ks2, int k0, int sk,
+                    int d_steps, int max_steps, int key_blocks, int sg_id, int n_sg)
+{
+    const int c0 = sg_id / key_blocks, kb = sg_id - c0 * key_blocks;
+    const int stride = n_sg / key_blocks;
+    const global ushort *head = (const global ushort *)K + k_head;
+    const global uint *row[8];
+#pragma unroll
+    for (int m = 0; m < 8; m++)
+        row[m] = (const global uint *)(head + (long)sdpa_imin(k0 + 8 * kb + m, sk - 1) * ks2);
+SDPA_XE_TILE_LOOP
+    for (int j = 0; j < max_steps; j += stride) {
+        const int c = j + c0;
+        if (c < d_steps) {
+            uint8 w;
+#pragma unroll
+            for (int m = 0; m < 8; m++)
+                SDPA_XE_AT(w, uint, m) = intel_sub_group_block_read(row[m] + 8 * c);
+            sdpa_xe_local_write8(k_ops + (c * key_blocks + kb) * 8 * SUBGROUP_SIZE, w);
+        }
+    }
+}
+
+/* S^T (XE_S_BLOCKS blocks of 8 keys) = K Q^T from the staged operands,
+ * k_ops at the sub-group's first key block. */
+static inline __attribute__((always_inline)) void
+sdpa_xe_hpg_kq_staged(private float8 *s, const local uint *k_ops, int key_blocks,
+                      const local uint *q_ops, int d_steps)
+{
+SDPA_XE_TILE_LOOP
+    for (int b = 0; b < XE_S_BLOCKS; b++)
+        s[b] = 0.0f;
+    for (int c = 0; c < d_steps; c++) {
+        const int8 qb = as_int8(sdpa_xe_local_read8(q_ops + c * 8 * SUBGROUP_SIZE));
+SDPA_XE_TILE_LOOP
+        for (int b = 0; b < XE_S_BLOCKS; b++) {
+            const int8 ka = as_int8(
+                    sdpa_xe_local_read8(k_ops + (c * key_blocks + b) * 8 * SUBGROUP_SIZE));
+            s[b] = sdpa_xe_mad(ka, qb, s[b]);
+            if (SC(KQ_F16_ACC))
+                s[b] = sdpa_xe_round_half8(s[b]);
+        }
+    }
+}
+
 #endif /* SUBGROUP_SIZE == 8 */
 
 #endif /* SDPA_SPIRV_XE_HPG_LOAD_H */
