@@ -31,8 +31,7 @@ static sdpa_primitive_t *create(const sdpa_problem_desc_t *p)
 START_TEST(module_cache_reuses_modules)
 {
     fwd_case_t c;
-    fwd_case_init(&c, 1, 2, 2, 37, 50, 64);
-    c.q_dtype = c.k_dtype = c.v_dtype = SDPA_DTYPE_F16;
+    fwd_case_init_typed(&c, SDPA_DTYPE_F16, 1, 2, 2, 37, 50, 64);
     sdpa_problem_desc_t p;
     fwd_case_problem(&c, &p);
 
@@ -138,6 +137,22 @@ static void fixture_args(const launch_fixture_t *f, sdpa_exec_args_t *a)
     attention_exec_args(t, NULL, 0.125f, a);
 }
 
+/* Executes prim (f's or one of another context) on f's buffers: appended
+ * to list (NULL: the context's), after *wait (NULL: nothing) and
+ * signalling signal (NULL: none). Asserts success. */
+static void fixture_execute(const launch_fixture_t *f, sdpa_primitive_t *prim,
+                            ze_command_list_handle_t list, ze_event_handle_t *wait,
+                            ze_event_handle_t signal)
+{
+    sdpa_exec_args_t a;
+    fixture_args(f, &a);
+    a.command_list = list;
+    a.num_wait_events = wait != NULL;
+    a.wait_events = wait;
+    a.signal_event = signal;
+    ck_assert_int_eq(suite_env.ze->primitive_execute(prim, &a), SDPA_SUCCESS);
+}
+
 static void fixture_open(launch_fixture_t *f, uint64_t seed)
 {
     memset(f, 0, sizeof(*f));
@@ -194,10 +209,7 @@ START_TEST(regular_list_queue_and_fence)
     ze_fence_handle_t fence;
     ck_assert_int_eq(zeFenceCreate(queue, &fdesc, &fence), ZE_RESULT_SUCCESS);
 
-    sdpa_exec_args_t a;
-    fixture_args(&f, &a);
-    a.command_list = list;
-    ck_assert_int_eq(suite_env.ze->primitive_execute(f.prim, &a), SDPA_SUCCESS);
+    fixture_execute(&f, f.prim, list, NULL, NULL);
     /* Appending ran nothing: O still holds the 0xff fill. */
     ck_assert_uint_eq(((const uint16_t *)f.dst.data)[0], 0xffff);
     ck_assert_int_eq(zeCommandListClose(list), ZE_RESULT_SUCCESS);
@@ -233,13 +245,7 @@ START_TEST(async_immediate_list_with_events)
     ck_assert_int_eq(zeEventCreate(pool, &e0, &go), ZE_RESULT_SUCCESS);
     ck_assert_int_eq(zeEventCreate(pool, &e1, &done), ZE_RESULT_SUCCESS);
 
-    sdpa_exec_args_t a;
-    fixture_args(&f, &a);
-    a.command_list = list;
-    a.num_wait_events = 1;
-    a.wait_events = &go;
-    a.signal_event = done;
-    ck_assert_int_eq(suite_env.ze->primitive_execute(f.prim, &a), SDPA_SUCCESS);
+    fixture_execute(&f, f.prim, list, &go, done);
     /* The launch waits for the host. */
     ck_assert_int_eq(zeEventHostSynchronize(done, 50u * 1000 * 1000), ZE_RESULT_NOT_READY);
     ck_assert_int_eq(zeEventHostSignal(go), ZE_RESULT_SUCCESS);
@@ -268,9 +274,7 @@ START_TEST(context_with_the_callers_list)
     ck_assert_int_eq(suite_env.ze->context_create(&desc, &ctx), SDPA_SUCCESS);
     sdpa_primitive_t *prim;
     ck_assert_int_eq(suite_env.ze->primitive_create(ctx, &f.p, &prim), SDPA_SUCCESS);
-    sdpa_exec_args_t a;
-    fixture_args(&f, &a);
-    ck_assert_int_eq(suite_env.ze->primitive_execute(prim, &a), SDPA_SUCCESS);
+    fixture_execute(&f, prim, NULL, NULL, NULL);
     fixture_check(&f, f.dst.data, "context bound to the caller's list");
     suite_env.ze->primitive_destroy(prim);
     suite_env.ze->context_destroy(ctx);
@@ -334,8 +338,7 @@ START_TEST(offsets_beyond_2_pow_31)
 {
     /* Batch 1 of every tensor starts 2^31 + 64 elements after batch 0. */
     fwd_case_t c;
-    fwd_case_init(&c, 2, 2, 1, 19, 45, 32);
-    c.q_dtype = c.k_dtype = c.v_dtype = SDPA_DTYPE_F16;
+    fwd_case_init_typed(&c, SDPA_DTYPE_F16, 2, 2, 1, 19, 45, 32);
     c.huge_batch_stride = 1;
     double worst = fwd_case_run(&suite_env, &c, 21);
     printf("offsets beyond 2^31 elements: worst error/tolerance %.3f\n", worst);
