@@ -419,10 +419,7 @@ START_TEST(scratch_reuse)
     /* The context's scratch allocations, counted alike with either add. */
     if (rerun_leaves_out(1, 0))
         return;
-    sdpa_context_desc_t desc = {.struct_size = sizeof(desc),
-                                .struct_version = SDPA_CONTEXT_DESC_VERSION,
-                                .ze_context = suite_env.context,
-                                .ze_device = suite_env.device};
+    const sdpa_context_desc_t desc = test_env_context_desc(&suite_env);
     sdpa_context_t *ctx;
     ck_assert_int_eq(suite_env.ze->context_create(&desc, &ctx), SDPA_SUCCESS);
     /* f16: dQ always accumulates in f32 scratch. */
@@ -526,10 +523,7 @@ START_TEST(builds_only_what_the_problem_needs)
     /* The modules a problem builds, counted alike with either add. */
     if (rerun_leaves_out(1, 0))
         return;
-    sdpa_context_desc_t desc = {.struct_size = sizeof(desc),
-                                .struct_version = SDPA_CONTEXT_DESC_VERSION,
-                                .ze_context = suite_env.context,
-                                .ze_device = suite_env.device};
+    const sdpa_context_desc_t desc = test_env_context_desc(&suite_env);
     sdpa_context_t *ctx = NULL;
     ck_assert_int_eq(suite_env.ze->context_create(&desc, &ctx), SDPA_SUCCESS);
     bwd_case_t c;

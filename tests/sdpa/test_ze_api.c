@@ -265,11 +265,8 @@ START_TEST(context_with_the_callers_list)
     launch_fixture_t f;
     fixture_open(&f, 13);
     ze_command_list_handle_t list = test_env_sync_list();
-    sdpa_context_desc_t desc = {.struct_size = sizeof(desc),
-                                .struct_version = SDPA_CONTEXT_DESC_VERSION,
-                                .ze_context = suite_env.context,
-                                .ze_device = suite_env.device,
-                                .command_list = list};
+    sdpa_context_desc_t desc = test_env_context_desc(&suite_env);
+    desc.command_list = list;
     sdpa_context_t *ctx;
     ck_assert_int_eq(suite_env.ze->context_create(&desc, &ctx), SDPA_SUCCESS);
     sdpa_primitive_t *prim;
@@ -370,10 +367,7 @@ START_TEST(float_atomics_variable)
     /* "auto" on a GPU depends on its class (sdpa_device_native_f32_add): unchecked. */
     const int cpu = props.type == ZE_DEVICE_TYPE_CPU;
     const int expected[] = {has, 0, cpu ? 0 : -1};
-    sdpa_context_desc_t desc = {.struct_size = sizeof(desc),
-                                .struct_version = SDPA_CONTEXT_DESC_VERSION,
-                                .ze_context = suite_env.context,
-                                .ze_device = suite_env.device};
+    const sdpa_context_desc_t desc = test_env_context_desc(&suite_env);
     const char *saved = getenv("SDPA_ZE_FLOAT_ATOMICS");
     char *old = saved ? strdup(saved) : NULL;
     sdpa_context_t *ctx = NULL;
@@ -411,10 +405,8 @@ START_TEST(context_destroyed_before_its_primitives)
     ze_context_desc_t zdesc = {.stype = ZE_STRUCTURE_TYPE_CONTEXT_DESC};
     ze_context_handle_t zctx;
     ck_assert_int_eq(zeContextCreate(suite_env.driver, &zdesc, &zctx), ZE_RESULT_SUCCESS);
-    sdpa_context_desc_t desc = {.struct_size = sizeof(desc),
-                                .struct_version = SDPA_CONTEXT_DESC_VERSION,
-                                .ze_context = zctx,
-                                .ze_device = suite_env.device};
+    sdpa_context_desc_t desc = test_env_context_desc(&suite_env);
+    desc.ze_context = zctx;
     const sdpa_backend_iface_t *ze = suite_env.ze;
     sdpa_context_t *ctx;
     ck_assert_int_eq(ze->context_create(&desc, &ctx), SDPA_SUCCESS);
@@ -468,10 +460,7 @@ int main(void)
      * Check assertion may run outside a test: open the environment here). */
     if (test_env_open_suite() != 0)
         return EXIT_FAILURE;
-    invalid_env.context_desc = (sdpa_context_desc_t){.struct_size = sizeof(sdpa_context_desc_t),
-                                                     .struct_version = SDPA_CONTEXT_DESC_VERSION,
-                                                     .ze_context = suite_env.context,
-                                                     .ze_device = suite_env.device};
+    invalid_env.context_desc = test_env_context_desc(&suite_env);
     invalid_env.allocator = &shared_allocator;
     suite_add_tcase(s, invalid_table_tcase("ze", &invalid_env));
 
