@@ -5,19 +5,12 @@
 #include <string.h>
 
 #include "attn_case.h"
+#include "dense_problem.h"
 
 void problem_init(sdpa_problem_desc_t *d, sdpa_prop_kind_t prop, int64_t B, int64_t Hq, int64_t Hkv,
                   int64_t Sq, int64_t Sk, int64_t D, sdpa_dtype_t qdt, sdpa_dtype_t kvdt)
 {
-    memset(d, 0, sizeof(*d));
-    d->struct_size = sizeof(*d);
-    d->struct_version = SDPA_PROBLEM_DESC_VERSION;
-    d->prop_kind = prop;
-    d->q = dense_tensor(qdt, B, Hq, Sq, D);
-    d->k = dense_tensor(kvdt, B, Hkv, Sk, D);
-    d->v = dense_tensor(kvdt, B, Hkv, Sk, D);
-    d->dst = dense_tensor(qdt, B, Hq, Sq, D);
-    d->scale_kind = SDPA_SCALE_HOST;
+    test_dense_problem(d, prop, B, Hq, Hkv, Sq, Sk, D, qdt, kvdt);
     if (prop == SDPA_BACKWARD) {
         d->diff_dst = d->dst;
         d->diff_q = d->q;

@@ -2,6 +2,7 @@
  * key), the shape, the struct size/version rule and the names. The refusals
  * themselves are in the invalid table (invalid_table.c). */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,19 +12,31 @@
 #include "problem.h"
 #include "problem_llm.h"
 
+/* "B3 Hq8 Hkv2 G4 Sq5 Sk7 D64 Dv64" */
+static void shape_text(const sdpa_shape_t *s, char *out, size_t size)
+{
+    snprintf(out, size, "B%lld Hq%lld Hkv%lld G%lld Sq%lld Sk%lld D%lld Dv%lld", (long long)s->batch,
+             (long long)s->q_heads, (long long)s->kv_heads, (long long)s->kv_group_size,
+             (long long)s->q_len, (long long)s->k_len, (long long)s->head_size,
+             (long long)s->head_size_v);
+}
+
+/* Asserts that every field of got is want's. */
+static void assert_shape(const sdpa_shape_t *got, const sdpa_shape_t *want)
+{
+    char g[160], w[160];
+    shape_text(got, g, sizeof(g));
+    shape_text(want, w, sizeof(w));
+    ck_assert_msg(strcmp(g, w) == 0, "shape %s, expected %s", g, w);
+}
+
 START_TEST(test_shape_and_defaults)
 {
     sdpa_problem_desc_t d, out;
     sdpa_shape_t shape;
     problem_init(&d, SDPA_FORWARD_TRAINING, 3, 8, 2, 5, 7, 64, SDPA_DTYPE_BF16, SDPA_DTYPE_F16);
     ck_assert_int_eq(sdpa_problem_check(&d, &out, &shape), SDPA_SUCCESS);
-    ck_assert_int_eq(shape.batch, 3);
-    ck_assert_int_eq(shape.q_heads, 8);
-    ck_assert_int_eq(shape.kv_heads, 2);
-    ck_assert_int_eq(shape.kv_group_size, 4);
-    ck_assert_int_eq(shape.q_len, 5);
-    ck_assert_int_eq(shape.k_len, 7);
-    ck_assert_int_eq(shape.head_size, 64);
+    assert_shape(&shape, &(sdpa_shape_t){3, 8, 2, 4, 5, 7, 64, 64});
     ck_assert_int_eq(out.kq_acc_dtype, SDPA_DTYPE_F32);
     ck_assert_int_eq(out.vs_acc_dtype, SDPA_DTYPE_F32);
     ck_assert_uint_eq(sdpa_workspace_bytes(&out, &shape), 3 * 8 * 5 * sizeof(float));

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core_fixtures.h"
+#include "dense_problem.h"
 #include "gpu_models.h"
 
 void fixture_cpu_device(sdpa_device_info_t *out)
@@ -72,14 +73,8 @@ void fixture_problem(sdpa_dtype_t dtype, int64_t batch, int64_t q_heads, int64_t
                      int64_t q_len, int64_t k_len, int64_t head_size, sdpa_problem_desc_t *p,
                      sdpa_shape_t *shape)
 {
-    memset(p, 0, sizeof(*p));
-    p->struct_size = sizeof(*p);
-    p->struct_version = SDPA_PROBLEM_DESC_VERSION;
-    p->prop_kind = SDPA_FORWARD_INFERENCE;
-    p->q = fixture_tensor(dtype, batch, q_heads, q_len, head_size);
-    p->k = fixture_tensor(dtype, batch, kv_heads, k_len, head_size);
-    p->v = fixture_tensor(dtype, batch, kv_heads, k_len, head_size);
-    p->dst = fixture_tensor(dtype, batch, q_heads, q_len, head_size);
+    test_dense_problem(p, SDPA_FORWARD_INFERENCE, batch, q_heads, kv_heads, q_len, k_len,
+                       head_size, dtype, dtype);
     p->mask_kind = SDPA_MASK_NONE;
     p->scale_kind = SDPA_SCALE_HOST;
     p->softmax_kind = SDPA_SOFTMAX_ACCURATE;

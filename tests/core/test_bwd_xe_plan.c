@@ -44,15 +44,7 @@ START_TEST(devices_and_kernel_sets)
     sdpa_problem_desc_t p;
     sdpa_shape_t s;
     fixture_backward_problem(SDPA_DTYPE_F16, 1, 4, 4, 100, 200, 64, &p, &s);
-    ck_assert(xe_takes_fast_path(&backward, &p, &s, &dev.pvc));
-    ck_assert(xe_takes_fast_path(&backward, &p, &s, &dev.bmg));
-    ck_assert(xe_takes_fast_path(&backward, &p, &s, &dev.dg2));
-    ck_assert(!xe_takes_fast_path(&backward, &p, &s, &dev.mtl));
-    ck_assert(!xe_takes_fast_path(&backward, &p, &s, &dev.tgl));
-    ck_assert(!xe_takes_fast_path(&backward, &p, &s, &dev.cpu));
-    dev.pvc.kernels = SDPA_KERNELS_PORTABLE;
-    ck_assert(!xe_takes_fast_path(&backward, &p, &s, &dev.pvc));
-    dev.pvc.kernels = SDPA_KERNELS_AUTO;
+    xe_assert_default_devices(&backward, &p, &s, &dev);
 
     sdpa_bwd_plan_t plan;
     dev.cpu.kernels = SDPA_KERNELS_XE;

@@ -61,15 +61,7 @@ START_TEST(devices_and_kernel_sets)
     sdpa_problem_desc_t p;
     sdpa_shape_t s;
     fixture_problem(SDPA_DTYPE_F16, 1, 4, 4, 100, 200, 64, &p, &s);
-    ck_assert(xe_takes_fast_path(&forward, &p, &s, &dev.pvc));
-    ck_assert(xe_takes_fast_path(&forward, &p, &s, &dev.bmg));
-    ck_assert(xe_takes_fast_path(&forward, &p, &s, &dev.dg2));
-    ck_assert(!xe_takes_fast_path(&forward, &p, &s, &dev.mtl));
-    ck_assert(!xe_takes_fast_path(&forward, &p, &s, &dev.tgl));
-    ck_assert(!xe_takes_fast_path(&forward, &p, &s, &dev.cpu));
-
-    dev.pvc.kernels = SDPA_KERNELS_PORTABLE;
-    ck_assert(!xe_takes_fast_path(&forward, &p, &s, &dev.pvc));
+    xe_assert_default_devices(&forward, &p, &s, &dev);
     dev.cpu.kernels = SDPA_KERNELS_XE;
     ck_assert(xe_takes_fast_path(&forward, &p, &s, &dev.cpu));
 
@@ -86,6 +78,7 @@ START_TEST(devices_and_kernel_sets)
 
     /* Natively: the same rows, the native variants, with the large register
      * file (the current compiler spills Xe-HPG's tiles in 128 registers). */
+    dev.pvc.kernels = SDPA_KERNELS_PORTABLE;
     plan_ok(&p, &s, &dev.pvc, &plan);
     ck_assert_str_eq(plan.variant, "sdpa_fwd");
     dev.pvc.kernels = SDPA_KERNELS_AUTO;

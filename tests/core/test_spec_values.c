@@ -9,10 +9,16 @@
 #include "fnv1a.h"
 #include "spec_values.h"
 
+/* The container most tests fill, empty before each (a checked fixture). */
+static sdpa_spec_values_t v;
+
+static void setup(void)
+{
+    sdpa_spec_values_init(&v);
+}
+
 START_TEST(set_and_read_back)
 {
-    sdpa_spec_values_t v;
-    sdpa_spec_values_init(&v);
     ck_assert_uint_eq(v.count, 0);
     ck_assert_ptr_null(sdpa_spec_values_find(&v, SDPA_SC_QRY_DT));
     sdpa_spec_values_set_int(&v, SDPA_SC_QRY_DT, 2);
@@ -33,8 +39,6 @@ END_TEST
 
 START_TEST(ids_sorted_whatever_the_order_set)
 {
-    sdpa_spec_values_t v;
-    sdpa_spec_values_init(&v);
     static const sdpa_spec_id_t ids[] = {SDPA_SC_WG_N_DBR, SDPA_SC_QRY_DT, SDPA_SC_KV_GROUP_SIZE,
                                          SDPA_SC_VAL_GROUP_SIZE, SDPA_SC_KEY_DT};
     for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++)
@@ -51,8 +55,6 @@ END_TEST
 
 START_TEST(module_constants_point_at_values_of_the_right_size)
 {
-    sdpa_spec_values_t v;
-    sdpa_spec_values_init(&v);
     sdpa_spec_values_set_bool(&v, SDPA_SC_IS_TRAINING, 1);
     sdpa_spec_values_set_int(&v, SDPA_SC_MASK_KIND, 0x01020304);
     sdpa_spec_values_set_bool(&v, SDPA_SC_D_FULL, 0);
@@ -124,8 +126,6 @@ END_TEST
 
 START_TEST(every_attention_constant_can_be_set)
 {
-    sdpa_spec_values_t v;
-    sdpa_spec_values_init(&v);
     uint32_t n = 0;
     for (size_t i = 0; i < sdpa_spec_constant_count; i++) {
         const sdpa_spec_constant_info_t *info = &sdpa_spec_constant_table[i];
@@ -148,40 +148,30 @@ END_TEST
 /* Programming errors abort (the build keeps assertions on). */
 START_TEST(probe_constant_is_refused)
 {
-    sdpa_spec_values_t v;
-    sdpa_spec_values_init(&v);
     sdpa_spec_values_set_int(&v, SDPA_SC_PROBE_INT, 1);
 }
 END_TEST
 
 START_TEST(unknown_id_is_refused)
 {
-    sdpa_spec_values_t v;
-    sdpa_spec_values_init(&v);
     sdpa_spec_values_set_bool(&v, (sdpa_spec_id_t)131, 1); /* retired */
 }
 END_TEST
 
 START_TEST(wrong_type_is_refused)
 {
-    sdpa_spec_values_t v;
-    sdpa_spec_values_init(&v);
     sdpa_spec_values_set_bool(&v, SDPA_SC_QRY_DT, 1);
 }
 END_TEST
 
 START_TEST(long_setter_on_int_is_refused)
 {
-    sdpa_spec_values_t v;
-    sdpa_spec_values_init(&v);
     sdpa_spec_values_set_long(&v, SDPA_SC_KV_GROUP_SIZE, 1);
 }
 END_TEST
 
 START_TEST(reading_unset_constant_is_refused)
 {
-    sdpa_spec_values_t v;
-    sdpa_spec_values_init(&v);
     sdpa_spec_values_get_int(&v, SDPA_SC_QRY_DT);
 }
 END_TEST
@@ -209,11 +199,12 @@ int main(void)
             TEST_ONCE(every_attention_constant_can_be_set),
             TEST_ONCE(fnv1a64_matches_the_published_vectors),
     };
-    Suite *suite = suite_create("spec_values");
-    test_add_case(suite, "spec_values", 0, tests, TEST_COUNT(tests));
+    const test_suite_t desc = {.name = "spec_values", .setup = setup};
+    Suite *suite = test_suite_of(&desc, tests, TEST_COUNT(tests), NULL);
     /* Aborts need Check's fork mode (the default; CK_FORK=no skips them). */
     if (getenv("CK_FORK") == NULL || strcmp(getenv("CK_FORK"), "no") != 0) {
         TCase *aborts = tcase_create("programming_errors");
+        tcase_add_checked_fixture(aborts, setup, NULL);
         tcase_add_test_raise_signal(aborts, probe_constant_is_refused, SIGABRT);
         tcase_add_test_raise_signal(aborts, unknown_id_is_refused, SIGABRT);
         tcase_add_test_raise_signal(aborts, wrong_type_is_refused, SIGABRT);

@@ -26,6 +26,20 @@ int xe_takes_fast_path(const xe_suite_direction_t *d, const sdpa_problem_desc_t 
     return d->plan(p, s, device, cfg, sizeof(cfg));
 }
 
+void xe_assert_default_devices(const xe_suite_direction_t *d, const sdpa_problem_desc_t *p,
+                               const sdpa_shape_t *s, xe_devices_t *devices)
+{
+    ck_assert(xe_takes_fast_path(d, p, s, &devices->pvc));
+    ck_assert(xe_takes_fast_path(d, p, s, &devices->bmg));
+    ck_assert(xe_takes_fast_path(d, p, s, &devices->dg2));
+    ck_assert(!xe_takes_fast_path(d, p, s, &devices->mtl));
+    ck_assert(!xe_takes_fast_path(d, p, s, &devices->tgl));
+    ck_assert(!xe_takes_fast_path(d, p, s, &devices->cpu));
+    devices->pvc.kernels = SDPA_KERNELS_PORTABLE;
+    ck_assert(!xe_takes_fast_path(d, p, s, &devices->pvc));
+    devices->pvc.kernels = SDPA_KERNELS_AUTO;
+}
+
 static void assert_unimplemented_features(const xe_suite_direction_t *d,
                                           const xe_devices_t *devices)
 {

@@ -84,6 +84,13 @@ typedef struct xe_suite_direction {
 int xe_takes_fast_path(const xe_suite_direction_t *d, const sdpa_problem_desc_t *p,
                        const sdpa_shape_t *s, const sdpa_device_info_t *device);
 
+/* Asserts where d's fast path plans p by default: on Xe-HPC, Xe2 and
+ * discrete Xe-HPG, not on integrated Xe-HPG (no matrix engine), Xe-LP or
+ * the CPU; and not on Xe-HPC with SDPA_ZE_KERNELS=portable (devices->pvc
+ * is left with SDPA_KERNELS_AUTO). */
+void xe_assert_default_devices(const xe_suite_direction_t *d, const sdpa_problem_desc_t *p,
+                               const sdpa_shape_t *s, xe_devices_t *devices);
+
 /* A configuration of up to 12 values for target at head size d, and the
  * text of the rule it breaks (NULL: it passes). */
 typedef struct xe_rule_case {

@@ -24,6 +24,38 @@ void fwd_case_init(fwd_case_t *c, int64_t batch, int64_t q_heads, int64_t kv_hea
     c->scale_dtype = SDPA_DTYPE_F32;
 }
 
+void fwd_case_init_typed(fwd_case_t *c, sdpa_dtype_t dtype, int64_t batch, int64_t q_heads,
+                         int64_t kv_heads, int64_t q_len, int64_t k_len, int64_t head_size)
+{
+    fwd_case_init(c, batch, q_heads, kv_heads, q_len, k_len, head_size);
+    c->q_dtype = c->k_dtype = c->v_dtype = dtype;
+}
+
+void fwd_case_resize(fwd_case_t *c, const fwd_case_sizes_t *s)
+{
+    c->batch = s->batch;
+    c->q_heads = s->q_heads;
+    c->kv_heads = s->kv_heads;
+    c->q_len = s->q_len;
+    c->k_len = s->k_len;
+}
+
+size_t fwd_case_family(const char *direction, int width, const char *name,
+                       const fwd_case_sizes_t *sizes, size_t count, uint64_t seed,
+                       double (*run)(const void *base, const fwd_case_sizes_t *s, uint64_t seed),
+                       const void *base)
+{
+    double worst = 0;
+    for (size_t i = 0; i < count; i++) {
+        const double r = run(base, &sizes[i], seed + i);
+        if (r > worst)
+            worst = r;
+    }
+    printf("%s family %-*s %zu cases, worst error/tolerance %.3f\n", direction, width, name, count,
+           worst);
+    return count;
+}
+
 static const char *order_name(tensor_order_t o)
 {
     static const char *names[] = {"bhsd", "bshd", "bhds", "hbsd"};

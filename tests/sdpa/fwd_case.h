@@ -39,6 +39,27 @@ typedef struct fwd_case {
 void fwd_case_init(fwd_case_t *c, int64_t batch, int64_t q_heads, int64_t kv_heads, int64_t q_len,
                    int64_t k_len, int64_t head_size);
 
+/* fwd_case_init with Q, K, V and O in dtype. */
+void fwd_case_init_typed(fwd_case_t *c, sdpa_dtype_t dtype, int64_t batch, int64_t q_heads,
+                         int64_t kv_heads, int64_t q_len, int64_t k_len, int64_t head_size);
+
+/* The sizes a family of cases runs at (test_fwd.c, test_bwd.c). */
+typedef struct fwd_case_sizes {
+    int64_t batch, q_heads, kv_heads, q_len, k_len;
+} fwd_case_sizes_t;
+
+/* Sets c's batch, heads and lengths to s. */
+void fwd_case_resize(fwd_case_t *c, const fwd_case_sizes_t *s);
+
+/* Runs a family: run(base, &sizes[i], seed + i) for each of the count
+ * sizes, which returns the case's worst error/tolerance; prints
+ * "<direction> family <name> <count> cases, worst ..." (name padded to
+ * width) and returns count. */
+size_t fwd_case_family(const char *direction, int width, const char *name,
+                       const fwd_case_sizes_t *sizes, size_t count, uint64_t seed,
+                       double (*run)(const void *base, const fwd_case_sizes_t *s, uint64_t seed),
+                       const void *base);
+
 /* "B2 H8/2 Sq17 Sk33 D64 q=f16 k=f16 v=bf16 mask=buffer(f16,bq) ..." */
 void fwd_case_describe(const fwd_case_t *c, char *out, size_t size);
 

@@ -20,33 +20,30 @@ static int cases_run;
 /* As in test_fwd.c: sizes that share a family's module (Sq > 16 and not a
  * multiple of 8, one K/V head per query head); GQA, thin queries and exact
  * multiples have families of their own. */
-typedef struct sizes {
-    int64_t batch, q_heads, kv_heads, q_len, k_len;
-} sizes_t;
-
-static const sizes_t family_sizes[] = {
+static const fwd_case_sizes_t family_sizes[] = {
         {1, 2, 2, 37, 1},  {2, 1, 1, 37, 29}, {1, 2, 2, 75, 130},
         {2, 1, 1, 21, 37}, {1, 1, 1, 53, 70}, {2, 3, 3, 29, 101},
 };
-#define FAMILY_SIZES (sizeof(family_sizes) / sizeof(family_sizes[0]))
+
+/* A family's base case and bwd_case_run's repeat_bits. */
+typedef struct family_base {
+    bwd_case_t c;
+    int repeat_bits;
+} family_base_t;
+
+static double run_sized(const void *base, const fwd_case_sizes_t *s, uint64_t seed)
+{
+    const family_base_t *b = base;
+    bwd_case_t c = b->c;
+    fwd_case_resize(&c.fwd, s);
+    return bwd_case_run(&suite_env, &c, seed, b->repeat_bits);
+}
 
 static void run_family(const bwd_case_t *base, const char *family)
 {
-    double worst = 0;
-    for (size_t i = 0; i < FAMILY_SIZES; i++) {
-        bwd_case_t c = *base;
-        const sizes_t *s = &family_sizes[i];
-        c.fwd.batch = s->batch;
-        c.fwd.q_heads = s->q_heads;
-        c.fwd.kv_heads = s->kv_heads;
-        c.fwd.q_len = s->q_len;
-        c.fwd.k_len = s->k_len;
-        double r = bwd_case_run(&suite_env, &c, 2000 + i, 0);
-        worst = r > worst ? r : worst;
-        cases_run++;
-    }
-    printf("bwd family %-30s %zu cases, worst error/tolerance %.3f\n", family, (size_t)FAMILY_SIZES,
-           worst);
+    const family_base_t b = {*base, 0};
+    cases_run += (int)fwd_case_family("bwd", 30, family, family_sizes, TEST_COUNT(family_sizes),
+                                      2000, run_sized, &b);
 }
 
 static void base_case(bwd_case_t *c, int64_t head_size, sdpa_dtype_t dt)
@@ -219,21 +216,12 @@ START_TEST(deterministic)
     base_case(&c, _i ? 128 : 64, _i ? SDPA_DTYPE_F16 : SDPA_DTYPE_F32);
     c.deterministic = 1;
     c.ds_dtype = _i ? SDPA_DTYPE_UNDEF : SDPA_DTYPE_F32;
-    double worst = 0;
-    for (size_t i = 0; i < FAMILY_SIZES; i++) {
-        bwd_case_t d = c;
-        d.fwd.batch = family_sizes[i].batch;
-        d.fwd.q_heads = family_sizes[i].q_heads;
-        d.fwd.kv_heads = family_sizes[i].kv_heads;
-        d.fwd.q_len = family_sizes[i].q_len;
-        d.fwd.k_len = family_sizes[i].k_len;
-        double r = bwd_case_run(&suite_env, &d, 400 + i, 1);
-        worst = r > worst ? r : worst;
-        cases_run++;
-    }
-    printf("bwd family deterministic d%lld           %zu cases (3 runs each, bit-identical), worst "
-           "error/tolerance %.3f\n",
-           (long long)c.fwd.head_size, (size_t)FAMILY_SIZES, worst);
+    const family_base_t b = {c, 1};
+    char name[80];
+    snprintf(name, sizeof(name), "deterministic d%lld (3 runs each, bit-identical)",
+             (long long)c.fwd.head_size);
+    cases_run += (int)fwd_case_family("bwd", 30, name, family_sizes, TEST_COUNT(family_sizes), 400,
+                                      run_sized, &b);
 }
 END_TEST
 
@@ -431,10 +419,7 @@ START_TEST(scratch_reuse)
     /* The context's scratch allocations, counted alike with either add. */
     if (rerun_leaves_out(1, 0))
         return;
-    sdpa_context_desc_t desc = {.struct_size = sizeof(desc),
-                                .struct_version = SDPA_CONTEXT_DESC_VERSION,
-                                .ze_context = suite_env.context,
-                                .ze_device = suite_env.device};
+    const sdpa_context_desc_t desc = test_env_context_desc(&suite_env);
     sdpa_context_t *ctx;
     ck_assert_int_eq(suite_env.ze->context_create(&desc, &ctx), SDPA_SUCCESS);
     /* f16: dQ always accumulates in f32 scratch. */
@@ -538,10 +523,7 @@ START_TEST(builds_only_what_the_problem_needs)
     /* The modules a problem builds, counted alike with either add. */
     if (rerun_leaves_out(1, 0))
         return;
-    sdpa_context_desc_t desc = {.struct_size = sizeof(desc),
-                                .struct_version = SDPA_CONTEXT_DESC_VERSION,
-                                .ze_context = suite_env.context,
-                                .ze_device = suite_env.device};
+    const sdpa_context_desc_t desc = test_env_context_desc(&suite_env);
     sdpa_context_t *ctx = NULL;
     ck_assert_int_eq(suite_env.ze->context_create(&desc, &ctx), SDPA_SUCCESS);
     bwd_case_t c;

@@ -262,10 +262,7 @@ static sdpa_status_t scenario_window(const scenario_t *s, char *message, size_t 
     sdpa_status_t status = SDPA_SUCCESS;
     message[0] = '\0';
     if (!ctx) {
-        sdpa_context_desc_t desc = {.struct_size = sizeof(desc),
-                                    .struct_version = SDPA_CONTEXT_DESC_VERSION,
-                                    .ze_context = suite_env.context,
-                                    .ze_device = suite_env.device};
+        const sdpa_context_desc_t desc = test_env_context_desc(&suite_env);
         status = ze->context_create(&desc, &ctx);
         if (status != SDPA_SUCCESS) {
             snprintf(message, message_size, "%s", ze->last_error());
@@ -399,10 +396,7 @@ START_TEST(every_call_fails_once)
     /* A long-lived context whose modules are built (outside any window:
      * the first runs of each problem build them). */
     sdpa_context_t *ctx = NULL;
-    sdpa_context_desc_t desc = {.struct_size = sizeof(desc),
-                                .struct_version = SDPA_CONTEXT_DESC_VERSION,
-                                .ze_context = suite_env.context,
-                                .ze_device = suite_env.device};
+    const sdpa_context_desc_t desc = test_env_context_desc(&suite_env);
     counts_t before, after;
     counts_take(&before);
     ck_assert_int_eq(suite_env.ze->context_create(&desc, &ctx), SDPA_SUCCESS);

@@ -24,41 +24,28 @@ static int cases_run;
  * 16 (not "thin") and not a multiple of 8 (a query remainder for every tile
  * size), K/V heads equal query heads. Thin queries, exact multiples, GQA and
  * decode have families of their own. */
-typedef struct sizes {
-    int64_t batch, q_heads, kv_heads, q_len, k_len;
-} sizes_t;
-
-static const sizes_t family_sizes[] = {
+static const fwd_case_sizes_t family_sizes[] = {
         {1, 2, 2, 37, 1},   {2, 2, 2, 37, 29},  {1, 3, 3, 75, 130},
         {2, 1, 1, 101, 37}, {1, 2, 2, 37, 300}, {1, 1, 1, 75, 64},
 };
-#define FAMILY_SIZES (sizeof(family_sizes) / sizeof(family_sizes[0]))
+
+static double run_sized(const void *base, const fwd_case_sizes_t *s, uint64_t seed)
+{
+    fwd_case_t c = *(const fwd_case_t *)base;
+    fwd_case_resize(&c, s);
+    return fwd_case_run(&suite_env, &c, seed);
+}
 
 /* Runs base at every family size (head size from base). */
 static void run_family(const fwd_case_t *base, const char *family)
 {
-    double worst = 0;
-    for (size_t i = 0; i < FAMILY_SIZES; i++) {
-        fwd_case_t c = *base;
-        const sizes_t *s = &family_sizes[i];
-        c.batch = s->batch;
-        c.q_heads = s->q_heads;
-        c.kv_heads = s->kv_heads;
-        c.q_len = s->q_len;
-        c.k_len = s->k_len;
-        double r = fwd_case_run(&suite_env, &c, 1000 + i);
-        if (r > worst)
-            worst = r;
-        cases_run++;
-    }
-    printf("fwd family %-28s %zu cases, worst error/tolerance %.3f\n", family, (size_t)FAMILY_SIZES,
-           worst);
+    cases_run += (int)fwd_case_family("fwd", 28, family, family_sizes, TEST_COUNT(family_sizes),
+                                      1000, run_sized, base);
 }
 
 static void base_case(fwd_case_t *c, int64_t head_size, sdpa_dtype_t dt)
 {
-    fwd_case_init(c, 1, 1, 1, 1, 1, head_size);
-    c->q_dtype = c->k_dtype = c->v_dtype = dt;
+    fwd_case_init_typed(c, dt, 1, 1, 1, 1, 1, head_size);
 }
 
 /* --- dtypes ---------------------------------------------------------------- */

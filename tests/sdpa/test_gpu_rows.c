@@ -135,8 +135,7 @@ START_TEST(forward_tilings)
         const int quant = (x->props & SDPA_CONFIG_QUANTIZED) != 0;
         fwd_case_t c;
         /* Thin: 5 queries; else 37. 75 keys: remainders for every tile. */
-        fwd_case_init(&c, 1, 2, 1, thin ? 5 : 37, 75, x->head_size);
-        c.q_dtype = c.k_dtype = c.v_dtype = SDPA_DTYPE_F16;
+        fwd_case_init_typed(&c, SDPA_DTYPE_F16, 1, 2, 1, thin ? 5 : 37, 75, x->head_size);
         c.mask_kind = SDPA_MASK_CAUSAL_BOTTOM_RIGHT;
         if (quant) {
             c.k_dtype = c.v_dtype = SDPA_DTYPE_S8;

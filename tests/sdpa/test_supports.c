@@ -119,8 +119,7 @@ START_TEST(test_ze_builds_nothing)
     /* Head size 40 in bf16 training: a module no other test of this
      * program builds before. */
     fwd_case_t c;
-    fwd_case_init(&c, 1, 2, 2, 19, 23, 40);
-    c.q_dtype = c.k_dtype = c.v_dtype = SDPA_DTYPE_BF16;
+    fwd_case_init_typed(&c, SDPA_DTYPE_BF16, 1, 2, 2, 19, 23, 40);
     c.training = 1;
     sdpa_problem_desc_t fresh;
     fwd_case_problem(&c, &fresh);

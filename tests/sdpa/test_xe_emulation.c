@@ -266,61 +266,53 @@ START_TEST(mad_random)
 }
 END_TEST
 
-/* A = a single 1 at (m, k), B with distinct integers (exact in bf16 too),
- * C = 0: D must be row k of B in row m, zero elsewhere. Every (m, k). */
-START_TEST(mad_layout_of_a)
+/* One operand a single 1 and the other distinct integers (exact in bf16
+ * too), C = 0, for every place of the 1: A = 1 at (m, k) (in_b = 0) must
+ * give row k of B in row m of D, B = 1 at (k, n) (in_b = 1) column k of A
+ * in column n; zero elsewhere. */
+static void check_one_hot(const form_t *f, int in_b)
 {
-    const form_t *f = &forms[_i];
     probe_t *p = probe_for(f->sg);
     const int sg = (int)f->sg;
-    for (int g = 0; g < MAX_M * K_DIM; g++) {
-        mad_case_init(&cases[g], f->src, f->acc, MAX_M);
-        cases[g].a[g / K_DIM][g % K_DIM] = 1;
-        for (int k = 0; k < K_DIM; k++)
-            for (int n = 0; n < sg; n++)
-                cases[g].b[k][n] = k * sg + n + 1;
-    }
-    mad_run(p, cases, MAX_M * K_DIM, results);
-    for (int g = 0; g < MAX_M * K_DIM; g++) {
-        const int m = g / K_DIM, k = g % K_DIM;
-        for (int mm = 0; mm < MAX_M; mm++)
-            for (int n = 0; n < sg; n++) {
-                double expected = mm == m ? cases[g].b[k][n] : 0;
-                ck_assert_msg(results[g][mm][n] == expected,
-                              "sg%d %s acc %s: A[%d][%d] = 1 gives D[%d][%d] = %g, expected %g", sg,
-                              dtype_text(f->src), dtype_text(acc_dtype(&cases[g])), m, k, mm, n,
-                              results[g][mm][n], expected);
-            }
-    }
-}
-END_TEST
-
-/* B = a single 1 at (k, n), A with distinct integers: D must be column k
- * of A in column n, zero elsewhere. Every (k, n). */
-START_TEST(mad_layout_of_b)
-{
-    const form_t *f = &forms[_i];
-    probe_t *p = probe_for(f->sg);
-    const int sg = (int)f->sg, count = K_DIM * sg;
+    const int cols = in_b ? sg : K_DIM; /* of the operand with the 1 */
+    const int count = (in_b ? K_DIM : MAX_M) * cols;
     for (int g = 0; g < count; g++) {
         mad_case_init(&cases[g], f->src, f->acc, MAX_M);
-        cases[g].b[g / sg][g % sg] = 1;
         for (int m = 0; m < MAX_M; m++)
             for (int k = 0; k < K_DIM; k++)
-                cases[g].a[m][k] = m * K_DIM + k + 1;
+                cases[g].a[m][k] = in_b ? m * K_DIM + k + 1 : 0;
+        for (int k = 0; k < K_DIM; k++)
+            for (int n = 0; n < sg; n++)
+                cases[g].b[k][n] = in_b ? 0 : k * sg + n + 1;
+        if (in_b)
+            cases[g].b[g / cols][g % cols] = 1;
+        else
+            cases[g].a[g / cols][g % cols] = 1;
     }
     mad_run(p, cases, count, results);
     for (int g = 0; g < count; g++) {
-        const int k = g / sg, n = g % sg;
+        const int i = g / cols, j = g % cols;
         for (int m = 0; m < MAX_M; m++)
-            for (int nn = 0; nn < sg; nn++) {
-                double expected = nn == n ? cases[g].a[m][k] : 0;
-                ck_assert_msg(results[g][m][nn] == expected,
-                              "sg%d %s acc %s: B[%d][%d] = 1 gives D[%d][%d] = %g, expected %g", sg,
-                              dtype_text(f->src), dtype_text(acc_dtype(&cases[g])), k, n, m, nn,
-                              results[g][m][nn], expected);
+            for (int n = 0; n < sg; n++) {
+                double expected = in_b ? (n == j ? cases[g].a[m][i] : 0)
+                                       : (m == i ? cases[g].b[j][n] : 0);
+                ck_assert_msg(results[g][m][n] == expected,
+                              "sg%d %s acc %s: %c[%d][%d] = 1 gives D[%d][%d] = %g, expected %g",
+                              sg, dtype_text(f->src), dtype_text(acc_dtype(&cases[g])),
+                              in_b ? 'B' : 'A', i, j, m, n, results[g][m][n], expected);
             }
     }
+}
+
+START_TEST(mad_layout_of_a)
+{
+    check_one_hot(&forms[_i], 0);
+}
+END_TEST
+
+START_TEST(mad_layout_of_b)
+{
+    check_one_hot(&forms[_i], 1);
 }
 END_TEST
 

@@ -31,8 +31,7 @@ static sdpa_primitive_t *create(const sdpa_problem_desc_t *p)
 START_TEST(module_cache_reuses_modules)
 {
     fwd_case_t c;
-    fwd_case_init(&c, 1, 2, 2, 37, 50, 64);
-    c.q_dtype = c.k_dtype = c.v_dtype = SDPA_DTYPE_F16;
+    fwd_case_init_typed(&c, SDPA_DTYPE_F16, 1, 2, 2, 37, 50, 64);
     sdpa_problem_desc_t p;
     fwd_case_problem(&c, &p);
 
@@ -138,6 +137,22 @@ static void fixture_args(const launch_fixture_t *f, sdpa_exec_args_t *a)
     attention_exec_args(t, NULL, 0.125f, a);
 }
 
+/* Executes prim (f's or one of another context) on f's buffers: appended
+ * to list (NULL: the context's), after *wait (NULL: nothing) and
+ * signalling signal (NULL: none). Asserts success. */
+static void fixture_execute(const launch_fixture_t *f, sdpa_primitive_t *prim,
+                            ze_command_list_handle_t list, ze_event_handle_t *wait,
+                            ze_event_handle_t signal)
+{
+    sdpa_exec_args_t a;
+    fixture_args(f, &a);
+    a.command_list = list;
+    a.num_wait_events = wait != NULL;
+    a.wait_events = wait;
+    a.signal_event = signal;
+    ck_assert_int_eq(suite_env.ze->primitive_execute(prim, &a), SDPA_SUCCESS);
+}
+
 static void fixture_open(launch_fixture_t *f, uint64_t seed)
 {
     memset(f, 0, sizeof(*f));
@@ -194,10 +209,7 @@ START_TEST(regular_list_queue_and_fence)
     ze_fence_handle_t fence;
     ck_assert_int_eq(zeFenceCreate(queue, &fdesc, &fence), ZE_RESULT_SUCCESS);
 
-    sdpa_exec_args_t a;
-    fixture_args(&f, &a);
-    a.command_list = list;
-    ck_assert_int_eq(suite_env.ze->primitive_execute(f.prim, &a), SDPA_SUCCESS);
+    fixture_execute(&f, f.prim, list, NULL, NULL);
     /* Appending ran nothing: O still holds the 0xff fill. */
     ck_assert_uint_eq(((const uint16_t *)f.dst.data)[0], 0xffff);
     ck_assert_int_eq(zeCommandListClose(list), ZE_RESULT_SUCCESS);
@@ -233,13 +245,7 @@ START_TEST(async_immediate_list_with_events)
     ck_assert_int_eq(zeEventCreate(pool, &e0, &go), ZE_RESULT_SUCCESS);
     ck_assert_int_eq(zeEventCreate(pool, &e1, &done), ZE_RESULT_SUCCESS);
 
-    sdpa_exec_args_t a;
-    fixture_args(&f, &a);
-    a.command_list = list;
-    a.num_wait_events = 1;
-    a.wait_events = &go;
-    a.signal_event = done;
-    ck_assert_int_eq(suite_env.ze->primitive_execute(f.prim, &a), SDPA_SUCCESS);
+    fixture_execute(&f, f.prim, list, &go, done);
     /* The launch waits for the host. */
     ck_assert_int_eq(zeEventHostSynchronize(done, 50u * 1000 * 1000), ZE_RESULT_NOT_READY);
     ck_assert_int_eq(zeEventHostSignal(go), ZE_RESULT_SUCCESS);
@@ -259,18 +265,13 @@ START_TEST(context_with_the_callers_list)
     launch_fixture_t f;
     fixture_open(&f, 13);
     ze_command_list_handle_t list = test_env_sync_list();
-    sdpa_context_desc_t desc = {.struct_size = sizeof(desc),
-                                .struct_version = SDPA_CONTEXT_DESC_VERSION,
-                                .ze_context = suite_env.context,
-                                .ze_device = suite_env.device,
-                                .command_list = list};
+    sdpa_context_desc_t desc = test_env_context_desc(&suite_env);
+    desc.command_list = list;
     sdpa_context_t *ctx;
     ck_assert_int_eq(suite_env.ze->context_create(&desc, &ctx), SDPA_SUCCESS);
     sdpa_primitive_t *prim;
     ck_assert_int_eq(suite_env.ze->primitive_create(ctx, &f.p, &prim), SDPA_SUCCESS);
-    sdpa_exec_args_t a;
-    fixture_args(&f, &a);
-    ck_assert_int_eq(suite_env.ze->primitive_execute(prim, &a), SDPA_SUCCESS);
+    fixture_execute(&f, prim, NULL, NULL, NULL);
     fixture_check(&f, f.dst.data, "context bound to the caller's list");
     suite_env.ze->primitive_destroy(prim);
     suite_env.ze->context_destroy(ctx);
@@ -334,8 +335,7 @@ START_TEST(offsets_beyond_2_pow_31)
 {
     /* Batch 1 of every tensor starts 2^31 + 64 elements after batch 0. */
     fwd_case_t c;
-    fwd_case_init(&c, 2, 2, 1, 19, 45, 32);
-    c.q_dtype = c.k_dtype = c.v_dtype = SDPA_DTYPE_F16;
+    fwd_case_init_typed(&c, SDPA_DTYPE_F16, 2, 2, 1, 19, 45, 32);
     c.huge_batch_stride = 1;
     double worst = fwd_case_run(&suite_env, &c, 21);
     printf("offsets beyond 2^31 elements: worst error/tolerance %.3f\n", worst);
@@ -367,10 +367,7 @@ START_TEST(float_atomics_variable)
     /* "auto" on a GPU depends on its class (sdpa_device_native_f32_add): unchecked. */
     const int cpu = props.type == ZE_DEVICE_TYPE_CPU;
     const int expected[] = {has, 0, cpu ? 0 : -1};
-    sdpa_context_desc_t desc = {.struct_size = sizeof(desc),
-                                .struct_version = SDPA_CONTEXT_DESC_VERSION,
-                                .ze_context = suite_env.context,
-                                .ze_device = suite_env.device};
+    const sdpa_context_desc_t desc = test_env_context_desc(&suite_env);
     const char *saved = getenv("SDPA_ZE_FLOAT_ATOMICS");
     char *old = saved ? strdup(saved) : NULL;
     sdpa_context_t *ctx = NULL;
@@ -408,10 +405,8 @@ START_TEST(context_destroyed_before_its_primitives)
     ze_context_desc_t zdesc = {.stype = ZE_STRUCTURE_TYPE_CONTEXT_DESC};
     ze_context_handle_t zctx;
     ck_assert_int_eq(zeContextCreate(suite_env.driver, &zdesc, &zctx), ZE_RESULT_SUCCESS);
-    sdpa_context_desc_t desc = {.struct_size = sizeof(desc),
-                                .struct_version = SDPA_CONTEXT_DESC_VERSION,
-                                .ze_context = zctx,
-                                .ze_device = suite_env.device};
+    sdpa_context_desc_t desc = test_env_context_desc(&suite_env);
+    desc.ze_context = zctx;
     const sdpa_backend_iface_t *ze = suite_env.ze;
     sdpa_context_t *ctx;
     ck_assert_int_eq(ze->context_create(&desc, &ctx), SDPA_SUCCESS);
@@ -465,10 +460,7 @@ int main(void)
      * Check assertion may run outside a test: open the environment here). */
     if (test_env_open_suite() != 0)
         return EXIT_FAILURE;
-    invalid_env.context_desc = (sdpa_context_desc_t){.struct_size = sizeof(sdpa_context_desc_t),
-                                                     .struct_version = SDPA_CONTEXT_DESC_VERSION,
-                                                     .ze_context = suite_env.context,
-                                                     .ze_device = suite_env.device};
+    invalid_env.context_desc = test_env_context_desc(&suite_env);
     invalid_env.allocator = &shared_allocator;
     suite_add_tcase(s, invalid_table_tcase("ze", &invalid_env));
 

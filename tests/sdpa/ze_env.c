@@ -8,6 +8,14 @@
 #include "checked_iface.h"
 #include "ze_env.h"
 
+sdpa_context_desc_t test_env_context_desc(const test_env_t *env)
+{
+    return (sdpa_context_desc_t){.struct_size = sizeof(sdpa_context_desc_t),
+                                 .struct_version = SDPA_CONTEXT_DESC_VERSION,
+                                 .ze_context = env->context,
+                                 .ze_device = env->device};
+}
+
 static int open_backend(const char *name, test_env_t *env, sdpa_backend_t **backend,
                         const sdpa_backend_iface_t **iface, sdpa_context_t **ctx)
 {
@@ -16,12 +24,7 @@ static int open_backend(const char *name, test_env_t *env, sdpa_backend_t **back
         return -1;
     }
     *iface = test_checked_iface(sdpa_backend_get_iface(*backend));
-    sdpa_context_desc_t desc = {
-            .struct_size = sizeof(desc),
-            .struct_version = SDPA_CONTEXT_DESC_VERSION,
-            .ze_context = env->context,
-            .ze_device = env->device,
-    };
+    const sdpa_context_desc_t desc = test_env_context_desc(env);
     if ((*iface)->context_create(&desc, ctx) != SDPA_SUCCESS) {
         fprintf(stderr, "backend %s: context_create: %s\n", name, (*iface)->last_error());
         return -1;

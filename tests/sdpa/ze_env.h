@@ -28,6 +28,10 @@ typedef struct test_env {
     sdpa_context_t *ze_ctx, *ref_ctx;
 } test_env_t;
 
+/* The descriptor of a context on env's Level Zero context and device,
+ * with the backend's own command lists (set command_list to change it). */
+sdpa_context_desc_t test_env_context_desc(const test_env_t *env);
+
 /* Opens everything; on failure prints why and returns -1 (leaving nothing
  * open). Sets SDPA_CACHE=0 first unless SDPA_CACHE is set: the persistent
  * module cache is off unless a test asks for it. */
