@@ -86,15 +86,11 @@ CPU_ZE_ENTRY(zeCommandListCreate, ze_context_handle_t hContext, ze_device_handle
 CPU_ZE_ENTRY(zeCommandListCreateImmediate, ze_context_handle_t hContext, ze_device_handle_t hDevice,
              const ze_command_queue_desc_t *altdesc, ze_command_list_handle_t *phCommandList)
 {
-    CPU_ZE_CHECK_HANDLE(hContext, CPU_ZE_KIND_CONTEXT);
-    CPU_ZE_CHECK_DEVICE(hDevice);
-    CPU_ZE_CHECK_POINTER(phCommandList);
-    ze_result_t result = cpu_ze_check_queue_desc(altdesc, "zeCommandListCreateImmediate");
-    if (result != ZE_RESULT_SUCCESS)
-        return result;
+    CPU_ZE_CHECK_QUEUE_CREATE(hContext, hDevice, altdesc, phCommandList,
+                              "zeCommandListCreateImmediate");
     struct cpu_ze_context *context = (struct cpu_ze_context *)hContext;
     list_t *list;
-    result = create_list(context, &list);
+    ze_result_t result = create_list(context, &list);
     if (result != ZE_RESULT_SUCCESS)
         return result;
     list->immediate = true;

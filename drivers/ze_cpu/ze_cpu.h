@@ -551,6 +551,19 @@ ze_result_t cpu_ze_list_admit(struct cpu_ze_command_list *list, struct cpu_ze_co
 /* Validates a command queue descriptor for queues and immediate lists. */
 ze_result_t cpu_ze_check_queue_desc(const ze_command_queue_desc_t *desc, const char *caller);
 
+/* The checks of the two entries that make an executor from a queue desc,
+ * zeCommandQueueCreate and zeCommandListCreateImmediate (name, for the
+ * desc's messages): the context, the device, the out pointer, the desc. */
+#define CPU_ZE_CHECK_QUEUE_CREATE(hContext, hDevice, desc, out, name)                              \
+    do {                                                                                           \
+        CPU_ZE_CHECK_HANDLE(hContext, CPU_ZE_KIND_CONTEXT);                                        \
+        CPU_ZE_CHECK_DEVICE(hDevice);                                                              \
+        CPU_ZE_CHECK_POINTER(out);                                                                 \
+        ze_result_t q_ = cpu_ze_check_queue_desc(desc, name);                                      \
+        if (q_ != ZE_RESULT_SUCCESS)                                                               \
+            return q_;                                                                             \
+    } while (0)
+
 /* --- Entry points ------------------------------------------------------------------------ */
 
 /* Defines the implementation of Level Zero function name: cpu_<name>. Its
