@@ -63,9 +63,7 @@ CPU_ZE_ENTRY(zeCommandListCreate, ze_context_handle_t hContext, ze_device_handle
 {
     CPU_ZE_CHECK_HANDLE(hContext, CPU_ZE_KIND_CONTEXT);
     CPU_ZE_CHECK_DEVICE(hDevice);
-    CPU_ZE_CHECK_POINTER(desc);
-    CPU_ZE_CHECK_POINTER(phCommandList);
-    CPU_ZE_CHECK_STYPE(desc, ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC);
+    CPU_ZE_CHECK_CREATE_DESC(desc, ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC, phCommandList);
     if (desc->flags & ~(ze_command_list_flags_t)0x7)
         return cpu_ze_fail(ZE_RESULT_ERROR_INVALID_ENUMERATION, "zeCommandListCreate: flags = 0x%x",
                            desc->flags);

@@ -108,6 +108,15 @@ bool cpu_ze_stype_unset(ze_structure_type_t stype, const char *what, const char 
                                __func__, #desc, (unsigned)(desc)->stype, #expected);               \
     } while (0)
 
+/* The checks of every entry that creates an object from a desc, in this
+ * order: desc and out non-NULL, desc->stype expected (or unset). */
+#define CPU_ZE_CHECK_CREATE_DESC(desc, expected, out)                                              \
+    do {                                                                                           \
+        CPU_ZE_CHECK_POINTER(desc);                                                                \
+        CPU_ZE_CHECK_POINTER(out);                                                                 \
+        CPU_ZE_CHECK_STYPE(desc, expected);                                                        \
+    } while (0)
+
 /* Returns result; when ZE_CPU_DEBUG is set, first prints the formatted reason
  * to stderr. Every refusal goes through here so users can see why. */
 ze_result_t cpu_ze_fail(ze_result_t result, const char *format, ...)
