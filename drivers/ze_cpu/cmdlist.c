@@ -63,9 +63,7 @@ CPU_ZE_ENTRY(zeCommandListCreate, ze_context_handle_t hContext, ze_device_handle
 {
     CPU_ZE_CHECK_HANDLE(hContext, CPU_ZE_KIND_CONTEXT);
     CPU_ZE_CHECK_DEVICE(hDevice);
-    CPU_ZE_CHECK_POINTER(desc);
-    CPU_ZE_CHECK_POINTER(phCommandList);
-    CPU_ZE_CHECK_STYPE(desc, ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC);
+    CPU_ZE_CHECK_CREATE_DESC(desc, ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC, phCommandList);
     if (desc->flags & ~(ze_command_list_flags_t)0x7)
         return cpu_ze_fail(ZE_RESULT_ERROR_INVALID_ENUMERATION, "zeCommandListCreate: flags = 0x%x",
                            desc->flags);
@@ -86,15 +84,11 @@ CPU_ZE_ENTRY(zeCommandListCreate, ze_context_handle_t hContext, ze_device_handle
 CPU_ZE_ENTRY(zeCommandListCreateImmediate, ze_context_handle_t hContext, ze_device_handle_t hDevice,
              const ze_command_queue_desc_t *altdesc, ze_command_list_handle_t *phCommandList)
 {
-    CPU_ZE_CHECK_HANDLE(hContext, CPU_ZE_KIND_CONTEXT);
-    CPU_ZE_CHECK_DEVICE(hDevice);
-    CPU_ZE_CHECK_POINTER(phCommandList);
-    ze_result_t result = cpu_ze_check_queue_desc(altdesc, "zeCommandListCreateImmediate");
-    if (result != ZE_RESULT_SUCCESS)
-        return result;
+    CPU_ZE_CHECK_QUEUE_CREATE(hContext, hDevice, altdesc, phCommandList,
+                              "zeCommandListCreateImmediate");
     struct cpu_ze_context *context = (struct cpu_ze_context *)hContext;
     list_t *list;
-    result = create_list(context, &list);
+    ze_result_t result = create_list(context, &list);
     if (result != ZE_RESULT_SUCCESS)
         return result;
     list->immediate = true;

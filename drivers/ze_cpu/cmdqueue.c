@@ -30,17 +30,12 @@ ze_result_t cpu_ze_check_queue_desc(const ze_command_queue_desc_t *desc, const c
 CPU_ZE_ENTRY(zeCommandQueueCreate, ze_context_handle_t hContext, ze_device_handle_t hDevice,
              const ze_command_queue_desc_t *desc, ze_command_queue_handle_t *phCommandQueue)
 {
-    CPU_ZE_CHECK_HANDLE(hContext, CPU_ZE_KIND_CONTEXT);
-    CPU_ZE_CHECK_DEVICE(hDevice);
-    CPU_ZE_CHECK_POINTER(phCommandQueue);
-    ze_result_t result = cpu_ze_check_queue_desc(desc, "zeCommandQueueCreate");
-    if (result != ZE_RESULT_SUCCESS)
-        return result;
+    CPU_ZE_CHECK_QUEUE_CREATE(hContext, hDevice, desc, phCommandQueue, "zeCommandQueueCreate");
     struct cpu_ze_command_queue *queue = calloc(1, sizeof *queue);
     if (queue == NULL)
         return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
     struct cpu_ze_context *context = (struct cpu_ze_context *)hContext;
-    result = cpu_ze_executor_init(&queue->exec, context);
+    ze_result_t result = cpu_ze_executor_init(&queue->exec, context);
     if (result != ZE_RESULT_SUCCESS) {
         free(queue);
         return result;

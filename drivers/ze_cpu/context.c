@@ -17,9 +17,7 @@ static ze_result_t create_context(ze_driver_handle_t hDriver, const ze_context_d
                                   ze_context_handle_t *phContext)
 {
     CPU_ZE_CHECK_DRIVER(hDriver);
-    CPU_ZE_CHECK_POINTER(desc);
-    CPU_ZE_CHECK_POINTER(phContext);
-    CPU_ZE_CHECK_STYPE(desc, ZE_STRUCTURE_TYPE_CONTEXT_DESC);
+    CPU_ZE_CHECK_CREATE_DESC(desc, ZE_STRUCTURE_TYPE_CONTEXT_DESC, phContext);
     if (desc->flags & ~(ze_context_flags_t)ZE_CONTEXT_FLAG_TBD)
         return cpu_ze_fail(ZE_RESULT_ERROR_INVALID_ENUMERATION, "zeContextCreate: flags = 0x%x",
                            desc->flags);

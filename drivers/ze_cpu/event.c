@@ -102,9 +102,7 @@ CPU_ZE_ENTRY(zeEventPoolCreate, ze_context_handle_t hContext, const ze_event_poo
              ze_event_pool_handle_t *phEventPool)
 {
     CPU_ZE_CHECK_HANDLE(hContext, CPU_ZE_KIND_CONTEXT);
-    CPU_ZE_CHECK_POINTER(desc);
-    CPU_ZE_CHECK_POINTER(phEventPool);
-    CPU_ZE_CHECK_STYPE(desc, ZE_STRUCTURE_TYPE_EVENT_POOL_DESC);
+    CPU_ZE_CHECK_CREATE_DESC(desc, ZE_STRUCTURE_TYPE_EVENT_POOL_DESC, phEventPool);
     if (desc->flags & ~(ze_event_pool_flags_t)0x7)
         return cpu_ze_fail(ZE_RESULT_ERROR_INVALID_ENUMERATION, "zeEventPoolCreate: flags = 0x%x",
                            desc->flags);
@@ -179,9 +177,7 @@ CPU_ZE_ENTRY(zeEventCreate, ze_event_pool_handle_t hEventPool, const ze_event_de
              ze_event_handle_t *phEvent)
 {
     CPU_ZE_CHECK_HANDLE(hEventPool, CPU_ZE_KIND_POOL);
-    CPU_ZE_CHECK_POINTER(desc);
-    CPU_ZE_CHECK_POINTER(phEvent);
-    CPU_ZE_CHECK_STYPE(desc, ZE_STRUCTURE_TYPE_EVENT_DESC);
+    CPU_ZE_CHECK_CREATE_DESC(desc, ZE_STRUCTURE_TYPE_EVENT_DESC, phEvent);
     if ((desc->signal | desc->wait) & ~(ze_event_scope_flags_t)0x7)
         return cpu_ze_fail(ZE_RESULT_ERROR_INVALID_ENUMERATION,
                            "zeEventCreate: signal = 0x%x, wait = 0x%x", desc->signal, desc->wait);

@@ -10,9 +10,7 @@ CPU_ZE_ENTRY(zeFenceCreate, ze_command_queue_handle_t hCommandQueue, const ze_fe
              ze_fence_handle_t *phFence)
 {
     CPU_ZE_CHECK_HANDLE(hCommandQueue, CPU_ZE_KIND_QUEUE);
-    CPU_ZE_CHECK_POINTER(desc);
-    CPU_ZE_CHECK_POINTER(phFence);
-    CPU_ZE_CHECK_STYPE(desc, ZE_STRUCTURE_TYPE_FENCE_DESC);
+    CPU_ZE_CHECK_CREATE_DESC(desc, ZE_STRUCTURE_TYPE_FENCE_DESC, phFence);
     if (desc->flags & ~(ze_fence_flags_t)ZE_FENCE_FLAG_SIGNALED)
         return cpu_ze_fail(ZE_RESULT_ERROR_INVALID_ENUMERATION, "zeFenceCreate: flags = 0x%x",
                            desc->flags);

@@ -76,9 +76,7 @@ CPU_ZE_ENTRY(zeKernelCreate, ze_module_handle_t hModule, const ze_kernel_desc_t 
              ze_kernel_handle_t *phKernel)
 {
     CPU_ZE_CHECK_HANDLE(hModule, CPU_ZE_KIND_MODULE);
-    CPU_ZE_CHECK_POINTER(desc);
-    CPU_ZE_CHECK_POINTER(phKernel);
-    CPU_ZE_CHECK_STYPE(desc, ZE_STRUCTURE_TYPE_KERNEL_DESC);
+    CPU_ZE_CHECK_CREATE_DESC(desc, ZE_STRUCTURE_TYPE_KERNEL_DESC, phKernel);
     CPU_ZE_CHECK_POINTER(desc->pKernelName);
     if (desc->flags &
         ~(ze_kernel_flags_t)(ZE_KERNEL_FLAG_FORCE_RESIDENCY | ZE_KERNEL_FLAG_EXPLICIT_RESIDENCY))

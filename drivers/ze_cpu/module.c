@@ -280,9 +280,7 @@ CPU_ZE_ENTRY(zeModuleCreate, ze_context_handle_t hContext, ze_device_handle_t hD
         *phBuildLog = NULL;
     CPU_ZE_CHECK_HANDLE(hContext, CPU_ZE_KIND_CONTEXT);
     CPU_ZE_CHECK_DEVICE(hDevice);
-    CPU_ZE_CHECK_POINTER(desc);
-    CPU_ZE_CHECK_POINTER(phModule);
-    CPU_ZE_CHECK_STYPE(desc, ZE_STRUCTURE_TYPE_MODULE_DESC);
+    CPU_ZE_CHECK_CREATE_DESC(desc, ZE_STRUCTURE_TYPE_MODULE_DESC, phModule);
     if (desc->format != ZE_MODULE_FORMAT_IL_SPIRV && desc->format != ZE_MODULE_FORMAT_NATIVE)
         return cpu_ze_fail(ZE_RESULT_ERROR_INVALID_ENUMERATION, "zeModuleCreate: format = %d",
                            (int)desc->format);

@@ -108,6 +108,15 @@ bool cpu_ze_stype_unset(ze_structure_type_t stype, const char *what, const char 
                                __func__, #desc, (unsigned)(desc)->stype, #expected);               \
     } while (0)
 
+/* The checks of every entry that creates an object from a desc, in this
+ * order: desc and out non-NULL, desc->stype expected (or unset). */
+#define CPU_ZE_CHECK_CREATE_DESC(desc, expected, out)                                              \
+    do {                                                                                           \
+        CPU_ZE_CHECK_POINTER(desc);                                                                \
+        CPU_ZE_CHECK_POINTER(out);                                                                 \
+        CPU_ZE_CHECK_STYPE(desc, expected);                                                        \
+    } while (0)
+
 /* Returns result; when ZE_CPU_DEBUG is set, first prints the formatted reason
  * to stderr. Every refusal goes through here so users can see why. */
 ze_result_t cpu_ze_fail(ze_result_t result, const char *format, ...)
@@ -550,6 +559,19 @@ ze_result_t cpu_ze_list_admit(struct cpu_ze_command_list *list, struct cpu_ze_co
 
 /* Validates a command queue descriptor for queues and immediate lists. */
 ze_result_t cpu_ze_check_queue_desc(const ze_command_queue_desc_t *desc, const char *caller);
+
+/* The checks of the two entries that make an executor from a queue desc,
+ * zeCommandQueueCreate and zeCommandListCreateImmediate (name, for the
+ * desc's messages): the context, the device, the out pointer, the desc. */
+#define CPU_ZE_CHECK_QUEUE_CREATE(hContext, hDevice, desc, out, name)                              \
+    do {                                                                                           \
+        CPU_ZE_CHECK_HANDLE(hContext, CPU_ZE_KIND_CONTEXT);                                        \
+        CPU_ZE_CHECK_DEVICE(hDevice);                                                              \
+        CPU_ZE_CHECK_POINTER(out);                                                                 \
+        ze_result_t q_ = cpu_ze_check_queue_desc(desc, name);                                      \
+        if (q_ != ZE_RESULT_SUCCESS)                                                               \
+            return q_;                                                                             \
+    } while (0)
 
 /* --- Entry points ------------------------------------------------------------------------ */
 

@@ -28,12 +28,6 @@
 #include "problem.h"
 #include "sdpa.h"
 
-#define REF_EXPORT __attribute__((visibility("default")))
-
-/* The entry point (sdpa.h); the only symbol the module exports. */
-REF_EXPORT sdpa_status_t sdpa_backend_negotiate(uint32_t *abi_version,
-                                                const sdpa_backend_iface_t **iface);
-
 struct sdpa_context {
     ze_context_handle_t ze_context; /* NULL: plain host memory, no events */
     ze_device_handle_t ze_device;

@@ -42,12 +42,6 @@
 #include "scratch.h"
 #include "sdpa.h"
 
-#define SDPA_ZE_EXPORT __attribute__((visibility("default")))
-
-/* The entry point (sdpa.h); the only symbol the module exports. */
-SDPA_ZE_EXPORT sdpa_status_t sdpa_backend_negotiate(uint32_t *abi_version,
-                                                    const sdpa_backend_iface_t **iface);
-
 struct sdpa_context {
     ze_context_handle_t ze_context;
     ze_device_handle_t ze_device;

@@ -17,6 +17,11 @@
 sdpa_status_t sdpa_backend_negotiate_table(const sdpa_backend_iface_t *table, uint32_t *abi_version,
                                            const sdpa_backend_iface_t **iface);
 
+/* The entry point (sdpa.h): the only symbol a backend module exports, and
+ * the same in every backend; SDPA_BACKEND_TABLE defines it. */
+__attribute__((visibility("default"))) sdpa_status_t
+sdpa_backend_negotiate(uint32_t *abi_version, const sdpa_backend_iface_t **iface);
+
 /* A backend's whole table and its exported sdpa_backend_negotiate, from its
  * functions PREFIX_context_create, PREFIX_context_destroy, ...,
  * PREFIX_merge_execute, PREFIX_primitive_supports (NAME is the table's
