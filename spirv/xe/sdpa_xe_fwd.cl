@@ -106,8 +106,15 @@
 #endif
 
 /* Ways of running the key loop (see the kernel): with O = P V, one where K
- * and V both take 2D block loads and one for anything else. */
-#define XE_KV_WAYS (XE_O_BY_QUERY ? 2 : 1)
+ * and V both take 2D block loads and one for anything else; on Xe-HPG
+ * (sub-groups of 8, K and V in Q's type), one where both are staged in
+ * local memory and one for anything else. */
+#if SUBGROUP_SIZE == 8 && !defined(SDPA_XE_CONVERT_KV)
+#define XE_HPG_WAYS 1
+#else
+#define XE_HPG_WAYS 0
+#endif
+#define XE_KV_WAYS (XE_O_BY_QUERY || XE_HPG_WAYS ? 2 : 1)
 
 /* The A operand of S^T = K Q^T: keys kb .. kb + 7 (rows, clamped to the last
  * key: the scores of keys past the end are masked) by head-dim elements
@@ -537,6 +544,15 @@ SDPA_XE_TILE_LOOP
             continue;
         const bool k_2d_way = all_2d || k_2d, v_2d_way = all_2d || v_2d;
 #endif
+#if XE_HPG_WAYS
+        /* Way 1 where K and V are both staged (the usual case), known there
+         * at compile time: one loop for all merged the paths' S and O tiles
+         * in registers at every iteration (48 copies per tile at D 128). */
+        const bool all_staged = way == 1;
+        if (all_staged != (k_staged && v_staged))
+            continue;
+        const bool k_staged_way = all_staged || k_staged, v_staged_way = all_staged || v_staged;
+#endif
         for (int k0 = 0; k0 < k_end; k0 += bk) {
             const int key0 = k0 + m_sg * SDPA_XE_KEYS; /* first key of this sub-group's S rows */
 #ifdef SDPA_XE_CONVERT_KV
@@ -561,9 +577,9 @@ SDPA_XE_TILE_LOOP
             } else
 #endif
 #if SUBGROUP_SIZE == 8 && !defined(SDPA_XE_CONVERT_KV)
-            if (k_staged) {
+            if (k_staged_way) {
                 sdpa_xe_hpg_kq_staged(s, k_ops + (key0 - k0) * SUBGROUP_SIZE, key_blocks, q_ops,
-                                      d_steps);
+                                      d_steps, max_steps);
             } else if (k_rows) {
                 sdpa_xe_hpg_k_rows rows;
                 sdpa_xe_hpg_k_rows_of(&rows, K, k_head, K_S2, key0, SK);
@@ -643,12 +659,12 @@ SDPA_XE_TILE_LOOP
              * when done with the last tile's V and this tile's K (alone on its
              * block, a barrier of its own), and before P's barrier, which
              * publishes them. */
-            if ((v_staged || k_staged) && dsplit == 1)
+            if ((v_staged_way || k_staged_way) && dsplit == 1)
                 barrier(CLK_LOCAL_MEM_FENCE);
-            if (v_staged)
+            if (v_staged_way)
                 sdpa_xe_hpg_v_stage(v_ops, V, v_head, V_S2, k0, SK, p_chunks,
                                     dsplit * XE_O_BLOCKS, sg_id, dsplit * qblocks);
-            if (k_staged && k0 + bk < k_end)
+            if (k_staged_way && k0 + bk < k_end)
                 sdpa_xe_hpg_k_stage(k_ops, K, k_head, K_S2, k0 + bk, SK, d_steps, max_steps,
                                     key_blocks, sg_id, dsplit * qblocks);
 #endif
@@ -760,14 +776,18 @@ SDPA_XE_TILE_LOOP
             } else {
 SDPA_XE_TILE_LOOP
                 for (int kc = 0; kc < XE_P_CHUNKS; kc++) {
+#if SUBGROUP_SIZE == 8
+                    const int8 pb = sdpa_xe_hpg_pack_p(s[2 * kc], s[2 * kc + 1]);
+#else
                     const int8 pb = sdpa_xe_pack_b(s[2 * kc], s[2 * kc + 1]);
+#endif
                     sdpa_xe_local_write8(
                             p_ops + (m_sg * XE_P_CHUNKS + kc) * 8 * SUBGROUP_SIZE, as_uint8(pb));
                 }
                 /* Alone on its query block, the sub-group reads only its own P
                  * (and, on Xe-HPG, staged V^T operands it did not write). */
 #if SUBGROUP_SIZE == 8 && !defined(SDPA_XE_CONVERT_KV)
-                if (dsplit > 1 || v_staged || k_staged)
+                if (dsplit > 1 || v_staged_way || k_staged_way)
 #else
                 if (dsplit > 1)
 #endif
@@ -777,10 +797,12 @@ SDPA_XE_TILE_LOOP
                 /* A loop on the GPU too: unrolled, the compiler interleaves the
                  * chunks' loads and runs out of registers. */
 #if SUBGROUP_SIZE == 8 && !defined(SDPA_XE_CONVERT_KV)
-                if (v_staged) {
+                if (v_staged_way) {
+                    /* Unrolled (p_chunks = DSPLIT, a constant): the operands
+                     * are local block reads at constant offsets. */
                     const local uint *ops = v_ops + m_sg * XE_O_BLOCKS * 8 * SUBGROUP_SIZE;
-                    __attribute__((opencl_unroll_hint(1))) for (int kc = 0; kc < p_chunks; kc++)
-                    {
+SDPA_XE_TILE_LOOP
+                    for (int kc = 0; kc < p_chunks; kc++) {
                         const int8 pb =
                                 as_int8(sdpa_xe_local_read8(p_ops + kc * 8 * SUBGROUP_SIZE));
                         sdpa_xe_hpg_pv_staged(o, pb,

@@ -232,44 +232,74 @@ sdpa_xe_hpg_k_stage(local uint *k_ops, const global void *K, long k_head, long k
 {
     const int c0 = sg_id / key_blocks, kb = sg_id - c0 * key_blocks;
     const int stride = n_sg / key_blocks;
-    const global ushort *head = (const global ushort *)K + k_head;
-    const global uint *row[8];
-#pragma unroll
-    for (int m = 0; m < 8; m++)
-        row[m] = (const global uint *)(head + (long)sdpa_imin(k0 + 8 * kb + m, sk - 1) * ks2);
+    const int lane = get_sub_group_local_id();
+    /* Lane m reads key 8 kb + m's 8 words of a step and writes them where
+     * the block read of the operand finds them (component m, lane i: word
+     * m * 8 + i): one load and one store per lane and step, the row
+     * address one multiply per lane, where block reads per row took 8
+     * uniform 64-bit multiplies per tile and 8 messages per step. */
+    const global uint *row = (const global uint *)((const global ushort *)K + k_head +
+                                                   (long)sdpa_imin(k0 + 8 * kb + lane, sk - 1) *
+                                                           ks2);
+    local uint *dst = k_ops + kb * 8 * SUBGROUP_SIZE + lane * 8;
 SDPA_XE_TILE_LOOP
     for (int j = 0; j < max_steps; j += stride) {
         const int c = j + c0;
-        if (c < d_steps) {
-            uint8 w;
-#pragma unroll
-            for (int m = 0; m < 8; m++)
-                SDPA_XE_AT(w, uint, m) = intel_sub_group_block_read(row[m] + 8 * c);
-            sdpa_xe_local_write8(k_ops + (c * key_blocks + kb) * 8 * SUBGROUP_SIZE, w);
-        }
+        if (c < d_steps)
+            vstore8(vload8(c, row), 0, dst + c * key_blocks * 8 * SUBGROUP_SIZE);
     }
 }
 
-/* S^T (XE_S_BLOCKS blocks of 8 keys) = K Q^T from the staged operands,
- * k_ops at the sub-group's first key block. */
+/* Head-dim step c of S^T (XE_S_BLOCKS blocks of 8 keys) = K Q^T from the
+ * staged operands, k_ops at the sub-group's first key block. */
+static inline __attribute__((always_inline)) void
+sdpa_xe_hpg_kq_staged_step(private float8 *s, const local uint *k_ops, int key_blocks,
+                           const local uint *q_ops, int c)
+{
+    const int8 qb = as_int8(sdpa_xe_local_read8(q_ops + c * 8 * SUBGROUP_SIZE));
+SDPA_XE_TILE_LOOP
+    for (int b = 0; b < XE_S_BLOCKS; b++) {
+        const int8 ka =
+                as_int8(sdpa_xe_local_read8(k_ops + (c * key_blocks + b) * 8 * SUBGROUP_SIZE));
+        s[b] = sdpa_xe_mad(ka, qb, s[b]);
+        if (SC(KQ_F16_ACC))
+            s[b] = sdpa_xe_round_half8(s[b]);
+    }
+}
+
+/* S^T = K Q^T from the staged operands over d_steps steps. Where the head
+ * fills the variant's widest (max_steps steps, a constant once
+ * specialized: every head D = DSPLIT * DSUB) the steps are unrolled, their
+ * local addresses constant offsets of one base; a run-time loop took 30
+ * instructions of counter and address arithmetic per step of 2 dpas. */
 static inline __attribute__((always_inline)) void
 sdpa_xe_hpg_kq_staged(private float8 *s, const local uint *k_ops, int key_blocks,
-                      const local uint *q_ops, int d_steps)
+                      const local uint *q_ops, int d_steps, int max_steps)
 {
 SDPA_XE_TILE_LOOP
     for (int b = 0; b < XE_S_BLOCKS; b++)
         s[b] = 0.0f;
-    for (int c = 0; c < d_steps; c++) {
-        const int8 qb = as_int8(sdpa_xe_local_read8(q_ops + c * 8 * SUBGROUP_SIZE));
+    /* (>=, not ==: the compiler would carry the equality into the loop
+     * and count it to d_steps, a run-time value; D <= DSPLIT * DSUB.) */
+    if (d_steps >= max_steps) {
 SDPA_XE_TILE_LOOP
-        for (int b = 0; b < XE_S_BLOCKS; b++) {
-            const int8 ka = as_int8(
-                    sdpa_xe_local_read8(k_ops + (c * key_blocks + b) * 8 * SUBGROUP_SIZE));
-            s[b] = sdpa_xe_mad(ka, qb, s[b]);
-            if (SC(KQ_F16_ACC))
-                s[b] = sdpa_xe_round_half8(s[b]);
-        }
+        for (int c = 0; c < max_steps; c++)
+            sdpa_xe_hpg_kq_staged_step(s, k_ops, key_blocks, q_ops, c);
+    } else {
+        for (int c = 0; c < d_steps; c++)
+            sdpa_xe_hpg_kq_staged_step(s, k_ops, key_blocks, q_ops, c);
     }
+}
+
+/* P of 16 keys (lo: keys 0-7, hi: 8-15) as the B operand of O^T += V^T P
+ * (sdpa_xe_pack_b's layout and rounding); f16 by a vector conversion,
+ * which the GPU compiler writes straight into the packed halves, where
+ * sdpa_xe_pack_b's shifts and ors took 48 instructions per 16 keys. */
+static inline __attribute__((always_inline)) int8 sdpa_xe_hpg_pack_p(float8 lo, float8 hi)
+{
+    if (SC(QRY_DT) != SDPA_DT_BF16)
+        return as_int8(convert_half16_rte((float16)(lo, hi)));
+    return sdpa_xe_pack_b(lo, hi);
 }
 
 #endif /* SUBGROUP_SIZE == 8 */

@@ -74,7 +74,7 @@ START_TEST(devices_and_kernel_sets)
     dev.cpu.kernels = SDPA_KERNELS_XE_HPG;
     plan_ok(&p, &s, &dev.cpu, &plan);
     ck_assert_str_eq(plan.config_string, "fwd xe sdpa_xe_fwd-k16-d32-emu sg8 "
-                                         "cfg=16,8,32,8,2,4,2,4 (xe table: xe_hpg h64)");
+                                         "cfg=16,8,32,8,2,8,2,8 (xe table: xe_hpg h64)");
 
     /* Natively: the same rows, the native variants, with the large register
      * file (the current compiler spills Xe-HPG's tiles in 128 registers). */
@@ -207,7 +207,7 @@ START_TEST(plan_geometry)
     /* A head size that is not a multiple of 16 pads local memory. */
     fixture_problem(SDPA_DTYPE_F16, 1, 2, 2, 100, 100, 40, &p, &s);
     plan_ok(&p, &s, &dev.dg2, &plan);
-    ck_assert_uint_eq(plan.slm_bytes, SDPA_XE_FWD_SLM_BYTES(40, 32, 32, 2, 8, 0));
+    ck_assert_uint_eq(plan.slm_bytes, SDPA_XE_FWD_SLM_BYTES(40, 64, 32, 2, 8, 0));
     ck_assert_uint_eq(SDPA_XE_D_PAD(40), 48);
 }
 END_TEST

@@ -25,7 +25,10 @@
  *     registers of 128), one sub-group per 32 head-dim rows; larger tiles
  *     spill once masks and dropout add their registers, and so do eight
  *     sub-groups per query block, so head sizes above 128 stay on the
- *     portable kernel.
+ *     portable kernel. Eight query blocks share each key tile's K and V^T
+ *     staging in local memory (sdpa_xe_hpg_load.h; 57 KiB at D = 128):
+ *     with four, each sub-group's share of it cost a third of the key
+ *     loop's instructions.
  * The tiles are the built variants (spirv/abi/variants.def); the
  * ISA gate (doc/gpu-isa.md) shows each compiled without spills. The shapes
  * are first choices from the register budget, not tuned on hardware.
@@ -58,9 +61,9 @@
 #define SG8_ROWS(p) \
         R(XE_HPG, 32, ANY, p,       16, 8, 32, 8, 1, 8, 1, 8), \
         R(XE_HPG, 32, ANY, p|THIN,  16, 8, 32, 8, 1, 2, 1, 2), \
-        R(XE_HPG, 64, ANY, p,       16, 8, 32, 8, 2, 4, 2, 4), \
+        R(XE_HPG, 64, ANY, p,       16, 8, 32, 8, 2, 8, 2, 8), \
         R(XE_HPG, 64, ANY, p|THIN,  16, 8, 32, 8, 2, 2, 2, 2), \
-        R(XE_HPG, 128, ANY, p,      16, 8, 32, 8, 4, 4, 4, 4), \
+        R(XE_HPG, 128, ANY, p,      16, 8, 32, 8, 4, 8, 4, 8), \
         R(XE_HPG, 128, ANY, p|THIN, 16, 8, 32, 8, 4, 2, 4, 2)
 
 const sdpa_fwd_config_row_t sdpa_fwd_xe_config_table[] = {
