@@ -139,10 +139,10 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_decod
 
     for (int k0 = k_lo; k0 < k_hi; k0 += BK) {
         /* 1. K and V tiles, f32 (keys at or past sk are zero). */
-        sdpa_fwd_stage_kv(k_slm, D, 1, K, kv.k, K_S2, K_S3, &k_fmt, kv.token0, k0, BK, sk, D, false,
-                          &pg, K_S0);
-        sdpa_fwd_stage_kv(v_slm, D_VAL, 1, V, kv.v, V_S2, V_S3, &v_fmt, kv.token0, k0, BK, sk,
-                          D_VAL, false, &pg, V_S0);
+        const sdpa_fwd_kv_source kt = {K, kv.k, K_S2, K_S0, kv.token0, k0, 0, sk, &k_fmt, &pg};
+        const sdpa_fwd_kv_source vt = {V, kv.v, V_S2, V_S0, kv.token0, k0, 0, sk, &v_fmt, &pg};
+        sdpa_fwd_stage_kv(k_slm, D, 1, &kt, K_S3, BK, D, false);
+        sdpa_fwd_stage_kv(v_slm, D_VAL, 1, &vt, V_S3, BK, D_VAL, false);
         sub_group_barrier(CLK_LOCAL_MEM_FENCE);
 
         /* 2. Scores of this lane's key, online softmax per row. */
