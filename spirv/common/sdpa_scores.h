@@ -9,6 +9,7 @@
 
 #include "sdpa_common.h"
 #include "sdpa_uniform.h"
+#include "sdpa_view.h"
 
 #define SDPA_LOG2E 1.44269504088896340736f
 #define SDPA_LN2 0.693147180559945309417f
@@ -103,5 +104,34 @@ static inline float sdpa_softcap_score(float qk, float unit_factor,
     *th = tanh(x);
     return fabs(x) < SDPA_SOFTCAP_LINEAR ? qk * unit_factor : cap->c * *th * cap->unit;
 }
+
+/* What turns q.k into a forward score in log2 units: the scale, the
+ * softcap, the ALiBi slopes (ALIBI_KIND) and the mask buffer (MASK_KIND
+ * BUFFER), built once in a kernel's prologue. */
+typedef struct sdpa_score_mods {
+    float log2_scale;
+    sdpa_softcap cap;
+    const global float *alibi_slopes;
+    sdpa_view msk;
+} sdpa_score_mods;
+
+static inline __attribute__((always_inline)) sdpa_score_mods
+sdpa_score_mods_of(const global void *scale_ptr, float scale, float inv_scale, float softcap,
+                   const global float *alibi_slopes, sdpa_view msk)
+{
+    sdpa_score_mods m;
+    m.log2_scale = sdpa_score_factor(SDPA_LOG2E, scale_ptr, scale, inv_scale);
+    m.cap = sdpa_softcap_of(softcap, m.log2_scale, SDPA_LOG2E);
+    m.alibi_slopes = alibi_slopes;
+    m.msk = msk;
+    return m;
+}
+
+/* The masks of one query row: keys outside [first, last] are -inf; pos is
+ * the query's key position, slope2 its head's ALiBi slope in log2 units. */
+typedef struct sdpa_row_mask {
+    int first, last, pos;
+    float slope2;
+} sdpa_row_mask;
 
 #endif /* SDPA_SPIRV_SCORES_H */

@@ -44,6 +44,7 @@
 #include "sdpa_bwd_tile.h"
 #include "sdpa_common.h"
 #include "sdpa_device_arrays.h"
+#include "sdpa_view.h"
 
 /* The kernels this compilation holds: all four (the sdpa_bwd variants), or
  * the parts a wrapper selects (sdpa_bwd_prepost.cl, sdpa_bwd_main.cl,
@@ -112,20 +113,70 @@ static inline __attribute__((always_inline)) sdpa_bwd_slm sdpa_bwd_slm_rows(sdpa
     return m;
 }
 
-/* Stages keys [k0, k0 + keys): K^T and V^T for the score products, K
- * row-major for dQ = dS K (its head-dim columns zero-padded to whole
- * sub-groups, which the dQ tile reads). Keys past `keys` are zero. */
+/* The view of a tensor of the strides buffer (kernel_abi_bwd.h). */
+static inline __attribute__((always_inline)) sdpa_view
+sdpa_bwd_view(const global void *p, const private sdpa_bwd_strides *s)
+{
+    return sdpa_view_of(p, s->s0, s->s1, s->s2, s->s3);
+}
+
+static inline __attribute__((always_inline)) sdpa_out_view
+sdpa_bwd_out_view(global void *p, const private sdpa_bwd_strides *s)
+{
+    return sdpa_out_view_of(p, s->s0, s->s1, s->s2, s->s3);
+}
+
+/* Where query 0 (sdpa_bwd_q_rows) or key 0 (sdpa_bwd_k_rows) of `head`
+ * lies in a view. */
+static inline __attribute__((always_inline)) long
+sdpa_bwd_view_q_rows(const private sdpa_bwd_problem *x, const private sdpa_view *v, int head)
+{
+    const sdpa_bwd_strides s = {v->s0, v->s1, v->s2, v->s3};
+    return sdpa_bwd_q_rows(x, &s, head);
+}
+
+static inline __attribute__((always_inline)) long
+sdpa_bwd_view_k_rows(const private sdpa_bwd_problem *x, const private sdpa_view *v, int head)
+{
+    const sdpa_bwd_strides s = {v->s0, v->s1, v->s2, v->s3};
+    return sdpa_bwd_k_rows(x, &s, head);
+}
+
+/* The inputs of the backward's score products. */
+typedef struct sdpa_bwd_inputs {
+    sdpa_view k, q, v, diff_dst;
+} sdpa_bwd_inputs;
+
+static inline __attribute__((always_inline)) sdpa_bwd_inputs
+sdpa_bwd_inputs_of(const global void *k, const global void *q, const global void *v,
+                   const global void *diff_dst, const private sdpa_bwd_all_strides *st)
+{
+    sdpa_bwd_inputs in;
+    in.k = sdpa_bwd_view(k, &st->k);
+    in.q = sdpa_bwd_view(q, &st->q);
+    in.v = sdpa_bwd_view(v, &st->v);
+    in.diff_dst = sdpa_bwd_view(diff_dst, &st->diff_dst);
+    return in;
+}
+
+/* Stages keys [k0, k0 + keys) of K/V head x->hkv: K^T and V^T for the score
+ * products, K row-major for dQ = dS K (its head-dim columns zero-padded to
+ * whole sub-groups, which the dQ tile reads). Keys past `keys` are zero. */
 static inline __attribute__((always_inline)) void
-sdpa_bwd_stage_keys(const private sdpa_bwd_slm *m, const global void *K, long k_head, long ks2,
-                    long ks3, const global void *V, long v_head, long vs2, long vs3, int k0,
-                    int keys, int d, int dv, int ld)
+sdpa_bwd_stage_keys(const private sdpa_bwd_slm *m, const private sdpa_bwd_problem *x,
+                    const private sdpa_bwd_inputs *in, int k0, int keys)
 {
     const int bc = sdpa_bwd_bc(), n_sg = sdpa_bwd_subgroups();
+    const int d = x->d;
     const int d_pad = (d + SUBGROUP_SIZE - 1) / SUBGROUP_SIZE * SUBGROUP_SIZE; /* <= ld */
-    sdpa_bwd_stage_transposed(m->kt, bc, K, k_head, ks2, ks3, k0, keys, d, SC(KEY_DT), n_sg);
-    sdpa_bwd_stage_transposed(m->vt, bc, V, v_head, vs2, vs3, k0, keys, dv, SC(VAL_DT), n_sg);
-    sdpa_bwd_stage(m->k, ld, 1, K, k_head + (long)k0 * ks2, ks2, ks3, bc, keys, d_pad, d,
-                   SC(KEY_DT), n_sg);
+    const private sdpa_view *k = &in->k, *v = &in->v;
+    const long k_head = sdpa_bwd_view_k_rows(x, k, x->hkv);
+    const long v_head = sdpa_bwd_view_k_rows(x, v, x->hkv);
+    sdpa_bwd_stage_transposed(m->kt, bc, k->p, k_head, k->s2, k->s3, k0, keys, d, SC(KEY_DT), n_sg);
+    sdpa_bwd_stage_transposed(m->vt, bc, v->p, v_head, v->s2, v->s3, k0, keys, x->dv, SC(VAL_DT),
+                              n_sg);
+    sdpa_bwd_stage(m->k, x->ld, 1, k->p, k_head + (long)k0 * k->s2, k->s2, k->s3, bc, keys, d_pad,
+                   d, SC(KEY_DT), n_sg);
 }
 
 /* Zeroes n floats of local memory, all sub-groups together. */
@@ -145,18 +196,18 @@ static inline __attribute__((always_inline)) void sdpa_bwd_zero(local float *dst
  */
 static inline __attribute__((always_inline)) void
 sdpa_bwd_stage_queries(const private sdpa_bwd_slm *m, const private sdpa_bwd_problem *x, int q0,
-                       int br, const global void *Q, const private sdpa_bwd_strides *qs,
-                       const global void *diff_dst, const private sdpa_bwd_strides *diff_dst_s,
-                       const global float *ws, const global float *d_i)
+                       int br, const private sdpa_bwd_inputs *in, const global float *ws,
+                       const global float *d_i)
 {
     const int n_sg = sdpa_bwd_subgroups();
     const int rows = sdpa_imin(br, x->sq - q0);
-    const long q_off = sdpa_bwd_q_rows(x, qs, x->h) + (long)q0 * qs->s2;
-    const long diff_dst_off = sdpa_bwd_q_rows(x, diff_dst_s, x->h) + (long)q0 * diff_dst_s->s2;
-    sdpa_bwd_stage(m->q, x->ld, 1, Q, q_off, qs->s2, qs->s3, br, rows, x->d, x->d, SC(QRY_DT),
+    const private sdpa_view *q = &in->q, *diff_dst = &in->diff_dst;
+    const long q_off = sdpa_bwd_view_q_rows(x, q, x->h) + (long)q0 * q->s2;
+    const long diff_dst_off = sdpa_bwd_view_q_rows(x, diff_dst, x->h) + (long)q0 * diff_dst->s2;
+    sdpa_bwd_stage(m->q, x->ld, 1, q->p, q_off, q->s2, q->s3, br, rows, x->d, x->d, SC(QRY_DT),
                    n_sg);
-    sdpa_bwd_stage(m->diff_dst, x->ld, 1, diff_dst, diff_dst_off, diff_dst_s->s2, diff_dst_s->s3,
-                   br, rows, x->dv, x->dv, SC(DST_DT), n_sg);
+    sdpa_bwd_stage(m->diff_dst, x->ld, 1, diff_dst->p, diff_dst_off, diff_dst->s2, diff_dst->s3, br,
+                   rows, x->dv, x->dv, SC(DST_DT), n_sg);
     const long row0 = x->stat_row0 + q0;
     for (int r = get_sub_group_id() * SUBGROUP_SIZE + get_sub_group_local_id(); r < br;
          r += n_sg * SUBGROUP_SIZE) {
@@ -185,7 +236,7 @@ sdpa_bwd_visible_keys(const private sdpa_bwd_problem *x, int k0, int keys, int q
  */
 static inline __attribute__((always_inline)) void
 sdpa_bwd_scores_tile(const private sdpa_bwd_problem *x, const private sdpa_bwd_slm *m, int k0,
-                     int keys, int q0, global void *ds_out, long ds_head, long dss2, long dss3)
+                     int keys, int q0, const private sdpa_out_view *ds_out)
 {
     const int sg_id = get_sub_group_id(), lane = get_sub_group_local_id();
     sdpa_bwd_scores t;
@@ -199,10 +250,10 @@ sdpa_bwd_scores_tile(const private sdpa_bwd_problem *x, const private sdpa_bwd_s
     t.qt0 = (sg_id / SC(WG_M_BCBR)) * SC(UNROLL_N_BCBR);
     t.key0 = k0 + t.kt0;
     t.query0 = q0 + t.qt0;
-    t.ds_out = ds_out;
-    t.ds_head = ds_head;
-    t.dss2 = dss2;
-    t.dss3 = dss3;
+    t.ds_out = ds_out ? ds_out->p : 0;
+    t.ds_head = ds_out ? sdpa_out_view_head(ds_out, x->b, x->h) : 0;
+    t.dss2 = ds_out ? ds_out->s2 : 0;
+    t.dss3 = ds_out ? ds_out->s3 : 0;
     const int rows = sdpa_iclamp(x->sq - t.query0, 0, SC(UNROLL_N_BCBR));
     const int nvec = sdpa_iclamp((keys - t.kt0 + SUBGROUP_SIZE - 1) / SUBGROUP_SIZE, 0,
                                  SC(UNROLL_M_BCBR) / SUBGROUP_SIZE);
@@ -293,13 +344,15 @@ sdpa_bwd_zero_dq_rows(global float *slice, long s2, int q_begin, int q_end, int 
 /*
  * Writes an accumulator of local memory, element (j, d) at
  * acc[j * acc_j + d * acc_d] for j < count and d < d, times factor, to rows
- * j0 + j of a gradient: element (j, d) at dst + head + (j0 + j) * s2 + d * s3,
- * oriented so that lanes follow the destination's contiguous axis.
+ * j0 + j of a gradient: element (j, d) at dst->p + head + (j0 + j) * s2 +
+ * d * s3, oriented so that lanes follow the destination's contiguous axis.
  */
 static inline __attribute__((always_inline)) void
-sdpa_bwd_store_acc(global void *dst, long head, long s2, long s3, int j0, local const float *acc,
+sdpa_bwd_store_acc(const private sdpa_out_view *view, long head, int j0, local const float *acc,
                    int acc_j, int acc_d, int count, int d, float factor, sdpa_bwd_out out)
 {
+    global void *dst = view->p;
+    const long s2 = view->s2, s3 = view->s3;
     const long off = head + (long)j0 * s2;
     const int n_sg = sdpa_bwd_subgroups();
     if (!SC(BWD_UNIT_D_STRIDES) && s2 == 1 && s3 != 1) /* head-dim rows, lanes along j: uncommon */
@@ -364,7 +417,8 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_bwd_p
         if (dst_s.s3 == 1 && diff_dst_s.s3 == 1)
             sum = sdpa_bwd_row_dot(DST, dst_off, 1, DIFF_DST, diff_dst_off, 1, D);
         else
-            sum = sdpa_bwd_row_dot(DST, dst_off, dst_s.s3, DIFF_DST, diff_dst_off, diff_dst_s.s3, D);
+            sum = sdpa_bwd_row_dot(DST, dst_off, dst_s.s3, DIFF_DST, diff_dst_off, diff_dst_s.s3,
+                                   D);
         sum = sub_group_reduce_add(sum);
         if (lane == 0)
             D_I[d_i_row0 + i] = sum;
@@ -403,13 +457,130 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_bwd_s
 }
 #endif
 
+/* This sub-group's place in the dK/dV grid of sdpa_bwd: UNROLL_M_DBC
+ * head-dim rows by UNROLL_N_DBC keys (lanes) of the accumulators dK^T and
+ * dV^T, whose rows end at D and D_VAL (the grid covers the larger). */
+typedef struct sdpa_bwd_dkv_place {
+    bool owner; /* the grid may have fewer sub-groups than the work-group */
+    int d0, k0; /* first head-dim row and first key (block-local) */
+    int k_drows, v_drows;
+    int nvec; /* key vectors with at least one key below `keys` */
+    sdpa_bwd_acc dk, dv;
+} sdpa_bwd_dkv_place;
+
+static inline __attribute__((always_inline)) sdpa_bwd_dkv_place
+sdpa_bwd_dkv_place_of(const private sdpa_bwd_slm *m, const private sdpa_bwd_problem *x, int keys)
+{
+    const int bc = sdpa_bwd_bc(), sg_id = get_sub_group_id(), lane = get_sub_group_local_id();
+    sdpa_bwd_dkv_place t;
+    t.owner = sg_id < SC(WG_M_DBC) * SC(WG_N_DBC);
+    t.d0 = (sg_id % SC(WG_M_DBC)) * SC(UNROLL_M_DBC);
+    t.k0 = (sg_id / SC(WG_M_DBC)) * SC(UNROLL_N_DBC);
+    t.k_drows = sdpa_iclamp(x->d - t.d0, 0, SC(UNROLL_M_DBC));
+    t.v_drows = sdpa_iclamp(x->dv - t.d0, 0, SC(UNROLL_M_DBC));
+    t.nvec = sdpa_iclamp((keys - t.k0 + SUBGROUP_SIZE - 1) / SUBGROUP_SIZE, 0,
+                         SC(UNROLL_N_DBC) / SUBGROUP_SIZE);
+    t.dk.c = m->acc0 + t.d0 * bc + t.k0 + lane;
+    t.dk.ld = bc;
+    t.dv.c = m->acc1 + t.d0 * bc + t.k0 + lane;
+    t.dv.ld = bc;
+    return t;
+}
+
+/* Where sdpa_bwd adds dQ: the f32 sums of (b, h), or (DQ_PARTIALS, never
+ * with VARLEN) this key block's slice of the partials [B, Hq,
+ * n_key_blocks, Sq, D], "head" h * n_key_blocks + kb of DQ's strides
+ * (kernel_abi_bwd.h). q0 and d0 are set per tile. */
+static inline __attribute__((always_inline)) sdpa_bwd_dq_out
+sdpa_bwd_dq_out_of(global void *dq, const private sdpa_bwd_strides *s,
+                   const private sdpa_bwd_problem *x)
+{
+    /* Every offset computed, then selected: as branches, LLVM sinks the
+     * loads of x->b and x->q_row0 into one load through a select of their
+     * addresses, which keeps the problem struct in private memory. */
+    const long slice =
+            sdpa_bwd_head_offset(s, x->b, x->h * (int)get_num_groups(0) + (int)get_group_id(0));
+    const long dense = sdpa_bwd_head_offset(s, x->b, x->h);
+    const long packed = x->q_row0 * s->s2 + (long)x->h * s->s1; /* sdpa_bwd_q_rows */
+    sdpa_bwd_dq_out out;
+    out.head = (global float *)dq + (SC(DQ_PARTIALS) ? slice : SC(VARLEN) ? packed : dense);
+    out.s2 = s->s2;
+    out.s3 = s->s3;
+    out.q0 = 0;
+    out.d0 = 0;
+    out.d = x->d;
+    out.factor = x->factor;
+    return out;
+}
+
+/* DQ_PARTIALS: the rows of the queries that cannot see these keys, which
+ * no block of the loop covers (before first_block, from first_block +
+ * blocks on), are zero. */
+static inline __attribute__((always_inline)) void
+sdpa_bwd_zero_dq_unvisited(const private sdpa_bwd_dq_out *dq, const private sdpa_bwd_problem *x,
+                           int first_block, int blocks, int br)
+{
+    const int n_sg = sdpa_bwd_subgroups();
+    const int q_start = sdpa_imin(first_block * br, x->sq);
+    sdpa_bwd_zero_dq_rows(dq->head, dq->s2, 0, q_start, dq->d, n_sg);
+    sdpa_bwd_zero_dq_rows(dq->head, dq->s2,
+                          sdpa_imax(q_start, sdpa_imin((first_block + blocks) * br, x->sq)), x->sq,
+                          dq->d, n_sg);
+}
+
+/* dQ += factor dS K over the block's `visible` keys for the queries
+ * [q0, q0 + queries), added atomically, or (DQ_PARTIALS) this block's rows
+ * of the slice = factor dS K, zero if no query sees a key. */
+static inline __attribute__((always_inline)) void
+sdpa_bwd_dq_block(const private sdpa_bwd_dq_out *dq, const private sdpa_bwd_slm *m,
+                  const private sdpa_bwd_problem *x, int q0, int queries, int visible,
+                  bool dq_owner)
+{
+    const int bc = sdpa_bwd_bc();
+    if (SC(DQ_PARTIALS) && visible <= 0)
+        sdpa_bwd_zero_dq_rows(dq->head, dq->s2, q0, q0 + queries, dq->d, sdpa_bwd_subgroups());
+    if (dq_owner) {
+        const sdpa_bwd_dq_place t = sdpa_bwd_dq_place_of(dq->d, queries);
+        sdpa_bwd_dq_out out = *dq;
+        out.q0 = q0 + t.qr0;
+        out.d0 = t.d0;
+        sdpa_bwd_dq_atomic_tile(&out, m->ds + t.qr0 * bc, bc, 1,
+                                m->k + t.d0 + get_sub_group_local_id(), x->ld, visible, t.rows,
+                                t.nvec);
+    }
+}
+
+/* dK and dV of the block [k0, k0 + keys): into the gradients (one query
+ * head per K/V head), atomically into f32 sums (DKV_ATOMIC), or into this
+ * query head's f32 partial slice (DETERMINISTIC with GQA). Every key below
+ * sk is written, zeros included (atomic adds of 0 are skipped). */
+static inline __attribute__((always_inline)) void
+sdpa_bwd_store_dkv(const private sdpa_bwd_slm *m, const private sdpa_bwd_problem *x,
+                   global void *dk, global void *dv, const private sdpa_bwd_all_strides *st, int k0,
+                   int keys)
+{
+    const int bc = sdpa_bwd_bc();
+    const bool partial = SC(DETERMINISTIC) && SC(KV_GROUP_SIZE) > 1;
+    sdpa_bwd_out out;
+    out.atomic = !SC(DETERMINISTIC) && SC(DKV_ATOMIC);
+    out.f32 = partial || out.atomic;
+    const int head = partial ? x->h : x->hkv;
+    const sdpa_out_view dk_view = sdpa_bwd_out_view(dk, &st->dk);
+    const sdpa_out_view dv_view = sdpa_bwd_out_view(dv, &st->dv);
+    sdpa_bwd_store_acc(&dk_view, sdpa_bwd_k_rows(x, &st->dk, head), k0, m->acc0, 1, bc, keys, x->d,
+                       x->factor, out);
+    sdpa_bwd_store_acc(&dv_view, sdpa_bwd_k_rows(x, &st->dv, head), k0, m->acc1, 1, bc, keys, x->dv,
+                       1.0f, out);
+}
+
 #if SDPA_BWD_PARTS & SDPA_BWD_PART_MAIN
 __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_bwd(
 #include "sdpa_bwd_args.def"
 )
 {
-    const int bc = sdpa_bwd_bc(), br = sdpa_bwd_br(), n_sg = sdpa_bwd_subgroups();
-    const int sg_id = get_sub_group_id(), lane = get_sub_group_local_id();
+    /* Prologue: the work-group's block of keys, the problem, the tensors,
+     * this sub-group's places in the dK/dV and dQ grids. */
+    const int bc = sdpa_bwd_bc(), br = sdpa_bwd_br();
     const int k0 = get_group_id(0) * bc;
     const sdpa_bwd_problem x = SDPA_BWD_PROBLEM_OF_ARGS();
     const int keys = sdpa_imin(bc, x.sk - k0);
@@ -419,115 +590,59 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_bwd(
         return;
     const sdpa_bwd_slm m = sdpa_bwd_slm_of(SLM, br, x.ld);
     const sdpa_bwd_all_strides st = sdpa_bwd_all_strides_of(STRIDES);
-    global void *ds_out = SC(WITH_DS) ? DS : 0;
-    const long ds_head = x.b * DS_S0 + (long)x.h * DS_S1;
-
-    /* K^T, V^T and K of the block, once; dK^T and dV^T start at zero. */
-    sdpa_bwd_stage_keys(&m, K, sdpa_bwd_k_rows(&x, &st.k, x.hkv), st.k.s2, st.k.s3, V,
-                        sdpa_bwd_k_rows(&x, &st.v, x.hkv), st.v.s2, st.v.s3, k0, keys, D, D_VAL,
-                        x.ld);
-    sdpa_bwd_zero(m.acc0, D * bc);
-    sdpa_bwd_zero(m.acc1, D_VAL * bc);
-
-    /* This sub-group's place in the dK/dV grid: head-dim rows x key lanes. */
-    const bool dkv_owner = sg_id < SC(WG_M_DBC) * SC(WG_N_DBC);
-    const int kv_d0 = (sg_id % SC(WG_M_DBC)) * SC(UNROLL_M_DBC);
-    const int kv_k0 = (sg_id / SC(WG_M_DBC)) * SC(UNROLL_N_DBC);
-    /* dK's rows end at D, dV's at D_VAL (the grid covers the larger). */
-    const int k_drows = sdpa_iclamp(D - kv_d0, 0, SC(UNROLL_M_DBC));
-    const int v_drows = sdpa_iclamp(D_VAL - kv_d0, 0, SC(UNROLL_M_DBC));
-    const int kv_nvec = sdpa_iclamp((keys - kv_k0 + SUBGROUP_SIZE - 1) / SUBGROUP_SIZE, 0,
-                                    SC(UNROLL_N_DBC) / SUBGROUP_SIZE);
-    sdpa_bwd_acc dk_acc, dv_acc;
-    dk_acc.c = m.acc0 + kv_d0 * bc + kv_k0 + lane;
-    dk_acc.ld = bc;
-    dv_acc.c = m.acc1 + kv_d0 * bc + kv_k0 + lane;
-    dv_acc.ld = bc;
+    const sdpa_bwd_inputs in = sdpa_bwd_inputs_of(K, Q, V, DIFF_DST, &st);
+    const sdpa_out_view ds = sdpa_out_view_of(SC(WITH_DS) ? DS : 0, DS_S0, DS_S1, DS_S2, DS_S3);
+    const sdpa_bwd_dkv_place kv = sdpa_bwd_dkv_place_of(&m, &x, keys);
     /* DETERMINISTIC without DQ_PARTIALS: dQ comes from sdpa_bwd_dq; DQ may
      * not even be f32. */
     const bool dq_owner = (!SC(DETERMINISTIC) || SC(DQ_PARTIALS)) &&
-                          sg_id < SC(WG_M_DBR) * SC(WG_N_DBR);
-    /* DQ_PARTIALS (never with VARLEN): this key block's slice of the
-     * partials [B, Hq, n_key_blocks, Sq, D], "head" h * n_key_blocks + kb
-     * of DQ's strides (kernel_abi_bwd.h). */
-    global float *dq_head =
-            (global float *)DQ +
-            (SC(DQ_PARTIALS) ? sdpa_bwd_head_offset(&st.dq, x.b,
-                                                    x.h * (int)get_num_groups(0) +
-                                                            (int)get_group_id(0))
-                             : sdpa_bwd_q_rows(&x, &st.dq, x.h));
-
+                          get_sub_group_id() < SC(WG_M_DBR) * SC(WG_N_DBR);
+    const sdpa_bwd_dq_out dq = sdpa_bwd_dq_out_of(DQ, &st.dq, &x);
     int first_block;
     const int blocks = sdpa_bwd_query_blocks(&x, k0, keys, br, &first_block);
 
-    /* DQ_PARTIALS: the rows of the queries that cannot see these keys, which
-     * no block of the loop covers, are zero. */
-    if (SC(DQ_PARTIALS)) {
-        const int q_start = sdpa_imin(first_block * br, x.sq);
-        sdpa_bwd_zero_dq_rows(dq_head, st.dq.s2, 0, q_start, D, n_sg);
-        sdpa_bwd_zero_dq_rows(dq_head, st.dq.s2,
-                              sdpa_imax(q_start, sdpa_imin((first_block + blocks) * br, x.sq)),
-                              x.sq, D, n_sg);
-    }
-
-    /* dS of the queries that cannot see these keys is 0: written here, as
-     * no block of the loop covers them. */
+    /* K^T, V^T and K of the block, once; dK^T and dV^T start at zero. */
+    sdpa_bwd_stage_keys(&m, &x, &in, k0, keys);
+    sdpa_bwd_zero(m.acc0, D * bc);
+    sdpa_bwd_zero(m.acc1, D_VAL * bc);
+    /* dQ and dS of the queries that cannot see these keys, which no block
+     * of the loop covers: zero. */
+    if (SC(DQ_PARTIALS))
+        sdpa_bwd_zero_dq_unvisited(&dq, &x, first_block, blocks, br);
     if (SC(WITH_DS))
-        sdpa_bwd_zero_ds_unvisited(DS, ds_head, DS_S2, DS_S3, x.sq, first_block, blocks, br, k0,
-                                   keys, n_sg);
+        sdpa_bwd_zero_ds_unvisited(DS, sdpa_out_view_head(&ds, x.b, x.h), DS_S2, DS_S3, x.sq,
+                                   first_block, blocks, br, k0, keys, sdpa_bwd_subgroups());
 
     for (int step = 0; step < blocks; step++) {
         const int q0 = (first_block + sdpa_bwd_query_block_at(step, blocks)) * br;
         const int queries = sdpa_imin(br, x.sq - q0);
-        barrier(CLK_LOCAL_MEM_FENCE); /* the previous block's readers are done */
-        sdpa_bwd_stage_queries(&m, &x, q0, br, Q, &st.q, DIFF_DST, &st.diff_dst, WS, D_I);
+        /* 1. Q, dO, LSE and D_i of the block's queries, once the previous
+         *    block's readers are done. */
+        barrier(CLK_LOCAL_MEM_FENCE);
+        sdpa_bwd_stage_queries(&m, &x, q0, br, &in, WS, D_I);
         barrier(CLK_LOCAL_MEM_FENCE);
 
-        sdpa_bwd_scores_tile(&x, &m, k0, keys, q0, ds_out, ds_head, DS_S2, DS_S3);
+        /* 2. P (P Z with dropout) and dS, recomputed per sub-group tile. */
+        sdpa_bwd_scores_tile(&x, &m, k0, keys, q0, &ds);
         barrier(CLK_LOCAL_MEM_FENCE);
 
-        /* dV^T += dO^T (P Z), dK^T += Q^T dS over the block's queries. */
-        if (dkv_owner) {
-            sdpa_bwd_acc_tile(&dv_acc, m.diff_dst + kv_d0, 1, x.ld, m.p + kv_k0 + lane, bc,
-                              queries, v_drows, kv_nvec);
-            sdpa_bwd_acc_tile(&dk_acc, m.q + kv_d0, 1, x.ld, m.ds + kv_k0 + lane, bc, queries,
-                              k_drows, kv_nvec);
+        /* 3. dV^T += dO^T (P Z), dK^T += Q^T dS over the block's queries. */
+        if (kv.owner) {
+            sdpa_bwd_acc_tile(&kv.dv, m.diff_dst + kv.d0, 1, x.ld,
+                              m.p + kv.k0 + get_sub_group_local_id(), bc, queries, kv.v_drows,
+                              kv.nvec);
+            sdpa_bwd_acc_tile(&kv.dk, m.q + kv.d0, 1, x.ld, m.ds + kv.k0 + get_sub_group_local_id(),
+                              bc, queries, kv.k_drows, kv.nvec);
         }
 
-        /* dQ += factor dS K, added atomically, or (DQ_PARTIALS) this block's
-         * rows of the slice = factor dS K, zero if no query sees a key. */
-        const int visible = sdpa_bwd_visible_keys(&x, k0, keys, q0 + queries - 1);
-        if (SC(DQ_PARTIALS) && visible <= 0)
-            sdpa_bwd_zero_dq_rows(dq_head, st.dq.s2, q0, q0 + queries, D, n_sg);
-        if (dq_owner) {
-            const sdpa_bwd_dq_place t = sdpa_bwd_dq_place_of(D, queries);
-            sdpa_bwd_dq_out out;
-            out.head = dq_head;
-            out.s2 = st.dq.s2;
-            out.s3 = st.dq.s3;
-            out.q0 = q0 + t.qr0;
-            out.d0 = t.d0;
-            out.d = D;
-            out.factor = x.factor;
-            sdpa_bwd_dq_atomic_tile(&out, m.ds + t.qr0 * bc, bc, 1, m.k + t.d0 + lane, x.ld,
-                                    visible, t.rows, t.nvec);
-        }
+        /* 4. dQ += factor dS K over the keys the block's queries see. */
+        sdpa_bwd_dq_block(&dq, &m, &x, q0, queries,
+                          sdpa_bwd_visible_keys(&x, k0, keys, q0 + queries - 1), dq_owner);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 
-    /* dK and dV of the block: into the gradients (one query head per K/V
-     * head), atomically into f32 sums (DKV_ATOMIC), or into this query
-     * head's f32 partial slice (DETERMINISTIC with GQA). Every key below sk
-     * is written, zeros included (atomic adds of 0 are skipped). */
-    const bool partial = SC(DETERMINISTIC) && SC(KV_GROUP_SIZE) > 1;
-    sdpa_bwd_out out;
-    out.atomic = !SC(DETERMINISTIC) && SC(DKV_ATOMIC);
-    out.f32 = partial || out.atomic;
-    const int head = partial ? x.h : x.hkv;
-    sdpa_bwd_store_acc(DK, sdpa_bwd_k_rows(&x, &st.dk, head), st.dk.s2, st.dk.s3, k0, m.acc0, 1,
-                       bc, keys, D, x.factor, out);
-    sdpa_bwd_store_acc(DV, sdpa_bwd_k_rows(&x, &st.dv, head), st.dv.s2, st.dv.s3, k0, m.acc1, 1,
-                       bc, keys, D_VAL, 1.0f, out);
+    /* Epilogue: dK and dV of the block. */
+    sdpa_bwd_store_dkv(&m, &x, DK, DV, &st, k0, keys);
 }
 #endif
 
@@ -550,8 +665,9 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_bwd_d
         return;
     const sdpa_bwd_slm m = sdpa_bwd_slm_of(SLM, bq, x.ld);
     const sdpa_bwd_all_strides st = sdpa_bwd_all_strides_of(STRIDES);
+    const sdpa_bwd_inputs in = sdpa_bwd_inputs_of(K, Q, V, DIFF_DST, &st);
 
-    sdpa_bwd_stage_queries(&m, &x, q0, bq, Q, &st.q, DIFF_DST, &st.diff_dst, WS, D_I);
+    sdpa_bwd_stage_queries(&m, &x, q0, bq, &in, WS, D_I);
     sdpa_bwd_zero(m.acc0, bq * x.ld);
 
     /* Keys the work-group's queries can see: all, or up to the causal band
@@ -568,14 +684,12 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_bwd_d
     for (int k0 = k_begin; k0 < k_end; k0 += bc) {
         const int keys = sdpa_imin(bc, x.sk - k0);
         barrier(CLK_LOCAL_MEM_FENCE); /* the previous block's readers are done */
-        sdpa_bwd_stage_keys(&m, K, sdpa_bwd_k_rows(&x, &st.k, x.hkv), st.k.s2, st.k.s3, V,
-                            sdpa_bwd_k_rows(&x, &st.v, x.hkv), st.v.s2, st.v.s3, k0, keys, D,
-                            D_VAL, x.ld);
+        sdpa_bwd_stage_keys(&m, &x, &in, k0, keys);
         for (int sb = 0; sb < sub_blocks; sb++) {
             const int r0 = sb * br, rows = sdpa_imin(br, queries - r0);
             const sdpa_bwd_slm ms = sdpa_bwd_slm_rows(m, r0, x.ld);
             barrier(CLK_LOCAL_MEM_FENCE); /* keys staged, previous sub-block's readers done */
-            sdpa_bwd_scores_tile(&x, &ms, k0, keys, q0 + r0, 0, 0, 0, 0);
+            sdpa_bwd_scores_tile(&x, &ms, k0, keys, q0 + r0, 0);
             barrier(CLK_LOCAL_MEM_FENCE);
 
             if (dq_owner) {
@@ -594,8 +708,9 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_bwd_d
     sdpa_bwd_out out;
     out.f32 = false;
     out.atomic = false;
-    sdpa_bwd_store_acc(DQ, sdpa_bwd_q_rows(&x, &st.dq, x.h), st.dq.s2, st.dq.s3, q0, m.acc0, x.ld,
-                       1, queries, D, x.factor, out);
+    const sdpa_out_view dq = sdpa_bwd_out_view(DQ, &st.dq);
+    sdpa_bwd_store_acc(&dq, sdpa_bwd_q_rows(&x, &st.dq, x.h), q0, m.acc0, x.ld, 1, queries, D,
+                       x.factor, out);
 }
 #endif
 

@@ -52,37 +52,211 @@
 #include "sdpa_philox.h"
 #include "sdpa_fwd_rows.h"
 #include "sdpa_fwd_dropout.h"
+#include "sdpa_view.h"
+
+/* The work-group's tiles (kernel_abi.h) and this sub-group's place in them:
+ * sub-group (m_kq, n_kq) of the KQ grid computes S for UNROLL_M_KQ keys by
+ * UNROLL_N_KQ queries, sub-group (m_vs, n_vs) of the VS grid owns
+ * UNROLL_M_VS head-dim rows by UNROLL_N_VS queries of O. */
+typedef struct sdpa_fwd_place {
+    int bk, bq; /* keys per tile, queries per work-group */
+    int sg_id, lane;
+    int m_kq;             /* which keys of the tile the S tile takes */
+    int kq_key0, kq_col0; /* first key and first query of the S tile */
+    int kq_nvec;          /* query vectors of the S tile */
+    int vs_d0, vs_row0;   /* first head-dim row and first query of O */
+    int vs_nvec;          /* head-dim vectors of O */
+} sdpa_fwd_place;
+
+static inline __attribute__((always_inline)) sdpa_fwd_place sdpa_fwd_place_of(void)
+{
+    sdpa_fwd_place p;
+    p.bk = SC(UNROLL_M_KQ) * SC(WG_M_KQ);
+    p.bq = SC(UNROLL_N_KQ) * SC(WG_N_KQ);
+    p.sg_id = get_local_id(1);
+    p.lane = get_sub_group_local_id();
+    p.m_kq = p.sg_id % SC(WG_M_KQ);
+    const int n_kq = p.sg_id / SC(WG_M_KQ);
+    const int m_vs = p.sg_id % SC(WG_M_VS), n_vs = p.sg_id / SC(WG_M_VS);
+    p.kq_key0 = p.m_kq * SC(UNROLL_M_KQ);
+    p.kq_col0 = n_kq * SC(UNROLL_N_KQ);
+    p.kq_nvec = SC(UNROLL_N_KQ) / SUBGROUP_SIZE;
+    p.vs_d0 = m_vs * SC(UNROLL_M_VS);
+    p.vs_row0 = n_vs * SC(UNROLL_N_VS);
+    p.vs_nvec = SC(UNROLL_M_VS) / SUBGROUP_SIZE;
+    return p;
+}
+
+/* Query column j of this lane in the S tile (KQ layout). */
+static inline __attribute__((always_inline)) int sdpa_fwd_kq_col(const private sdpa_fwd_place *p,
+                                                                 int j)
+{
+    return p->kq_col0 + j * SUBGROUP_SIZE + p->lane;
+}
+
+/*
+ * Local memory, SDPA_FWD_SLM_FLOATS in all. Tiles the inner loops read with
+ * one lane per column are laid out with that column contiguous. Rows are
+ * padded by SDPA_FWD_SLM_PAD floats: with a power-of-two row length, a
+ * micro-kernel walking down a column maps every row to the same few cache
+ * sets (L1 thrashing on the CPU, bank conflicts on GPUs).
+ */
+typedef struct sdpa_fwd_slm {
+    int q_ld, s_ld, kv_ld;
+    int k_key_stride, k_d_stride; /* K by rows, or K^T (TRANSPOSE_K) */
+    local float *q;               /* Q^T [D_MAX][q_ld], or Q [bq][kv_ld] with K from global */
+    local float *k;               /* K [bk][kv_ld] or K^T [D_MAX][bk + pad] */
+    local float *v;               /* V [bk][kv_ld] */
+    local float *s;               /* S, then P [bk][s_ld] */
+    local float *o;               /* O [bq][D_MAX] */
+    local float *max;             /* running max [WG_M_KQ][bq] */
+    local float *sum;             /* running sums [WG_M_KQ][bq] */
+    local float *red;             /* tile maxima [WG_M_KQ][bq] */
+    local float *alpha;           /* rescaling of O [bq] */
+    local float *inv_sum;         /* 1 / sum [bq] */
+} sdpa_fwd_slm;
+
+static inline __attribute__((always_inline)) sdpa_fwd_slm
+sdpa_fwd_slm_of(local float *slm, const private sdpa_fwd_place *p)
+{
+    const int pad = SDPA_FWD_SLM_PAD, bk = p->bk, bq = p->bq;
+    sdpa_fwd_slm m;
+    m.q_ld = bq + pad;
+    m.s_ld = bq + pad;
+    m.kv_ld = D_MAX + pad;
+    m.k_key_stride = SC(TRANSPOSE_K) ? 1 : m.kv_ld;
+    m.k_d_stride = SC(TRANSPOSE_K) ? bk + pad : 1;
+    m.q = slm;
+    m.k = m.q + D_MAX * m.q_ld;
+    m.v = m.k + (bk + pad) * m.kv_ld;
+    m.s = m.v + bk * m.kv_ld;
+    m.o = m.s + bk * m.s_ld;
+    m.max = m.o + bq * D_MAX;
+    m.sum = m.max + SC(WG_M_KQ) * bq;
+    m.red = m.sum + SC(WG_M_KQ) * bq;
+    m.alpha = m.red + SC(WG_M_KQ) * bq;
+    m.inv_sum = m.alpha + bq;
+    return m;
+}
+
+/* This work-group's sequence: the whole problem, or with VARLEN sequence b
+ * of the packed batch, its own sq queries and sk keys from packed rows
+ * q_row0 and k_row0 (sq_max and sk_max, the arguments SQ and SK, are then
+ * the maxima, which only the padded layout of the mask and the dropout
+ * numbers follow); with PAGED, the sequence's cache length. */
+typedef struct sdpa_fwd_seq {
+    int sq, sk;
+    long q_row0, k_row0;
+    int sq_max, sk_max;
+    int total_q; /* VARLEN: the packed query rows, which the LSE is laid out by */
+} sdpa_fwd_seq;
+
+static inline __attribute__((always_inline)) sdpa_fwd_seq
+sdpa_fwd_seq_of(int sq, int sk, const global int *cu_seqlens_q, const global int *cu_seqlens_k,
+                int total_q, int total_k, const global int *cache_seqlens)
+{
+    sdpa_fwd_seq q = {sq, sk, 0, 0, sq, sk, total_q};
+    if (SC(VARLEN)) {
+        const long b = get_group_id(2);
+        const sdpa_packed_seq qs = sdpa_packed_seq_of(cu_seqlens_q, b, total_q, sq);
+        const sdpa_packed_seq ks = sdpa_packed_seq_of(cu_seqlens_k, b, total_k, sk);
+        q.q_row0 = qs.row0;
+        q.sq = qs.len;
+        q.k_row0 = ks.row0;
+        q.sk = ks.len;
+    }
+    if (SC(PAGED))
+        q.sk = sdpa_paged_seq_len(cache_seqlens, get_group_id(2), sk);
+    return q;
+}
+
+/* The keys the work-group visits, [begin, end), and where its queries sit
+ * among them: all the keys, or up to the causal band of its last row; with
+ * a window, from the first key of its first row's window (rounded down to
+ * a tile) to the last of its last row's: key tiles outside the band are
+ * never loaded. Not with the dropout keep mask, which covers every key (the
+ * fix-up after the loop writes the keys past a causal band only). */
+typedef struct sdpa_fwd_keys {
+    int begin, end;
+    int causal_offset;
+    int pos_offset; /* query i sits at key position i + Sk - Sq */
+    int win_left, win_right;
+} sdpa_fwd_keys;
+
+static inline __attribute__((always_inline)) sdpa_fwd_keys
+sdpa_fwd_keys_of(const private sdpa_fwd_rows *w, const private sdpa_fwd_seq *q, int bk,
+                 int win_left, int win_right)
+{
+    const int sk = q->sk;
+    sdpa_fwd_keys k;
+    k.causal_offset = sdpa_causal_offset(sk, q->sq);
+    k.pos_offset = sk - q->sq;
+    k.win_left = win_left;
+    k.win_right = win_right;
+    k.end = sk;
+    k.begin = 0;
+    if (sdpa_is_causal())
+        k.end = sdpa_iclamp(sdpa_fwd_row_query(w, w->rows - 1) + k.causal_offset + 1, 0, sk);
+    if (SC(WITH_WINDOW) && !SC(DROPOUT_OUTPUT_MASK)) {
+        const int pos_last = sdpa_fwd_row_query(w, w->rows - 1) + k.pos_offset;
+        k.end = sdpa_iclamp(sdpa_window_last(pos_last, win_right, k.end - 1) + 1, 0, sk);
+        const int pos_first = sdpa_fwd_row_query(w, 0) + k.pos_offset;
+        /* Rounded down as max(0, x / bk) * bk: LLVM rewrites x / bk * bk
+         * into x - x % bk with a `freeze`, which llvm-spirv-15 cannot
+         * translate. */
+        k.begin = sdpa_imax(0, sdpa_window_first(pos_first, win_left) / bk) * bk;
+        k.begin = sdpa_imin(k.begin, sk);
+    }
+    return k;
+}
+
+static inline __attribute__((always_inline)) sdpa_row_mask
+sdpa_fwd_row_mask_of(const private sdpa_fwd_rows *w, int col, const private sdpa_fwd_keys *k,
+                     const private sdpa_score_mods *mods)
+{
+    sdpa_row_mask rm;
+    rm.pos = sdpa_fwd_row_query(w, col) + k->pos_offset;
+    rm.last = k->end - 1;
+    if (sdpa_is_causal())
+        rm.last = sdpa_imin(rm.last, sdpa_fwd_row_query(w, col) + k->causal_offset);
+    rm.last = sdpa_window_last(rm.pos, k->win_right, rm.last);
+    rm.first = sdpa_window_first(rm.pos, k->win_left);
+    rm.slope2 = sdpa_alibi_slope(mods->alibi_slopes, w->b, w->hq,
+                                 sdpa_fwd_row_head(w, sdpa_imin(col, w->rows - 1)), SDPA_LOG2E);
+    return rm;
+}
 
 /*
  * Scales one column of this sub-group's S tile into log2 units and applies
  * the masks, in place: s[i * s_ld] is key k0 + i (i < rows_s) against tile
- * row r (this lane's query), at key position pos (sdpa_scores.h). The
- * softcap (cap) and the ALiBi bias (slope2: the slope in log2 units) apply
- * before the mask buffer. Keys before `first` (the window's first) or after
- * `last` (the last key this query sees: the end of the keys, of its causal
- * band or of its window) become -inf. Returns the column's maximum.
+ * row r (this lane's query), at key position rm->pos (sdpa_scores.h). The
+ * softcap and the ALiBi bias apply before the mask buffer. Keys outside
+ * [rm->first, rm->last] (the window's first; the last key this query sees:
+ * the end of the keys, of its causal band or of its window) become -inf.
+ * Returns the column's maximum.
  *
  * Every tile takes the same path (a select per score, no branch on the
  * tile): Intel's CPU vectorizer treats a branch on the key-loop counter as
  * divergent and would run the loop under lane masks.
  */
 static inline __attribute__((always_inline)) float
-sdpa_fwd_mask_scores(local float *s, int s_ld, int rows_s, float log2_scale, int k0, int first,
-                     int last, int pos, float slope2, const private sdpa_softcap *cap,
-                     const private sdpa_fwd_rows *w, int r, const global void *msk, long ms0,
-                     long ms1, long ms2, long ms3)
+sdpa_fwd_mask_scores(local float *s, int s_ld, int rows_s, int k0,
+                     const private sdpa_score_mods *mods, const private sdpa_row_mask *rm,
+                     const private sdpa_fwd_rows *w, int r)
 {
+    const private sdpa_view *msk = &mods->msk;
+    const int first = rm->first, last = rm->last, pos = rm->pos;
     /* The mask row of this query: uniform across the sub-group when the
      * mask has one row for all queries (and the rows are queries). */
     const bool mask_uniform = SC(BROADCAST_MASK_Q) && !SC(Q1_GQA_BATCH);
-    long m_off = w->b * ms0 + (long)w->head0 * ms1;
+    long m_off = w->b * msk->s0 + (long)w->head0 * msk->s1;
     /* Rows past the work-group's real ones (a partial query tile) read the
      * last real row's mask: their scores are discarded, and the row after
      * the mask's end may not be mapped. */
     const int r_read = sdpa_imin(r, w->rows - 1);
     if (!mask_uniform)
-        m_off = w->b * ms0 + (long)sdpa_fwd_row_head(w, r_read) * ms1 +
-                (long)sdpa_fwd_row_query(w, r_read) * ms2;
+        m_off = w->b * msk->s0 + (long)sdpa_fwd_row_head(w, r_read) * msk->s1 +
+                (long)sdpa_fwd_row_query(w, r_read) * msk->s2;
     /* Likewise keys after `last` (-inf below) read key `last`, or key 0 when
      * the row sees none. */
     const int k_read_max = sdpa_imax(last, 0);
@@ -90,11 +264,12 @@ sdpa_fwd_mask_scores(local float *s, int s_ld, int rows_s, float log2_scale, int
     float mx = -INFINITY;
     for (int i = 0; i < rows_s; i++) {
         float th;
-        float x = sdpa_softcap_score(s[i * s_ld], log2_scale, cap, &th);
+        float x = sdpa_softcap_score(s[i * s_ld], mods->log2_scale, &mods->cap, &th);
         if (SC(ALIBI_KIND) != SDPA_ALIBI_KIND_NONE)
-            x = fma(-slope2, (float)abs(pos - (k0 + i)), x);
+            x = fma(-rm->slope2, (float)abs(pos - (k0 + i)), x);
         if (SC(MASK_KIND) == SDPA_MASK_KIND_BUFFER)
-            x = fma(sdpa_load(msk, m_off + (long)sdpa_imin(k0 + i, k_read_max) * ms3, SC(MSK_DT)),
+            x = fma(sdpa_load(msk->p, m_off + (long)sdpa_imin(k0 + i, k_read_max) * msk->s3,
+                              SC(MSK_DT)),
                     SDPA_LOG2E, x);
         x = k0 + i > last || k0 + i < first ? -INFINITY : x;
         s[i * s_ld] = x;
@@ -133,272 +308,258 @@ static inline int sdpa_fwd_causal_last(const private sdpa_fwd_rows *w, int row, 
     return sdpa_fwd_row_query(w, row) + causal_offset - key0;
 }
 
+/* Stages the work-group's queries, unscaled (the scale is applied to S in
+ * f32): by rows (stride kv_ld: bq * kv_ld <= D_MAX * q_ld) for K read from
+ * global memory, else transposed. */
+static inline __attribute__((always_inline)) void
+sdpa_fwd_stage_queries(const private sdpa_fwd_slm *m, const private sdpa_fwd_place *p,
+                       const private sdpa_fwd_rows *w, const private sdpa_fwd_seq *q,
+                       const private sdpa_view *qv, int d)
+{
+    const long q_base = SC(VARLEN) ? q->q_row0 * qv->s2 : w->b * qv->s0;
+    const long q_off = q_base + (long)w->head0 * qv->s1 + (long)w->query0 * qv->s2;
+    const long q_row_stride = SC(Q1_GQA_BATCH) ? qv->s1 : qv->s2;
+    if (sdpa_fwd_k_from_global())
+        sdpa_fwd_stage_q(m->q, m->kv_ld, 1, qv->p, q_off, q_row_stride, qv->s3, p->bq, w->rows, d);
+    else
+        sdpa_fwd_stage_q(m->q, 1, m->q_ld, qv->p, q_off, q_row_stride, qv->s3, p->bq, w->rows, d);
+}
+
+/* Starts the running softmax state of this lane's queries (KQ layout, one
+ * copy per KQ sub-group) and zeroes this sub-group's part of O (VS layout,
+ * its vs_rows rows and vs_nvec_used head-dim vectors): each element belongs
+ * to one lane. */
+static inline __attribute__((always_inline)) void
+sdpa_fwd_start_rows(const private sdpa_fwd_slm *m, const private sdpa_fwd_place *p,
+                    const private sdpa_fwd_rows *w, const global float *sinks, int vs_nvec_used)
+{
+    for (int j = 0; j < p->kq_nvec; j++) {
+        const int col = sdpa_fwd_kq_col(p, j);
+        const sdpa_fwd_softmax_state st = sdpa_fwd_softmax_start(
+                sinks, sdpa_fwd_row_head(w, sdpa_imin(col, w->rows - 1)), true, p->m_kq == 0);
+        m->max[p->m_kq * p->bq + col] = st.max;
+        m->sum[p->m_kq * p->bq + col] = st.sum;
+    }
+    for (int i = 0; i < SC(UNROLL_N_VS); i++)
+        for (int j = 0; j < vs_nvec_used; j++)
+            m->o[(p->vs_row0 + i) * D_MAX + p->vs_d0 + j * SUBGROUP_SIZE + p->lane] = 0.0f;
+}
+
+/* S = K^T Q for this sub-group's keys and queries of the tile at k0: K read
+ * from global memory (K_FROM_GLOBAL), or from its staged tile. */
+static inline __attribute__((always_inline)) void
+sdpa_fwd_scores(const private sdpa_fwd_slm *m, const private sdpa_fwd_place *p,
+                const private sdpa_fwd_rows *w, const private sdpa_fwd_kv_source *kg,
+                int causal_offset, int d_end)
+{
+    if (sdpa_fwd_k_from_global())
+        sdpa_fwd_kq_global_tile(m->s + p->kq_col0, m->s_ld, kg, p->kq_key0,
+                                m->q + p->kq_col0 * m->kv_ld, m->kv_ld, SC(UNROLL_M_KQ),
+                                SC(REMAINDER_Q)
+                                        ? sdpa_iclamp(w->rows - p->kq_col0, 0, SC(UNROLL_N_KQ))
+                                        : SC(UNROLL_N_KQ));
+    else
+        sdpa_fwd_kq_tile(m->s + p->kq_key0 * m->s_ld + p->kq_col0 + p->lane, m->s_ld,
+                         m->k + p->kq_key0 * m->k_key_stride, m->k_key_stride, m->k_d_stride,
+                         m->q + p->kq_col0 + p->lane, m->q_ld, d_end, SC(UNROLL_M_KQ), p->kq_nvec,
+                         sdpa_fwd_causal_last(w, p->kq_col0, kg->k0 + p->kq_key0, causal_offset));
+}
+
+/* The dropout of the forward: its numbers, the keep mask output, and the
+ * padded [SQ, SK] layout both follow. */
+typedef struct sdpa_fwd_dropout {
+    sdpa_dropout_args args;
+    global uchar *mask;
+} sdpa_fwd_dropout;
+
+/* Online softmax of the S tile at key s_key0 (scaled and masked, its tile
+ * maxima in m->red): the new running max, P = exp2(S - max) in place, the
+ * running sum; P and the factor alpha that rescales O go to local memory.
+ * Dropout comes after the sum: the denominator is over the undropped
+ * probabilities, P V uses the dropped ones. The keep mask of keys from
+ * k_end on is written after the key loop. */
+static inline __attribute__((always_inline)) void
+sdpa_fwd_softmax_tile(const private sdpa_fwd_slm *m, const private sdpa_fwd_place *p,
+                      const private sdpa_fwd_rows *w, const private sdpa_fwd_seq *q, int s_key0,
+                      int k_end, const private sdpa_fwd_dropout *drop)
+{
+    const int bq = p->bq, m_kq = p->m_kq;
+    local float *s_tile = m->s + p->kq_key0 * m->s_ld + p->kq_col0 + p->lane;
+    for (int j = 0; j < p->kq_nvec; j++) {
+        const int col = sdpa_fwd_kq_col(p, j);
+        float tile_max = m->red[col];
+        for (int mm = 1; mm < SC(WG_M_KQ); mm++)
+            tile_max = fmax(tile_max, m->red[mm * bq + col]);
+        sdpa_fwd_softmax_state st = {m->max[m_kq * bq + col], m->sum[m_kq * bq + col]};
+        float shift;
+        const float alpha = sdpa_fwd_update_max(&st, tile_max, &shift);
+        const float sum =
+                sdpa_fwd_exp_scores(s_tile + j * SUBGROUP_SIZE, m->s_ld, SC(UNROLL_M_KQ), shift);
+        m->max[m_kq * bq + col] = st.max;
+        m->sum[m_kq * bq + col] = fma(st.sum, alpha, sum);
+        if (m_kq == 0)
+            m->alpha[col] = alpha;
+        if (SC(WITH_DROPOUT))
+            sdpa_fwd_dropout_scores(s_tile + j * SUBGROUP_SIZE, m->s_ld, SC(UNROLL_M_KQ),
+                                    &drop->args,
+                                    sdpa_fwd_dropout_index(w, col, q->sq_max, q->sk_max, s_key0),
+                                    s_key0, k_end, col < w->rows, drop->mask);
+    }
+}
+
+/* The end of the rows (KQ sub-groups with m_kq == 0): the sum over all keys
+ * (the KQ sub-groups that split the keys each hold a part), 1 / sum for the
+ * VS layout, and with IS_TRAINING the log-sum-exp, [B, Hq, Sq] (VARLEN:
+ * [Hq, total_q]). */
+static inline __attribute__((always_inline)) void
+sdpa_fwd_finish_rows(const private sdpa_fwd_slm *m, const private sdpa_fwd_place *p,
+                     const private sdpa_fwd_rows *w, const private sdpa_fwd_seq *q,
+                     float keep_scale, global float *lse)
+{
+    const int bq = p->bq;
+    for (int j = 0; j < p->kq_nvec; j++) {
+        const int r = sdpa_fwd_kq_col(p, j);
+        float l = m->sum[r];
+        for (int mm = 1; mm < SC(WG_M_KQ); mm++)
+            l += m->sum[mm * bq + r];
+        /* With dropout, O = (P o keep) V / ((1 - p) sum). */
+        m->inv_sum[r] = sdpa_fwd_inv_sum(l) * keep_scale;
+        if (SC(IS_TRAINING) && r < w->rows) {
+            long h = sdpa_fwd_row_head(w, r);
+            const long ws_row =
+                    SC(VARLEN) ? h * (long)q->total_q + q->q_row0 : (w->b * w->hq + h) * q->sq_max;
+            lse[ws_row + sdpa_fwd_row_query(w, r)] = sdpa_fwd_lse(m->max[r], l);
+        }
+    }
+}
+
+/* Normalizes and stores this sub-group's part of O: its first `rows` rows,
+ * head-dim elements vs_d0 .. min(vs_d0 + UNROLL_M_VS, dv) - 1. */
+static inline __attribute__((always_inline)) void
+sdpa_fwd_store_o(const private sdpa_fwd_slm *m, const private sdpa_fwd_place *p,
+                 const private sdpa_fwd_rows *w, const private sdpa_fwd_seq *q,
+                 const private sdpa_out_view *dst, int rows, int dv)
+{
+    const int vs_d0 = p->vs_d0;
+    const int n = sdpa_iclamp(dv - vs_d0, 0, SC(UNROLL_M_VS));
+    for (int i = 0; i < rows; i++) {
+        const int r = p->vs_row0 + i;
+        /* The base is computed here, not kept across the key loop: a 64-bit
+         * value live through it costs GPU registers (a spill on Xe-HPC). */
+        const long dst_base = SC(VARLEN) ? q->q_row0 * dst->s2 : w->b * dst->s0;
+        const long dst_off = dst_base + (long)sdpa_fwd_row_head(w, r) * dst->s1 +
+                             (long)sdpa_fwd_row_query(w, r) * dst->s2 + (long)vs_d0 * dst->s3;
+        local const float *o_row = m->o + r * D_MAX + vs_d0;
+        if (dst->s3 == 1)
+            sdpa_fwd_store_row(dst->p, dst_off, 1, o_row, n, m->inv_sum[r]);
+        else
+            sdpa_fwd_store_row(dst->p, dst_off, dst->s3, o_row, n, m->inv_sum[r]);
+    }
+}
+
 __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_fwd(
 #include "sdpa_fwd_args.def"
 )
 {
-    /* Work-group tiles (kernel_abi.h) and this sub-group's place in them. */
-    const int bk = SC(UNROLL_M_KQ) * SC(WG_M_KQ);
-    const int bq = SC(UNROLL_N_KQ) * SC(WG_N_KQ);
-    const int sg_id = get_local_id(1);
-    const int lane = get_sub_group_local_id();
-    const int m_kq = sg_id % SC(WG_M_KQ), n_kq = sg_id / SC(WG_M_KQ);
-    const int m_vs = sg_id % SC(WG_M_VS), n_vs = sg_id / SC(WG_M_VS);
-    const int kq_key0 = m_kq * SC(UNROLL_M_KQ); /* first key of the S tile */
-    const int kq_col0 = n_kq * SC(UNROLL_N_KQ); /* first query of the S tile */
-    const int kq_nvec = SC(UNROLL_N_KQ) / SUBGROUP_SIZE;
-    const int vs_d0 = m_vs * SC(UNROLL_M_VS);   /* first head-dim row of O */
-    const int vs_row0 = n_vs * SC(UNROLL_N_VS); /* first query of O */
-    const int vs_nvec = SC(UNROLL_M_VS) / SUBGROUP_SIZE;
-    const int d_end = SC(D_FULL) ? D_MAX : D; /* head size, folded when full */
-
-    /* This work-group's sequence: the whole problem, or with VARLEN sequence
-     * b of the packed batch, its own sq queries and sk keys from packed rows
-     * q_row0 and k_row0 (SQ and SK are then the maxima, which only the
-     * padded layout of the mask and the dropout numbers follow). */
-    int sq = SQ, sk = SK;
-    long q_row0 = 0, k_row0 = 0;
-    if (SC(VARLEN)) {
-        const long b = get_group_id(2);
-        const sdpa_packed_seq qs = sdpa_packed_seq_of(CU_SEQLENS_Q, b, TOTAL_Q, SQ);
-        const sdpa_packed_seq ks = sdpa_packed_seq_of(CU_SEQLENS_K, b, TOTAL_K, SK);
-        q_row0 = qs.row0;
-        sq = qs.len;
-        k_row0 = ks.row0;
-        sk = ks.len;
-    }
-    /* A paged cache: the sequence's keys are its cache length. */
-    if (SC(PAGED))
-        sk = sdpa_paged_seq_len(CACHE_SEQLENS, get_group_id(2), SK);
-    const sdpa_fwd_rows w = sdpa_fwd_work_group_rows(bq, sq);
+    /* Prologue: where this sub-group works, which queries and keys the
+     * work-group owns, the tensors and the score modifiers. */
+    const sdpa_fwd_place p = sdpa_fwd_place_of();
+    const sdpa_fwd_seq seq =
+            sdpa_fwd_seq_of(SQ, SK, CU_SEQLENS_Q, CU_SEQLENS_K, TOTAL_Q, TOTAL_K, CACHE_SEQLENS);
+    const sdpa_fwd_rows w = sdpa_fwd_work_group_rows(p.bq, seq.sq);
     /* A work-group past its sequence's queries writes nothing (all of it
      * returns: no barrier is left waiting). */
-    if (SC(VARLEN) && (sq <= 0 || w.rows <= 0))
+    if (SC(VARLEN) && (seq.sq <= 0 || w.rows <= 0))
         return;
-    const long q_base = SC(VARLEN) ? q_row0 * Q_S2 : w.b * Q_S0;
-    const bool transpose_k = SC(TRANSPOSE_K);
+    const sdpa_fwd_slm m = sdpa_fwd_slm_of(SLM, &p);
+    const sdpa_view q_view = SDPA_VIEW(Q), k_view = SDPA_VIEW(K), v_view = SDPA_VIEW(V);
+    const sdpa_fwd_keys keys = sdpa_fwd_keys_of(&w, &seq, p.bk, WINDOW_LEFT, WINDOW_RIGHT);
+    const int d_end = SC(D_FULL) ? D_MAX : D; /* head size, folded when full */
 
-    /* Local memory, SDPA_FWD_SLM_FLOATS in all. Tiles the inner loops read
-     * with one lane per column are laid out with that column contiguous.
-     * Rows are padded by SDPA_FWD_SLM_PAD floats: with a power-of-two row
-     * length, a micro-kernel walking down a column maps every row to the
-     * same few cache sets (L1 thrashing on the CPU, bank conflicts on GPUs). */
-    const int pad = SDPA_FWD_SLM_PAD;
-    const int q_ld = bq + pad, s_ld = bq + pad, kv_ld = D_MAX + pad;
-    local float *q_slm = SLM;                          /* Q^T [D_MAX][q_ld] */
-    local float *k_slm = q_slm + D_MAX * q_ld;         /* K [bk][kv_ld] or K^T [D_MAX][bk + pad] */
-    local float *v_slm = k_slm + (bk + pad) * kv_ld;   /* V [bk][kv_ld] */
-    local float *s_slm = v_slm + bk * kv_ld;           /* S, then P [bk][s_ld] */
-    local float *o_slm = s_slm + bk * s_ld;            /* O [bq][D_MAX] */
-    local float *max_slm = o_slm + bq * D_MAX;         /* running max [WG_M_KQ][bq] */
-    local float *sum_slm = max_slm + SC(WG_M_KQ) * bq; /* running sums [WG_M_KQ][bq] */
-    local float *red_slm = sum_slm + SC(WG_M_KQ) * bq; /* tile maxima [WG_M_KQ][bq] */
-    local float *alpha_slm = red_slm + SC(WG_M_KQ) * bq; /* rescaling of O [bq] */
-    local float *inv_sum_slm = alpha_slm + bq;           /* 1 / sum [bq] */
-    const int k_key_stride = transpose_k ? 1 : kv_ld;
-    const int k_d_stride = transpose_k ? bk + pad : 1;
-
-    /* Q, unscaled: the scale is applied to S in f32. */
-    {
-        long q_off = q_base + (long)w.head0 * Q_S1 + (long)w.query0 * Q_S2;
-        long q_row_stride = SC(Q1_GQA_BATCH) ? Q_S1 : Q_S2;
-        /* By rows (stride kv_ld: bq * kv_ld <= D_MAX * q_ld) for K read
-         * from global memory, else transposed. */
-        if (sdpa_fwd_k_from_global())
-            sdpa_fwd_stage_q(q_slm, kv_ld, 1, Q, q_off, q_row_stride, Q_S3, bq, w.rows, D);
-        else
-            sdpa_fwd_stage_q(q_slm, 1, q_ld, Q, q_off, q_row_stride, Q_S3, bq, w.rows, D);
-    }
-
-    /* Keys this work-group can see: all of them, or up to the causal band
-     * of its last row; with a window, from the first key of its first row's
-     * window (rounded down to a tile) to the last of its last row's: key
-     * tiles outside the band are never loaded. Not with the dropout keep
-     * mask, which covers every key (the fix-up after the loop writes the
-     * keys past a causal band only). */
-    const int causal_offset = sdpa_causal_offset(sk, sq);
-    const int pos_offset = sk - sq; /* query i sits at key position i + Sk - Sq */
-    int k_end = sk, k_begin = 0;
-    if (sdpa_is_causal())
-        k_end = sdpa_iclamp(sdpa_fwd_row_query(&w, w.rows - 1) + causal_offset + 1, 0, sk);
-    if (SC(WITH_WINDOW) && !SC(DROPOUT_OUTPUT_MASK)) {
-        const int pos_last = sdpa_fwd_row_query(&w, w.rows - 1) + pos_offset;
-        k_end = sdpa_iclamp(sdpa_window_last(pos_last, WINDOW_RIGHT, k_end - 1) + 1, 0, sk);
-        const int pos_first = sdpa_fwd_row_query(&w, 0) + pos_offset;
-        /* Rounded down as max(0, x / bk) * bk: LLVM rewrites x / bk * bk
-         * into x - x % bk with a `freeze`, which llvm-spirv-15 cannot
-         * translate. */
-        k_begin = sdpa_imax(0, sdpa_window_first(pos_first, WINDOW_LEFT) / bk) * bk;
-        k_begin = sdpa_imin(k_begin, sk);
-    }
-
-    const float log2_scale = sdpa_score_factor(SDPA_LOG2E, SCALE_PTR, SCALE, INV_SCALE);
-    const sdpa_softcap cap = sdpa_softcap_of(SOFTCAP, log2_scale, SDPA_LOG2E);
+    const sdpa_score_mods mods =
+            sdpa_score_mods_of(SCALE_PTR, SCALE, INV_SCALE, SOFTCAP, ALIBI_SLOPES, SDPA_VIEW(MSK));
     const sdpa_fwd_kv_format k_fmt = SDPA_FWD_KV_FORMAT(KEY, K_SCALES, K_ZP, D, w.hkv);
     const sdpa_fwd_kv_format v_fmt = SDPA_FWD_KV_FORMAT(VAL, V_SCALES, V_ZP, D_VAL, w.hkv);
-    const sdpa_fwd_kv_head kv = sdpa_fwd_kv_head_of(&w, K_S0, K_S1, K_S2, V_S0, V_S1, V_S2, SK,
-                                                    TOTAL_K, k_row0, BLOCK_LOG2);
-    const long k_head = kv.k, v_head = kv.v, token0 = kv.token0;
-    sdpa_fwd_paged pg;
-    pg.table = SC(PAGED) ? BLOCK_TABLE + w.b * BLOCK_TABLE_STRIDE : BLOCK_TABLE;
-    pg.block_log2 = BLOCK_LOG2;
-    pg.block_tokens = (long)w.n_kv << BLOCK_LOG2;
-    pg.num_blocks = NUM_BLOCKS;
-    const sdpa_dropout_args drop =
-            sdpa_dropout_args_read(DROPOUT_SEED, DROPOUT_OFFSET, DROPOUT_P, DROPOUT_SEED_PTR,
-                                   DROPOUT_OFFSET_PTR, DROPOUT_P_PTR);
-
-    /* Running softmax state of this lane's queries (KQ layout, one copy per
-     * KQ sub-group) and O (VS layout): each element belongs to one lane. */
-    for (int j = 0; j < kq_nvec; j++) {
-        const int col = kq_col0 + j * SUBGROUP_SIZE + lane;
-        const sdpa_fwd_softmax_state st = sdpa_fwd_softmax_start(
-                SINKS, sdpa_fwd_row_head(&w, sdpa_imin(col, w.rows - 1)), true, m_kq == 0);
-        max_slm[m_kq * bq + col] = st.max;
-        sum_slm[m_kq * bq + col] = st.sum;
-    }
+    const sdpa_fwd_kv_head kv =
+            sdpa_fwd_kv_head_in(&w, &k_view, &v_view, SK, TOTAL_K, seq.k_row0, BLOCK_LOG2);
+    const sdpa_fwd_paged pg =
+            sdpa_fwd_paged_of(BLOCK_TABLE, w.b, BLOCK_TABLE_STRIDE, BLOCK_LOG2, w.n_kv, NUM_BLOCKS);
+    sdpa_fwd_dropout drop;
+    drop.args = sdpa_dropout_args_read(DROPOUT_SEED, DROPOUT_OFFSET, DROPOUT_P, DROPOUT_SEED_PTR,
+                                       DROPOUT_OFFSET_PTR, DROPOUT_P_PTR);
+    drop.mask = DROPOUT_MASK;
 
     /* O's rows and head-dim vectors this sub-group really has: the vectors
      * that start past V's head size (or past D_MAX, when the VS tiles cover
      * more than the bucket) are never touched. */
     const int vs_rows =
-            SC(REMAINDER_Q) ? sdpa_iclamp(w.rows - vs_row0, 0, SC(UNROLL_N_VS)) : SC(UNROLL_N_VS);
+            SC(REMAINDER_Q) ? sdpa_iclamp(w.rows - p.vs_row0, 0, SC(UNROLL_N_VS)) : SC(UNROLL_N_VS);
     const int vs_nvec_used =
-            SC(D_FULL) ? sdpa_iclamp((D_MAX - vs_d0) / SUBGROUP_SIZE, 0, vs_nvec)
-                       : sdpa_iclamp((D_VAL - vs_d0 + SUBGROUP_SIZE - 1) / SUBGROUP_SIZE, 0,
-                                     vs_nvec);
-    for (int i = 0; i < SC(UNROLL_N_VS); i++)
-        for (int j = 0; j < vs_nvec_used; j++)
-            o_slm[(vs_row0 + i) * D_MAX + vs_d0 + j * SUBGROUP_SIZE + lane] = 0.0f;
+            SC(D_FULL) ? sdpa_iclamp((D_MAX - p.vs_d0) / SUBGROUP_SIZE, 0, p.vs_nvec)
+                       : sdpa_iclamp((D_VAL - p.vs_d0 + SUBGROUP_SIZE - 1) / SUBGROUP_SIZE, 0,
+                                     p.vs_nvec);
+
+    sdpa_fwd_stage_queries(&m, &p, &w, &seq, &q_view, D);
+    sdpa_fwd_start_rows(&m, &p, &w, SINKS, vs_nvec_used);
     /* The finish reads the other KQ sub-groups' sums, also when the key loop
      * (and its barriers) runs zero times: a causal tile that sees no key. */
     if (SC(WG_M_KQ) > 1)
         barrier(CLK_LOCAL_MEM_FENCE);
 
-    for (int k0 = k_begin; k0 < k_end; k0 += bk) {
+    for (int k0 = keys.begin; k0 < keys.end; k0 += p.bk) {
         /* 1. K and V tiles, f32, dequantized (or read where they lie). */
-        const sdpa_fwd_kv_source kg = {K, k_head, K_S2, K_S0, token0, k0, 0, sk, &k_fmt, &pg};
+        const sdpa_fwd_kv_source kg = {K, kv.k, K_S2, K_S0, kv.token0, k0, 0, seq.sk, &k_fmt, &pg};
+        const sdpa_fwd_kv_source vg = {V,  kv.v,    V_S2,   V_S0,   kv.token0,
+                                       k0, p.vs_d0, seq.sk, &v_fmt, &pg};
         if (!sdpa_fwd_k_from_global())
-            sdpa_fwd_stage_kv(k_slm, k_key_stride, k_d_stride, K, k_head, K_S2, K_S3, &k_fmt,
-                              token0, k0, bk, sk, D, transpose_k, &pg, K_S0);
-        const sdpa_fwd_kv_source vg = {V, v_head, V_S2, V_S0, token0, k0, vs_d0, sk, &v_fmt, &pg};
+            sdpa_fwd_stage_kv(m.k, m.k_key_stride, m.k_d_stride, &kg, K_S3, p.bk, D,
+                              SC(TRANSPOSE_K));
         if (sdpa_fwd_v_from_global())
-            sdpa_fwd_v_prefetch(&vg, k0, bk, D_VAL);
+            sdpa_fwd_v_prefetch(&vg, k0, p.bk, D_VAL);
         else
-            sdpa_fwd_stage_kv(v_slm, kv_ld, 1, V, v_head, V_S2, V_S3, &v_fmt, token0, k0, bk, sk,
-                              D_VAL, false, &pg, V_S0);
+            sdpa_fwd_stage_kv(m.v, m.kv_ld, 1, &vg, V_S3, p.bk, D_VAL, false);
         barrier(CLK_LOCAL_MEM_FENCE);
 
         /* 2. S = K^T Q for this sub-group's keys and queries. */
-        local float *s_tile = s_slm + kq_key0 * s_ld + kq_col0 + lane;
-        if (sdpa_fwd_k_from_global())
-            sdpa_fwd_kq_global_tile(s_slm + kq_col0, s_ld, &kg, kq_key0, q_slm + kq_col0 * kv_ld,
-                                    kv_ld,
-                                    SC(UNROLL_M_KQ),
-                                    SC(REMAINDER_Q)
-                                            ? sdpa_iclamp(w.rows - kq_col0, 0, SC(UNROLL_N_KQ))
-                                            : SC(UNROLL_N_KQ));
-        else
-            sdpa_fwd_kq_tile(s_tile, s_ld, k_slm + kq_key0 * k_key_stride, k_key_stride, k_d_stride,
-                         q_slm + kq_col0 + lane, q_ld, d_end, SC(UNROLL_M_KQ), kq_nvec,
-                         sdpa_fwd_causal_last(&w, kq_col0, k0 + kq_key0, causal_offset));
+        sdpa_fwd_scores(&m, &p, &w, &kg, keys.causal_offset, d_end);
 
         /* 3. Scale and mask S; the maximum of each query over the tile's
-         *    keys, agreed between the sub-groups that split the keys. */
-        const int s_key0 = k0 + kq_key0;
-        for (int j = 0; j < kq_nvec; j++) {
-            const int col = kq_col0 + j * SUBGROUP_SIZE + lane;
-            const int pos = sdpa_fwd_row_query(&w, col) + pos_offset;
-            int last = k_end - 1;
-            if (sdpa_is_causal())
-                last = sdpa_imin(last, sdpa_fwd_row_query(&w, col) + causal_offset);
-            last = sdpa_window_last(pos, WINDOW_RIGHT, last);
-            const float slope2 = sdpa_alibi_slope(
-                    ALIBI_SLOPES, w.b, w.hq, sdpa_fwd_row_head(&w, sdpa_imin(col, w.rows - 1)),
-                    SDPA_LOG2E);
-            red_slm[m_kq * bq + col] = sdpa_fwd_mask_scores(
-                    s_tile + j * SUBGROUP_SIZE, s_ld, SC(UNROLL_M_KQ), log2_scale, s_key0,
-                    sdpa_window_first(pos, WINDOW_LEFT), last, pos, slope2, &cap, &w, col, MSK,
-                    MSK_S0, MSK_S1, MSK_S2, MSK_S3);
+         *    keys, agreed between the sub-groups that split the keys
+         *    (through local memory: they share a query). */
+        const int s_key0 = k0 + p.kq_key0;
+        local float *s_tile = m.s + p.kq_key0 * m.s_ld + p.kq_col0 + p.lane;
+        for (int j = 0; j < p.kq_nvec; j++) {
+            const int col = sdpa_fwd_kq_col(&p, j);
+            const sdpa_row_mask rm = sdpa_fwd_row_mask_of(&w, col, &keys, &mods);
+            m.red[p.m_kq * p.bq + col] =
+                    sdpa_fwd_mask_scores(s_tile + j * SUBGROUP_SIZE, m.s_ld, SC(UNROLL_M_KQ),
+                                         s_key0, &mods, &rm, &w, col);
         }
         if (SC(WG_M_KQ) > 1)
             barrier(CLK_LOCAL_MEM_FENCE);
 
-        /*    Online softmax: new running max, P = exp2(S - max), running
-         *    sum; P and the factor alpha that rescales O go to local memory. */
-        for (int j = 0; j < kq_nvec; j++) {
-            const int col = kq_col0 + j * SUBGROUP_SIZE + lane;
-            float tile_max = red_slm[col];
-            for (int mm = 1; mm < SC(WG_M_KQ); mm++)
-                tile_max = fmax(tile_max, red_slm[mm * bq + col]);
-            sdpa_fwd_softmax_state st = {max_slm[m_kq * bq + col], sum_slm[m_kq * bq + col]};
-            float shift;
-            const float alpha = sdpa_fwd_update_max(&st, tile_max, &shift);
-            const float sum =
-                    sdpa_fwd_exp_scores(s_tile + j * SUBGROUP_SIZE, s_ld, SC(UNROLL_M_KQ), shift);
-            max_slm[m_kq * bq + col] = st.max;
-            sum_slm[m_kq * bq + col] = fma(st.sum, alpha, sum);
-            if (m_kq == 0)
-                alpha_slm[col] = alpha;
-            /* Dropout after the sum: the denominator is over the undropped
-             * probabilities, P V uses the dropped ones. The keep mask of
-             * keys from k_end on is written after the loop. */
-            if (SC(WITH_DROPOUT))
-                sdpa_fwd_dropout_scores(s_tile + j * SUBGROUP_SIZE, s_ld, SC(UNROLL_M_KQ), &drop,
-                                        sdpa_fwd_dropout_index(&w, col, SQ, SK, s_key0), s_key0,
-                                        k_end, col < w.rows, DROPOUT_MASK);
-        }
+        /*    Online softmax: P = exp2(S - max), alpha rescales O. */
+        sdpa_fwd_softmax_tile(&m, &p, &w, &seq, s_key0, keys.end, &drop);
         barrier(CLK_LOCAL_MEM_FENCE);
 
         /* 4. O = alpha O + V P. Always over the whole tile: past the end of
          *    the keys P and V are 0 (a trip count that depends on the tile
          *    would make the CPU vectorizer mask the loop, see above). */
-        sdpa_fwd_vs_tile(o_slm + vs_row0 * D_MAX + vs_d0 + lane, D_MAX, v_slm + vs_d0 + lane, kv_ld,
-                         &vg, s_slm + vs_row0, s_ld, alpha_slm + vs_row0, bk, vs_rows,
+        sdpa_fwd_vs_tile(m.o + p.vs_row0 * D_MAX + p.vs_d0 + p.lane, D_MAX, m.v + p.vs_d0 + p.lane,
+                         m.kv_ld, &vg, m.s + p.vs_row0, m.s_ld, m.alpha + p.vs_row0, p.bk, vs_rows,
                          vs_nvec_used);
         barrier(CLK_LOCAL_MEM_FENCE);
     }
 
-    /* The keep mask of the keys past the causal band of the last row (the
-     * key loop stops there): the mask output covers every element. */
+    /* Epilogue. The keep mask of the keys past the causal band of the last
+     * row (the key loop stops there): the mask output covers every element. */
     if (SC(DROPOUT_OUTPUT_MASK) && sdpa_is_causal())
-        sdpa_fwd_dropout_mask_tail(&w, SQ, SK, sk, k_end, &drop, DROPOUT_MASK,
-                                   sg_id * SUBGROUP_SIZE + lane,
+        sdpa_fwd_dropout_mask_tail(&w, SQ, SK, seq.sk, keys.end, &drop.args, DROPOUT_MASK,
+                                   p.sg_id * SUBGROUP_SIZE + p.lane,
                                    SUBGROUP_SIZE * SC(WG_M_KQ) * SC(WG_N_KQ));
-
-    /* Finish: the sum over all keys (the KQ sub-groups that split the keys
-     * each hold a part), the log-sum-exp, and 1 / sum for the VS layout. */
-    if (m_kq == 0) {
-        for (int j = 0; j < kq_nvec; j++) {
-            const int r = kq_col0 + j * SUBGROUP_SIZE + lane;
-            float l = sum_slm[r];
-            for (int mm = 1; mm < SC(WG_M_KQ); mm++)
-                l += sum_slm[mm * bq + r];
-            /* With dropout, O = (P o keep) V / ((1 - p) sum). */
-            inv_sum_slm[r] = sdpa_fwd_inv_sum(l) * drop.keep_scale;
-            if (SC(IS_TRAINING) && r < w.rows) {
-                long h = sdpa_fwd_row_head(&w, r);
-                /* [B, Hq, Sq], with VARLEN [Hq, total_q] */
-                const long ws_row = SC(VARLEN) ? h * (long)TOTAL_Q + q_row0 : (w.b * w.hq + h) * SQ;
-                WS[ws_row + sdpa_fwd_row_query(&w, r)] = sdpa_fwd_lse(max_slm[r], l);
-            }
-        }
-    }
+    if (p.m_kq == 0)
+        sdpa_fwd_finish_rows(&m, &p, &w, &seq, drop.args.keep_scale, WS);
     barrier(CLK_LOCAL_MEM_FENCE);
-
-    /* Normalize and store this sub-group's part of O. */
-    const int n = sdpa_iclamp(D_VAL - vs_d0, 0, SC(UNROLL_M_VS));
-    for (int i = 0; i < vs_rows; i++) {
-        const int r = vs_row0 + i;
-        /* The base is computed here, not kept across the key loop: a 64-bit
-         * value live through it costs GPU registers (a spill on Xe-HPC). */
-        const long dst_base = SC(VARLEN) ? q_row0 * DST_S2 : w.b * DST_S0;
-        const long dst_off = dst_base + (long)sdpa_fwd_row_head(&w, r) * DST_S1 +
-                             (long)sdpa_fwd_row_query(&w, r) * DST_S2 + (long)vs_d0 * DST_S3;
-        local const float *o_row = o_slm + r * D_MAX + vs_d0;
-        if (DST_S3 == 1)
-            sdpa_fwd_store_row(DST, dst_off, 1, o_row, n, inv_sum_slm[r]);
-        else
-            sdpa_fwd_store_row(DST, dst_off, DST_S3, o_row, n, inv_sum_slm[r]);
-    }
+    const sdpa_out_view dst = SDPA_OUT_VIEW(DST);
+    sdpa_fwd_store_o(&m, &p, &w, &seq, &dst, vs_rows, D_VAL);
 }

@@ -10,6 +10,7 @@
 
 #include "sdpa_common.h"
 #include "sdpa_uniform.h"
+#include "sdpa_view.h"
 
 /* The rows of a work-group. Normally row r is query query0 + r of head
  * head0; in the Q1_GQA_BATCH decode path (Sq == 1) row r is query 0 of
@@ -84,6 +85,15 @@ static inline sdpa_fwd_kv_head sdpa_fwd_kv_head_of(const private sdpa_fwd_rows *
                : SC(VARLEN) ? (long)w->hkv * total_k + k_row0
                             : (w->b * w->n_kv + w->hkv) * (long)sk;
     return h;
+}
+
+/* The same from the views of K and V (the portable kernels' spelling). */
+static inline __attribute__((always_inline)) sdpa_fwd_kv_head
+sdpa_fwd_kv_head_in(const private sdpa_fwd_rows *w, const private sdpa_view *k,
+                    const private sdpa_view *v, int sk, int total_k, long k_row0, int block_log2)
+{
+    return sdpa_fwd_kv_head_of(w, k->s0, k->s1, k->s2, v->s0, v->s1, v->s2, sk, total_k, k_row0,
+                               block_log2);
 }
 
 #endif /* SDPA_SPIRV_FWD_ROWS_H */

@@ -152,6 +152,20 @@ typedef struct sdpa_fwd_paged {
     int num_blocks;
 } sdpa_fwd_paged;
 
+/* The paged cache of batch b from the kernel arguments (BLOCK_TABLE, its
+ * row stride, BLOCK_LOG2, NUM_BLOCKS), n_kv the K/V heads. */
+static inline __attribute__((always_inline)) sdpa_fwd_paged
+sdpa_fwd_paged_of(const global int *table, long b, int table_stride, int block_log2, int n_kv,
+                  int num_blocks)
+{
+    sdpa_fwd_paged pg;
+    pg.table = SC(PAGED) ? table + b * table_stride : table;
+    pg.block_log2 = block_log2;
+    pg.block_tokens = (long)n_kv << block_log2;
+    pg.num_blocks = num_blocks;
+    return pg;
+}
+
 /* With PAGED, turns the offset and token of key `key` of a head (off =
  * head + key * key_stride, token = token0 + key) into those of its row in
  * its cache block; without, leaves them. */
@@ -167,87 +181,16 @@ sdpa_fwd_paged_key(const private sdpa_fwd_paged *pg, int key, long block_stride,
     *token += block * pg->block_tokens + (row - key);
 }
 
-/*
- * Stages keys [k0, k0 + bk) of a K or V head as f32 in local memory:
- * element (key, d) goes to dst[key * dst_key_stride + d * dst_d_stride].
- * Keys at or past `sk` are zero. Only d < `d` is written. `src_off` is the
- * offset of the head, key_stride/d_stride the tensor's strides; token0 is
- * the dense token index of key 0 of the head (for per-group scales).
- * With PAGED, key j is row j % block_size of cache block
- * pg->table[j / block_size] (sdpa_fwd_paged): src_off and token0 are then
- * the head's offset and token index inside a block.
- * keys_on_lanes makes the lanes run along keys (the layout of a transposed
- * K), otherwise along the head dimension (then dst_d_stride must be 1).
- *
- * The copy has the same control flow for every tile: a key past the end
- * reads the last key instead and is then replaced by zero. Intel's CPU
- * vectorizer treats a branch on the key-loop counter as divergent (the
- * counter lives across barriers) and would run the whole copy under lane
- * masks otherwise.
- */
-static inline __attribute__((always_inline)) void
-sdpa_fwd_stage_kv(local float *dst, int dst_key_stride, int dst_d_stride, const global void *src,
-                  long src_off, long key_stride, long d_stride, const private sdpa_fwd_kv_format *f,
-                  long token0, int k0, int bk, int sk, int d, bool keys_on_lanes,
-                  const private sdpa_fwd_paged *pg, long block_stride)
-{
-    const int sg_id = get_local_id(1);
-    const int n_sg = SC(WG_M_KQ) * SC(WG_N_KQ);
-    const int lane = get_sub_group_local_id();
-
-    if (keys_on_lanes) {
-        /* Rows are head-dim elements, lanes run along keys (bk columns). */
-        for (int r = sg_id; r < d; r += n_sg) {
-            local float *row = dst + r * dst_d_stride;
-            for (int c0 = 0; c0 < bk; c0 += SUBGROUP_SIZE) {
-                const int key = k0 + c0 + lane;
-                const int key_read = key < sk ? key : sk - 1;
-                long off = src_off + key_read * key_stride, token = token0 + key_read;
-                sdpa_fwd_paged_key(pg, key_read, block_stride, key_stride, &off, &token);
-                float x = sdpa_fwd_kv_load(src, off + r * d_stride, f, token, r);
-                if (c0 + SUBGROUP_SIZE <= bk || c0 + lane < bk)
-                    row[(c0 + lane) * dst_key_stride] = key < sk ? x : 0.0f;
-            }
-        }
-    } else {
-        /* Rows are keys, lanes run along the head dimension. */
-        for (int r = sg_id; r < bk; r += n_sg) {
-            local float *row = dst + r * dst_key_stride;
-            const int key = k0 + r;
-            const int key_read = key < sk ? key : sk - 1;
-            long off = src_off + (long)key_read * key_stride, token = token0 + key_read;
-            sdpa_fwd_paged_key(pg, key_read, block_stride, key_stride, &off, &token);
-            if (d_stride == 1)
-                sdpa_fwd_copy_kv_row(row, src, off, 1, d, f, token, key < sk);
-            else
-                sdpa_fwd_copy_kv_row(row, src, off, d_stride, d, f, token, key < sk);
-        }
-    }
-}
-
-/*
- * V read straight from global memory by O += V P (V_FROM_GLOBAL), instead of
- * staged as f32 in local memory: on the CPU device the staging's converting
- * loads and stores cost as much as the product (doc/decode.md). Only with
- * D_FULL, so that every head-dim chunk of SUBGROUP_SIZE lies in the row,
- * and for V's rows contiguous (V_S3 == 1: the plan checks it).
- */
-static inline bool sdpa_fwd_v_from_global(void)
-{
-#ifdef SDPA_FWD_GLOBAL_KV /* the -kvg variant (SDPA_FWD_GLOBAL_KV_FIELD) */
-    return SC(V_FROM_GLOBAL) && SC(D_FULL);
-#else
-    return false;
-#endif
-}
-
-/* Where the key tile's K or V lives: what sdpa_fwd_stage_kv would read. */
+/* Where a key tile's K or V lives: what sdpa_fwd_stage_kv reads, and O += V
+ * P with V_FROM_GLOBAL. With PAGED, key j is row j % block_size of cache
+ * block pg->table[j / block_size] (sdpa_fwd_paged): head and token0 are
+ * then the head's offset and token index inside a block. */
 typedef struct sdpa_fwd_kv_source {
     const global void *src;
     long head;         /* offset of the head (with PAGED: inside a block) */
-    long key_stride;   /* V_S2 */
-    long block_stride; /* V_S0 (PAGED) */
-    long token0;       /* dense token index of key 0 of the head */
+    long key_stride;   /* K_S2 or V_S2 */
+    long block_stride; /* K_S0 or V_S0 (PAGED) */
+    long token0;       /* dense token index of key 0 of the head (per-group scales) */
     int k0;            /* first key of the tile, plus the sub-group's first head-dim element: */
     int d0;
     int sk; /* keys at or past sk are zero */
@@ -266,6 +209,73 @@ sdpa_fwd_source_key(const private sdpa_fwd_kv_source *s, int key, private long *
     *off = s->head + (long)key_read * s->key_stride;
     *token = s->token0 + key_read;
     sdpa_fwd_paged_key(s->pg, key_read, s->block_stride, s->key_stride, off, token);
+}
+
+/*
+ * Stages keys [s->k0, s->k0 + bk) of a K or V head as f32 in local memory:
+ * element (key, d) goes to dst[key * dst_key_stride + d * dst_d_stride].
+ * Keys at or past s->sk are zero. Only d < `d` is written; d_stride is the
+ * tensor's head-dim stride.
+ * keys_on_lanes makes the lanes run along keys (the layout of a transposed
+ * K), otherwise along the head dimension (then dst_d_stride must be 1).
+ *
+ * The copy has the same control flow for every tile: a key past the end
+ * reads the last key instead and is then replaced by zero. Intel's CPU
+ * vectorizer treats a branch on the key-loop counter as divergent (the
+ * counter lives across barriers) and would run the whole copy under lane
+ * masks otherwise.
+ */
+static inline __attribute__((always_inline)) void
+sdpa_fwd_stage_kv(local float *dst, int dst_key_stride, int dst_d_stride,
+                  const private sdpa_fwd_kv_source *s, long d_stride, int bk, int d,
+                  bool keys_on_lanes)
+{
+    const int sg_id = get_local_id(1);
+    const int n_sg = SC(WG_M_KQ) * SC(WG_N_KQ);
+    const int lane = get_sub_group_local_id();
+
+    if (keys_on_lanes) {
+        /* Rows are head-dim elements, lanes run along keys (bk columns). */
+        for (int r = sg_id; r < d; r += n_sg) {
+            local float *row = dst + r * dst_d_stride;
+            for (int c0 = 0; c0 < bk; c0 += SUBGROUP_SIZE) {
+                const int key = s->k0 + c0 + lane;
+                long off, token;
+                sdpa_fwd_source_key(s, key, &off, &token);
+                float x = sdpa_fwd_kv_load(s->src, off + r * d_stride, s->f, token, r);
+                if (c0 + SUBGROUP_SIZE <= bk || c0 + lane < bk)
+                    row[(c0 + lane) * dst_key_stride] = key < s->sk ? x : 0.0f;
+            }
+        }
+    } else {
+        /* Rows are keys, lanes run along the head dimension. */
+        for (int r = sg_id; r < bk; r += n_sg) {
+            local float *row = dst + r * dst_key_stride;
+            const int key = s->k0 + r;
+            long off, token;
+            sdpa_fwd_source_key(s, key, &off, &token);
+            if (d_stride == 1)
+                sdpa_fwd_copy_kv_row(row, s->src, off, 1, d, s->f, token, key < s->sk);
+            else
+                sdpa_fwd_copy_kv_row(row, s->src, off, d_stride, d, s->f, token, key < s->sk);
+        }
+    }
+}
+
+/*
+ * V read straight from global memory by O += V P (V_FROM_GLOBAL), instead of
+ * staged as f32 in local memory: on the CPU device the staging's converting
+ * loads and stores cost as much as the product (doc/decode.md). Only with
+ * D_FULL, so that every head-dim chunk of SUBGROUP_SIZE lies in the row,
+ * and for V's rows contiguous (V_S3 == 1: the plan checks it).
+ */
+static inline bool sdpa_fwd_v_from_global(void)
+{
+#ifdef SDPA_FWD_GLOBAL_KV /* the -kvg variant (SDPA_FWD_GLOBAL_KV_FIELD) */
+    return SC(V_FROM_GLOBAL) && SC(D_FULL);
+#else
+    return false;
+#endif
 }
 
 /* This lane's element of V for key k0 + key and head-dim chunk d0 + c0 (as
@@ -347,11 +357,9 @@ static inline __attribute__((always_inline)) void sdpa_fwd_copy_q_row(local floa
  * (sdpa_fwd_kq_global_tile). Row r lives at src + off + r * row_stride;
  * rows at or past `rows` are zero.
  */
-static inline __attribute__((always_inline)) void sdpa_fwd_stage_q(local float *dst, int row_ld,
-                                                                   int ld,
-                                                                   const global void *src, long off,
-                                                                   long row_stride, long d_stride,
-                                                                   int bq, int rows, int d)
+static inline __attribute__((always_inline)) void
+sdpa_fwd_stage_q(local float *dst, int row_ld, int ld, const global void *src, long off,
+                 long row_stride, long d_stride, int bq, int rows, int d)
 {
     const int sg_id = get_local_id(1);
     const int n_sg = SC(WG_M_KQ) * SC(WG_N_KQ);
