@@ -171,7 +171,7 @@ sdpa_xe_fwd_v_operand(const global void *V, long v_head, long vs2, int kbase, in
 #if SUBGROUP_SIZE == 16
 /*
  * K's surface for the sub-group's 8-key block from key `r` of each tile
- * (XE_K_SURF_PER_BLOCK): the base advanced to the block's first key, so that
+ * (XE_KV_SURF_PER_BLOCK): the base advanced to the block's first key, so that
  * every block's loads take y = k0, the tile's first key, and x = x0 + c0.
  * Xe-HPC's 2D loads carry their coordinates in the payload register: with
  * one surface the compiler rewrites y (a copy of the payload, and the
@@ -195,7 +195,7 @@ sdpa_xe_fwd_k_block_surface(const private sdpa_xe_surface2d *k_surf, int r, int 
 /*
  * Head-dim step c of S^T = K Q^T (from zero if `first`) for the sub-group's
  * keys from key0: K's operands by 2D loads on k_surf (or, with
- * XE_K_SURF_PER_BLOCK, on block b's surface kb_surf[b]), Q^T's from local
+ * XE_KV_SURF_PER_BLOCK, on block b's surface kb_surf[b]), Q^T's from local
  * memory (q_ops). All the step's K operands are loaded before its first
  * product, to registers of their own, instead of each beside its product,
  * waiting for the product before to release the same registers; not in
@@ -206,7 +206,7 @@ static inline __attribute__((always_inline)) short8
 sdpa_xe_fwd_k_2d(const private sdpa_xe_surface2d *k_surf, const private sdpa_xe_surface2d *kb_surf,
                  int k0, int key0, int b, int c0)
 {
-    if (SC(XE_K_SURF_PER_BLOCK))
+    if (SC(XE_KV_SURF_PER_BLOCK))
         return sdpa_xe_block2d_a8(&kb_surf[b], k0, c0);
     return sdpa_xe_block2d_a8(k_surf, key0 + 8 * b, c0);
 }
@@ -313,14 +313,34 @@ sdpa_xe_fwd_v_b(const global void *V, long v_head, long vs2, int kbase, int c0, 
     return as_int8(w);
 }
 
+/* V's surface for the 16 head-dim columns from `col` (XE_KV_SURF_PER_BLOCK,
+ * as K's blocks): the base advanced by whole 64 bytes towards the column
+ * (no further than leaves the 64 bytes the hardware wants of width), so
+ * that each column block's loads have a payload of their own, its x fixed
+ * and its y set once per 16 keys, instead of a copy of one payload with x
+ * rewritten before every load. */
+static inline __attribute__((always_inline)) sdpa_xe_surface2d
+sdpa_xe_fwd_v_cols_surface(const private sdpa_xe_surface2d *v_surf, int col)
+{
+    const int xb = 2 * (v_surf->x0 + col);
+    const int off = sdpa_imin(xb & ~63, (v_surf->width_m1 + 1 - 64) & ~63);
+    sdpa_xe_surface2d b = *v_surf;
+    b.base += off;
+    b.width_m1 -= off;
+    b.x0 = (xb - off) / 2;
+    return b;
+}
+
 /* O (queries by this sub-group's head-dim columns from o_d0) += P V over
  * the key tile from k0: P in local memory (p_rows, [chunks][16 queries][16
- * keys]), V's B operands from 2D loads on v_surf when v_2d (a constant
- * at each call: the kernel branches once per tile, not per operand), else
- * element by element. */
+ * keys]), V's B operands from 2D loads on v_surf (with XE_KV_SURF_PER_BLOCK
+ * on vb_surf, a surface per 16 columns) when v_2d (a constant at each call:
+ * the kernel branches once per tile, not per operand), else element by
+ * element. */
 static inline __attribute__((always_inline)) void
 sdpa_xe_fwd_pv_by_query(private float8 *o, const local ushort *p_rows, int chunks,
-                        const private sdpa_xe_surface2d *v_surf, bool v_2d, const global void *V,
+                        const private sdpa_xe_surface2d *v_surf,
+                        const private sdpa_xe_surface2d *vb_surf, bool v_2d, const global void *V,
                         long v_head, long vs2, int k0, int o_d0, int sk, int d)
 {
     const int lane = get_sub_group_local_id();
@@ -336,9 +356,14 @@ sdpa_xe_fwd_pv_by_query(private float8 *o, const local ushort *p_rows, int chunk
          * by one, for the product before to release the same ones. */
         int8 vb[XE_O_DCOLS];
 SDPA_XE_TILE_LOOP
-        for (int e = 0; e < XE_O_DCOLS; e++)
-            vb[e] = v_2d ? sdpa_xe_block2d_b(v_surf, k0 + 16 * kc, o_d0 + 16 * e)
-                         : sdpa_xe_fwd_v_b(V, v_head, vs2, k0 + 16 * kc, o_d0 + 16 * e, sk, d);
+        for (int e = 0; e < XE_O_DCOLS; e++) {
+            if (!v_2d)
+                vb[e] = sdpa_xe_fwd_v_b(V, v_head, vs2, k0 + 16 * kc, o_d0 + 16 * e, sk, d);
+            else if (SC(XE_KV_SURF_PER_BLOCK))
+                vb[e] = sdpa_xe_block2d_b(&vb_surf[e], k0 + 16 * kc, 0);
+            else
+                vb[e] = sdpa_xe_block2d_b(v_surf, k0 + 16 * kc, o_d0 + 16 * e);
+        }
 SDPA_XE_TILE_LOOP
         for (int e = 0; e < XE_O_DCOLS; e++) {
             o[e] = sdpa_xe_mad(pa0, vb[e], o[e]);
@@ -527,9 +552,9 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_xe_fw
     sdpa_xe_surface2d k_surf;
     const bool k_2d = !SC(TRANSPOSE_K) && sdpa_xe_kv_raw(&k_fmt) &&
                       sdpa_xe_surface2d_of(K, k_head, D, SK, K_S2, &k_surf);
-    /* Or one per 8-key block of the sub-group (XE_K_SURF_PER_BLOCK). */
+    /* Or one per 8-key block of the sub-group (XE_KV_SURF_PER_BLOCK). */
     sdpa_xe_surface2d kb_surf[XE_S_BLOCKS];
-    if (SC(XE_K_SURF_PER_BLOCK)) {
+    if (SC(XE_KV_SURF_PER_BLOCK)) {
 SDPA_XE_TILE_LOOP
         for (int b = 0; b < XE_S_BLOCKS; b++)
             kb_surf[b] = sdpa_xe_fwd_k_block_surface(&k_surf, m_sg * SDPA_XE_KEYS + 8 * b,
@@ -563,6 +588,15 @@ SDPA_XE_TILE_LOOP
     for (int e = 0; e < XE_O_BLOCKS; e++)
         o[e] = 0.0f;
     const int o_d0 = m_sg * SDPA_XE_DSUB;
+#if XE_O_BY_QUERY
+    /* Or one per 16 columns of the sub-group's (XE_KV_SURF_PER_BLOCK). */
+    sdpa_xe_surface2d vb_surf[XE_O_DCOLS];
+    if (SC(XE_KV_SURF_PER_BLOCK)) {
+SDPA_XE_TILE_LOOP
+        for (int e = 0; e < XE_O_DCOLS; e++)
+            vb_surf[e] = sdpa_xe_fwd_v_cols_surface(&v_surf, o_d0 + 16 * e);
+    }
+#endif
 
     /* The key loop twice over on the GPU (XE_KV_WAYS), one of them run: way
      * 1 where K and V both take 2D block loads, which it then knows at
@@ -771,11 +805,11 @@ SDPA_XE_TILE_LOOP
             else
                 sub_group_barrier(CLK_LOCAL_MEM_FENCE);
             if (v_2d_way)
-                sdpa_xe_fwd_pv_by_query(o, p_rows, p_chunks, &v_surf, true, V, v_head, V_S2, k0,
-                                        o_d0, SK, D);
+                sdpa_xe_fwd_pv_by_query(o, p_rows, p_chunks, &v_surf, vb_surf, true, V, v_head,
+                                        V_S2, k0, o_d0, SK, D);
             else
-                sdpa_xe_fwd_pv_by_query(o, p_rows, p_chunks, &v_surf, false, V, v_head, V_S2, k0,
-                                        o_d0, SK, D);
+                sdpa_xe_fwd_pv_by_query(o, p_rows, p_chunks, &v_surf, vb_surf, false, V, v_head,
+                                        V_S2, k0, o_d0, SK, D);
             /* Done with P before the next tile rewrites it (with DSPLIT > 1 the
              * next tile's exchange of maxima waits for every sub-group). */
             if (dsplit == 1)

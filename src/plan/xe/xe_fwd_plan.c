@@ -35,8 +35,8 @@ int sdpa_fwd_xe_serves(const sdpa_problem_desc_t *p, const sdpa_shape_t *shape,
     return 1;
 }
 
-int sdpa_fwd_xe_k_surf_per_block(const sdpa_problem_desc_t *p, const sdpa_shape_t *shape,
-                                 const sdpa_xe_target_t *t)
+int sdpa_fwd_xe_kv_surf_per_block(const sdpa_problem_desc_t *p, const sdpa_shape_t *shape,
+                                  const sdpa_xe_target_t *t)
 {
     return t->rows_class == SDPA_DEVICE_CLASS_XE_HPC && t->subgroup_size == 16 && !t->convert_kv &&
            p->mask_kind != SDPA_MASK_BUFFER && shape->head_size <= 128;
