@@ -177,16 +177,50 @@ sdpa_xe_fwd_v_operand(const global void *V, long v_head, long vs2, int kbase, in
 
 #if SUBGROUP_SIZE == 16
 /*
+ * K's surface for the sub-group's 8-key block from key `r` of each tile
+ * (XE_KV_SURF_PER_BLOCK): the base advanced to the block's first key, so that
+ * every block's loads take y = k0, the tile's first key, and x = x0 + c0.
+ * Xe-HPC's 2D loads carry their coordinates in the payload register: with
+ * one surface the compiler rewrites y (a copy of the payload, and the
+ * workaround moves of its reuse) before every load; with one per block, a
+ * payload of its own takes y once per tile and x once per step. A block
+ * that starts past the last key starts at `last8` (the last key's block)
+ * instead: its scores are masked on every tile, and its surface stays
+ * inside K. The base stays on 64 bytes: 8 rows of a pitch that is a
+ * multiple of 16 bytes are 128.
+ */
+static inline __attribute__((always_inline)) sdpa_xe_surface2d
+sdpa_xe_fwd_k_block_surface(const private sdpa_xe_surface2d *k_surf, int r, int last8)
+{
+    const int r0 = sdpa_imin(r, last8);
+    sdpa_xe_surface2d b = *k_surf;
+    b.base += (long)r0 * (k_surf->pitch_m1 + 1);
+    b.height_m1 -= r0;
+    return b;
+}
+
+/*
  * Head-dim step c of S^T = K Q^T (from zero if `first`) for the sub-group's
- * keys from key0: K's operands by 2D loads on k_surf, Q^T's from local
+ * keys from key0: K's operands by 2D loads on k_surf (or, with
+ * XE_KV_SURF_PER_BLOCK, on block b's surface kb_surf[b]), Q^T's from local
  * memory (q_ops). All the step's K operands are loaded before its first
  * product, to registers of their own, instead of each beside its product,
  * waiting for the product before to release the same registers; not in
  * the training forward with dropout, which has not the registers for it on
  * Xe3 (IGC 2.40 spills 192 bytes at head size 128, 384 at 256).
  */
+static inline __attribute__((always_inline)) short8
+sdpa_xe_fwd_k_2d(const private sdpa_xe_surface2d *k_surf, const private sdpa_xe_surface2d *kb_surf,
+                 int k0, int key0, int b, int c0)
+{
+    if (SC(XE_KV_SURF_PER_BLOCK))
+        return sdpa_xe_block2d_a8(&kb_surf[b], k0, c0);
+    return sdpa_xe_block2d_a8(k_surf, key0 + 8 * b, c0);
+}
+
 static inline __attribute__((always_inline)) void
-sdpa_xe_fwd_kq_2d(private float8 *s, const private sdpa_xe_surface2d *k_surf, int key0, int c,
+sdpa_xe_fwd_kq_2d(private float8 *s, const private sdpa_xe_surface2d *k_surf,
+                  const private sdpa_xe_surface2d *kb_surf, int k0, int key0, int c,
                   const local uint *q_ops, bool first)
 {
     const bool ahead = !SC(WITH_DROPOUT);
@@ -195,12 +229,12 @@ sdpa_xe_fwd_kq_2d(private float8 *s, const private sdpa_xe_surface2d *k_surf, in
     if (ahead) {
 SDPA_XE_TILE_LOOP
         for (int b = 0; b < XE_S_BLOCKS; b++)
-            ka[b] = sdpa_xe_block2d_a8(k_surf, key0 + 8 * b, c0);
+            ka[b] = sdpa_xe_fwd_k_2d(k_surf, kb_surf, k0, key0, b, c0);
     }
     const int8 qb = as_int8(sdpa_xe_local_read8(q_ops + c * 8 * SUBGROUP_SIZE));
 SDPA_XE_TILE_LOOP
     for (int b = 0; b < XE_S_BLOCKS; b++) {
-        const short8 a = ahead ? ka[b] : sdpa_xe_block2d_a8(k_surf, key0 + 8 * b, c0);
+        const short8 a = ahead ? ka[b] : sdpa_xe_fwd_k_2d(k_surf, kb_surf, k0, key0, b, c0);
         s[b] = sdpa_xe_mad(a, qb, first ? (float8)0.0f : s[b]);
         if (SC(KQ_F16_ACC))
             s[b] = sdpa_xe_round_half8(s[b]);
@@ -286,14 +320,34 @@ sdpa_xe_fwd_v_b(const global void *V, long v_head, long vs2, int kbase, int c0, 
     return as_int8(w);
 }
 
+/* V's surface for the 16 head-dim columns from `col` (XE_KV_SURF_PER_BLOCK,
+ * as K's blocks): the base advanced by whole 64 bytes towards the column
+ * (no further than leaves the 64 bytes the hardware wants of width), so
+ * that each column block's loads have a payload of their own, its x fixed
+ * and its y set once per 16 keys, instead of a copy of one payload with x
+ * rewritten before every load. */
+static inline __attribute__((always_inline)) sdpa_xe_surface2d
+sdpa_xe_fwd_v_cols_surface(const private sdpa_xe_surface2d *v_surf, int col)
+{
+    const int xb = 2 * (v_surf->x0 + col);
+    const int off = sdpa_imin(xb & ~63, (v_surf->width_m1 + 1 - 64) & ~63);
+    sdpa_xe_surface2d b = *v_surf;
+    b.base += off;
+    b.width_m1 -= off;
+    b.x0 = (xb - off) / 2;
+    return b;
+}
+
 /* O (queries by this sub-group's head-dim columns from o_d0) += P V over
  * the key tile from k0: P in local memory (p_rows, [chunks][16 queries][16
- * keys]), V's B operands from 2D loads on v_surf when v_2d (a constant
- * at each call: the kernel branches once per tile, not per operand), else
- * element by element. */
+ * keys]), V's B operands from 2D loads on v_surf (with XE_KV_SURF_PER_BLOCK
+ * on vb_surf, a surface per 16 columns) when v_2d (a constant at each call:
+ * the kernel branches once per tile, not per operand), else element by
+ * element. */
 static inline __attribute__((always_inline)) void
 sdpa_xe_fwd_pv_by_query(private float8 *o, const local ushort *p_rows, int chunks,
-                        const private sdpa_xe_surface2d *v_surf, bool v_2d, const global void *V,
+                        const private sdpa_xe_surface2d *v_surf,
+                        const private sdpa_xe_surface2d *vb_surf, bool v_2d, const global void *V,
                         long v_head, long vs2, int k0, int o_d0, int sk, int d)
 {
     const int lane = get_sub_group_local_id();
@@ -309,9 +363,14 @@ sdpa_xe_fwd_pv_by_query(private float8 *o, const local ushort *p_rows, int chunk
          * by one, for the product before to release the same ones. */
         int8 vb[XE_O_DCOLS];
 SDPA_XE_TILE_LOOP
-        for (int e = 0; e < XE_O_DCOLS; e++)
-            vb[e] = v_2d ? sdpa_xe_block2d_b(v_surf, k0 + 16 * kc, o_d0 + 16 * e)
-                         : sdpa_xe_fwd_v_b(V, v_head, vs2, k0 + 16 * kc, o_d0 + 16 * e, sk, d);
+        for (int e = 0; e < XE_O_DCOLS; e++) {
+            if (!v_2d)
+                vb[e] = sdpa_xe_fwd_v_b(V, v_head, vs2, k0 + 16 * kc, o_d0 + 16 * e, sk, d);
+            else if (SC(XE_KV_SURF_PER_BLOCK))
+                vb[e] = sdpa_xe_block2d_b(&vb_surf[e], k0 + 16 * kc, 0);
+            else
+                vb[e] = sdpa_xe_block2d_b(v_surf, k0 + 16 * kc, o_d0 + 16 * e);
+        }
 SDPA_XE_TILE_LOOP
         for (int e = 0; e < XE_O_DCOLS; e++) {
             o[e] = sdpa_xe_mad(pa0, vb[e], o[e]);
@@ -500,6 +559,14 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_xe_fw
     sdpa_xe_surface2d k_surf;
     const bool k_2d = !SC(TRANSPOSE_K) && sdpa_xe_kv_raw(&k_fmt) &&
                       sdpa_xe_surface2d_of(K, k_head, D, SK, K_S2, &k_surf);
+    /* Or one per 8-key block of the sub-group (XE_KV_SURF_PER_BLOCK). */
+    sdpa_xe_surface2d kb_surf[XE_S_BLOCKS];
+    if (SC(XE_KV_SURF_PER_BLOCK)) {
+SDPA_XE_TILE_LOOP
+        for (int b = 0; b < XE_S_BLOCKS; b++)
+            kb_surf[b] = sdpa_xe_fwd_k_block_surface(&k_surf, m_sg * SDPA_XE_KEYS + 8 * b,
+                                                     (SK - 1) & ~7);
+    }
 #endif
 #if XE_O_BY_QUERY
     /* V's rows of this head likewise, for the B operand of O = P V; other V
@@ -528,6 +595,15 @@ SDPA_XE_TILE_LOOP
     for (int e = 0; e < XE_O_BLOCKS; e++)
         o[e] = 0.0f;
     const int o_d0 = m_sg * SDPA_XE_DSUB;
+#if XE_O_BY_QUERY
+    /* Or one per 16 columns of the sub-group's (XE_KV_SURF_PER_BLOCK). */
+    sdpa_xe_surface2d vb_surf[XE_O_DCOLS];
+    if (SC(XE_KV_SURF_PER_BLOCK)) {
+SDPA_XE_TILE_LOOP
+        for (int e = 0; e < XE_O_DCOLS; e++)
+            vb_surf[e] = sdpa_xe_fwd_v_cols_surface(&v_surf, o_d0 + 16 * e);
+    }
+#endif
 
     /* The key loop twice over on the GPU (XE_KV_WAYS), one of them run: way
      * 1 where K and V both take 2D block loads, which it then knows at
@@ -571,9 +647,9 @@ SDPA_XE_TILE_LOOP
             if (k_2d_way) {
                 /* The first step starts from zero (no accumulators to clear;
                  * D >= 1, so there is always a first step). */
-                sdpa_xe_fwd_kq_2d(s, &k_surf, key0, 0, q_ops, true);
+                sdpa_xe_fwd_kq_2d(s, &k_surf, kb_surf, k0, key0, 0, q_ops, true);
                 for (int c = 1; c < d_steps; c++)
-                    sdpa_xe_fwd_kq_2d(s, &k_surf, key0, c, q_ops, false);
+                    sdpa_xe_fwd_kq_2d(s, &k_surf, kb_surf, k0, key0, c, q_ops, false);
             } else
 #endif
 #if SUBGROUP_SIZE == 8 && !defined(SDPA_XE_CONVERT_KV)
@@ -745,11 +821,11 @@ SDPA_XE_TILE_LOOP
             else
                 sub_group_barrier(CLK_LOCAL_MEM_FENCE);
             if (v_2d_way)
-                sdpa_xe_fwd_pv_by_query(o, p_rows, p_chunks, &v_surf, true, V, v_head, V_S2, k0,
-                                        o_d0, SK, D);
+                sdpa_xe_fwd_pv_by_query(o, p_rows, p_chunks, &v_surf, vb_surf, true, V, v_head,
+                                        V_S2, k0, o_d0, SK, D);
             else
-                sdpa_xe_fwd_pv_by_query(o, p_rows, p_chunks, &v_surf, false, V, v_head, V_S2, k0,
-                                        o_d0, SK, D);
+                sdpa_xe_fwd_pv_by_query(o, p_rows, p_chunks, &v_surf, vb_surf, false, V, v_head,
+                                        V_S2, k0, o_d0, SK, D);
             /* Done with P before the next tile rewrites it (with DSPLIT > 1 the
              * next tile's exchange of maxima waits for every sub-group). */
             if (dsplit == 1)

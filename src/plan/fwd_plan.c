@@ -105,6 +105,7 @@ static void set_constants(sdpa_fwd_plan_t *plan, const sdpa_problem_desc_t *p,
     sdpa_spec_values_set_bool(v, SDPA_SC_Q1_GQA_BATCH, q1_gqa_batch(shape));
     sdpa_spec_values_set_bool(v, SDPA_SC_V_FROM_GLOBAL, plan->portable.v_from_global);
     sdpa_spec_values_set_bool(v, SDPA_SC_K_FROM_GLOBAL, plan->portable.k_from_global);
+    sdpa_spec_values_set_bool(v, SDPA_SC_XE_KV_SURF_PER_BLOCK, plan->xe_kv_surf_per_block);
     sdpa_spec_values_set_bool(v, SDPA_SC_KQ_F16_ACC, p->kq_acc_dtype == SDPA_DTYPE_F16);
     sdpa_spec_values_set_bool(v, SDPA_SC_VS_F16_ACC, p->vs_acc_dtype == SDPA_DTYPE_F16);
     sdpa_spec_values_set_bool(v, SDPA_SC_IS_TRAINING, p->prop_kind == SDPA_FORWARD_TRAINING);
@@ -352,6 +353,7 @@ static sdpa_status_t xe_choose(fwd_context_t *ctx, sdpa_fwd_plan_t *plan, int *a
     if (!variant) /* sdpa_fwd_xe_config_check has found it */
         return sdpa_fail(SDPA_ERROR_INVALID_CONFIG, "%s: no SPIR-V variant", plan->source.text);
     snprintf(plan->variant, sizeof(plan->variant), "%s", variant);
+    plan->xe_kv_surf_per_block = sdpa_fwd_xe_kv_surf_per_block(ctx->problem, ctx->shape, &ctx->xe);
     return SDPA_SUCCESS;
 }
 

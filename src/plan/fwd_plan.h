@@ -64,6 +64,8 @@ typedef struct sdpa_fwd_plan {
     sdpa_fwd_config_t config;
     /* All 0 unless kind is SDPA_FWD_KIND_PORTABLE. */
     sdpa_fwd_portable_options_t portable;
+    /* SDPA_FWD_KIND_XE only: sdpa_fwd_xe_kv_surf_per_block (else 0). */
+    int xe_kv_surf_per_block;
     /* Every forward constant of spec_constants.def. Call
      * sdpa_spec_values_ze(&plan->constants) for ze_module_constants_t after
      * the plan has reached its final address. */

@@ -212,6 +212,59 @@ START_TEST(plan_geometry)
 }
 END_TEST
 
+/* XE_KV_SURF_PER_BLOCK: on Xe-HPC's rows (natively and emulated) for K and
+ * V in Q's dtype up to head size 128 without a mask buffer; nowhere else. */
+static int kv_surf_per_block(const sdpa_problem_desc_t *p, const sdpa_shape_t *s,
+                             const sdpa_device_info_t *device)
+{
+    sdpa_fwd_plan_t plan;
+    plan_ok(p, s, device, &plan);
+    const int on = sdpa_spec_values_get_bool(&plan.constants, SDPA_SC_XE_KV_SURF_PER_BLOCK);
+    ck_assert_int_eq(on, plan.xe_kv_surf_per_block);
+    ck_assert(!on || plan.kind == SDPA_FWD_KIND_XE);
+    return on;
+}
+
+START_TEST(kv_surface_per_block)
+{
+    sdpa_problem_desc_t p;
+    sdpa_shape_t s;
+    const int heads[] = {32, 64, 128};
+    for (int i = 0; i < 3; i++) {
+        fixture_problem(SDPA_DTYPE_F16, 1, 4, 4, 100, 200, heads[i], &p, &s);
+        ck_assert(kv_surf_per_block(&p, &s, &dev.pvc));
+        ck_assert(!kv_surf_per_block(&p, &s, &dev.bmg));
+        ck_assert(!kv_surf_per_block(&p, &s, &dev.dg2));
+        ck_assert(!kv_surf_per_block(&p, &s, &dev.tgl));
+        ck_assert(!kv_surf_per_block(&p, &s, &dev.cpu)); /* the portable kernel */
+    }
+    fixture_problem(SDPA_DTYPE_BF16, 1, 32, 4, 1, 4000, 128, &p, &s); /* decode */
+    ck_assert(kv_surf_per_block(&p, &s, &dev.pvc));
+    p.prop_kind = SDPA_FORWARD_TRAINING;
+    p.dropout.enabled = 1;
+    ck_assert(kv_surf_per_block(&p, &s, &dev.pvc));
+
+    /* The emulation on the CPU takes Xe-HPC's rows and the constant. */
+    fixture_problem(SDPA_DTYPE_F16, 1, 4, 4, 100, 200, 64, &p, &s);
+    dev.cpu.kernels = SDPA_KERNELS_XE;
+    ck_assert(kv_surf_per_block(&p, &s, &dev.cpu));
+    dev.cpu.kernels = SDPA_KERNELS_XE_HPG;
+    ck_assert(!kv_surf_per_block(&p, &s, &dev.cpu));
+
+    /* Not with a mask buffer, at head size 256 or with converted K. */
+    p.mask_kind = SDPA_MASK_BUFFER;
+    p.mask = fixture_tensor(SDPA_DTYPE_F16, 1, 1, 100, 200);
+    ck_assert(!kv_surf_per_block(&p, &s, &dev.pvc));
+    fixture_problem(SDPA_DTYPE_F16, 1, 4, 4, 100, 200, 256, &p, &s);
+    ck_assert(!kv_surf_per_block(&p, &s, &dev.pvc));
+    fixture_problem(SDPA_DTYPE_F16, 1, 8, 2, 100, 300, 128, &p, &s);
+    p.k.dtype = p.v.dtype = SDPA_DTYPE_S8;
+    p.k_quant = p.v_quant =
+            (sdpa_quant_desc_t){SDPA_QUANT_PER_TENSOR, SDPA_DTYPE_F32, SDPA_QUANT_NONE, 0, 0};
+    ck_assert(!kv_surf_per_block(&p, &s, &dev.pvc));
+}
+END_TEST
+
 /* SDPA_CONFIG forces any row: a fast-path configuration runs the fast path,
  * a portable one the portable kernel, a bad one fails. */
 START_TEST(override_chooses_the_kernel)
@@ -268,6 +321,7 @@ int main(void)
             TEST_ONCE(devices_and_kernel_sets),
             TEST_ONCE(problems_it_does_not_serve),
             TEST_ONCE(plan_geometry),
+            TEST_ONCE(kv_surface_per_block),
             TEST_ONCE(override_chooses_the_kernel),
             TEST_ONCE(config_rules),
     };

@@ -35,6 +35,13 @@ int sdpa_fwd_xe_serves(const sdpa_problem_desc_t *p, const sdpa_shape_t *shape,
     return 1;
 }
 
+int sdpa_fwd_xe_kv_surf_per_block(const sdpa_problem_desc_t *p, const sdpa_shape_t *shape,
+                                  const sdpa_xe_target_t *t)
+{
+    return t->rows_class == SDPA_DEVICE_CLASS_XE_HPC && t->subgroup_size == 16 && !t->convert_kv &&
+           p->mask_kind != SDPA_MASK_BUFFER && shape->head_size <= 128;
+}
+
 /* The build-time fields of config's variant on target (variants.def). */
 static sdpa_spirv_fields_t variant_fields(const sdpa_fwd_config_t *c, const sdpa_xe_target_t *t)
 {

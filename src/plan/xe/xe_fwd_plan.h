@@ -63,6 +63,14 @@ sdpa_status_t sdpa_fwd_xe_config_check(const sdpa_fwd_config_t *config,
                                        const sdpa_device_info_t *device, int64_t head_size,
                                        const char *source);
 
+/* 1 if the kernel gives each 8-key block of K and each 16 head-dim columns
+ * of V their own 2D-load surface (XE_KV_SURF_PER_BLOCK): on Xe-HPC rows, whose loads carry their
+ * coordinates in the payload (Xe2 and Xe3 take constant offsets in the
+ * message instead), for K and V in Q's dtype up to head size 128; not with a
+ * mask buffer nor at head size 256, where it has not been measured. */
+int sdpa_fwd_xe_kv_surf_per_block(const sdpa_problem_desc_t *problem, const sdpa_shape_t *shape,
+                                  const sdpa_xe_target_t *target);
+
 /* The forward for sdpa_xe_config_choose: this table, QUANTIZED_SDPA_CONFIG
  * for quantized K/V else SDPA_CONFIG, sdpa_fwd_xe_config_check. */
 extern const sdpa_xe_direction_t sdpa_fwd_xe_direction;
