@@ -172,7 +172,13 @@
 #define SDPA_XE_BWD_TILES_BYTES(d, keys, queries)                                                  \
     (4 * (keys) * SDPA_XE_KV_LD(d) + 8 * (queries) * SDPA_XE_KV_LD(d) +                          \
      2 * (3 * (keys) + 8) * (queries) + 8 * (queries))
-#define SDPA_XE_BWD_SLM_BYTES(d, bc) SDPA_XE_BWD_TILES_BYTES(d, bc, SDPA_XE_BWD_QUERIES)
+/* K^T of sdpa_xe_bwd's Bc keys as dQ^T's A operands, staged once in ATOMIC
+ * mode: [D / 8][Bc / 16][8][16] 16-bit (Bc rounded up to 16 with zero
+ * keys), one block read per operand. */
+#define SDPA_XE_BWD_KT_BYTES(d, bc) (2 * (((bc) + 15) / 16 * 16) * SDPA_XE_D_PAD(d))
+#define SDPA_XE_BWD_SLM_BYTES(d, bc, atomic)                                                       \
+    (SDPA_XE_BWD_TILES_BYTES(d, bc, SDPA_XE_BWD_QUERIES) +                                         \
+     ((atomic) ? SDPA_XE_BWD_KT_BYTES(d, bc) : 0))
 #define SDPA_XE_BWD_DQ_SLM_BYTES(d, keys, bq) SDPA_XE_BWD_TILES_BYTES(d, keys, bq)
 
 #endif /* SDPA_SPIRV_KERNEL_ABI_XE_H */

@@ -110,6 +110,9 @@ typedef struct xe_bwd_tiles {
      * is 16 keys however many a sub-group has). */
     local ushort *pz, *ds, *ds2;
     local float *lse2, *di;
+    /* K^T of sdpa_xe_bwd's keys (ATOMIC mode): dQ^T's A operands,
+     * SDPA_XE_BWD_KT_BYTES after the tiles above. */
+    local ushort *kt;
     int ld, queries;
     int kv_rows; /* rows of K and V, in the blocked layout (sdpa_xe_bwd_tile_index) */
 } xe_bwd_tiles;
@@ -131,6 +134,7 @@ static inline xe_bwd_tiles xe_bwd_tiles_of(local uint *slm, int keys, int querie
     t.ds2 = t.ds + keys * queries;
     t.lse2 = (local float *)(t.ds2 + (keys + 8) * queries);
     t.di = t.lse2 + queries;
+    t.kt = (local ushort *)(t.di + queries);
     return t;
 }
 
@@ -429,18 +433,59 @@ static inline __attribute__((always_inline)) sdpa_xe_a8 xe_bwd_a_kt(const privat
     return sdpa_xe_a_from_runs(run0, run1);
 }
 
+/* dS^T as the B operand of dQ^T: key rows kr0 .. kr0 + 15 (pairs) by the
+ * queries at score columns c0 .. (one lane block); one block read where a
+ * tile row is one lane block (16 queries on 16 lanes). */
+static inline __attribute__((always_inline)) int8 xe_bwd_b_ds(const private xe_bwd_tiles *t,
+                                                              int kr0, int c0)
+{
+    return t->queries == SUBGROUP_SIZE
+                   ? as_int8(sdpa_xe_local_read8((const local uint *)t->ds2 +
+                                                 (kr0 / 2) * SUBGROUP_SIZE + c0))
+                   : sdpa_xe_b_rows(t->ds2, t->queries, kr0, c0);
+}
+
 /* dQ^T rows d0 .. d0 + 7 of the queries at score columns c0 .. (one lane
- * block) += K^T dS^T over the KEYS keys from key tile row kr0. The dS^T
- * pairs are one block read where a tile row is one lane block (16 queries
- * on 16 lanes). */
+ * block) += K^T dS^T over the KEYS keys from key tile row kr0. */
 static inline __attribute__((always_inline)) float8
 xe_bwd_dq_block(const private xe_bwd_tiles *t, int kr0, int c0, int d0, float8 acc)
 {
-    const int8 b = t->queries == SUBGROUP_SIZE
-                           ? as_int8(sdpa_xe_local_read8((const local uint *)t->ds2 +
-                                                         (kr0 / 2) * SUBGROUP_SIZE + c0))
-                           : sdpa_xe_b_rows(t->ds2, t->queries, kr0, c0);
-    return sdpa_xe_mad(xe_bwd_a_kt(t, kr0, d0), b, acc);
+    return sdpa_xe_mad(xe_bwd_a_kt(t, kr0, d0), xe_bwd_b_ds(t, kr0, c0), acc);
+}
+
+/*
+ * Stages K^T of the Bc = t->kv_rows keys of sdpa_xe_bwd from its K tile
+ * (staged, and a barrier passed) into t->kt, [D / 8][Bc / 16][8][16]:
+ * the A operand of head-dim rows d0 .. d0 + 7 and keys 16 kb .. is then
+ * 128 consecutive elements, one block read, where gathering it from the K
+ * tile costs a read per lane and operand on every query block.
+ */
+static inline void xe_bwd_stage_kt(const private xe_bwd_tiles *t, int d)
+{
+    const int kblocks = (t->kv_rows + 15) / 16;
+    const int total = kblocks * 16 * SDPA_XE_D_PAD(d);
+    const int cpitch = 16 * t->kv_rows;
+    for (int i = get_sub_group_id() * SUBGROUP_SIZE + get_sub_group_local_id(); i < total;
+         i += xe_bwd_subgroups() * SUBGROUP_SIZE) {
+        const int blk = i >> 7, b = blk / kblocks;
+        const int key = (blk - b * kblocks) * 16 + (i & 15), col = 8 * b + ((i >> 4) & 7);
+        t->kt[i] = key < t->kv_rows ? t->k[sdpa_xe_bwd_tile_index(16, cpitch, key, col)] : 0;
+    }
+}
+
+/* dQ^T rows d0 .. d0 + 7 (a multiple of 8) of the queries at score columns
+ * c0 .. (one lane block) = K^T dS^T over all Bc keys of sdpa_xe_bwd, from
+ * t->kt: one product per 16 keys. */
+static inline __attribute__((always_inline)) float8
+xe_bwd_dq_all_keys(const private xe_bwd_tiles *t, int kblocks, int c0, int d0)
+{
+    float8 acc = 0.0f;
+    const local ushort *a = t->kt + (d0 / 8) * kblocks * 128;
+    /* kblocks is a specialization constant's: no unroll pragma (it would
+     * fail before specialization), IGC unrolls. */
+    for (int kb = 0; kb < kblocks; kb++)
+        acc = sdpa_xe_mad(xe_bwd_a_score_rows(a + kb * 128, 0), xe_bwd_b_ds(t, 16 * kb, c0), acc);
+    return acc;
 }
 
 /* Zeroes the 8 rows of dS^T pairs after the last of `keys` key rows, which
@@ -515,19 +560,23 @@ xe_bwd_query_block(const private xe_bwd_tiles *t, const private sdpa_bwd_problem
     }
 
     /* dQ^T += factor K^T dS^T, added atomically (ATOMIC mode): each lane
-     * adds its query's 8 columns of a block at once. */
+     * adds its query's 8 columns of a block at once. The key groups of the
+     * sub-group's columns split their 8-row blocks f and each sums all Bc
+     * keys (K^T staged): one atomic add per element and work-group instead
+     * of one per key group. */
     if (!SC(DETERMINISTIC)) {
+        const int kgroups = SC(WG_N_DBC), kblocks = (SDPA_XE_KEYS * kgroups + 15) / 16;
         SDPA_XE_TILE_LOOP
         for (int qb = 0; qb < XE_QB; qb++) {
             const int q = q0 + qb * SUBGROUP_SIZE + lane;
             global float *dq_row = dq_head + (long)sdpa_imin(q, x->sq - 1) * ly->dq.s2;
             SDPA_XE_TILE_LOOP
-            for (int f = 0; f < XE_DB; f++) {
-                const int d0 = pl->d0 + 8 * f;
-                if (d0 < x->d)
+            for (int f0 = 0; f0 < XE_DB; f0++) {
+                /* f0 += kgroups, in a loop that unrolls before specialization. */
+                const int f = f0 + pl->n, d0 = pl->d0 + 8 * f;
+                if (f0 % kgroups == 0 && f < XE_DB && d0 < x->d)
                     xe_bwd_add8(dq_row, d0, ly->dq.s3, x->d, q < x->sq,
-                                xe_bwd_dq_block(t, pl->kr0, qb * SUBGROUP_SIZE, d0, (float8)0.0f) *
-                                        x->factor);
+                                xe_bwd_dq_all_keys(t, kblocks, qb * SUBGROUP_SIZE, d0) * x->factor);
             }
         }
     }
@@ -558,6 +607,10 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_xe_bw
                            ly.v.s3, bc, keys, SDPA_XE_D_PAD(D), D, sg_id, n_sg);
 
     xe_bwd_zero_ds_pad(&t, bc);
+    if (!SC(DETERMINISTIC)) {
+        barrier(CLK_LOCAL_MEM_FENCE); /* K staged; the walk's first barrier guards K^T */
+        xe_bwd_stage_kt(&t, D);
+    }
     float8 dk[XE_KB][XE_EB], dv[XE_KB][XE_EB];
     SDPA_XE_TILE_LOOP
     for (int kb = 0; kb < XE_KB; kb++)

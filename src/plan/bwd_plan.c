@@ -232,7 +232,9 @@ static sdpa_status_t set_geometry(sdpa_bwd_plan_t *plan, const sdpa_shape_t *sha
         const int64_t bq = (int64_t)SDPA_XE_BWD_QUERIES * c->wg_m_bcbr;
         plan->local_size[1] = (uint32_t)(c->wg_m_dbc * c->wg_n_dbc);
         plan->dq_groups[0] = div_up(shape->q_len, bq);
-        plan->slm_bytes = (uint32_t)SDPA_XE_BWD_SLM_BYTES(shape->head_size, bc);
+        /* K^T for dQ^T unless dQ has its own pass. */
+        plan->slm_bytes =
+                (uint32_t)SDPA_XE_BWD_SLM_BYTES(shape->head_size, bc, !plan->dq_pass);
         plan->dq_slm_bytes =
                 (uint32_t)SDPA_XE_BWD_DQ_SLM_BYTES(shape->head_size, (int64_t)c->unroll_m_bcbr, bq);
     }

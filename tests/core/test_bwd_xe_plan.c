@@ -148,16 +148,20 @@ START_TEST(plan_geometry)
     /* 2 key groups of 16 keys x 8 column slices of 16: 16 sub-groups. */
     /* ceil(2000 / 32) key groups. */
     ck_assert_launch(plan.local_size, plan.main_groups, 16, 16, 1, 63, 16, 2);
-    ck_assert_uint_eq(plan.slm_bytes, SDPA_XE_BWD_SLM_BYTES(128, 32));
+    ck_assert_uint_eq(plan.slm_bytes, SDPA_XE_BWD_SLM_BYTES(128, 32, 1));
     /* K, V: 32 rows of 136; Q, dO twice: 16 rows; P^T Z, dS^T, dS^T pairs
-     * (+8 rows); LSE and D_i. */
-    ck_assert_uint_eq(plan.slm_bytes, 4 * 32 * 136 + 8 * 16 * 136 + 2 * (3 * 32 + 8) * 16 + 8 * 16);
+     * (+8 rows); LSE and D_i; K^T: 128 rows of 32 keys. */
+    ck_assert_uint_eq(plan.slm_bytes, 4 * 32 * 136 + 8 * 16 * 136 + 2 * (3 * 32 + 8) * 16 + 8 * 16 +
+                                              2 * 128 * 32);
     ck_assert(plan.dq_target != SDPA_BWD_TARGET_NONE);
 
     p.deterministic = 1;
     plan_ok(&p, &s, &dev.pvc, &plan);
     ck_assert_ptr_nonnull(strstr(plan.config_string, " deterministic "));
     ck_assert_int_eq(plan.dq_target, SDPA_BWD_TARGET_NONE);
+    /* dQ in its own pass: no K^T in the main kernel's local memory. */
+    ck_assert_uint_eq(plan.slm_bytes, SDPA_XE_BWD_SLM_BYTES(128, 32, 0));
+    ck_assert_uint_eq(plan.slm_bytes, 4 * 32 * 136 + 8 * 16 * 136 + 2 * (3 * 32 + 8) * 16 + 8 * 16);
     ck_assert_uint_eq(plan.dq_groups[0], 64); /* ceil(2048 / 32) */
     ck_assert_uint_eq(plan.dq_slm_bytes, SDPA_XE_BWD_DQ_SLM_BYTES(128, 16, 32));
     ck_assert_uint_eq(plan.dq_slm_bytes,

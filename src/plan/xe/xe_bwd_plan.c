@@ -85,9 +85,10 @@ sdpa_status_t sdpa_bwd_xe_config_check(const sdpa_bwd_config_t *c, const sdpa_xe
         return BREAKS("unroll_m_DBc * wg_m_DBc >= head size", "%d * %d = %" PRId64 " < %" PRId64,
                       c->unroll_m_dbc, c->wg_m_dbc, bd, head_size);
     const sdpa_spirv_fields_t fields = variant_fields(c, t, device);
-    /* The main kernel's or the dQ pass's local memory, the larger. */
+    /* The main kernel's local memory (with K^T, as in ATOMIC mode) or the
+     * dQ pass's, the larger. */
     const int64_t bc = (int64_t)c->unroll_m_bcbr * c->wg_m_bcbr;
-    const int64_t slm_main = SDPA_XE_BWD_SLM_BYTES(head_size, bc);
+    const int64_t slm_main = SDPA_XE_BWD_SLM_BYTES(head_size, bc, 1);
     const int64_t slm_dq = SDPA_XE_BWD_DQ_SLM_BYTES(head_size, (int64_t)c->unroll_m_bcbr,
                                                     (int64_t)q * c->wg_m_bcbr);
     return sdpa_xe_check_launch(SDPA_XE_BWD_SOURCE, &fields, t->subgroup_size,
