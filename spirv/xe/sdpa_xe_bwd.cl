@@ -62,14 +62,6 @@
 #error "SDPA_XE_DSUB (head-dim columns per sub-group) must be a multiple of the sub-group size"
 #endif
 
-/* Register-tile loops: unrolled on the GPU, loops in the emulated variant
- * (see sdpa_xe_fwd.cl). */
-#ifdef SDPA_XE_EMULATE
-#define SDPA_XE_TILE_LOOP
-#else
-#define SDPA_XE_TILE_LOOP _Pragma("unroll")
-#endif
-
 #define XE_QB (SDPA_XE_BWD_QUERIES / SUBGROUP_SIZE) /* lane blocks of a query block */
 #define XE_KB (SDPA_XE_KEYS / 8)                    /* 8-key row blocks of S^T */
 #define XE_EB (SDPA_XE_DSUB / SUBGROUP_SIZE)        /* lane blocks of dK, dV columns */

@@ -66,17 +66,6 @@
 #error "SDPA_XE_DSUB (head-dim rows of O per sub-group) must be a multiple of 8"
 #endif
 
-/* The loops over a register tile's blocks: unrolled on the GPU, where every
- * block must be a register (a block indexed at run time would live in
- * memory); left loops in the emulated variant, where memory is as good and
- * the unrolled emulation of every product would take the CPU compiler
- * minutes to build. */
-#ifdef SDPA_XE_EMULATE
-#define SDPA_XE_TILE_LOOP
-#else
-#define SDPA_XE_TILE_LOOP _Pragma("unroll")
-#endif
-
 #define XE_S_BLOCKS (SDPA_XE_KEYS / 8) /* 8-key row blocks of S^T */
 #define XE_P_CHUNKS (SDPA_XE_KEYS / 16) /* 16-key chunks of P (the products' K) */
 #define XE_O_BLOCKS (SDPA_XE_DSUB / 8) /* 8-row blocks of O^T (or of O) */

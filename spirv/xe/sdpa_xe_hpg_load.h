@@ -18,8 +18,8 @@
  *
  * V^T: see sdpa_xe_hpg_pv below.
  *
- * Included by sdpa_xe_fwd.cl after its tile macros (XE_S_BLOCKS,
- * SDPA_XE_TILE_LOOP).
+ * Included by sdpa_xe_fwd.cl after its tile macros (XE_S_BLOCKS; the
+ * tile loops, SDPA_XE_TILE_LOOP, come from sdpa_xe_tile.h).
  */
 #ifndef SDPA_SPIRV_XE_HPG_LOAD_H
 #define SDPA_SPIRV_XE_HPG_LOAD_H

@@ -39,6 +39,17 @@ typedef int8 sdpa_xe_a8; /* A operand with 8 rows: two 16-bit elements per lane 
 #error "the fast path exists for sub-groups of 8 and 16"
 #endif
 
+/* The loops over a register tile's blocks: unrolled on the GPU, where every
+ * block must be a register (a block indexed at run time would live in
+ * memory); left loops in the emulated variant, where memory is as good and
+ * the unrolled emulation of every product would take the CPU compiler
+ * minutes to build. */
+#ifdef SDPA_XE_EMULATE
+#define SDPA_XE_TILE_LOOP
+#else
+#define SDPA_XE_TILE_LOOP _Pragma("unroll")
+#endif
+
 /* Component m of a vector held in private memory (m a constant after
  * unrolling, so the access is a register). */
 #define SDPA_XE_AT(vec, elem_t, m) (((private elem_t *)&(vec))[m])
