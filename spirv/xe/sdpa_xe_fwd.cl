@@ -137,11 +137,7 @@ sdpa_xe_fwd_k_operand(const global void *K, long k_head, long ks2, long ks3, int
         SDPA_XE_AT(comp, uint, m) =
                 sdpa_xe_chunk_element(K, k_head + key * ks2, c0, d, f, token0 + key, block);
     }
-#if SUBGROUP_SIZE == 16
-    return as_short8(convert_ushort8(comp));
-#else
-    return as_int8(comp);
-#endif
+    return sdpa_xe_a_of_words(comp);
 }
 
 /* The A operand of O^T = V^T P: head-dim rows d0 .. d0 + 7 (zero past d) by

@@ -213,6 +213,17 @@ static inline sdpa_xe_a8 sdpa_xe_a_from_runs(ushort8 even, ushort8 odd)
 #endif
 }
 
+/* The A operand whose row m lane l holds in word m: the low 16 bits with
+ * 16 lanes, both halves (two K elements) with 8. */
+static inline __attribute__((always_inline)) sdpa_xe_a8 sdpa_xe_a_of_words(uint8 comp)
+{
+#if SUBGROUP_SIZE == 16
+    return as_short8(convert_ushort8(comp));
+#else
+    return as_int8(comp);
+#endif
+}
+
 /*
  * Operands from a tile of 16-bit operand bits in local memory, row-major
  * with `ld` elements per row (ld even, so that 32-bit reads stay aligned).
@@ -243,11 +254,7 @@ static inline __attribute__((always_inline)) sdpa_xe_a8 sdpa_xe_a_rows(const loc
         SDPA_XE_AT(comp, uint, m) =
                 SUBGROUP_SIZE == 16 ? (uint)row[lane] : ((const local uint *)row)[lane];
     }
-#if SUBGROUP_SIZE == 16
-    return as_short8(convert_ushort8(comp));
-#else
-    return as_int8(comp);
-#endif
+    return sdpa_xe_a_of_words(comp);
 }
 
 static inline __attribute__((always_inline)) sdpa_xe_a8
