@@ -163,9 +163,12 @@ static void build_problem_set(problem_set_t *set)
         for (size_t ti = 0; ti < COUNT(float_dtypes); ti++) {
             const sdpa_dtype_t dt = float_dtypes[ti];
             const int f16 = dt == SDPA_DTYPE_F16;
+            /* bf16 also at the Llama bench shape (D128 causal): the gate's
+             * targets hold for f16 and bf16. */
             for (size_t mi = 0; mi < COUNT(masks); mi++)
                 add(set, "fwd", SDPA_FORWARD_INFERENCE, dt, d, masks[mi], "")->in_ci =
-                        f16 || masks[mi] == SDPA_MASK_NONE;
+                        f16 || masks[mi] == SDPA_MASK_NONE ||
+                        (dt == SDPA_DTYPE_BF16 && d == 128 && masks[mi] == SDPA_MASK_CAUSAL_TOP_LEFT);
             decode(add(set, "decode", SDPA_FORWARD_INFERENCE, dt, d, SDPA_MASK_NONE, " gqa4"))
                     ->in_ci = f16;
             add(set, "train", SDPA_FORWARD_TRAINING, dt, d, SDPA_MASK_CAUSAL_TOP_LEFT, "")->in_ci =
@@ -183,6 +186,9 @@ static void build_problem_set(problem_set_t *set)
                                 SDPA_MASK_CAUSAL_TOP_LEFT, " dropout");
         p->dropout = 1;
         add(set, "bwd", SDPA_BACKWARD, SDPA_DTYPE_F16, d, SDPA_MASK_CAUSAL_TOP_LEFT, " atomic");
+        if (d == 128) /* the Llama bench shape in bf16 */
+            add(set, "bwd", SDPA_BACKWARD, SDPA_DTYPE_BF16, d, SDPA_MASK_CAUSAL_TOP_LEFT,
+                " atomic");
         add(set, "bwd", SDPA_BACKWARD, SDPA_DTYPE_F16, d, SDPA_MASK_BUFFER, " atomic")->in_ci = 0;
         for (int det = 0; det <= 1; det++) {
             p = add(set, "bwd", SDPA_BACKWARD, SDPA_DTYPE_F16, d, SDPA_MASK_CAUSAL_TOP_LEFT,

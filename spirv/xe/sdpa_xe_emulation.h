@@ -38,6 +38,23 @@ static inline float sdpa_xe_emu_bf16(uint bits)
     return sdpa_bf16_to_f32((ushort)bits);
 }
 
+/* IGC's f32 to bf16 built-ins (sdpa_xe_intel.h): round to nearest even, as
+ * the GPU's conversion does. */
+/* sdpa_f32_to_bf16 on 16 values at once. */
+static inline short16 __builtin_IB_ftobf_16(float16 a)
+{
+    const uint16 bits = as_uint16(a);
+    const uint16 nearest = (bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16;
+    const uint16 quiet_nan = (bits >> 16) | 0x40u;
+    return as_short16(convert_ushort16(select(nearest, quiet_nan, (bits & 0x7fffffffu) > 0x7f800000u)));
+}
+
+static inline short8 __builtin_IB_ftobf_8(float8 a)
+{
+    const short16 both = __builtin_IB_ftobf_16((float16)(a, a));
+    return both.lo;
+}
+
 /*
  * Defines name(a_t a, int8 b, acc_t acc) with M rows: a and acc are viewed
  * as arrays of M components (a vector parameter is private memory); the

@@ -90,6 +90,16 @@ uint8 __builtin_IB_subgroup_block_read_flat_transform_u16_k16(long base_address,
                                                               int pitch_minus_one_bytes,
                                                               int2 coord);
 
+/* f32 to bf16 bits rounded to nearest even: IGC's own built-ins (oneDNN's
+ * kernels use them), one mov each on the GPU, where sdpa_f32_to_bf16's
+ * integer rounding costs five instructions an element. For whole
+ * registers of P and dS only: a call (convergent, to clang) keeps the
+ * staging loops of run-time trip count from being unrolled. The public
+ * intel_convert_bfloat16_as_ushort needs SPV_INTEL_bfloat16_conversion,
+ * which Debian 12's SPIR-V tools reject. */
+short8 __builtin_IB_ftobf_8(float8 a) __attribute__((const));
+short16 __builtin_IB_ftobf_16(float16 a) __attribute__((const));
+
 /* --- cl_intel_subgroup_matrix_multiply_accumulate ------------------------- */
 /* The forms the kernels use, for both sub-group sizes: M = 1, 2, 4, 8 rows,
  * f16 or bf16 sources, f32 accumulator; with 16 lanes also an accumulator in

@@ -20,7 +20,8 @@
  *   xe_local_block_4: the backward's 4-component local block read, its
  *     16-bit 4-component and 32-bit 2-component writes, and their refusal
  *     of a misaligned address;
- *   xe_block2d_* (sub-group 16): the emulated 2D block loads.
+ *   xe_block2d_* (sub-group 16): the emulated 2D block loads;
+ *   xe_ftobf: IGC's f32 to bf16 conversions (16 and 8 values a call).
  *
  * Built only as the emulated variant (-DSDPA_XE_EMULATE) for the CPU device,
  * once per sub-group size: sdpa_xe_probe-emu.0.8 and sdpa_xe_probe-emu.0.16.
@@ -334,3 +335,17 @@ xe_block2d_transform_u16_k16(const global uchar *mem, long base_offset, int widt
         dst[r * 16 + get_sub_group_local_id()] = (ushort)(vp[r / 2] >> (16 * (r % 2)));
 }
 #endif
+
+/*
+ * IGC's f32 to bf16 conversions (sdpa_xe_intel.h): work-item i converts
+ * x[16 i .. 16 i + 15] with __builtin_IB_ftobf_16 into y[16 i ..], and the
+ * first 8 of them again with __builtin_IB_ftobf_8 into y8[8 i ..].
+ */
+__attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void
+xe_ftobf(const global float *x, global ushort *y, global ushort *y8)
+{
+    const size_t i = get_global_id(0);
+    const float16 v = vload16(i, x);
+    vstore16(as_ushort16(__builtin_IB_ftobf_16(v)), i, y);
+    vstore8(as_ushort8(__builtin_IB_ftobf_8(v.lo)), i, y8);
+}

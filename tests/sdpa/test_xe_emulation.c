@@ -22,7 +22,8 @@
  * block write stores it back so, and refuses an address not on 16 bytes); the
  * emulated 2D block loads deliver element (y + r, x + lane) of their surface
  * in component r (in pairs of rows with the transform), zero outside it, and
- * poison every call that breaks a constraint the hardware documents.
+ * poison every call that breaks a constraint the hardware documents; the
+ * f32 to bf16 conversions round to the nearest bf16, ties to even.
  */
 #include <check.h>
 #include <math.h>
@@ -705,6 +706,84 @@ START_TEST(block2d_rejects)
 }
 END_TEST
 
+/* --- f32 to bf16 ------------------------------------------------------------------ */
+
+/* A bf16 magnitude (sign bit clear) in double; the infinity stands at 2^128,
+ * where the rounding of the largest f32 values puts it. */
+static double bf16_magnitude(uint16_t m)
+{
+    const int exp = m >> 7, mant = m & 0x7f;
+    if (exp == 0)
+        return ldexp(mant, -133);
+    if (exp == 255)
+        return ldexp(1, 128);
+    return ldexp(128 + mant, exp - 134);
+}
+
+/* The bf16 bits nearest to the finite f32 of `bits`, ties to the even
+ * significand: of its two bf16 neighbours, compared in double. */
+static uint16_t bf16_nearest(uint32_t bits)
+{
+    float x;
+    memcpy(&x, &bits, sizeof(x));
+    const uint16_t below = (uint16_t)(bits >> 16); /* toward zero */
+    if ((bits & 0xffffu) == 0)
+        return below;
+    const uint16_t above = (uint16_t)(below + 1); /* away from zero */
+    const double ax = fabs((double)x);
+    const double d_below = ax - bf16_magnitude(below & 0x7fff);
+    const double d_above = bf16_magnitude(above & 0x7fff) - ax;
+    if (d_below != d_above)
+        return d_below < d_above ? below : above;
+    return (below & 1) ? above : below;
+}
+
+/* __builtin_IB_ftobf_16 and _8 (emulated on the CPU device) on random bit
+ * patterns (every exponent, NaNs, infinities, subnormals), exact ties of
+ * both parities, signed zeros and the largest finite values. */
+START_TEST(f32_to_bf16)
+{
+    const uint32_t sg = _i ? 16 : 8;
+    probe_t *p = probe_for(sg);
+    const uint32_t groups = 64;
+    const size_t n = (size_t)groups * sg * 16;
+    uint32_t *x = test_alloc(&suite_env, n * sizeof(*x));
+    uint16_t *y = test_alloc(&suite_env, n * sizeof(*y));
+    uint16_t *y8 = test_alloc(&suite_env, n / 2 * sizeof(*y8));
+    static const uint32_t special[] = {0x00000000u, 0x80000000u, 0x7f800000u, 0xff800000u,
+                                       0x7fc00000u, 0xffc00001u, 0x7f800001u, 0x7f7fffffu,
+                                       0xff7fffffu, 0x7f7f8000u, 0x7f7f7fffu, 0x00000001u,
+                                       0x00008000u, 0x00018000u, 0x3f808000u, 0x3f818000u};
+    test_rng_t rng = {.state = 0x5eed0bf16u + sg};
+    for (size_t i = 0; i < n; i++) {
+        uint32_t bits = (uint32_t)rng_next(&rng);
+        if (i % 4 == 1) /* a tie */
+            bits = (bits & 0xffff0000u) | 0x8000u;
+        x[i] = i < sizeof(special) / sizeof(special[0]) ? special[i] : bits;
+    }
+    const void *args[3] = {&x, &y, &y8};
+    const size_t sizes[3] = {sizeof(x), sizeof(y), sizeof(y8)};
+    launch(p, "xe_ftobf", groups, 3, args, sizes);
+    for (size_t i = 0; i < n; i++) {
+        const uint16_t got[2] = {y[i], i % 16 < 8 ? y8[i / 16 * 8 + i % 16] : y[i]};
+        for (int form = 0; form < 2; form++) {
+            if ((x[i] & 0x7fffffffu) > 0x7f800000u) /* NaN: a NaN of the same sign */
+                ck_assert_msg((got[form] & 0x7f80) == 0x7f80 && (got[form] & 0x7f) != 0 &&
+                                      (got[form] >> 15) == (x[i] >> 31),
+                              "sg%u ftobf_%d(0x%08x) = 0x%04x, not a NaN of its sign", sg,
+                              form ? 8 : 16, x[i], got[form]);
+            else
+                ck_assert_msg(got[form] == bf16_nearest(x[i]),
+                              "sg%u ftobf_%d(0x%08x) = 0x%04x, nearest 0x%04x", sg, form ? 8 : 16,
+                              x[i], got[form], bf16_nearest(x[i]));
+        }
+    }
+    test_free(&suite_env, y8);
+    test_free(&suite_env, y);
+    test_free(&suite_env, x);
+}
+END_TEST
+
 static void release_probes(void)
 {
     for (int i = 0; i < 2; i++) {
@@ -733,6 +812,7 @@ static Suite *xe_emulation_suite(void)
     tcase_add_loop_test(t, local_block_write_8, 0, 2);
     tcase_add_test(t, block2d_loads);
     tcase_add_test(t, block2d_rejects);
+    tcase_add_loop_test(t, f32_to_bf16, 0, 2);
     suite_add_tcase(s, t);
     return s;
 }
