@@ -176,9 +176,9 @@ xe_bwd_pair_surfaces_of(const private sdpa_bwd_problem *x, int head, int rows, c
 }
 
 /* Stages Q, dO, LSE and D_i of queries [q0, q0 + count) (rows past sq are
- * zero; D_i 0 and LSE -inf there, so that P is 0): with 2D block loads if
- * use_2d (sdpa_xe_bwd passes a constant on each of its two loops), else row
- * by row. */
+ * zero; D_i 0 and LSE -inf there, so that P is 0; LSE and D_i only if ws is
+ * set): with 2D block loads if use_2d (sdpa_xe_bwd passes a constant on
+ * each of its two loops), else row by row. */
 static inline __attribute__((always_inline)) void
 xe_bwd_stage_queries(const private xe_bwd_tiles *t, const private sdpa_bwd_problem *x, int q0,
                      int count, bool use_2d, const private xe_bwd_pair_surfaces *s,
@@ -211,12 +211,52 @@ xe_bwd_stage_queries(const private xe_bwd_tiles *t, const private sdpa_bwd_probl
                                das->s2, das->s3, count, rows, SDPA_XE_D_PAD(x->d), x->d, sg_id,
                                n_sg);
     }
+    if (!ws)
+        return; /* sdpa_xe_bwd reads LSE and D_i in the score units */
     const long row0 = ((long)x->b * x->hq + x->h) * x->sq + q0;
     for (int r = sg_id * SUBGROUP_SIZE + get_sub_group_local_id(); r < count;
          r += n_sg * SUBGROUP_SIZE) {
         t->lse2[r] = r < rows ? ws[row0 + r] * SDPA_LOG2E : -INFINITY;
         t->di[r] = r < rows ? d_i[row0 + r] : 0.0f;
     }
+}
+
+/*
+ * Dropout of a score unit's 4 keys of one query (XE_RM = 4): the random
+ * words of elements n0 .. n0 + 3, word i for element n0 + i, to test with
+ * xe_bwd_kept. As sdpa_fwd_dropout_keep_bits, but the four words of a
+ * Philox block are used at once and the test is on the word's integer bits;
+ * a second block only where the run straddles two (n0 % 4 != 0: Sk not a
+ * multiple of 4).
+ */
+static inline uint4 xe_bwd_dropout_words(const private sdpa_dropout_args *dr, ulong n0)
+{
+    const ulong block = dr->offset + n0 / 4;
+    const uint skip = (uint)n0 & 3u;
+    uint4 w = sdpa_dropout_block(dr->seed, block);
+    if (skip) {
+        const uint4 v = sdpa_dropout_block(dr->seed, block + 1);
+        /* Shifted by 2, then 1, on the bits of skip: comparing it with 1
+         * and 2 makes LLVM narrow it to an i2, which llvm-spirv rejects. */
+        const bool two = (skip & 2u) != 0, one = (skip & 1u) != 0;
+        /* Scalar selects: SPIR-V 1.0 has no select of vectors on one bool. */
+        const uint a0 = two ? w.z : w.x, a1 = two ? w.w : w.y;
+        const uint a2 = two ? v.x : w.z, a3 = two ? v.y : w.w, a4 = two ? v.z : v.x;
+        w = (uint4)(one ? a1 : a0, one ? a2 : a1, one ? a3 : a2, one ? a4 : a3);
+    }
+    return w;
+}
+
+/* (float)(w >> 8) * 2^-24 >= p, both sides exact, is (w >> 8) >= ceil(p
+ * 2^24): the threshold, once. */
+static inline uint xe_bwd_keep_threshold(float p)
+{
+    return convert_uint_sat(ceil(p * 0x1p24f));
+}
+
+static inline bool xe_bwd_kept(uint word, uint threshold)
+{
+    return (word >> 8) >= threshold;
 }
 
 /*
@@ -312,9 +352,7 @@ xe_bwd_put_scores(const private xe_bwd_tiles *t, int row0, int c0, const private
         const ushort4 ds = (ushort4)(ds_rows[0], ds_rows[1], ds_rows[2], ds_rows[3]);
         sdpa_xe_local_write_us4(t->pz + row0 * SUBGROUP_SIZE, pz);
         sdpa_xe_local_write_us4(t->ds + row0 * SUBGROUP_SIZE, ds);
-        sdpa_xe_local_write2((local uint *)t->ds2 + (row0 >> 1) * SUBGROUP_SIZE,
-                             (uint2)((uint)ds.s0 | (uint)ds.s1 << 16,
-                                     (uint)ds.s2 | (uint)ds.s3 << 16));
+        sdpa_xe_local_write2((local uint *)t->ds2 + (row0 >> 1) * SUBGROUP_SIZE, as_uint2(ds));
         return;
     }
 #endif
@@ -338,11 +376,13 @@ xe_bwd_put_scores(const private xe_bwd_tiles *t, int row0, int c0, const private
  */
 static inline __attribute__((always_inline)) void
 xe_bwd_scores(const private xe_bwd_tiles *t, int first, int step, int kr0, int qr0, int key0,
-              int q0, const private sdpa_bwd_problem *x, global void *ds_out, long ds_head,
-              long dss2, long dss3)
+              int q0, const private sdpa_bwd_problem *x, bool lse_global,
+              const global float *lse_head, const global float *di_head, global void *ds_out, long ds_head, long dss2,
+              long dss3)
 {
     const int lane = get_sub_group_local_id();
     const int d_steps = SDPA_XE_D_PAD(x->d) / SDPA_XE_D_STEP;
+    const uint keep_below = SC(WITH_DROPOUT) ? xe_bwd_keep_threshold(x->drop.p) : 0;
     for (int u = first; u < XE_UNITS; u += step) {
         const int qb = u / (SDPA_XE_KEYS / XE_RM);
         const int r0 = (u - qb * (SDPA_XE_KEYS / XE_RM)) * XE_RM; /* first key of the unit */
@@ -357,31 +397,52 @@ xe_bwd_scores(const private xe_bwd_tiles *t, int first, int step, int kr0, int q
 
         const int col = qr0 + qb * SUBGROUP_SIZE + lane; /* this lane's query in the tiles */
         const int q = q0 + qb * SUBGROUP_SIZE + lane;
-        const float lse2 = t->lse2[col], di = t->di[col];
-        const long m_row = x->msk_head + (long)sdpa_imin(q, x->sq - 1) * x->ms2;
-        uint keep = ~0u;
-        if (SC(WITH_DROPOUT))
-            keep = sdpa_fwd_dropout_keep_bits(
-                    &x->drop, x->drop_head + (ulong)q * (ulong)x->sk + (ulong)(key0 + r0), XE_RM,
-                    key0 + r0, 0, false, 0);
+        const int q_in = sdpa_imin(q, x->sq - 1);
+        /* LSE and D_i straight from global memory where the caller passes
+         * them (sdpa_xe_bwd: staging them per query block cost a divergent
+         * branch and local-memory round trips), else from the tiles. */
+        const float lse2 = lse_global ? lse_head[q_in] * SDPA_LOG2E : t->lse2[col];
+        const float di = lse_global ? di_head[q_in] : t->di[col];
+        const long m_row = x->msk_head + (long)q_in * x->ms2;
+        /* The last key this lane's query sees (-1: none, past Sq or a row
+         * without any key): one compare per score. */
+        int last_key = x->sk - 1;
+        if (sdpa_is_causal())
+            last_key = sdpa_imin(last_key, q + x->causal_offset);
+        if (q >= x->sq || lse2 == -INFINITY)
+            last_key = -1;
+        const ulong n0 = x->drop_head + (ulong)q * (ulong)x->sk + (ulong)(key0 + r0);
+#if XE_RM == 4
+        const uint4 words = SC(WITH_DROPOUT) ? xe_bwd_dropout_words(&x->drop, n0) : 0;
+#else
+        const uint keep =
+                SC(WITH_DROPOUT) ? sdpa_fwd_dropout_keep_bits(&x->drop, n0, XE_RM, key0 + r0, 0,
+                                                              false, 0)
+                                 : ~0u;
+#endif
         /* The unit's rows of P^T Z and dS^T, kept for block writes. */
         ushort pz_rows[XE_RM], ds_rows[XE_RM];
         SDPA_XE_TILE_LOOP
         for (int m = 0; m < XE_RM; m++) {
             const int key = key0 + r0 + m;
-            bool valid = q < x->sq && key < x->sk;
-            if (sdpa_is_causal())
-                valid = valid && key <= q + x->causal_offset;
-            float score = SDPA_XE_AT(st, float, m) * x->log2_factor;
+            float score = SDPA_XE_AT(st, float, m);
             if (SC(MASK_KIND) == SDPA_MASK_KIND_BUFFER)
                 score = fma(sdpa_load(x->msk, m_row + (long)sdpa_imin(key, x->sk - 1) * x->ms3,
                                       SC(MSK_DT)),
-                            SDPA_LOG2E, score);
-            const float p = valid && lse2 != -INFINITY ? exp2(score - lse2) : 0.0f;
-            const float z = (keep >> m) & 1 ? x->drop.keep_scale : 0.0f;
-            const float pz = SC(WITH_DROPOUT) ? p * z : p;
+                            SDPA_LOG2E, score * x->log2_factor) - lse2;
+            else
+                score = fma(score, x->log2_factor, -lse2);
+            const bool valid = key <= last_key;
+            const float p = valid ? exp2(score) : 0.0f;
+#if XE_RM == 4
+            const bool kept = xe_bwd_kept(SDPA_XE_AT(words, uint, m), keep_below);
+#else
+            const bool kept = (keep >> m) & 1;
+#endif
+            const float pz = SC(WITH_DROPOUT) ? (kept ? p * x->drop.keep_scale : 0.0f) : p;
             const float dp = SDPA_XE_AT(dpt, float, m);
-            const float ds = p == 0.0f ? 0.0f : fma(pz, dp, -p * di);
+            /* 0 outside the mask whatever dP and D_i hold. */
+            const float ds = valid ? fma(pz, dp, -p * di) : 0.0f;
             pz_rows[m] = sdpa_xe_to_operand(pz);
             ds_rows[m] = sdpa_xe_to_operand(ds);
             if (SC(WITH_DS) && ds_out && q < x->sq && key < x->sk)
@@ -531,9 +592,12 @@ xe_bwd_query_block(const private xe_bwd_tiles *t, const private sdpa_bwd_problem
     const int lane = get_sub_group_local_id();
     const int br = SDPA_XE_BWD_QUERIES;
     barrier(CLK_LOCAL_MEM_FENCE); /* the previous block's readers are done */
-    xe_bwd_stage_queries(t, x, q0, br, use_2d, surf, Q, &ly->q, dA, &ly->diff_dst, ws, d_i);
+    xe_bwd_stage_queries(t, x, q0, br, use_2d, surf, Q, &ly->q, dA, &ly->diff_dst, 0, 0);
     barrier(CLK_LOCAL_MEM_FENCE);
-    xe_bwd_scores(t, pl->m, SC(WG_M_DBC), pl->kr0, 0, key0, q0, x, ds_out, ds_head, dss2, dss3);
+    const long head_rows = ((long)x->b * x->hq + x->h) * x->sq;
+    const global float *lse_head = ws + head_rows, *di_head = d_i + head_rows;
+    xe_bwd_scores(t, pl->m, SC(WG_M_DBC), pl->kr0, 0, key0, q0, x, true, lse_head, di_head,
+                  ds_out, ds_head, dss2, dss3);
     barrier(CLK_LOCAL_MEM_FENCE);
 
     /* dV += (P Z)^T dO, dK += dS^T Q for the sub-group's columns. */
@@ -712,7 +776,7 @@ xe_bwd_dq_key_step(const private xe_bwd_tiles *t, const private sdpa_bwd_problem
     barrier(CLK_LOCAL_MEM_FENCE); /* queries staged; the previous keys' readers done */
     xe_bwd_stage_keys(t, x, k0, use_2d, s, K, ks, V, vs);
     barrier(CLK_LOCAL_MEM_FENCE);
-    xe_bwd_scores(t, pl->m, SC(WG_M_DBC), 0, qr0, k0, q0, x, 0, 0, 0, 0);
+    xe_bwd_scores(t, pl->m, SC(WG_M_DBC), 0, qr0, k0, q0, x, false, 0, 0, 0, 0, 0, 0);
     barrier(CLK_LOCAL_MEM_FENCE);
     SDPA_XE_TILE_LOOP
     for (int qb = 0; qb < XE_QB; qb++)
