@@ -374,43 +374,77 @@ xe_bwd_put_scores(const private xe_bwd_tiles *t, int row0, int c0, const private
  * the score tiles at rows kr0 .., columns qr0 .. . ds_out (WITH_DS in the
  * key-block pass) receives dS.
  */
+/* What the scores of this lane's query need (query tile row qr + lane,
+ * query q0 + lane): LSE (log2 units) and D_i, from global memory where
+ * lse_global (sdpa_xe_bwd: staging them per query block cost a divergent
+ * branch and local-memory round trips), else from the tiles; the last key
+ * it sees (-1: none, past Sq or a row without any key), so that a score's
+ * bounds are one compare; its mask row. */
+typedef struct xe_bwd_query_terms {
+    int q, last_key;
+    float lse2, di;
+    long m_row;
+} xe_bwd_query_terms;
+
+static inline __attribute__((always_inline)) xe_bwd_query_terms
+xe_bwd_query_terms_of(const private xe_bwd_tiles *t, const private sdpa_bwd_problem *x, int qr,
+                      int q0, bool lse_global, const global float *lse_head,
+                      const global float *di_head)
+{
+    const int lane = get_sub_group_local_id();
+    xe_bwd_query_terms qt;
+    const int col = qr + lane;
+    qt.q = q0 + lane;
+    const int q_in = sdpa_imin(qt.q, x->sq - 1);
+    qt.lse2 = lse_global ? lse_head[q_in] * SDPA_LOG2E : t->lse2[col];
+    qt.di = lse_global ? di_head[q_in] : t->di[col];
+    qt.m_row = x->msk_head + (long)q_in * x->ms2;
+    qt.last_key = x->sk - 1;
+    if (sdpa_is_causal())
+        qt.last_key = sdpa_imin(qt.last_key, qt.q + x->causal_offset);
+    if (qt.q >= x->sq || qt.lse2 == -INFINITY)
+        qt.last_key = -1;
+    return qt;
+}
+
 static inline __attribute__((always_inline)) void
 xe_bwd_scores(const private xe_bwd_tiles *t, int first, int step, int kr0, int qr0, int key0,
               int q0, const private sdpa_bwd_problem *x, bool lse_global,
-              const global float *lse_head, const global float *di_head, global void *ds_out, long ds_head, long dss2,
-              long dss3)
+              const global float *lse_head, const global float *di_head, global void *ds_out,
+              long ds_head, long dss2, long dss3)
 {
-    const int lane = get_sub_group_local_id();
     const int d_steps = SDPA_XE_D_PAD(x->d) / SDPA_XE_D_STEP;
     const uint keep_below = SC(WITH_DROPOUT) ? xe_bwd_keep_threshold(x->drop.p) : 0;
+#if XE_QB == 1
+    /* One lane block of queries: its terms are the same in every unit. */
+    const xe_bwd_query_terms qt = xe_bwd_query_terms_of(t, x, qr0, q0, lse_global, lse_head,
+                                                        di_head);
+#endif
     for (int u = first; u < XE_UNITS; u += step) {
         const int qb = u / (SDPA_XE_KEYS / XE_RM);
         const int r0 = (u - qb * (SDPA_XE_KEYS / XE_RM)) * XE_RM; /* first key of the unit */
-        xe_score_acc st = 0.0f, dpt = 0.0f;
-        for (int c = 0; c < d_steps; c++) {
+        const int qr = qr0 + qb * SUBGROUP_SIZE;
+        /* The first head-dim step before the loop: its products start from
+         * zero, without zeroed accumulators to copy. */
+        xe_score_acc st = xe_bwd_score_mad(xe_bwd_score_a(t, t->k, kr0 + r0, 0),
+                                           xe_bwd_b_query_rows(t, t->q, qr, 0), 0.0f);
+        xe_score_acc dpt = xe_bwd_score_mad(xe_bwd_score_a(t, t->v, kr0 + r0, 0),
+                                            xe_bwd_b_query_rows(t, t->da, qr, 0), 0.0f);
+        for (int c = 1; c < d_steps; c++) {
             const int c0 = c * SDPA_XE_D_STEP;
-            const int8 bq = xe_bwd_b_query_rows(t, t->q, qr0 + qb * SUBGROUP_SIZE, c0);
+            const int8 bq = xe_bwd_b_query_rows(t, t->q, qr, c0);
             st = xe_bwd_score_mad(xe_bwd_score_a(t, t->k, kr0 + r0, c0), bq, st);
-            const int8 bda = xe_bwd_b_query_rows(t, t->da, qr0 + qb * SUBGROUP_SIZE, c0);
+            const int8 bda = xe_bwd_b_query_rows(t, t->da, qr, c0);
             dpt = xe_bwd_score_mad(xe_bwd_score_a(t, t->v, kr0 + r0, c0), bda, dpt);
         }
 
-        const int col = qr0 + qb * SUBGROUP_SIZE + lane; /* this lane's query in the tiles */
-        const int q = q0 + qb * SUBGROUP_SIZE + lane;
-        const int q_in = sdpa_imin(q, x->sq - 1);
-        /* LSE and D_i straight from global memory where the caller passes
-         * them (sdpa_xe_bwd: staging them per query block cost a divergent
-         * branch and local-memory round trips), else from the tiles. */
-        const float lse2 = lse_global ? lse_head[q_in] * SDPA_LOG2E : t->lse2[col];
-        const float di = lse_global ? di_head[q_in] : t->di[col];
-        const long m_row = x->msk_head + (long)q_in * x->ms2;
-        /* The last key this lane's query sees (-1: none, past Sq or a row
-         * without any key): one compare per score. */
-        int last_key = x->sk - 1;
-        if (sdpa_is_causal())
-            last_key = sdpa_imin(last_key, q + x->causal_offset);
-        if (q >= x->sq || lse2 == -INFINITY)
-            last_key = -1;
+#if XE_QB != 1
+        const xe_bwd_query_terms qt = xe_bwd_query_terms_of(t, x, qr, q0 + qb * SUBGROUP_SIZE,
+                                                            lse_global, lse_head, di_head);
+#endif
+        const int q = qt.q, last_key = qt.last_key;
+        const float lse2 = qt.lse2, di = qt.di;
+        const long m_row = qt.m_row;
         const ulong n0 = x->drop_head + (ulong)q * (ulong)x->sk + (ulong)(key0 + r0);
 #if XE_RM == 4
         const uint4 words = SC(WITH_DROPOUT) ? xe_bwd_dropout_words(&x->drop, n0) : 0;
@@ -448,7 +482,7 @@ xe_bwd_scores(const private xe_bwd_tiles *t, int first, int step, int kr0, int q
             if (SC(WITH_DS) && ds_out && q < x->sq && key < x->sk)
                 sdpa_store(ds_out, ds_head + (long)q * dss2 + (long)key * dss3, SC(DS_DT), ds);
         }
-        xe_bwd_put_scores(t, kr0 + r0, col - lane, pz_rows, ds_rows);
+        xe_bwd_put_scores(t, kr0 + r0, qr, pz_rows, ds_rows);
     }
 }
 
