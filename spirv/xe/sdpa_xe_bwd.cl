@@ -294,24 +294,19 @@ static inline __attribute__((always_inline)) xe_score_acc xe_bwd_score_mad(xe_sc
     return intel_sub_group_f16_f16_matrix_mad_k16(a, b, acc);
 }
 
-/* Q^T or dO^T as the B operand of the scores: K along the head-dim columns
- * c0 .. c0 + 15, N on the queries r0 + lane of the tile in the blocked
- * layout (sdpa_xe_b_cols' operand: 32 contiguous bytes per lane). */
-static inline __attribute__((always_inline)) int8
-xe_bwd_b_query_rows(const private xe_bwd_tiles *t, const local ushort *tile, int r0, int c0)
+/* Q^T or dO^T as the B operand of the scores: K along 16 head-dim
+ * columns, N on the queries, from this lane's 16 elements at p in the
+ * blocked layout (sdpa_xe_b_cols' operand: 32 contiguous bytes per lane). */
+static inline __attribute__((always_inline)) int8 xe_bwd_b_query_at(const local ushort *p)
 {
-    const int r = r0 + get_sub_group_local_id();
-    return as_int8(vload8(0, (const local uint *)(tile + sdpa_xe_bwd_tile_index(
-                                                                16, 16 * t->queries, r, c0))));
+    return as_int8(vload8(0, (const local uint *)p));
 }
 
-/* The A operand of XE_RM rows r0 .. (r0 a multiple of XE_RM) and columns
- * c0 .. c0 + 15 of K or V in the blocked layout: XE_RM consecutive runs of
- * 16, one block read for 4 rows. */
-static inline __attribute__((always_inline)) xe_score_a
-xe_bwd_score_a(const private xe_bwd_tiles *t, const local ushort *tile, int r0, int c0)
+/* The A operand of XE_RM rows of K or V by 16 head-dim columns from run in
+ * the blocked layout: XE_RM consecutive runs of 16, one block read for 4
+ * rows. */
+static inline __attribute__((always_inline)) xe_score_a xe_bwd_score_a_at(const local ushort *run)
 {
-    const local ushort *run = tile + sdpa_xe_bwd_tile_index(16, 16 * t->kv_rows, r0, c0);
 #if XE_RM == 4
 #if SUBGROUP_SIZE == 16
     return as_short4(sdpa_xe_local_read_us4(run));
@@ -421,21 +416,31 @@ xe_bwd_scores(const private xe_bwd_tiles *t, int first, int step, int kr0, int q
                                                         di_head);
 #endif
     for (int u = first; u < XE_UNITS; u += step) {
-        const int qb = u / (SDPA_XE_KEYS / XE_RM);
-        const int r0 = (u - qb * (SDPA_XE_KEYS / XE_RM)) * XE_RM; /* first key of the unit */
+        /* Unsigned: a signed division by a power of two costs a fix-up. */
+        const int qb = XE_QB == 1 ? 0 : (int)((uint)u / (SDPA_XE_KEYS / XE_RM));
+        /* the unit's first key */
+        const int r0 = (int)((uint)u % (SDPA_XE_KEYS / XE_RM)) * XE_RM;
         const int qr = qr0 + qb * SUBGROUP_SIZE;
-        /* The first head-dim step before the loop: its products start from
-         * zero, without zeroed accumulators to copy. */
-        xe_score_acc st = xe_bwd_score_mad(xe_bwd_score_a(t, t->k, kr0 + r0, 0),
-                                           xe_bwd_b_query_rows(t, t->q, qr, 0), 0.0f);
-        xe_score_acc dpt = xe_bwd_score_mad(xe_bwd_score_a(t, t->v, kr0 + r0, 0),
-                                            xe_bwd_b_query_rows(t, t->da, qr, 0), 0.0f);
+        /* The operands of head-dim step 0 (K and V from rows kr0 + r0 of
+         * the blocked tiles, Q and dO from this lane's row), a step on
+         * being a fixed distance on in each tile: pointers stepped through
+         * the loop, not addresses recomputed from the step's index. */
+        const local ushort *ka = t->k + sdpa_xe_bwd_tile_index(16, 16 * t->kv_rows, kr0 + r0, 0);
+        const local ushort *qa =
+                t->q + sdpa_xe_bwd_tile_index(16, 16 * t->queries, qr + get_sub_group_local_id(), 0);
+        const int kv_gap = (int)(t->v - t->k), qd_gap = (int)(t->da - t->q);
+        const int k_step = 16 * t->kv_rows, q_step = 16 * t->queries;
+        /* The first step before the loop: its products start from zero,
+         * without zeroed accumulators to copy. */
+        xe_score_acc st = xe_bwd_score_mad(xe_bwd_score_a_at(ka), xe_bwd_b_query_at(qa), 0.0f);
+        xe_score_acc dpt = xe_bwd_score_mad(xe_bwd_score_a_at(ka + kv_gap),
+                                            xe_bwd_b_query_at(qa + qd_gap), 0.0f);
         for (int c = 1; c < d_steps; c++) {
-            const int c0 = c * SDPA_XE_D_STEP;
-            const int8 bq = xe_bwd_b_query_rows(t, t->q, qr, c0);
-            st = xe_bwd_score_mad(xe_bwd_score_a(t, t->k, kr0 + r0, c0), bq, st);
-            const int8 bda = xe_bwd_b_query_rows(t, t->da, qr, c0);
-            dpt = xe_bwd_score_mad(xe_bwd_score_a(t, t->v, kr0 + r0, c0), bda, dpt);
+            ka += k_step;
+            qa += q_step;
+            st = xe_bwd_score_mad(xe_bwd_score_a_at(ka), xe_bwd_b_query_at(qa), st);
+            dpt = xe_bwd_score_mad(xe_bwd_score_a_at(ka + kv_gap), xe_bwd_b_query_at(qa + qd_gap),
+                                   dpt);
         }
 
 #if XE_QB != 1
