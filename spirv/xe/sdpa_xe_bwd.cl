@@ -229,13 +229,47 @@ xe_bwd_stage_queries(const private xe_bwd_tiles *t, const private sdpa_bwd_probl
  * a second block only where the run straddles two (n0 % 4 != 0: Sk not a
  * multiple of 4).
  */
-static inline uint4 xe_bwd_dropout_words(const private sdpa_dropout_args *dr, ulong n0)
+typedef struct xe_bwd_philox_keys {
+    uint k[2 * SDPA_PHILOX_ROUNDS];
+} xe_bwd_philox_keys;
+
+/* The round keys of sdpa_philox4x32_10 for the dropout seed, once per
+ * work-group: computed in each block, they cost an add each. */
+static inline xe_bwd_philox_keys xe_bwd_philox_keys_of(const private sdpa_dropout_args *dr)
+{
+    xe_bwd_philox_keys rk;
+    uint2 k = (uint2)((uint)dr->seed, (uint)(dr->seed >> 32));
+#pragma unroll
+    for (int round = 0; round < SDPA_PHILOX_ROUNDS; round++) {
+        rk.k[2 * round] = k.x;
+        rk.k[2 * round + 1] = k.y;
+        k.x += SDPA_PHILOX_W0;
+        k.y += SDPA_PHILOX_W1;
+    }
+    return rk;
+}
+
+/* sdpa_dropout_block with the round keys rk. */
+static inline uint4 xe_bwd_philox_block(const private xe_bwd_philox_keys *rk, ulong block)
+{
+    uint4 c = (uint4)((uint)block, (uint)(block >> 32), 0u, 0u);
+#pragma unroll
+    for (int round = 0; round < SDPA_PHILOX_ROUNDS; round++) {
+        const uint lo0 = SDPA_PHILOX_M0 * c.x, hi0 = mul_hi(SDPA_PHILOX_M0, c.x);
+        const uint lo1 = SDPA_PHILOX_M1 * c.z, hi1 = mul_hi(SDPA_PHILOX_M1, c.z);
+        c = (uint4)(hi1 ^ c.y ^ rk->k[2 * round], lo1, hi0 ^ c.w ^ rk->k[2 * round + 1], lo0);
+    }
+    return c;
+}
+
+static inline uint4 xe_bwd_dropout_words(const private sdpa_dropout_args *dr,
+                                         const private xe_bwd_philox_keys *rk, ulong n0)
 {
     const ulong block = dr->offset + n0 / 4;
     const uint skip = (uint)n0 & 3u;
-    uint4 w = sdpa_dropout_block(dr->seed, block);
+    uint4 w = xe_bwd_philox_block(rk, block);
     if (skip) {
-        const uint4 v = sdpa_dropout_block(dr->seed, block + 1);
+        const uint4 v = xe_bwd_philox_block(rk, block + 1);
         /* Shifted by 2, then 1, on the bits of skip: comparing it with 1
          * and 2 makes LLVM narrow it to an i2, which llvm-spirv rejects. */
         const bool two = (skip & 2u) != 0, one = (skip & 1u) != 0;
@@ -405,15 +439,16 @@ xe_bwd_query_terms_of(const private xe_bwd_tiles *t, const private sdpa_bwd_prob
 static inline __attribute__((always_inline)) void
 xe_bwd_scores(const private xe_bwd_tiles *t, int first, int step, int kr0, int qr0, int key0,
               int q0, const private sdpa_bwd_problem *x, bool lse_global,
-              const global float *lse_head, const global float *di_head, global void *ds_out,
-              long ds_head, long dss2, long dss3)
+              const global float *lse_head, const global float *di_head,
+              const private xe_bwd_philox_keys *rk, global void *ds_out, long ds_head, long dss2,
+              long dss3)
 {
     const int d_steps = SDPA_XE_D_PAD(x->d) / SDPA_XE_D_STEP;
     const uint keep_below = SC(WITH_DROPOUT) ? xe_bwd_keep_threshold(x->drop.p) : 0;
 #if XE_QB == 1
     /* One lane block of queries: its terms are the same in every unit. */
-    const xe_bwd_query_terms qt = xe_bwd_query_terms_of(t, x, qr0, q0, lse_global, lse_head,
-                                                        di_head);
+    const xe_bwd_query_terms qt =
+            xe_bwd_query_terms_of(t, x, qr0, q0, lse_global, lse_head, di_head);
 #endif
     for (int u = first; u < XE_UNITS; u += step) {
         /* Unsigned: a signed division by a power of two costs a fix-up. */
@@ -426,8 +461,8 @@ xe_bwd_scores(const private xe_bwd_tiles *t, int first, int step, int kr0, int q
          * being a fixed distance on in each tile: pointers stepped through
          * the loop, not addresses recomputed from the step's index. */
         const local ushort *ka = t->k + sdpa_xe_bwd_tile_index(16, 16 * t->kv_rows, kr0 + r0, 0);
-        const local ushort *qa =
-                t->q + sdpa_xe_bwd_tile_index(16, 16 * t->queries, qr + get_sub_group_local_id(), 0);
+        const local ushort *qa = t->q + sdpa_xe_bwd_tile_index(16, 16 * t->queries,
+                                                               qr + get_sub_group_local_id(), 0);
         const int kv_gap = (int)(t->v - t->k), qd_gap = (int)(t->da - t->q);
         const int k_step = 16 * t->kv_rows, q_step = 16 * t->queries;
         /* The first step before the loop: its products start from zero,
@@ -452,12 +487,11 @@ xe_bwd_scores(const private xe_bwd_tiles *t, int first, int step, int kr0, int q
         const long m_row = qt.m_row;
         const ulong n0 = x->drop_head + (ulong)q * (ulong)x->sk + (ulong)(key0 + r0);
 #if XE_RM == 4
-        const uint4 words = SC(WITH_DROPOUT) ? xe_bwd_dropout_words(&x->drop, n0) : 0;
+        const uint4 words = SC(WITH_DROPOUT) ? xe_bwd_dropout_words(&x->drop, rk, n0) : 0;
 #else
-        const uint keep =
-                SC(WITH_DROPOUT) ? sdpa_fwd_dropout_keep_bits(&x->drop, n0, XE_RM, key0 + r0, 0,
-                                                              false, 0)
-                                 : ~0u;
+        const uint keep = SC(WITH_DROPOUT) ? sdpa_fwd_dropout_keep_bits(&x->drop, n0, XE_RM,
+                                                                        key0 + r0, 0, false, 0)
+                                           : ~0u;
 #endif
         /* The unit's rows of P^T Z and dS^T, kept for block writes. */
         ushort pz_rows[XE_RM], ds_rows[XE_RM];
@@ -468,7 +502,8 @@ xe_bwd_scores(const private xe_bwd_tiles *t, int first, int step, int kr0, int q
             if (SC(MASK_KIND) == SDPA_MASK_KIND_BUFFER)
                 score = fma(sdpa_load(x->msk, m_row + (long)sdpa_imin(key, x->sk - 1) * x->ms3,
                                       SC(MSK_DT)),
-                            SDPA_LOG2E, score * x->log2_factor) - lse2;
+                            SDPA_LOG2E, score * x->log2_factor) -
+                        lse2;
             else
                 score = fma(score, x->log2_factor, -lse2);
             const bool valid = key <= last_key;
@@ -625,7 +660,8 @@ xe_bwd_query_block(const private xe_bwd_tiles *t, const private sdpa_bwd_problem
                    const private xe_bwd_place *pl, const private sdpa_bwd_all_strides *ly,
                    bool use_2d, const private xe_bwd_pair_surfaces *surf, int q0, int key0,
                    const global void *Q, const global void *dA, const global float *ws,
-                   const global float *d_i, global void *ds_out, long ds_head, long dss2, long dss3,
+                   const global float *d_i, const private xe_bwd_philox_keys *rk,
+                   global void *ds_out, long ds_head, long dss2, long dss3,
                    global float *dq_head, private float8 (*dk)[XE_EB], private float8 (*dv)[XE_EB])
 {
     const int lane = get_sub_group_local_id();
@@ -635,7 +671,7 @@ xe_bwd_query_block(const private xe_bwd_tiles *t, const private sdpa_bwd_problem
     barrier(CLK_LOCAL_MEM_FENCE);
     const long head_rows = ((long)x->b * x->hq + x->h) * x->sq;
     const global float *lse_head = ws + head_rows, *di_head = d_i + head_rows;
-    xe_bwd_scores(t, pl->m, SC(WG_M_DBC), pl->kr0, 0, key0, q0, x, true, lse_head, di_head,
+    xe_bwd_scores(t, pl->m, SC(WG_M_DBC), pl->kr0, 0, key0, q0, x, true, lse_head, di_head, rk,
                   ds_out, ds_head, dss2, dss3);
     barrier(CLK_LOCAL_MEM_FENCE);
 
@@ -727,11 +763,12 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_xe_bw
     xe_bwd_pair_surfaces surf;
     const bool use_2d =
             xe_bwd_pair_surfaces_of(&x, x.h, SQ, Q, &ly.q, DIFF_DST, &ly.diff_dst, &surf);
+    const xe_bwd_philox_keys rk = xe_bwd_philox_keys_of(&x.drop);
 #define XE_BWD_WALK(two_d)                                                                         \
     for (int step = 0; step < blocks; step++)                                                      \
     xe_bwd_query_block(&t, &x, &pl, &ly, two_d, &surf,                                             \
                        (first_block + sdpa_bwd_query_block_at(step, blocks)) * br, key0, Q,        \
-                       DIFF_DST, WS, D_I, ds_out, ds_head, DS_S2, DS_S3, dq_head, dk, dv)
+                       DIFF_DST, WS, D_I, &rk, ds_out, ds_head, DS_S2, DS_S3, dq_head, dk, dv)
     if (use_2d)
         XE_BWD_WALK(true);
     else
@@ -810,12 +847,13 @@ xe_bwd_dq_key_step(const private xe_bwd_tiles *t, const private sdpa_bwd_problem
                    const private xe_bwd_place *pl, int qr0, int q0, int k0, bool use_2d,
                    const private xe_bwd_pair_surfaces *s, const global void *K,
                    const private sdpa_bwd_strides *ks, const global void *V,
-                   const private sdpa_bwd_strides *vs, private float8 (*dq)[XE_QB])
+                   const private sdpa_bwd_strides *vs, const private xe_bwd_philox_keys *rk,
+                   private float8 (*dq)[XE_QB])
 {
     barrier(CLK_LOCAL_MEM_FENCE); /* queries staged; the previous keys' readers done */
     xe_bwd_stage_keys(t, x, k0, use_2d, s, K, ks, V, vs);
     barrier(CLK_LOCAL_MEM_FENCE);
-    xe_bwd_scores(t, pl->m, SC(WG_M_DBC), 0, qr0, k0, q0, x, false, 0, 0, 0, 0, 0, 0);
+    xe_bwd_scores(t, pl->m, SC(WG_M_DBC), 0, qr0, k0, q0, x, false, 0, 0, rk, 0, 0, 0, 0);
     barrier(CLK_LOCAL_MEM_FENCE);
     SDPA_XE_TILE_LOOP
     for (int qb = 0; qb < XE_QB; qb++)
@@ -861,9 +899,10 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_xe_bw
      * sdpa_xe_bwd). */
     xe_bwd_pair_surfaces kv;
     const bool kv_2d = xe_bwd_pair_surfaces_of(&x, x.hkv, SK, K, &ly.k, V, &ly.v, &kv);
+    const xe_bwd_philox_keys rk = xe_bwd_philox_keys_of(&x.drop);
 #define XE_BWD_DQ_WALK(two_d)                                                                      \
     for (int k0 = 0; k0 < k_end; k0 += SDPA_XE_KEYS)                                               \
-    xe_bwd_dq_key_step(&t, &x, &pl, qr0, q0 + qr0, k0, two_d, &kv, K, &ly.k, V, &ly.v, dq)
+    xe_bwd_dq_key_step(&t, &x, &pl, qr0, q0 + qr0, k0, two_d, &kv, K, &ly.k, V, &ly.v, &rk, dq)
     if (kv_2d)
         XE_BWD_DQ_WALK(true);
     else
