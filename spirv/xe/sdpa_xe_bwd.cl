@@ -176,9 +176,9 @@ xe_bwd_pair_surfaces_of(const private sdpa_bwd_problem *x, int head, int rows, c
 }
 
 /* Stages Q, dO, LSE and D_i of queries [q0, q0 + count) (rows past sq are
- * zero; D_i 0 and LSE -inf there, so that P is 0): with 2D block loads if
- * use_2d (sdpa_xe_bwd passes a constant on each of its two loops), else row
- * by row. */
+ * zero; D_i 0 and LSE -inf there, so that P is 0; LSE and D_i only if ws is
+ * set): with 2D block loads if use_2d (sdpa_xe_bwd passes a constant on
+ * each of its two loops), else row by row. */
 static inline __attribute__((always_inline)) void
 xe_bwd_stage_queries(const private xe_bwd_tiles *t, const private sdpa_bwd_problem *x, int q0,
                      int count, bool use_2d, const private xe_bwd_pair_surfaces *s,
@@ -211,12 +211,86 @@ xe_bwd_stage_queries(const private xe_bwd_tiles *t, const private sdpa_bwd_probl
                                das->s2, das->s3, count, rows, SDPA_XE_D_PAD(x->d), x->d, sg_id,
                                n_sg);
     }
+    if (!ws)
+        return; /* sdpa_xe_bwd reads LSE and D_i in the score units */
     const long row0 = ((long)x->b * x->hq + x->h) * x->sq + q0;
     for (int r = sg_id * SUBGROUP_SIZE + get_sub_group_local_id(); r < count;
          r += n_sg * SUBGROUP_SIZE) {
         t->lse2[r] = r < rows ? ws[row0 + r] * SDPA_LOG2E : -INFINITY;
         t->di[r] = r < rows ? d_i[row0 + r] : 0.0f;
     }
+}
+
+/*
+ * Dropout of a score unit's 4 keys of one query (XE_RM = 4): the random
+ * words of elements n0 .. n0 + 3, word i for element n0 + i, to test with
+ * xe_bwd_kept. As sdpa_fwd_dropout_keep_bits, but the four words of a
+ * Philox block are used at once and the test is on the word's integer bits;
+ * a second block only where the run straddles two (n0 % 4 != 0: Sk not a
+ * multiple of 4).
+ */
+typedef struct xe_bwd_philox_keys {
+    uint k[2 * SDPA_PHILOX_ROUNDS];
+} xe_bwd_philox_keys;
+
+/* The round keys of sdpa_philox4x32_10 for the dropout seed, once per
+ * work-group: computed in each block, they cost an add each. */
+static inline xe_bwd_philox_keys xe_bwd_philox_keys_of(const private sdpa_dropout_args *dr)
+{
+    xe_bwd_philox_keys rk;
+    uint2 k = (uint2)((uint)dr->seed, (uint)(dr->seed >> 32));
+#pragma unroll
+    for (int round = 0; round < SDPA_PHILOX_ROUNDS; round++) {
+        rk.k[2 * round] = k.x;
+        rk.k[2 * round + 1] = k.y;
+        k.x += SDPA_PHILOX_W0;
+        k.y += SDPA_PHILOX_W1;
+    }
+    return rk;
+}
+
+/* sdpa_dropout_block with the round keys rk. */
+static inline uint4 xe_bwd_philox_block(const private xe_bwd_philox_keys *rk, ulong block)
+{
+    uint4 c = (uint4)((uint)block, (uint)(block >> 32), 0u, 0u);
+#pragma unroll
+    for (int round = 0; round < SDPA_PHILOX_ROUNDS; round++) {
+        const uint lo0 = SDPA_PHILOX_M0 * c.x, hi0 = mul_hi(SDPA_PHILOX_M0, c.x);
+        const uint lo1 = SDPA_PHILOX_M1 * c.z, hi1 = mul_hi(SDPA_PHILOX_M1, c.z);
+        c = (uint4)(hi1 ^ c.y ^ rk->k[2 * round], lo1, hi0 ^ c.w ^ rk->k[2 * round + 1], lo0);
+    }
+    return c;
+}
+
+static inline uint4 xe_bwd_dropout_words(const private sdpa_dropout_args *dr,
+                                         const private xe_bwd_philox_keys *rk, ulong n0)
+{
+    const ulong block = dr->offset + n0 / 4;
+    const uint skip = (uint)n0 & 3u;
+    uint4 w = xe_bwd_philox_block(rk, block);
+    if (skip) {
+        const uint4 v = xe_bwd_philox_block(rk, block + 1);
+        /* Shifted by 2, then 1, on the bits of skip: comparing it with 1
+         * and 2 makes LLVM narrow it to an i2, which llvm-spirv rejects. */
+        const bool two = (skip & 2u) != 0, one = (skip & 1u) != 0;
+        /* Scalar selects: SPIR-V 1.0 has no select of vectors on one bool. */
+        const uint a0 = two ? w.z : w.x, a1 = two ? w.w : w.y;
+        const uint a2 = two ? v.x : w.z, a3 = two ? v.y : w.w, a4 = two ? v.z : v.x;
+        w = (uint4)(one ? a1 : a0, one ? a2 : a1, one ? a3 : a2, one ? a4 : a3);
+    }
+    return w;
+}
+
+/* (float)(w >> 8) * 2^-24 >= p, both sides exact, is (w >> 8) >= ceil(p
+ * 2^24): the threshold, once. */
+static inline uint xe_bwd_keep_threshold(float p)
+{
+    return convert_uint_sat(ceil(p * 0x1p24f));
+}
+
+static inline bool xe_bwd_kept(uint word, uint threshold)
+{
+    return (word >> 8) >= threshold;
 }
 
 /*
@@ -254,24 +328,19 @@ static inline __attribute__((always_inline)) xe_score_acc xe_bwd_score_mad(xe_sc
     return intel_sub_group_f16_f16_matrix_mad_k16(a, b, acc);
 }
 
-/* Q^T or dO^T as the B operand of the scores: K along the head-dim columns
- * c0 .. c0 + 15, N on the queries r0 + lane of the tile in the blocked
- * layout (sdpa_xe_b_cols' operand: 32 contiguous bytes per lane). */
-static inline __attribute__((always_inline)) int8
-xe_bwd_b_query_rows(const private xe_bwd_tiles *t, const local ushort *tile, int r0, int c0)
+/* Q^T or dO^T as the B operand of the scores: K along 16 head-dim
+ * columns, N on the queries, from this lane's 16 elements at p in the
+ * blocked layout (sdpa_xe_b_cols' operand: 32 contiguous bytes per lane). */
+static inline __attribute__((always_inline)) int8 xe_bwd_b_query_at(const local ushort *p)
 {
-    const int r = r0 + get_sub_group_local_id();
-    return as_int8(vload8(0, (const local uint *)(tile + sdpa_xe_bwd_tile_index(
-                                                                16, 16 * t->queries, r, c0))));
+    return as_int8(vload8(0, (const local uint *)p));
 }
 
-/* The A operand of XE_RM rows r0 .. (r0 a multiple of XE_RM) and columns
- * c0 .. c0 + 15 of K or V in the blocked layout: XE_RM consecutive runs of
- * 16, one block read for 4 rows. */
-static inline __attribute__((always_inline)) xe_score_a
-xe_bwd_score_a(const private xe_bwd_tiles *t, const local ushort *tile, int r0, int c0)
+/* The A operand of XE_RM rows of K or V by 16 head-dim columns from run in
+ * the blocked layout: XE_RM consecutive runs of 16, one block read for 4
+ * rows. */
+static inline __attribute__((always_inline)) xe_score_a xe_bwd_score_a_at(const local ushort *run)
 {
-    const local ushort *run = tile + sdpa_xe_bwd_tile_index(16, 16 * t->kv_rows, r0, c0);
 #if XE_RM == 4
 #if SUBGROUP_SIZE == 16
     return as_short4(sdpa_xe_local_read_us4(run));
@@ -312,9 +381,7 @@ xe_bwd_put_scores(const private xe_bwd_tiles *t, int row0, int c0, const private
         const ushort4 ds = (ushort4)(ds_rows[0], ds_rows[1], ds_rows[2], ds_rows[3]);
         sdpa_xe_local_write_us4(t->pz + row0 * SUBGROUP_SIZE, pz);
         sdpa_xe_local_write_us4(t->ds + row0 * SUBGROUP_SIZE, ds);
-        sdpa_xe_local_write2((local uint *)t->ds2 + (row0 >> 1) * SUBGROUP_SIZE,
-                             (uint2)((uint)ds.s0 | (uint)ds.s1 << 16,
-                                     (uint)ds.s2 | (uint)ds.s3 << 16));
+        sdpa_xe_local_write2((local uint *)t->ds2 + (row0 >> 1) * SUBGROUP_SIZE, as_uint2(ds));
         return;
     }
 #endif
@@ -336,58 +403,126 @@ xe_bwd_put_scores(const private xe_bwd_tiles *t, int row0, int c0, const private
  * the score tiles at rows kr0 .., columns qr0 .. . ds_out (WITH_DS in the
  * key-block pass) receives dS.
  */
-static inline __attribute__((always_inline)) void
-xe_bwd_scores(const private xe_bwd_tiles *t, int first, int step, int kr0, int qr0, int key0,
-              int q0, const private sdpa_bwd_problem *x, global void *ds_out, long ds_head,
-              long dss2, long dss3)
+/* What the scores of this lane's query need (query tile row qr + lane,
+ * query q0 + lane): LSE (log2 units) and D_i, from global memory where
+ * lse_global (sdpa_xe_bwd: staging them per query block cost a divergent
+ * branch and local-memory round trips), else from the tiles; the last key
+ * it sees (-1: none, past Sq or a row without any key), so that a score's
+ * bounds are one compare; its mask row. */
+typedef struct xe_bwd_query_terms {
+    int q, last_key;
+    float lse2, di;
+    long m_row;
+} xe_bwd_query_terms;
+
+static inline __attribute__((always_inline)) xe_bwd_query_terms
+xe_bwd_query_terms_of(const private xe_bwd_tiles *t, const private sdpa_bwd_problem *x, int qr,
+                      int q0, bool lse_global, const global float *lse_head,
+                      const global float *di_head)
 {
     const int lane = get_sub_group_local_id();
+    xe_bwd_query_terms qt;
+    const int col = qr + lane;
+    qt.q = q0 + lane;
+    const int q_in = sdpa_imin(qt.q, x->sq - 1);
+    qt.lse2 = lse_global ? lse_head[q_in] * SDPA_LOG2E : t->lse2[col];
+    qt.di = lse_global ? di_head[q_in] : t->di[col];
+    qt.m_row = x->msk_head + (long)q_in * x->ms2;
+    qt.last_key = x->sk - 1;
+    if (sdpa_is_causal())
+        qt.last_key = sdpa_imin(qt.last_key, qt.q + x->causal_offset);
+    if (qt.q >= x->sq || qt.lse2 == -INFINITY)
+        qt.last_key = -1;
+    return qt;
+}
+
+static inline __attribute__((always_inline)) void
+xe_bwd_scores(const private xe_bwd_tiles *t, int first, int step, int kr0, int qr0, int key0,
+              int q0, const private sdpa_bwd_problem *x, bool lse_global,
+              const global float *lse_head, const global float *di_head,
+              const private xe_bwd_philox_keys *rk, global void *ds_out, long ds_head, long dss2,
+              long dss3)
+{
     const int d_steps = SDPA_XE_D_PAD(x->d) / SDPA_XE_D_STEP;
+    const uint keep_below = SC(WITH_DROPOUT) ? xe_bwd_keep_threshold(x->drop.p) : 0;
+#if XE_QB == 1
+    /* One lane block of queries: its terms are the same in every unit. */
+    const xe_bwd_query_terms qt =
+            xe_bwd_query_terms_of(t, x, qr0, q0, lse_global, lse_head, di_head);
+#endif
     for (int u = first; u < XE_UNITS; u += step) {
-        const int qb = u / (SDPA_XE_KEYS / XE_RM);
-        const int r0 = (u - qb * (SDPA_XE_KEYS / XE_RM)) * XE_RM; /* first key of the unit */
-        xe_score_acc st = 0.0f, dpt = 0.0f;
-        for (int c = 0; c < d_steps; c++) {
-            const int c0 = c * SDPA_XE_D_STEP;
-            const int8 bq = xe_bwd_b_query_rows(t, t->q, qr0 + qb * SUBGROUP_SIZE, c0);
-            st = xe_bwd_score_mad(xe_bwd_score_a(t, t->k, kr0 + r0, c0), bq, st);
-            const int8 bda = xe_bwd_b_query_rows(t, t->da, qr0 + qb * SUBGROUP_SIZE, c0);
-            dpt = xe_bwd_score_mad(xe_bwd_score_a(t, t->v, kr0 + r0, c0), bda, dpt);
+        /* Unsigned: a signed division by a power of two costs a fix-up. */
+        const int qb = XE_QB == 1 ? 0 : (int)((uint)u / (SDPA_XE_KEYS / XE_RM));
+        /* the unit's first key */
+        const int r0 = (int)((uint)u % (SDPA_XE_KEYS / XE_RM)) * XE_RM;
+        const int qr = qr0 + qb * SUBGROUP_SIZE;
+        /* The operands of head-dim step 0 (K and V from rows kr0 + r0 of
+         * the blocked tiles, Q and dO from this lane's row), a step on
+         * being a fixed distance on in each tile: pointers stepped through
+         * the loop, not addresses recomputed from the step's index. */
+        const local ushort *ka = t->k + sdpa_xe_bwd_tile_index(16, 16 * t->kv_rows, kr0 + r0, 0);
+        const local ushort *qa = t->q + sdpa_xe_bwd_tile_index(16, 16 * t->queries,
+                                                               qr + get_sub_group_local_id(), 0);
+        const int kv_gap = (int)(t->v - t->k), qd_gap = (int)(t->da - t->q);
+        const int k_step = 16 * t->kv_rows, q_step = 16 * t->queries;
+        /* The first step before the loop: its products start from zero,
+         * without zeroed accumulators to copy. */
+        xe_score_acc st = xe_bwd_score_mad(xe_bwd_score_a_at(ka), xe_bwd_b_query_at(qa), 0.0f);
+        xe_score_acc dpt = xe_bwd_score_mad(xe_bwd_score_a_at(ka + kv_gap),
+                                            xe_bwd_b_query_at(qa + qd_gap), 0.0f);
+        for (int c = 1; c < d_steps; c++) {
+            ka += k_step;
+            qa += q_step;
+            st = xe_bwd_score_mad(xe_bwd_score_a_at(ka), xe_bwd_b_query_at(qa), st);
+            dpt = xe_bwd_score_mad(xe_bwd_score_a_at(ka + kv_gap), xe_bwd_b_query_at(qa + qd_gap),
+                                   dpt);
         }
 
-        const int col = qr0 + qb * SUBGROUP_SIZE + lane; /* this lane's query in the tiles */
-        const int q = q0 + qb * SUBGROUP_SIZE + lane;
-        const float lse2 = t->lse2[col], di = t->di[col];
-        const long m_row = x->msk_head + (long)sdpa_imin(q, x->sq - 1) * x->ms2;
-        uint keep = ~0u;
-        if (SC(WITH_DROPOUT))
-            keep = sdpa_fwd_dropout_keep_bits(
-                    &x->drop, x->drop_head + (ulong)q * (ulong)x->sk + (ulong)(key0 + r0), XE_RM,
-                    key0 + r0, 0, false, 0);
+#if XE_QB != 1
+        const xe_bwd_query_terms qt = xe_bwd_query_terms_of(t, x, qr, q0 + qb * SUBGROUP_SIZE,
+                                                            lse_global, lse_head, di_head);
+#endif
+        const int q = qt.q, last_key = qt.last_key;
+        const float lse2 = qt.lse2, di = qt.di;
+        const long m_row = qt.m_row;
+        const ulong n0 = x->drop_head + (ulong)q * (ulong)x->sk + (ulong)(key0 + r0);
+#if XE_RM == 4
+        const uint4 words = SC(WITH_DROPOUT) ? xe_bwd_dropout_words(&x->drop, rk, n0) : 0;
+#else
+        const uint keep = SC(WITH_DROPOUT) ? sdpa_fwd_dropout_keep_bits(&x->drop, n0, XE_RM,
+                                                                        key0 + r0, 0, false, 0)
+                                           : ~0u;
+#endif
         /* The unit's rows of P^T Z and dS^T, kept for block writes. */
         ushort pz_rows[XE_RM], ds_rows[XE_RM];
         SDPA_XE_TILE_LOOP
         for (int m = 0; m < XE_RM; m++) {
             const int key = key0 + r0 + m;
-            bool valid = q < x->sq && key < x->sk;
-            if (sdpa_is_causal())
-                valid = valid && key <= q + x->causal_offset;
-            float score = SDPA_XE_AT(st, float, m) * x->log2_factor;
+            float score = SDPA_XE_AT(st, float, m);
             if (SC(MASK_KIND) == SDPA_MASK_KIND_BUFFER)
                 score = fma(sdpa_load(x->msk, m_row + (long)sdpa_imin(key, x->sk - 1) * x->ms3,
                                       SC(MSK_DT)),
-                            SDPA_LOG2E, score);
-            const float p = valid && lse2 != -INFINITY ? exp2(score - lse2) : 0.0f;
-            const float z = (keep >> m) & 1 ? x->drop.keep_scale : 0.0f;
-            const float pz = SC(WITH_DROPOUT) ? p * z : p;
+                            SDPA_LOG2E, score * x->log2_factor) -
+                        lse2;
+            else
+                score = fma(score, x->log2_factor, -lse2);
+            const bool valid = key <= last_key;
+            const float p = valid ? exp2(score) : 0.0f;
+#if XE_RM == 4
+            const bool kept = xe_bwd_kept(SDPA_XE_AT(words, uint, m), keep_below);
+#else
+            const bool kept = (keep >> m) & 1;
+#endif
+            const float pz = SC(WITH_DROPOUT) ? (kept ? p * x->drop.keep_scale : 0.0f) : p;
             const float dp = SDPA_XE_AT(dpt, float, m);
-            const float ds = p == 0.0f ? 0.0f : fma(pz, dp, -p * di);
+            /* 0 outside the mask whatever dP and D_i hold. */
+            const float ds = valid ? fma(pz, dp, -p * di) : 0.0f;
             pz_rows[m] = sdpa_xe_to_operand(pz);
             ds_rows[m] = sdpa_xe_to_operand(ds);
             if (SC(WITH_DS) && ds_out && q < x->sq && key < x->sk)
                 sdpa_store(ds_out, ds_head + (long)q * dss2 + (long)key * dss3, SC(DS_DT), ds);
         }
-        xe_bwd_put_scores(t, kr0 + r0, col - lane, pz_rows, ds_rows);
+        xe_bwd_put_scores(t, kr0 + r0, qr, pz_rows, ds_rows);
     }
 }
 
@@ -525,15 +660,19 @@ xe_bwd_query_block(const private xe_bwd_tiles *t, const private sdpa_bwd_problem
                    const private xe_bwd_place *pl, const private sdpa_bwd_all_strides *ly,
                    bool use_2d, const private xe_bwd_pair_surfaces *surf, int q0, int key0,
                    const global void *Q, const global void *dA, const global float *ws,
-                   const global float *d_i, global void *ds_out, long ds_head, long dss2, long dss3,
+                   const global float *d_i, const private xe_bwd_philox_keys *rk,
+                   global void *ds_out, long ds_head, long dss2, long dss3,
                    global float *dq_head, private float8 (*dk)[XE_EB], private float8 (*dv)[XE_EB])
 {
     const int lane = get_sub_group_local_id();
     const int br = SDPA_XE_BWD_QUERIES;
     barrier(CLK_LOCAL_MEM_FENCE); /* the previous block's readers are done */
-    xe_bwd_stage_queries(t, x, q0, br, use_2d, surf, Q, &ly->q, dA, &ly->diff_dst, ws, d_i);
+    xe_bwd_stage_queries(t, x, q0, br, use_2d, surf, Q, &ly->q, dA, &ly->diff_dst, 0, 0);
     barrier(CLK_LOCAL_MEM_FENCE);
-    xe_bwd_scores(t, pl->m, SC(WG_M_DBC), pl->kr0, 0, key0, q0, x, ds_out, ds_head, dss2, dss3);
+    const long head_rows = ((long)x->b * x->hq + x->h) * x->sq;
+    const global float *lse_head = ws + head_rows, *di_head = d_i + head_rows;
+    xe_bwd_scores(t, pl->m, SC(WG_M_DBC), pl->kr0, 0, key0, q0, x, true, lse_head, di_head, rk,
+                  ds_out, ds_head, dss2, dss3);
     barrier(CLK_LOCAL_MEM_FENCE);
 
     /* dV += (P Z)^T dO, dK += dS^T Q for the sub-group's columns. */
@@ -624,11 +763,12 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_xe_bw
     xe_bwd_pair_surfaces surf;
     const bool use_2d =
             xe_bwd_pair_surfaces_of(&x, x.h, SQ, Q, &ly.q, DIFF_DST, &ly.diff_dst, &surf);
+    const xe_bwd_philox_keys rk = xe_bwd_philox_keys_of(&x.drop);
 #define XE_BWD_WALK(two_d)                                                                         \
     for (int step = 0; step < blocks; step++)                                                      \
     xe_bwd_query_block(&t, &x, &pl, &ly, two_d, &surf,                                             \
                        (first_block + sdpa_bwd_query_block_at(step, blocks)) * br, key0, Q,        \
-                       DIFF_DST, WS, D_I, ds_out, ds_head, DS_S2, DS_S3, dq_head, dk, dv)
+                       DIFF_DST, WS, D_I, &rk, ds_out, ds_head, DS_S2, DS_S3, dq_head, dk, dv)
     if (use_2d)
         XE_BWD_WALK(true);
     else
@@ -707,12 +847,13 @@ xe_bwd_dq_key_step(const private xe_bwd_tiles *t, const private sdpa_bwd_problem
                    const private xe_bwd_place *pl, int qr0, int q0, int k0, bool use_2d,
                    const private xe_bwd_pair_surfaces *s, const global void *K,
                    const private sdpa_bwd_strides *ks, const global void *V,
-                   const private sdpa_bwd_strides *vs, private float8 (*dq)[XE_QB])
+                   const private sdpa_bwd_strides *vs, const private xe_bwd_philox_keys *rk,
+                   private float8 (*dq)[XE_QB])
 {
     barrier(CLK_LOCAL_MEM_FENCE); /* queries staged; the previous keys' readers done */
     xe_bwd_stage_keys(t, x, k0, use_2d, s, K, ks, V, vs);
     barrier(CLK_LOCAL_MEM_FENCE);
-    xe_bwd_scores(t, pl->m, SC(WG_M_DBC), 0, qr0, k0, q0, x, 0, 0, 0, 0);
+    xe_bwd_scores(t, pl->m, SC(WG_M_DBC), 0, qr0, k0, q0, x, false, 0, 0, rk, 0, 0, 0, 0);
     barrier(CLK_LOCAL_MEM_FENCE);
     SDPA_XE_TILE_LOOP
     for (int qb = 0; qb < XE_QB; qb++)
@@ -758,9 +899,10 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_xe_bw
      * sdpa_xe_bwd). */
     xe_bwd_pair_surfaces kv;
     const bool kv_2d = xe_bwd_pair_surfaces_of(&x, x.hkv, SK, K, &ly.k, V, &ly.v, &kv);
+    const xe_bwd_philox_keys rk = xe_bwd_philox_keys_of(&x.drop);
 #define XE_BWD_DQ_WALK(two_d)                                                                      \
     for (int k0 = 0; k0 < k_end; k0 += SDPA_XE_KEYS)                                               \
-    xe_bwd_dq_key_step(&t, &x, &pl, qr0, q0 + qr0, k0, two_d, &kv, K, &ly.k, V, &ly.v, dq)
+    xe_bwd_dq_key_step(&t, &x, &pl, qr0, q0 + qr0, k0, two_d, &kv, K, &ly.k, V, &ly.v, &rk, dq)
     if (kv_2d)
         XE_BWD_DQ_WALK(true);
     else
