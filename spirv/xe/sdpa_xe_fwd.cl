@@ -639,8 +639,9 @@ SDPA_XE_TILE_LOOP
 #endif
 #if SUBGROUP_SIZE == 8 && !defined(SDPA_XE_CONVERT_KV)
             if (k_staged_way) {
+                /* (All staged: D = DSPLIT * DSUB, max_steps steps.) */
                 sdpa_xe_hpg_kq_staged(s, k_ops + (key0 - k0) * SUBGROUP_SIZE, key_blocks, q_ops,
-                                      d_steps, max_steps);
+                                      all_staged ? max_steps : d_steps, max_steps);
             } else if (k_rows) {
                 sdpa_xe_hpg_k_rows rows;
                 sdpa_xe_hpg_k_rows_of(&rows, K, k_head, K_S2, key0, SK);
@@ -816,6 +817,9 @@ SDPA_XE_TILE_LOOP
             if (dsplit == 1)
                 sub_group_barrier(CLK_LOCAL_MEM_FENCE);
 #else
+#if XE_HPG_WAYS
+            if (!v_staged_way)
+#endif
 SDPA_XE_TILE_LOOP
             for (int e = 0; e < XE_O_BLOCKS; e++) {
                 o[e] *= alpha;
@@ -867,7 +871,8 @@ SDPA_XE_TILE_LOOP
                         const int8 pb =
                                 as_int8(sdpa_xe_local_read8(p_ops + kc * 8 * SUBGROUP_SIZE));
                         sdpa_xe_hpg_pv_staged(o, pb,
-                                              ops + kc * dsplit * XE_O_BLOCKS * 8 * SUBGROUP_SIZE);
+                                              ops + kc * dsplit * XE_O_BLOCKS * 8 * SUBGROUP_SIZE,
+                                              kc == 0, alpha);
                     }
                 } else if (v_rows && k0 + bk <= SK) {
                     sdpa_xe_hpg_v_rows vr;
