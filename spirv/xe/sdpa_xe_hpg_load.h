@@ -28,6 +28,33 @@
 #include "sdpa_xe_local_block.h"
 #include "sdpa_xe_tile.h"
 
+/*
+ * The products' B operands in local memory (Q^T's, P's), 64 words each:
+ * with sub-groups of 8 lane by lane (p[8 i + j] is component j of lane i),
+ * one message of 8 words per lane, where IGC splits a block read into two
+ * messages of 32, each with an address move of its own; with sub-groups
+ * of 16 in the layout of a block read (p[16 j + i]), read by block reads
+ * (sdpa_xe_local_read8); sdpa_xe_fwd_b_write writes one (with 16 lanes
+ * a block write: p on 16 bytes).
+ */
+static inline uint8 sdpa_xe_fwd_b_read(const local uint *p)
+{
+#if SUBGROUP_SIZE == 8
+    return vload8(get_sub_group_local_id(), p);
+#else
+    return sdpa_xe_local_read8(p);
+#endif
+}
+
+static inline void sdpa_xe_fwd_b_write(local uint *p, uint8 v)
+{
+#if SUBGROUP_SIZE == 8
+    vstore8(v, get_sub_group_local_id(), p);
+#else
+    sdpa_xe_local_write8(p, v);
+#endif
+}
+
 #if SUBGROUP_SIZE == 8
 
 /* An A operand staged in local memory lane by lane (lane i's 8 words, its
@@ -87,7 +114,7 @@ sdpa_xe_hpg_k_rows_of(private sdpa_xe_hpg_k_rows *r, const global void *K, long 
             SDPA_XE_TILE_LOOP                                                                      \
             for (int j = 0; j < (G); j++) {                                                        \
                 const int8 qb =                                                                    \
-                        as_int8(sdpa_xe_local_read8(q_ops + (c + j) * 8 * SUBGROUP_SIZE));         \
+                        as_int8(sdpa_xe_fwd_b_read(q_ops + (c + j) * 8 * SUBGROUP_SIZE));          \
                 SDPA_XE_TILE_LOOP                                                                  \
                 for (int b = 0; b < XE_S_BLOCKS; b++) {                                            \
                     uint8 a;                                                                       \
@@ -277,7 +304,7 @@ static inline __attribute__((always_inline)) void
 sdpa_xe_hpg_kq_staged_step(private float8 *s, const local uint *k_ops, int key_blocks,
                            const local uint *q_ops, int c)
 {
-    const int8 qb = as_int8(sdpa_xe_local_read8(q_ops + c * 8 * SUBGROUP_SIZE));
+    const int8 qb = as_int8(sdpa_xe_fwd_b_read(q_ops + c * 8 * SUBGROUP_SIZE));
 SDPA_XE_TILE_LOOP
     for (int b = 0; b < XE_S_BLOCKS; b++) {
         const int8 ka =
