@@ -439,7 +439,8 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_xe_fw
 
     /* Local memory (SDPA_XE_FWD_SLM_BYTES): Q^T as B operands
      * [qblocks][d_steps][8][sg], P of a key tile [qblocks][p_chunks][8][sg]
-     * (DSPLIT > 1), and [dsplit][bq] floats for maxima and sums. */
+     * (DSPLIT > 1), and [dsplit][bq] floats for maxima and sums; with
+     * sub-groups of 8 each operand [sg][8] (sdpa_xe_fwd_b_read). */
     local uint *q_slm = (local uint *)SLM;
     local uint *p_slm = q_slm + bq * d_steps * 8;
 #ifdef SDPA_XE_CONVERT_KV
@@ -487,10 +488,14 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_xe_fw
         for (int c = m_sg; c < d_steps; c += dsplit) {
             const int c0 = c * SDPA_XE_D_STEP;
             const uint8 words = row_valid ? sdpa_xe_b_from_row(q + c0, D - c0) ^ q_sign : (uint8)0;
+#if SUBGROUP_SIZE == 8
+            sdpa_xe_fwd_b_write(q_ops + c * 8 * SUBGROUP_SIZE, words);
+#else
             local uint *dst = q_block + c * 8 * SUBGROUP_SIZE;
 #pragma unroll
             for (int j = 0; j < 8; j++)
                 dst[j * SUBGROUP_SIZE] = SDPA_XE_AT(words, uint, j);
+#endif
         }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -639,8 +644,9 @@ SDPA_XE_TILE_LOOP
 #endif
 #if SUBGROUP_SIZE == 8 && !defined(SDPA_XE_CONVERT_KV)
             if (k_staged_way) {
+                /* (All staged: D = DSPLIT * DSUB, max_steps steps.) */
                 sdpa_xe_hpg_kq_staged(s, k_ops + (key0 - k0) * SUBGROUP_SIZE, key_blocks, q_ops,
-                                      d_steps, max_steps);
+                                      all_staged ? max_steps : d_steps, max_steps);
             } else if (k_rows) {
                 sdpa_xe_hpg_k_rows rows;
                 sdpa_xe_hpg_k_rows_of(&rows, K, k_head, K_S2, key0, SK);
@@ -653,7 +659,7 @@ SDPA_XE_TILE_LOOP
                     s[b] = 0.0f;
                 for (int c = 0; c < d_steps; c++) {
                     const int8 qb =
-                            as_int8(sdpa_xe_local_read8(q_ops + c * 8 * SUBGROUP_SIZE));
+                            as_int8(sdpa_xe_fwd_b_read(q_ops + c * 8 * SUBGROUP_SIZE));
 SDPA_XE_TILE_LOOP
                     for (int b = 0; b < XE_S_BLOCKS; b++) {
 #ifdef SDPA_XE_CONVERT_KV
@@ -816,6 +822,9 @@ SDPA_XE_TILE_LOOP
             if (dsplit == 1)
                 sub_group_barrier(CLK_LOCAL_MEM_FENCE);
 #else
+#if XE_HPG_WAYS
+            if (!v_staged_way)
+#endif
 SDPA_XE_TILE_LOOP
             for (int e = 0; e < XE_O_BLOCKS; e++) {
                 o[e] *= alpha;
@@ -842,7 +851,7 @@ SDPA_XE_TILE_LOOP
 #else
                     const int8 pb = sdpa_xe_pack_b(s[2 * kc], s[2 * kc + 1]);
 #endif
-                    sdpa_xe_local_write8(
+                    sdpa_xe_fwd_b_write(
                             p_ops + (m_sg * XE_P_CHUNKS + kc) * 8 * SUBGROUP_SIZE, as_uint8(pb));
                 }
                 /* Alone on its query block, the sub-group reads only its own P
@@ -865,9 +874,10 @@ SDPA_XE_TILE_LOOP
 SDPA_XE_TILE_LOOP
                     for (int kc = 0; kc < p_chunks; kc++) {
                         const int8 pb =
-                                as_int8(sdpa_xe_local_read8(p_ops + kc * 8 * SUBGROUP_SIZE));
+                                as_int8(sdpa_xe_fwd_b_read(p_ops + kc * 8 * SUBGROUP_SIZE));
                         sdpa_xe_hpg_pv_staged(o, pb,
-                                              ops + kc * dsplit * XE_O_BLOCKS * 8 * SUBGROUP_SIZE);
+                                              ops + kc * dsplit * XE_O_BLOCKS * 8 * SUBGROUP_SIZE,
+                                              kc == 0, alpha);
                     }
                 } else if (v_rows && k0 + bk <= SK) {
                     sdpa_xe_hpg_v_rows vr;
@@ -875,7 +885,7 @@ SDPA_XE_TILE_LOOP
                     __attribute__((opencl_unroll_hint(1))) for (int kc = 0; kc < p_chunks; kc++)
                     {
                         const int8 pb =
-                                as_int8(sdpa_xe_local_read8(p_ops + kc * 8 * SUBGROUP_SIZE));
+                                as_int8(sdpa_xe_fwd_b_read(p_ops + kc * 8 * SUBGROUP_SIZE));
                         sdpa_xe_hpg_pv(o, pb, &vr, kc);
                     }
                 } else
@@ -883,7 +893,7 @@ SDPA_XE_TILE_LOOP
                 __attribute__((opencl_unroll_hint(1))) for (int kc = 0; kc < p_chunks; kc++)
                 {
                     const int8 pb =
-                            as_int8(sdpa_xe_local_read8(p_ops + kc * 8 * SUBGROUP_SIZE));
+                            as_int8(sdpa_xe_fwd_b_read(p_ops + kc * 8 * SUBGROUP_SIZE));
 #ifdef SDPA_XE_CONVERT_KV
                     sdpa_xe_fwd_pv_converted(o, pb, v_tile, kv_ld, 16 * kc, o_d0, D);
 #else

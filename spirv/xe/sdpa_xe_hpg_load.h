@@ -28,7 +28,45 @@
 #include "sdpa_xe_local_block.h"
 #include "sdpa_xe_tile.h"
 
+/*
+ * The products' B operands in local memory (Q^T's, P's), 64 words each:
+ * with sub-groups of 8 lane by lane (p[8 i + j] is component j of lane i),
+ * one message of 8 words per lane, where IGC splits a block read into two
+ * messages of 32, each with an address move of its own; with sub-groups
+ * of 16 in the layout of a block read (p[16 j + i]), read by block reads
+ * (sdpa_xe_local_read8); sdpa_xe_fwd_b_write writes one (with 16 lanes
+ * a block write: p on 16 bytes).
+ */
+static inline uint8 sdpa_xe_fwd_b_read(const local uint *p)
+{
 #if SUBGROUP_SIZE == 8
+    return vload8(get_sub_group_local_id(), p);
+#else
+    return sdpa_xe_local_read8(p);
+#endif
+}
+
+static inline void sdpa_xe_fwd_b_write(local uint *p, uint8 v)
+{
+#if SUBGROUP_SIZE == 8
+    vstore8(v, get_sub_group_local_id(), p);
+#else
+    sdpa_xe_local_write8(p, v);
+#endif
+}
+
+#if SUBGROUP_SIZE == 8
+
+/* An A operand staged in local memory lane by lane (lane i's 8 words, its
+ * components, one after the other: p[8 i + m] is component m of lane i):
+ * one message of 8 words per lane from one address register, where a
+ * block read of 64 words took two messages of 32 (IGC splits them so, the
+ * address known only to 4 bytes), each with its address moved into a
+ * payload register of its own. */
+static inline uint8 sdpa_xe_hpg_op_read(const local uint *p)
+{
+    return vload8(get_sub_group_local_id(), p);
+}
 
 /* Whether a K tensor's rows can be read this way: raw operand bits, rows
  * on 4 bytes (k_block), not transposed, and whole 16-element steps. */
@@ -76,7 +114,7 @@ sdpa_xe_hpg_k_rows_of(private sdpa_xe_hpg_k_rows *r, const global void *K, long 
             SDPA_XE_TILE_LOOP                                                                      \
             for (int j = 0; j < (G); j++) {                                                        \
                 const int8 qb =                                                                    \
-                        as_int8(sdpa_xe_local_read8(q_ops + (c + j) * 8 * SUBGROUP_SIZE));         \
+                        as_int8(sdpa_xe_fwd_b_read(q_ops + (c + j) * 8 * SUBGROUP_SIZE));          \
                 SDPA_XE_TILE_LOOP                                                                  \
                 for (int b = 0; b < XE_S_BLOCKS; b++) {                                            \
                     uint8 a;                                                                       \
@@ -152,9 +190,9 @@ SDPA_XE_TILE_LOOP
  * query block packed the same ones again (QBLOCKS times the word shuffles
  * of sdpa_xe_hpg_pv). Operand (kc, blk) - keys k0 + 16 kc .. + 15, head-dim
  * rows 8 blk .. 8 blk + 7 - is 64 words at v_ops + (kc * n_blk + blk) * 64,
- * n_blk = D / 8 = DSPLIT * XE_O_BLOCKS (a constant), in the layout of a sub-group block read (component m,
- * lane i: row 8 blk + m of keys 2i and 2i + 1), so that each product's
- * operand is one local block read. Staged where every sub-group's O rows
+ * n_blk = D / 8 = DSPLIT * XE_O_BLOCKS (a constant), lane by lane
+ * (sdpa_xe_hpg_op_read; component m of lane i: row 8 blk + m of keys 2i
+ * and 2i + 1), so that each product's operand is one local read. Staged where every sub-group's O rows
  * are inside the head size (D = DSPLIT * SDPA_XE_DSUB) and V's rows are
  * 4-byte aligned; local memory: 2 * BK * D bytes.
  */
@@ -186,20 +224,30 @@ SDPA_XE_TILE_LOOP
                     0, (const global uint *)(col + (long)sdpa_imin(key + 1, sk - 1) * vs2)));
             const ushort16 a = (ushort16)(ev.s0, od.s0, ev.s1, od.s1, ev.s2, od.s2, ev.s3, od.s3,
                                           ev.s4, od.s4, ev.s5, od.s5, ev.s6, od.s6, ev.s7, od.s7);
-            sdpa_xe_local_write8(v_ops + op * 8 * SUBGROUP_SIZE, as_uint8(a));
+            vstore8(as_uint8(a), lane, v_ops + op * 8 * SUBGROUP_SIZE);
         }
     }
 }
 
 /* O^T (XE_O_BLOCKS blocks of 8 head-dim rows) += V^T P for one chunk, P
  * given as the B operand pb, V^T's operands staged at ops (the chunk's
- * first block of this sub-group's rows). */
+ * first block of this sub-group's rows); the tile's first chunk (first)
+ * rescales O by alpha on the way into its product: beside the product,
+ * the compiler writes the scaled O where the product reads it, where a
+ * rescale of its own before P's barrier took a copy of O (32 moves at
+ * head size 64) at every tile. */
 static inline __attribute__((always_inline)) void
-sdpa_xe_hpg_pv_staged(private float8 *o, int8 pb, const local uint *ops)
+sdpa_xe_hpg_pv_staged(private float8 *o, int8 pb, const local uint *ops, bool first, float alpha)
 {
 SDPA_XE_TILE_LOOP
     for (int e = 0; e < XE_O_BLOCKS; e++) {
-        o[e] = sdpa_xe_mad(as_int8(sdpa_xe_local_read8(ops + e * 8 * SUBGROUP_SIZE)), pb, o[e]);
+        float8 acc = o[e];
+        if (first) {
+            acc *= alpha;
+            if (SC(VS_F16_ACC))
+                acc = sdpa_xe_round_half8(acc);
+        }
+        o[e] = sdpa_xe_mad(as_int8(sdpa_xe_hpg_op_read(ops + e * 8 * SUBGROUP_SIZE)), pb, acc);
         if (SC(VS_F16_ACC))
             o[e] = sdpa_xe_round_half8(o[e]);
     }
@@ -209,9 +257,9 @@ SDPA_XE_TILE_LOOP
  * K's A operands staged in local memory (sdpa_xe_hpg_k_stage) likewise:
  * the QBLOCKS sub-groups of a key range read the same K rows. Operand
  * (c, kb) - head-dim step c, keys 8 kb .. 8 kb + 7 of the tile - is 64
- * words at k_ops + (c * key_blocks + kb) * 64, key_blocks = BK / 8, in
- * the layout of a block read (component m: key 8 kb + m's words of step
- * c, which is how the rows lie in K). A tile is staged during the one
+ * words at k_ops + (c * key_blocks + kb) * 64, key_blocks = BK / 8, lane
+ * by lane (sdpa_xe_hpg_op_read; component m of lane i: word i of key
+ * 8 kb + m's step c). A tile is staged during the one
  * before (after its exchange of maxima, when every sub-group is done
  * with its scores), so that no barrier is added; the first before the
  * key loop. Each sub-group stages whole key blocks (n_sg a multiple of
@@ -233,20 +281,20 @@ sdpa_xe_hpg_k_stage(local uint *k_ops, const global void *K, long k_head, long k
     const int c0 = sg_id / key_blocks, kb = sg_id - c0 * key_blocks;
     const int stride = n_sg / key_blocks;
     const int lane = get_sub_group_local_id();
-    /* Lane m reads key 8 kb + m's 8 words of a step and writes them where
-     * the block read of the operand finds them (component m, lane i: word
-     * m * 8 + i): one load and one store per lane and step, the row
+    /* Lane m reads key 8 kb + m's 8 words of a step, and a block write
+     * (component i, lane m: word 8 i + m) puts them where the operand's
+     * lane i reads them: one load and one store per lane and step, the row
      * address one multiply per lane, where block reads per row took 8
      * uniform 64-bit multiplies per tile and 8 messages per step. */
     const global uint *row = (const global uint *)((const global ushort *)K + k_head +
                                                    (long)sdpa_imin(k0 + 8 * kb + lane, sk - 1) *
                                                            ks2);
-    local uint *dst = k_ops + kb * 8 * SUBGROUP_SIZE + lane * 8;
+    local uint *dst = k_ops + kb * 8 * SUBGROUP_SIZE;
 SDPA_XE_TILE_LOOP
     for (int j = 0; j < max_steps; j += stride) {
         const int c = j + c0;
         if (c < d_steps)
-            vstore8(vload8(c, row), 0, dst + c * key_blocks * 8 * SUBGROUP_SIZE);
+            sdpa_xe_local_write8(dst + c * key_blocks * 8 * SUBGROUP_SIZE, vload8(c, row));
     }
 }
 
@@ -256,11 +304,11 @@ static inline __attribute__((always_inline)) void
 sdpa_xe_hpg_kq_staged_step(private float8 *s, const local uint *k_ops, int key_blocks,
                            const local uint *q_ops, int c)
 {
-    const int8 qb = as_int8(sdpa_xe_local_read8(q_ops + c * 8 * SUBGROUP_SIZE));
+    const int8 qb = as_int8(sdpa_xe_fwd_b_read(q_ops + c * 8 * SUBGROUP_SIZE));
 SDPA_XE_TILE_LOOP
     for (int b = 0; b < XE_S_BLOCKS; b++) {
         const int8 ka =
-                as_int8(sdpa_xe_local_read8(k_ops + (c * key_blocks + b) * 8 * SUBGROUP_SIZE));
+                as_int8(sdpa_xe_hpg_op_read(k_ops + (c * key_blocks + b) * 8 * SUBGROUP_SIZE));
         s[b] = sdpa_xe_mad(ka, qb, s[b]);
         if (SC(KQ_F16_ACC))
             s[b] = sdpa_xe_round_half8(s[b]);
