@@ -173,23 +173,35 @@ static llm_spec_t varlen(sdpa_prop_kind_t prop, int64_t batch, const int64_t *le
  * with dropout and its keep mask (padded layout, padding untouched). */
 LLM_FAMILY_TEST(test_varlen_forward, llm_varlen_forward_spec, 100)
 
-/* Varlen sequences over several query and key tiles (up to 70 queries and
- * 130 keys), with everything else on: window, softcap, ALiBi per sequence,
- * causal; and varlen decode (every sequence one query: the GQA-batched
- * rows), one of them with no keys. */
-START_TEST(test_varlen_long_and_decode)
+/* Varlen sequences over several query and key tiles or blocks (up to 70
+ * queries and 130 keys, an empty query sequence). */
+static llm_spec_t varlen_long(sdpa_prop_kind_t prop, sdpa_dtype_t dt)
 {
     static const int64_t long_q[3] = {40, 0, 70}, long_k[3] = {90, 5, 130};
+    return varlen(prop, 3, long_q, long_k, dt);
+}
+
+/* Every modifier at once: a causal window, softcap, ALiBi per sequence,
+ * dropout. */
+static void with_every_modifier(llm_spec_t *s)
+{
+    s->window = (sdpa_window_desc_t){1, 30, 0};
+    s->softcap = 5.0f;
+    s->alibi = SDPA_ALIBI_PER_BATCH_HEAD;
+    s->mask_kind = SDPA_MASK_CAUSAL_BOTTOM_RIGHT;
+    s->dropout = 1;
+}
+
+/* Long varlen sequences (varlen_long), plain and with every modifier; and
+ * varlen decode (every sequence one query: the GQA-batched rows), one of
+ * them with no keys. */
+START_TEST(test_varlen_long_and_decode)
+{
     static const int64_t one_q[4] = {1, 1, 1, 1}, dec_k[4] = {17, 0, 1, 64};
-    llm_spec_t s = _i < 2 ? varlen(SDPA_FORWARD_TRAINING, 3, long_q, long_k, SDPA_DTYPE_F16)
+    llm_spec_t s = _i < 2 ? varlen_long(SDPA_FORWARD_TRAINING, SDPA_DTYPE_F16)
                           : varlen(SDPA_FORWARD_INFERENCE, 4, one_q, dec_k, dtypes[_i % 3]);
-    if (_i == 1) {
-        s.window = (sdpa_window_desc_t){1, 30, 0};
-        s.softcap = 5.0f;
-        s.alibi = SDPA_ALIBI_PER_BATCH_HEAD;
-        s.mask_kind = SDPA_MASK_CAUSAL_BOTTOM_RIGHT;
-        s.dropout = 1;
-    }
+    if (_i == 1)
+        with_every_modifier(&s);
     s.softmax = SDPA_SOFTMAX_INF_AS_ZERO;
     check_spec(&s, 150 + (uint64_t)_i);
 }
@@ -218,20 +230,13 @@ START_TEST(test_varlen_backward)
 }
 END_TEST
 
-/* Varlen backward over several query blocks and key blocks (up to 70
- * queries and 130 keys), plain and with every modifier (window, softcap,
- * ALiBi per sequence, causal, dropout), atomic and deterministic. */
+/* Varlen backward over several query blocks and key blocks (varlen_long),
+ * plain and with every modifier (and dS), atomic and deterministic. */
 START_TEST(test_varlen_backward_long)
 {
-    static const int64_t long_q[3] = {40, 0, 70}, long_k[3] = {90, 5, 130};
-    llm_spec_t s =
-            varlen(SDPA_BACKWARD, 3, long_q, long_k, _i % 2 ? SDPA_DTYPE_BF16 : SDPA_DTYPE_F16);
+    llm_spec_t s = varlen_long(SDPA_BACKWARD, _i % 2 ? SDPA_DTYPE_BF16 : SDPA_DTYPE_F16);
     if (_i % 2) {
-        s.window = (sdpa_window_desc_t){1, 30, 0};
-        s.softcap = 5.0f;
-        s.alibi = SDPA_ALIBI_PER_BATCH_HEAD;
-        s.mask_kind = SDPA_MASK_CAUSAL_BOTTOM_RIGHT;
-        s.dropout = 1;
+        with_every_modifier(&s);
         s.ds_dtype = SDPA_DTYPE_F32;
     }
     s.softmax = SDPA_SOFTMAX_INF_AS_ZERO;
