@@ -55,6 +55,31 @@ static inline int sdpa_window_last(int pos, int right, int last)
     return SC(WITH_WINDOW) && right >= 0 ? sdpa_imin(last, pos + right) : last;
 }
 
+/* The keys a work-group visits, [begin, end), and where its queries sit
+ * among them; each kernel narrows [begin, end) to the band its rows' causal
+ * mask and window leave (sdpa_fwd_keys_of, sdpa_decode_keys_of). */
+typedef struct sdpa_keys {
+    int begin, end;
+    int causal_offset;
+    int pos_offset; /* query i sits at key position i + Sk - Sq */
+    int win_left, win_right;
+} sdpa_keys;
+
+/* The keys [begin, end) of sk, for sq queries under the window (win_left,
+ * win_right). */
+static inline __attribute__((always_inline)) sdpa_keys
+sdpa_keys_span(int begin, int end, int sk, int sq, int win_left, int win_right)
+{
+    sdpa_keys k;
+    k.begin = begin;
+    k.end = end;
+    k.causal_offset = sdpa_causal_offset(sk, sq);
+    k.pos_offset = sk - sq;
+    k.win_left = win_left;
+    k.win_right = win_right;
+    return k;
+}
+
 /* The ALiBi slope of query head h of batch b among hq heads, times unit
  * (log2(e) for scores in log2 units); 0 without ALiBi. */
 static inline float sdpa_alibi_slope(const global float *slopes, long b, int hq, int h, float unit)

@@ -76,34 +76,22 @@ static inline __attribute__((always_inline)) sdpa_decode_rows sdpa_decode_rows_o
     for (int r = 0, h = dr.w.head0, i = dr.w.query0; r < dr.rows;                                  \
          r++, h += (i + 1 == SQ), i = (i + 1 == SQ) ? 0 : i + 1)
 
-/* This split's keys [lo, hi), narrowed to the band every row's causal mask
- * and window leave (keys outside it are masked per row), and where the
- * queries sit among the keys. */
-typedef struct sdpa_decode_keys {
-    int lo, hi;
-    int causal_offset;
-    int pos_offset; /* query i sits at key position i + Sk - Sq */
-    int win_left, win_right;
-} sdpa_decode_keys;
-
-static inline __attribute__((always_inline)) sdpa_decode_keys
+/* This split's keys (sdpa_keys), narrowed to the band every row's causal
+ * mask and window leave (keys outside it are masked per row). */
+static inline __attribute__((always_inline)) sdpa_keys
 sdpa_decode_keys_of(const private sdpa_decode_rows *dr, int sq, int sk, int win_left, int win_right)
 {
     const int tiles = (sk + BK - 1) / BK;
     const int tiles_per_split = (tiles + dr->n_splits - 1) / dr->n_splits;
-    sdpa_decode_keys k;
-    k.lo = sdpa_imin(dr->split * tiles_per_split * BK, sk);
-    k.hi = sdpa_imin(k.lo + tiles_per_split * BK, sk);
-    k.causal_offset = sdpa_causal_offset(sk, sq);
-    k.pos_offset = sk - sq;
-    k.win_left = win_left;
-    k.win_right = win_right;
+    const int begin = sdpa_imin(dr->split * tiles_per_split * BK, sk);
+    const int end = sdpa_imin(begin + tiles_per_split * BK, sk);
+    sdpa_keys k = sdpa_keys_span(begin, end, sk, sq, win_left, win_right);
     if (sdpa_is_causal())
-        k.hi = sdpa_iclamp(sq - 1 + k.causal_offset + 1, k.lo, k.hi);
+        k.end = sdpa_iclamp(sq - 1 + k.causal_offset + 1, k.begin, k.end);
     if (SC(WITH_WINDOW)) {
-        k.hi = sdpa_iclamp(sdpa_window_last(sq - 1 + k.pos_offset, win_right, k.hi - 1) + 1, k.lo,
-                           k.hi);
-        k.lo = sdpa_iclamp(sdpa_window_first(k.pos_offset, win_left), k.lo, k.hi);
+        k.end = sdpa_iclamp(sdpa_window_last(sq - 1 + k.pos_offset, win_right, k.end - 1) + 1,
+                            k.begin, k.end);
+        k.begin = sdpa_iclamp(sdpa_window_first(k.pos_offset, win_left), k.begin, k.end);
     }
     return k;
 }
@@ -176,21 +164,21 @@ sdpa_decode_score(float qk, const private sdpa_score_mods *mods, const private s
  * masked by the row's causal band and window and the split's keys. */
 static inline __attribute__((always_inline)) float
 sdpa_decode_row_score(const private sdpa_decode_slm *m, const private sdpa_decode_rows *dr,
-                      const private sdpa_decode_keys *k, const private sdpa_score_mods *mods, int r,
+                      const private sdpa_keys *k, const private sdpa_score_mods *mods, int r,
                       int h, int i, int k0, int d)
 {
     const private sdpa_fwd_rows *w = &dr->w;
     const int key = k0 + get_sub_group_local_id();
-    const int key_in = key < k->hi ? key : k->hi - 1; /* the mask row is read there */
+    const int key_in = key < k->end ? key : k->end - 1; /* the mask row is read there */
     const float qk = sdpa_decode_qk(m, r, d);
     sdpa_row_mask rm;
     rm.pos = i + k->pos_offset;
-    int last = k->hi - 1;
+    int last = k->end - 1;
     if (sdpa_is_causal())
         last = sdpa_imin(last, i + k->causal_offset);
     last = sdpa_window_last(rm.pos, k->win_right, last);
-    rm.last = key < k->hi ? last : -1;
-    rm.first = sdpa_imax(k->lo, sdpa_window_first(rm.pos, k->win_left));
+    rm.last = key < k->end ? last : -1;
+    rm.first = sdpa_imax(k->begin, sdpa_window_first(rm.pos, k->win_left));
     rm.slope2 = sdpa_alibi_slope(mods->alibi_slopes, w->b, w->hq, h, SDPA_LOG2E);
     const long m_row = w->b * mods->msk.s0 + (long)h * mods->msk.s1 + (long)i * mods->msk.s2;
     return sdpa_decode_score(qk, mods, &rm, key_in, m_row);
@@ -268,7 +256,7 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_decod
     const int lane = get_sub_group_local_id();
     const sdpa_decode_rows dr = sdpa_decode_rows_of(SQ);
     const int sk = SC(PAGED) ? sdpa_paged_seq_len(CACHE_SEQLENS, dr.w.b, SK) : SK;
-    const sdpa_decode_keys keys = sdpa_decode_keys_of(&dr, SQ, sk, WINDOW_LEFT, WINDOW_RIGHT);
+    const sdpa_keys keys = sdpa_decode_keys_of(&dr, SQ, sk, WINDOW_LEFT, WINDOW_RIGHT);
     const sdpa_decode_slm m = sdpa_decode_slm_of(SLM, dr.rows, D, D_VAL);
     const sdpa_view q_view = SDPA_VIEW(Q), k_view = SDPA_VIEW(K), v_view = SDPA_VIEW(V);
 
@@ -296,7 +284,7 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_decod
     const sdpa_fwd_paged pg = sdpa_fwd_paged_of(BLOCK_TABLE, dr.w.b, BLOCK_TABLE_STRIDE, BLOCK_LOG2,
                                                 dr.w.n_kv, NUM_BLOCKS);
 
-    for (int k0 = keys.lo; k0 < keys.hi; k0 += BK) {
+    for (int k0 = keys.begin; k0 < keys.end; k0 += BK) {
         /* 1. K and V tiles, f32 (keys at or past sk are zero). */
         const sdpa_fwd_kv_source kt = {K, kv.k, K_S2, K_S0, kv.token0, k0, 0, sk, &k_fmt, &pg};
         const sdpa_fwd_kv_source vt = {V, kv.v, V_S2, V_S0, kv.token0, k0, 0, sk, &v_fmt, &pg};

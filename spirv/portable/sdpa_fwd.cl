@@ -170,31 +170,18 @@ sdpa_fwd_seq_of(int sq, int sk, const global int *cu_seqlens_q, const global int
     return q;
 }
 
-/* The keys the work-group visits, [begin, end), and where its queries sit
- * among them: all the keys, or up to the causal band of its last row; with
- * a window, from the first key of its first row's window (rounded down to
- * a tile) to the last of its last row's: key tiles outside the band are
- * never loaded. Not with the dropout keep mask, which covers every key (the
- * fix-up after the loop writes the keys past a causal band only). */
-typedef struct sdpa_fwd_keys {
-    int begin, end;
-    int causal_offset;
-    int pos_offset; /* query i sits at key position i + Sk - Sq */
-    int win_left, win_right;
-} sdpa_fwd_keys;
-
-static inline __attribute__((always_inline)) sdpa_fwd_keys
+/* The keys the work-group visits (sdpa_keys): all the keys, or up to the
+ * causal band of its last row; with a window, from the first key of its
+ * first row's window (rounded down to a tile) to the last of its last
+ * row's: key tiles outside the band are never loaded. Not with the dropout
+ * keep mask, which covers every key (the fix-up after the loop writes the
+ * keys past a causal band only). */
+static inline __attribute__((always_inline)) sdpa_keys
 sdpa_fwd_keys_of(const private sdpa_fwd_rows *w, const private sdpa_fwd_seq *q, int bk,
                  int win_left, int win_right)
 {
     const int sk = q->sk;
-    sdpa_fwd_keys k;
-    k.causal_offset = sdpa_causal_offset(sk, q->sq);
-    k.pos_offset = sk - q->sq;
-    k.win_left = win_left;
-    k.win_right = win_right;
-    k.end = sk;
-    k.begin = 0;
+    sdpa_keys k = sdpa_keys_span(0, sk, sk, q->sq, win_left, win_right);
     if (sdpa_is_causal())
         k.end = sdpa_iclamp(sdpa_fwd_row_query(w, w->rows - 1) + k.causal_offset + 1, 0, sk);
     if (SC(WITH_WINDOW) && !SC(DROPOUT_OUTPUT_MASK)) {
@@ -211,7 +198,7 @@ sdpa_fwd_keys_of(const private sdpa_fwd_rows *w, const private sdpa_fwd_seq *q, 
 }
 
 static inline __attribute__((always_inline)) sdpa_row_mask
-sdpa_fwd_row_mask_of(const private sdpa_fwd_rows *w, int col, const private sdpa_fwd_keys *k,
+sdpa_fwd_row_mask_of(const private sdpa_fwd_rows *w, int col, const private sdpa_keys *k,
                      const private sdpa_score_mods *mods)
 {
     sdpa_row_mask rm;
@@ -473,7 +460,7 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_fwd(
         return;
     const sdpa_fwd_slm m = sdpa_fwd_slm_of(SLM, &p);
     const sdpa_view q_view = SDPA_VIEW(Q), k_view = SDPA_VIEW(K), v_view = SDPA_VIEW(V);
-    const sdpa_fwd_keys keys = sdpa_fwd_keys_of(&w, &seq, p.bk, WINDOW_LEFT, WINDOW_RIGHT);
+    const sdpa_keys keys = sdpa_fwd_keys_of(&w, &seq, p.bk, WINDOW_LEFT, WINDOW_RIGHT);
     const int d_end = SC(D_FULL) ? D_MAX : D; /* head size, folded when full */
 
     const sdpa_score_mods mods =

@@ -32,25 +32,6 @@ static __attribute__((noinline)) bool sdpa_xe_local_misaligned(const local void 
     return ((ulong)p & 3) != 0;
 }
 
-/* A refused read returns 0xdead in every element. */
-static inline ushort8 sdpa_xe_local_read_us8(const local ushort *p)
-{
-    if (sdpa_xe_local_misaligned(p))
-        return (ushort8)0xdead;
-    const local ushort *q = p + get_sub_group_local_id();
-    const int n = SUBGROUP_SIZE;
-    return (ushort8)(q[0], q[n], q[2 * n], q[3 * n], q[4 * n], q[5 * n], q[6 * n], q[7 * n]);
-}
-
-static inline uint8 sdpa_xe_local_read8(const local uint *p)
-{
-    if (sdpa_xe_local_misaligned(p))
-        return (uint8)0xdeaddeadu;
-    const local uint *q = p + get_sub_group_local_id();
-    const int n = SUBGROUP_SIZE;
-    return (uint8)(q[0], q[n], q[2 * n], q[3 * n], q[4 * n], q[5 * n], q[6 * n], q[7 * n]);
-}
-
 /* Whether the hardware would refuse a block write at p: writes need 16
  * bytes (cl_intel_subgroups), reads only 4. Not inlined, as above. */
 static __attribute__((noinline)) bool sdpa_xe_local_write_misaligned(const local void *p)
@@ -58,78 +39,51 @@ static __attribute__((noinline)) bool sdpa_xe_local_write_misaligned(const local
     return ((ulong)p & 15) != 0;
 }
 
-static inline ushort4 sdpa_xe_local_read_us4(const local ushort *p)
-{
-    if (sdpa_xe_local_misaligned(p))
-        return (ushort4)0xdead;
-    const local ushort *q = p + get_sub_group_local_id();
-    const int n = SUBGROUP_SIZE;
-    return (ushort4)(q[0], q[n], q[2 * n], q[3 * n]);
-}
+/* Component sj of a lane's part of a block is q[j * n] (q: the block plus
+ * the lane, n: SUBGROUP_SIZE): the N components as a vector literal's list
+ * (SDPA_XE_LANE<N>), or X(j, sj) for each (SDPA_XE_COMPONENTS<N>). */
+#define SDPA_XE_LANE4(q, n) q[0], q[n], q[2 * n], q[3 * n]
+#define SDPA_XE_LANE8(q, n) SDPA_XE_LANE4(q, n), q[4 * n], q[5 * n], q[6 * n], q[7 * n]
+#define SDPA_XE_COMPONENTS2(X) X(0, s0) X(1, s1)
+#define SDPA_XE_COMPONENTS4(X) SDPA_XE_COMPONENTS2(X) X(2, s2) X(3, s3)
+#define SDPA_XE_COMPONENTS8(X) SDPA_XE_COMPONENTS4(X) X(4, s4) X(5, s5) X(6, s6) X(7, s7)
 
-static inline uint4 sdpa_xe_local_read4(const local uint *p)
-{
-    if (sdpa_xe_local_misaligned(p))
-        return (uint4)0xdeaddeadu;
-    const local uint *q = p + get_sub_group_local_id();
-    const int n = SUBGROUP_SIZE;
-    return (uint4)(q[0], q[n], q[2 * n], q[3 * n]);
-}
+/* sdpa_xe_local_read<suffix>, N (4 or 8) components of T. A refused read
+ * returns poison (0xdead, 0xdeaddead) in every element. */
+#define SDPA_XE_LOCAL_READ(suffix, T, N, poison)                                                   \
+    static inline T##N sdpa_xe_local_read##suffix(const local T *p)                                \
+    {                                                                                              \
+        if (sdpa_xe_local_misaligned(p))                                                           \
+            return (T##N)poison;                                                                   \
+        const local T *q = p + get_sub_group_local_id();                                           \
+        const int n = SUBGROUP_SIZE;                                                               \
+        return (T##N)(SDPA_XE_LANE##N(q, n));                                                      \
+    }
 
-/* A refused write stores 0xdead (0xdeaddead) in every element instead,
- * or nothing where p is not even on a 32-bit element. */
-static inline void sdpa_xe_local_write_us4(local ushort *p, ushort4 v)
-{
-    const bool refused = sdpa_xe_local_write_misaligned(p);
-    local ushort *q = p + get_sub_group_local_id();
-    const int n = SUBGROUP_SIZE;
-    q[0] = refused ? (ushort)0xdead : v.s0;
-    q[n] = refused ? (ushort)0xdead : v.s1;
-    q[2 * n] = refused ? (ushort)0xdead : v.s2;
-    q[3 * n] = refused ? (ushort)0xdead : v.s3;
-}
+/* sdpa_xe_local_write<suffix>, the converse. A refused write stores poison
+ * in every element instead, or nothing where p is not even on a 32-bit
+ * element (T uint). */
+#define SDPA_XE_LOCAL_STORE(j, c) q[(j) * n] = refused ? poison_value : v.c;
+#define SDPA_XE_LOCAL_WRITE(suffix, T, N, poison)                                                  \
+    static inline void sdpa_xe_local_write##suffix(local T *p, T##N v)                             \
+    {                                                                                              \
+        const bool refused = sdpa_xe_local_write_misaligned(p);                                    \
+        if (sizeof(T) == 4 && sdpa_xe_local_misaligned(p))                                         \
+            return; /* not even on an element: nothing to poison */                                \
+        local T *q = p + get_sub_group_local_id();                                                 \
+        const int n = SUBGROUP_SIZE;                                                               \
+        const T poison_value = (T)poison;                                                          \
+        SDPA_XE_COMPONENTS##N(SDPA_XE_LOCAL_STORE)                                                 \
+    }
 
-static inline void sdpa_xe_local_write2(local uint *p, uint2 v)
-{
-    const bool refused = sdpa_xe_local_write_misaligned(p);
-    if (sdpa_xe_local_misaligned(p))
-        return; /* not even on an element: nothing to poison */
-    local uint *q = p + get_sub_group_local_id();
-    q[0] = refused ? 0xdeaddeadu : v.s0;
-    q[SUBGROUP_SIZE] = refused ? 0xdeaddeadu : v.s1;
-}
-
-static inline void sdpa_xe_local_write_us8(local ushort *p, ushort8 v)
-{
-    const bool refused = sdpa_xe_local_write_misaligned(p);
-    local ushort *q = p + get_sub_group_local_id();
-    const int n = SUBGROUP_SIZE;
-    q[0] = refused ? (ushort)0xdead : v.s0;
-    q[n] = refused ? (ushort)0xdead : v.s1;
-    q[2 * n] = refused ? (ushort)0xdead : v.s2;
-    q[3 * n] = refused ? (ushort)0xdead : v.s3;
-    q[4 * n] = refused ? (ushort)0xdead : v.s4;
-    q[5 * n] = refused ? (ushort)0xdead : v.s5;
-    q[6 * n] = refused ? (ushort)0xdead : v.s6;
-    q[7 * n] = refused ? (ushort)0xdead : v.s7;
-}
-
-static inline void sdpa_xe_local_write8(local uint *p, uint8 v)
-{
-    const bool refused = sdpa_xe_local_write_misaligned(p);
-    if (sdpa_xe_local_misaligned(p))
-        return; /* not even on an element: nothing to poison */
-    local uint *q = p + get_sub_group_local_id();
-    const int n = SUBGROUP_SIZE;
-    q[0] = refused ? 0xdeaddeadu : v.s0;
-    q[n] = refused ? 0xdeaddeadu : v.s1;
-    q[2 * n] = refused ? 0xdeaddeadu : v.s2;
-    q[3 * n] = refused ? 0xdeaddeadu : v.s3;
-    q[4 * n] = refused ? 0xdeaddeadu : v.s4;
-    q[5 * n] = refused ? 0xdeaddeadu : v.s5;
-    q[6 * n] = refused ? 0xdeaddeadu : v.s6;
-    q[7 * n] = refused ? 0xdeaddeadu : v.s7;
-}
+SDPA_XE_LOCAL_READ(_us8, ushort, 8, 0xdead)
+SDPA_XE_LOCAL_READ(8, uint, 8, 0xdeaddeadu)
+SDPA_XE_LOCAL_READ(_us4, ushort, 4, 0xdead)
+SDPA_XE_LOCAL_READ(4, uint, 4, 0xdeaddeadu)
+SDPA_XE_LOCAL_WRITE(_us4, ushort, 4, 0xdead)
+SDPA_XE_LOCAL_WRITE(2, uint, 2, 0xdeaddeadu)
+SDPA_XE_LOCAL_WRITE(_us8, ushort, 8, 0xdead)
+SDPA_XE_LOCAL_WRITE(8, uint, 8, 0xdeaddeadu)
 
 #else
 

@@ -175,13 +175,27 @@ PROBE_BLOCK(xe_block_read_8, 8, uint8, PROBE_BLOCK_READ(8))
  * a local tile first, then read at tile + offset (any offset: a misaligned
  * one must give the refusal pattern). */
 #define PROBE_LOCAL_ELEMENTS (8 * SUBGROUP_SIZE + 64)
+
+/* src[0 .. n) into the local tile, lane (this one's sub-group local id)
+ * copying every SUBGROUP_SIZE-th element from itself, then a barrier; and
+ * back out of the tile to dst[at ..]. */
+#define PROBE_TILE_IN(tile, src, n, lane)                                                          \
+    do {                                                                                           \
+        for (int i = (lane); i < (n); i += SUBGROUP_SIZE)                                          \
+            (tile)[i] = (src)[i];                                                                  \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                              \
+    } while (0)
+#define PROBE_TILE_OUT(dst, at, tile, n, lane)                                                     \
+    do {                                                                                           \
+        for (int i = (lane); i < (n); i += SUBGROUP_SIZE)                                          \
+            (dst)[(at) + i] = (tile)[i];                                                           \
+    } while (0)
+
 __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void
 xe_local_block_read_8(const global PROBE_BLOCK_T *src, int offset, global PROBE_BLOCK_T *dst)
 {
     local PROBE_BLOCK_T tile[PROBE_LOCAL_ELEMENTS] __attribute__((aligned(16)));
-    for (int i = get_sub_group_local_id(); i < PROBE_LOCAL_ELEMENTS; i += SUBGROUP_SIZE)
-        tile[i] = src[i];
-    barrier(CLK_LOCAL_MEM_FENCE);
+    PROBE_TILE_IN(tile, src, PROBE_LOCAL_ELEMENTS, get_sub_group_local_id());
 #if SUBGROUP_SIZE == 16
     const ushort8 v = sdpa_xe_local_read_us8(tile + offset);
 #else
@@ -209,9 +223,7 @@ xe_local_block_4(const global PROBE_BLOCK_T *src, int offset, global PROBE_BLOCK
 {
     local PROBE_BLOCK_T tile[PROBE_LOCAL_ELEMENTS] __attribute__((aligned(16)));
     const uint lane = get_sub_group_local_id();
-    for (int i = (int)lane; i < PROBE_LOCAL_ELEMENTS; i += SUBGROUP_SIZE)
-        tile[i] = src[i];
-    barrier(CLK_LOCAL_MEM_FENCE);
+    PROBE_TILE_IN(tile, src, PROBE_LOCAL_ELEMENTS, (int)lane);
 #if SUBGROUP_SIZE == 16
     const ushort4 v = sdpa_xe_local_read_us4(tile + offset);
 #else
@@ -225,16 +237,13 @@ xe_local_block_4(const global PROBE_BLOCK_T *src, int offset, global PROBE_BLOCK
     sdpa_xe_local_write_us4(tile + offset, v + (ushort)1);
 #endif
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int i = (int)lane; i < PROBE_LOCAL_ELEMENTS; i += SUBGROUP_SIZE)
-        dst[4 * SUBGROUP_SIZE + i] = tile[i];
+    PROBE_TILE_OUT(dst, 4 * SUBGROUP_SIZE, tile, PROBE_LOCAL_ELEMENTS, (int)lane);
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int i = (int)lane; i < PROBE_LOCAL_ELEMENTS; i += SUBGROUP_SIZE)
-        tile[i] = src[i];
-    barrier(CLK_LOCAL_MEM_FENCE);
+    PROBE_TILE_IN(tile, src, PROBE_LOCAL_ELEMENTS, (int)lane);
     sdpa_xe_local_write2((local uint *)(tile + offset), (uint2)(0xa000u + lane, 0xb000u + lane));
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int i = (int)lane; i < PROBE_LOCAL_ELEMENTS; i += SUBGROUP_SIZE)
-        dst[4 * SUBGROUP_SIZE + PROBE_LOCAL_ELEMENTS + i] = tile[i];
+    PROBE_TILE_OUT(dst, 4 * SUBGROUP_SIZE + PROBE_LOCAL_ELEMENTS, tile, PROBE_LOCAL_ELEMENTS,
+                   (int)lane);
 }
 
 /*
@@ -253,23 +262,17 @@ xe_local_block_write_8(const global PROBE_BLOCK_T *src, int offset, global PROBE
     local PROBE_BLOCK_T tile[PROBE_WRITE_ELEMENTS] __attribute__((aligned(16)));
     const uint lane = get_sub_group_local_id();
     const uint8 comp = (uint8)(0, 16, 32, 48, 64, 80, 96, 112) + lane;
-    for (int i = (int)lane; i < PROBE_WRITE_ELEMENTS; i += SUBGROUP_SIZE)
-        tile[i] = src[i];
-    barrier(CLK_LOCAL_MEM_FENCE);
+    PROBE_TILE_IN(tile, src, PROBE_WRITE_ELEMENTS, (int)lane);
 #if SUBGROUP_SIZE == 16
     sdpa_xe_local_write_us8(tile + offset, convert_ushort8(comp + 0x7000u));
 #endif
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int i = (int)lane; i < PROBE_WRITE_ELEMENTS; i += SUBGROUP_SIZE)
-        dst[i] = tile[i];
+    PROBE_TILE_OUT(dst, 0, tile, PROBE_WRITE_ELEMENTS, (int)lane);
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int i = (int)lane; i < PROBE_WRITE_ELEMENTS; i += SUBGROUP_SIZE)
-        tile[i] = src[i];
-    barrier(CLK_LOCAL_MEM_FENCE);
+    PROBE_TILE_IN(tile, src, PROBE_WRITE_ELEMENTS, (int)lane);
     sdpa_xe_local_write8((local uint *)(tile + offset), comp + 0xc0000u);
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int i = (int)lane; i < PROBE_WRITE_ELEMENTS; i += SUBGROUP_SIZE)
-        dst[PROBE_WRITE_ELEMENTS + i] = tile[i];
+    PROBE_TILE_OUT(dst, PROBE_WRITE_ELEMENTS, tile, PROBE_WRITE_ELEMENTS, (int)lane);
 }
 
 /*

@@ -30,6 +30,12 @@ llm_spec_t llm_spec_of(sdpa_prop_kind_t prop, llm_layout_t layout, int64_t batch
     return s;
 }
 
+llm_spec_t llm_padded_spec(sdpa_prop_kind_t prop, int64_t batch, int64_t sq, int64_t sk,
+                           sdpa_dtype_t dt)
+{
+    return llm_spec_of(prop, LLM_PADDED, batch, &sq, &sk, dt);
+}
+
 sdpa_status_t llm_features_query(const sdpa_backend_iface_t *iface, sdpa_context_t *ctx,
                                  uint32_t struct_size, uint32_t struct_version, sdpa_features_t *f)
 {
@@ -37,6 +43,42 @@ sdpa_status_t llm_features_query(const sdpa_backend_iface_t *iface, sdpa_context
     f->struct_size = struct_size;
     f->struct_version = struct_version;
     return iface->context_get_features(ctx, f);
+}
+
+const int64_t llm_varlen_q[LLM_VARLEN_BATCH] = {5, 0, 1, 9, 3};
+const int64_t llm_varlen_k[LLM_VARLEN_BATCH] = {7, 3, 0, 12, 1};
+
+llm_spec_t llm_varlen_forward_spec(int i)
+{
+    static const sdpa_dtype_t dtypes[3] = {SDPA_DTYPE_F32, SDPA_DTYPE_F16, SDPA_DTYPE_BF16};
+    static const sdpa_mask_kind_t masks[4] = {SDPA_MASK_NONE, SDPA_MASK_CAUSAL_TOP_LEFT,
+                                              SDPA_MASK_CAUSAL_BOTTOM_RIGHT, SDPA_MASK_BUFFER};
+    llm_spec_t s = llm_spec_of(SDPA_FORWARD_TRAINING, LLM_VARLEN, LLM_VARLEN_BATCH, llm_varlen_q,
+                               llm_varlen_k, dtypes[i % 3]);
+    s.mask_kind = masks[i % 4];
+    s.softmax = i % 2 ? SDPA_SOFTMAX_INF_AS_ZERO : SDPA_SOFTMAX_ACCURATE;
+    s.dropout = i >= 6;
+    return s;
+}
+
+llm_spec_t llm_paged_spec(int i)
+{
+    const int64_t len_k[4] = {1, 33, 48, i == 8 ? 0 : i == 9 ? 300 : 70};
+    const int64_t sq = i < 4 ? 1 : 4; /* decode, then chunks of 4 */
+    llm_spec_t s = llm_spec_of(i % 2 ? SDPA_FORWARD_TRAINING : SDPA_FORWARD_INFERENCE, LLM_PAGED, 4,
+                               &sq, len_k, SDPA_DTYPE_F16);
+    s.q_heads = 8;
+    s.block_size = i == 9 ? 64 : i % 4 < 2 ? 16 : 32;
+    s.spare_blocks = 3;
+    s.kvdt = i % 4 == 2 ? SDPA_DTYPE_S8 : SDPA_DTYPE_F16;
+    s.qdt = i == 5 ? SDPA_DTYPE_BF16 : i == 6 ? SDPA_DTYPE_F32 : SDPA_DTYPE_F16;
+    s.mask_kind = sq > 1 ? SDPA_MASK_CAUSAL_BOTTOM_RIGHT : SDPA_MASK_NONE;
+    if (i == 7) { /* everything a paged decode may take at once */
+        s.window = (sdpa_window_desc_t){1, 20, 0};
+        s.softcap = 4.0f;
+        s.alibi = SDPA_ALIBI_PER_BATCH_HEAD;
+    }
+    return s;
 }
 
 llm_spec_t llm_window_spec(int i)
@@ -100,7 +142,6 @@ float llm_sink(int64_t h, int64_t q_heads)
 
 llm_spec_t llm_sinks_spec(int i)
 {
-    static const int64_t varlen_q[5] = {5, 0, 1, 9, 3}, varlen_k[5] = {7, 3, 0, 12, 1};
     static const int64_t paged_k[4] = {1, 33, 48, 70};
     static const sdpa_dtype_t dtypes[3] = {SDPA_DTYPE_F32, SDPA_DTYPE_F16, SDPA_DTYPE_BF16};
     const int backward = i >= 7 && i <= 9;
@@ -110,7 +151,8 @@ llm_spec_t llm_sinks_spec(int i)
     switch (i) {
     case 4:
     case 8:
-        s = llm_spec_of(prop, LLM_VARLEN, 5, varlen_q, varlen_k, dtypes[i % 3]);
+        s = llm_spec_of(prop, LLM_VARLEN, LLM_VARLEN_BATCH, llm_varlen_q, llm_varlen_k,
+                        dtypes[i % 3]);
         s.mask_kind = SDPA_MASK_CAUSAL_BOTTOM_RIGHT;
         s.deterministic = 1;
         break;

@@ -80,10 +80,49 @@ typedef struct llm_case {
 llm_spec_t llm_spec_of(sdpa_prop_kind_t prop, llm_layout_t layout, int64_t batch,
                        const int64_t *len_q, const int64_t *len_k, sdpa_dtype_t dt);
 
+/* A PADDED spec: batch sequences of sq queries and sk keys (llm_spec_of). */
+llm_spec_t llm_padded_spec(sdpa_prop_kind_t prop, int64_t batch, int64_t sq, int64_t sk,
+                           sdpa_dtype_t dt);
+
+/* A Check test, name, running case _i of a family of specs (spec_of, e.g.
+ * llm_window_spec) with seed0 + _i through the including suite's
+ * check_spec(const llm_spec_t *, uint64_t): the ABI suite against the
+ * oracle, the sdpa suite on the device. */
+#define LLM_FAMILY_TEST(name, spec_of, seed0)                                                      \
+    START_TEST(name)                                                                               \
+    {                                                                                              \
+        const llm_spec_t s = spec_of(_i);                                                          \
+        check_spec(&s, (seed0) + (uint64_t)_i);                                                    \
+    }                                                                                              \
+    END_TEST
+
 /* Asks iface's context ctx for its features in f, a struct_size struct of
  * struct_version; the bytes the backend does not write keep 0xab. */
 sdpa_status_t llm_features_query(const sdpa_backend_iface_t *iface, sdpa_context_t *ctx,
                                  uint32_t struct_size, uint32_t struct_version, sdpa_features_t *f);
+
+/* The varlen sequences of the suites: 5 queries and 7 keys, an empty query
+ * sequence, one without keys (its queries see nothing), one-token
+ * sequences, and the maxima, 9 queries and 12 keys. */
+#define LLM_VARLEN_BATCH 5
+extern const int64_t llm_varlen_q[LLM_VARLEN_BATCH], llm_varlen_k[LLM_VARLEN_BATCH];
+
+/* The varlen forward (training) over those: case i of
+ * LLM_VARLEN_FORWARD_CASES, in f32, f16, bf16 (i % 3), every mask kind
+ * (i % 4; the buffer in the padded layout), both softmax modes (i % 2),
+ * dropout and its keep mask for i >= 6. */
+#define LLM_VARLEN_FORWARD_CASES 8
+llm_spec_t llm_varlen_forward_spec(int i);
+
+/* Paged decode and chunked prefill: case i of LLM_PAGED_CASES, Sq 1 for
+ * i < 4 then 4 (causal), cache lengths of one token, a last page partly
+ * filled, pages exactly full (1, 33, 48 and 70 keys; case 8 an empty
+ * cache, case 9 300 keys over pages of 64); blocks of 16 or 32 shuffled
+ * through the cache with 3 spare ones; f16 and s8 caches (i % 4 == 2) with
+ * f16, bf16 (5) and f32 (6) queries; GQA 8/2; case 7 with a window, a
+ * softcap and ALiBi at once. Inference for even i, training for odd. */
+#define LLM_PAGED_CASES 10
+llm_spec_t llm_paged_spec(int i);
 
 /* Sliding windows: case i of the diagonal alone, narrow, one side
  * unbounded, wider than Sk, left-only; alone and with either causal mask

@@ -49,20 +49,7 @@ static const sdpa_dtype_t dtypes[3] = {SDPA_DTYPE_F32, SDPA_DTYPE_F16, SDPA_DTYP
  * see nothing), one-token sequences, lengths up to the maxima; every dtype,
  * every mask kind (the buffer in the padded layout), training forward with
  * dropout and its keep mask, and backward with dS. */
-static const int64_t varlen_q[5] = {5, 0, 1, 9, 3}, varlen_k[5] = {7, 3, 0, 12, 1};
-
-START_TEST(test_varlen_forward)
-{
-    const sdpa_mask_kind_t masks[4] = {SDPA_MASK_NONE, SDPA_MASK_CAUSAL_TOP_LEFT,
-                                       SDPA_MASK_CAUSAL_BOTTOM_RIGHT, SDPA_MASK_BUFFER};
-    llm_spec_t s =
-            llm_spec_of(SDPA_FORWARD_TRAINING, LLM_VARLEN, 5, varlen_q, varlen_k, dtypes[_i % 3]);
-    s.mask_kind = masks[_i % 4];
-    s.softmax = _i % 2 ? SDPA_SOFTMAX_INF_AS_ZERO : SDPA_SOFTMAX_ACCURATE;
-    s.dropout = _i >= 6;
-    check_spec(&s, 100 + (uint64_t)_i);
-}
-END_TEST
+LLM_FAMILY_TEST(test_varlen_forward, llm_varlen_forward_spec, 100)
 
 /* Varlen with s8 K/V, one f32 scale per tensor or per group of 4 or 8
  * head-dim elements of each packed key row (sdpa.h), inference and
@@ -71,7 +58,8 @@ START_TEST(test_varlen_quantized)
 {
     static const int64_t groups[3] = {0, 4, 8};
     const sdpa_prop_kind_t prop = _i == 2 ? SDPA_FORWARD_TRAINING : SDPA_FORWARD_INFERENCE;
-    llm_spec_t s = llm_spec_of(prop, LLM_VARLEN, 5, varlen_q, varlen_k, SDPA_DTYPE_F16);
+    llm_spec_t s = llm_spec_of(prop, LLM_VARLEN, LLM_VARLEN_BATCH, llm_varlen_q, llm_varlen_k,
+                               SDPA_DTYPE_F16);
     s.kvdt = SDPA_DTYPE_S8;
     s.quant_group = groups[_i];
     s.mask_kind = _i == 1 ? SDPA_MASK_CAUSAL_BOTTOM_RIGHT : SDPA_MASK_NONE;
@@ -83,7 +71,8 @@ START_TEST(test_varlen_backward)
 {
     const sdpa_mask_kind_t masks[3] = {SDPA_MASK_NONE, SDPA_MASK_CAUSAL_BOTTOM_RIGHT,
                                        SDPA_MASK_BUFFER};
-    llm_spec_t s = llm_spec_of(SDPA_BACKWARD, LLM_VARLEN, 5, varlen_q, varlen_k, dtypes[_i % 3]);
+    llm_spec_t s = llm_spec_of(SDPA_BACKWARD, LLM_VARLEN, LLM_VARLEN_BATCH, llm_varlen_q,
+                               llm_varlen_k, dtypes[_i % 3]);
     s.mask_kind = masks[_i % 3];
     s.dropout = _i == 2;
     s.ds_dtype = _i == 1 ? SDPA_DTYPE_F32 : SDPA_DTYPE_UNDEF;
@@ -92,55 +81,24 @@ START_TEST(test_varlen_backward)
 }
 END_TEST
 
-/* Paged decode and chunked prefill: cache lengths of one token, a last
- * page partly filled, pages exactly full; blocks shuffled through the cache
- * with spare ones; f16 and s8 caches; GQA. */
-START_TEST(test_paged)
-{
-    const int64_t len_k[4] = {1, 33, 48, 70};
-    const int64_t sq = _i < 4 ? 1 : 4; /* decode, then chunks of 4 */
-    llm_spec_t s = llm_spec_of(_i % 2 ? SDPA_FORWARD_TRAINING : SDPA_FORWARD_INFERENCE, LLM_PAGED, 4,
-                           &sq, len_k, SDPA_DTYPE_F16);
-    s.q_heads = 8;
-    s.block_size = _i % 4 < 2 ? 16 : 32;
-    s.spare_blocks = 3;
-    s.kvdt = _i % 4 == 2 ? SDPA_DTYPE_S8 : SDPA_DTYPE_F16;
-    s.qdt = _i == 5 ? SDPA_DTYPE_BF16 : _i == 6 ? SDPA_DTYPE_F32 : SDPA_DTYPE_F16;
-    s.mask_kind = sq > 1 ? SDPA_MASK_CAUSAL_BOTTOM_RIGHT : SDPA_MASK_NONE;
-    if (_i == 7) { /* everything a paged decode may take at once */
-        s.window = (sdpa_window_desc_t){1, 20, 0};
-        s.softcap = 4.0f;
-        s.alibi = SDPA_ALIBI_PER_BATCH_HEAD;
-    }
-    check_spec(&s, 300 + (uint64_t)_i);
-}
-END_TEST
+/* Paged decode and chunked prefill (llm_paged_spec), without the empty
+ * cache and the long one. */
+LLM_FAMILY_TEST(test_paged, llm_paged_spec, 300)
 
 /* Sliding windows (llm_window_spec), forward and backward. */
-START_TEST(test_window)
-{
-    const llm_spec_t s = llm_window_spec(_i);
-    check_spec(&s, 400 + (uint64_t)_i);
-}
-END_TEST
+LLM_FAMILY_TEST(test_window, llm_window_spec, 400)
 
 /* Windows up to INT64_MAX (issue 28: pos - left and pos + right
  * overflowed, and 16128 of 16384 outputs were NaN). */
-START_TEST(test_wide_window)
-{
-    const llm_spec_t s = llm_wide_window_spec(_i);
-    check_spec(&s, 420 + (uint64_t)_i);
-}
-END_TEST
+LLM_FAMILY_TEST(test_wide_window, llm_wide_window_spec, 420)
 
 /* Softcap: scores up to about +-12 under a cap of 3 (deep in tanh's bend),
  * and a cap far above the scores; forward and backward (dS is taken at the
  * capped score, dQ and dK through the cap). */
 START_TEST(test_softcap)
 {
-    const int64_t sq = 5, sk = 9;
-    llm_spec_t s = llm_spec_of(_i < 3 ? SDPA_FORWARD_TRAINING : SDPA_BACKWARD, LLM_PADDED, 2, &sq, &sk,
-                           dtypes[_i % 3]);
+    llm_spec_t s = llm_padded_spec(_i < 3 ? SDPA_FORWARD_TRAINING : SDPA_BACKWARD, 2, 5, 9,
+                                   dtypes[_i % 3]);
     s.softcap = _i == 2 ? 1000.0f : 3.0f;
     s.ds_dtype = _i >= 3 ? SDPA_DTYPE_F32 : SDPA_DTYPE_UNDEF;
     s.mask_kind = _i == 4 ? SDPA_MASK_CAUSAL_BOTTOM_RIGHT : SDPA_MASK_NONE;
@@ -149,20 +107,15 @@ START_TEST(test_softcap)
 END_TEST
 
 /* Softcaps from denormal to FLT_MAX, with scores of exactly 0. */
-START_TEST(test_extreme_softcap)
-{
-    const llm_spec_t s = llm_extreme_softcap_spec(_i);
-    check_spec(&s, 520 + (uint64_t)_i);
-}
-END_TEST
+LLM_FAMILY_TEST(test_extreme_softcap, llm_extreme_softcap_spec, 520)
 
 /* ALiBi: slopes per head and per (sequence, head), one of them 0, with
  * Sq < Sk (queries at the last positions) and Sq > Sk. */
 START_TEST(test_alibi)
 {
     const int64_t sq = _i % 2 ? 7 : 3, sk = _i % 2 ? 4 : 10;
-    llm_spec_t s = llm_spec_of(_i < 4 ? SDPA_FORWARD_TRAINING : SDPA_BACKWARD, LLM_PADDED, 3, &sq, &sk,
-                           dtypes[_i % 3]);
+    llm_spec_t s = llm_padded_spec(_i < 4 ? SDPA_FORWARD_TRAINING : SDPA_BACKWARD, 3, sq, sk,
+                                   dtypes[_i % 3]);
     s.alibi = _i % 4 < 2 ? SDPA_ALIBI_PER_HEAD : SDPA_ALIBI_PER_BATCH_HEAD;
     s.mask_kind = _i == 2 ? SDPA_MASK_CAUSAL_BOTTOM_RIGHT : SDPA_MASK_NONE;
     check_spec(&s, 600 + (uint64_t)_i);
@@ -173,8 +126,8 @@ END_TEST
  * causal, dropout; forward and backward. */
 START_TEST(test_combined)
 {
-    llm_spec_t s = llm_spec_of(_i ? SDPA_BACKWARD : SDPA_FORWARD_TRAINING, LLM_VARLEN, 5, varlen_q,
-                           varlen_k, SDPA_DTYPE_BF16);
+    llm_spec_t s = llm_spec_of(_i ? SDPA_BACKWARD : SDPA_FORWARD_TRAINING, LLM_VARLEN,
+                               LLM_VARLEN_BATCH, llm_varlen_q, llm_varlen_k, SDPA_DTYPE_BF16);
     s.window = (sdpa_window_desc_t){1, 4, 1};
     s.softcap = 2.5f;
     s.alibi = SDPA_ALIBI_PER_BATCH_HEAD;
@@ -198,8 +151,8 @@ static void expect_refused(llm_case_t *c, const char *words)
 START_TEST(test_arrays_refused)
 {
     const int64_t sq = 1, sk = 8;
-    llm_spec_t v =
-            llm_spec_of(SDPA_FORWARD_INFERENCE, LLM_VARLEN, 5, varlen_q, varlen_k, SDPA_DTYPE_F32);
+    llm_spec_t v = llm_spec_of(SDPA_FORWARD_INFERENCE, LLM_VARLEN, LLM_VARLEN_BATCH, llm_varlen_q,
+                               llm_varlen_k, SDPA_DTYPE_F32);
     llm_spec_t p = llm_spec_of(SDPA_FORWARD_INFERENCE, LLM_PAGED, 1, &sq, &sk, SDPA_DTYPE_F32);
     p.alibi = SDPA_ALIBI_PER_HEAD;
     llm_case_t c;
@@ -251,12 +204,7 @@ END_TEST
 
 /* Attention sinks (ABI 1.2) against the oracle, with the other features
  * and the rows that see no key (llm_sinks_spec). */
-START_TEST(test_sinks)
-{
-    llm_spec_t s = llm_sinks_spec(_i);
-    check_spec(&s, 900 + (uint64_t)_i);
-}
-END_TEST
+LLM_FAMILY_TEST(test_sinks, llm_sinks_spec, 900)
 
 /* A 1.1 caller's problem (struct_version 2, 1.1's size) whose tail padding,
  * where sinks now lies, holds garbage: no sinks, the 1.1 result; and
@@ -310,7 +258,7 @@ END_TEST
 int main(void)
 {
     const test_entry_t tests[] = {
-            TEST_LOOP(test_varlen_forward, 8),
+            TEST_LOOP(test_varlen_forward, LLM_VARLEN_FORWARD_CASES),
             TEST_LOOP(test_varlen_quantized, 3),
             TEST_LOOP(test_varlen_backward, 3),
             TEST_LOOP(test_paged, 8),

@@ -76,13 +76,6 @@ static void check_spec(const llm_spec_t *spec, uint64_t seed)
     llm_case_free(&c);
 }
 
-/* A padded spec: B sequences of sq queries and sk keys (llm_spec_of). */
-static llm_spec_t padded(sdpa_prop_kind_t prop, int64_t batch, int64_t sq, int64_t sk,
-                         sdpa_dtype_t dt)
-{
-    return llm_spec_of(prop, LLM_PADDED, batch, &sq, &sk, dt);
-}
-
 /* Sliding windows (llm_window_spec): forward (training: the LSE too) for
  * _i < 6, backward with dS after, case 7 with deterministic dQ. */
 START_TEST(test_window)
@@ -95,12 +88,7 @@ END_TEST
 
 /* Windows up to INT64_MAX: a bound wider than the sequence restricts
  * nothing (sdpa.h), on the host side's int32 bounds too. */
-START_TEST(test_wide_window)
-{
-    const llm_spec_t s = llm_wide_window_spec(_i);
-    check_spec(&s, 420 + (uint64_t)_i);
-}
-END_TEST
+LLM_FAMILY_TEST(test_wide_window, llm_wide_window_spec, 420)
 
 /* Windows far narrower than the keys (Sq = 70, Sk = 300): the kernels skip
  * the key tiles (forward, sdpa_bwd_dq) and query blocks (sdpa_bwd) outside
@@ -109,8 +97,8 @@ END_TEST
  * backward, atomic and deterministic dQ. */
 START_TEST(test_window_skips_tiles)
 {
-    llm_spec_t s = padded(_i < 2 ? SDPA_FORWARD_TRAINING : SDPA_BACKWARD, 1, 70, 300,
-                          _i == 1 ? SDPA_DTYPE_BF16 : SDPA_DTYPE_F16);
+    llm_spec_t s = llm_padded_spec(_i < 2 ? SDPA_FORWARD_TRAINING : SDPA_BACKWARD, 1, 70, 300,
+                                   _i == 1 ? SDPA_DTYPE_BF16 : SDPA_DTYPE_F16);
     s.window = _i % 2 ? (sdpa_window_desc_t){1, 9, 20} : (sdpa_window_desc_t){1, 24, 0};
     s.mask_kind = _i % 2 ? SDPA_MASK_NONE : SDPA_MASK_CAUSAL_BOTTOM_RIGHT;
     s.deterministic = _i == 3;
@@ -126,7 +114,8 @@ END_TEST
  * D_i). */
 START_TEST(test_softcap)
 {
-    llm_spec_t s = padded(_i < 3 ? SDPA_FORWARD_TRAINING : SDPA_BACKWARD, 2, 5, 9, dtypes[_i % 3]);
+    llm_spec_t s = llm_padded_spec(_i < 3 ? SDPA_FORWARD_TRAINING : SDPA_BACKWARD, 2, 5, 9,
+                                   dtypes[_i % 3]);
     s.softcap = _i == 2 ? 1000.0f : 3.0f;
     s.mask_kind = _i == 4 ? SDPA_MASK_CAUSAL_BOTTOM_RIGHT : SDPA_MASK_NONE;
     s.dropout = _i == 5 || _i == 6;
@@ -138,12 +127,7 @@ END_TEST
 /* Softcaps from denormal to FLT_MAX (issue 28: c log2(e) overflowed to
  * inf, and inf x tanh(0) made every output NaN; scale / c overflowed for a
  * denormal c, and 0 x inf made the rows with a score of exactly 0 NaN). */
-START_TEST(test_extreme_softcap)
-{
-    const llm_spec_t s = llm_extreme_softcap_spec(_i);
-    check_spec(&s, 520 + (uint64_t)_i);
-}
-END_TEST
+LLM_FAMILY_TEST(test_extreme_softcap, llm_extreme_softcap_spec, 520)
 
 /* ALiBi: slopes per head and per (sequence, head), one of them 0, with
  * Sq < Sk (queries at the last positions) and Sq > Sk; decode (Sq = 1, the
@@ -151,8 +135,8 @@ END_TEST
 START_TEST(test_alibi)
 {
     const int64_t sq = _i == 3 ? 1 : _i % 2 ? 7 : 3, sk = _i % 2 ? 4 : 10;
-    llm_spec_t s =
-            padded(_i < 4 ? SDPA_FORWARD_TRAINING : SDPA_BACKWARD, 3, sq, sk, dtypes[_i % 3]);
+    llm_spec_t s = llm_padded_spec(_i < 4 ? SDPA_FORWARD_TRAINING : SDPA_BACKWARD, 3, sq, sk,
+                                   dtypes[_i % 3]);
     s.alibi = _i % 4 < 2 ? SDPA_ALIBI_PER_HEAD : SDPA_ALIBI_PER_BATCH_HEAD;
     s.mask_kind = _i == 2 ? SDPA_MASK_CAUSAL_BOTTOM_RIGHT : SDPA_MASK_NONE;
     s.ds_dtype = _i == 5 ? SDPA_DTYPE_F32 : SDPA_DTYPE_UNDEF;
@@ -165,7 +149,8 @@ END_TEST
  * top; forward and backward. */
 START_TEST(test_combined)
 {
-    llm_spec_t s = padded(_i ? SDPA_BACKWARD : SDPA_FORWARD_TRAINING, 2, 9, 13, SDPA_DTYPE_BF16);
+    llm_spec_t s =
+            llm_padded_spec(_i ? SDPA_BACKWARD : SDPA_FORWARD_TRAINING, 2, 9, 13, SDPA_DTYPE_BF16);
     s.window = (sdpa_window_desc_t){1, 4, 1};
     s.softcap = 2.5f;
     s.alibi = SDPA_ALIBI_PER_BATCH_HEAD;
@@ -186,37 +171,37 @@ static llm_spec_t varlen(sdpa_prop_kind_t prop, int64_t batch, const int64_t *le
  * queries see nothing: 0 or NaN by the softmax mode), one-token sequences;
  * every dtype and mask kind (the buffer in the padded layout), training
  * with dropout and its keep mask (padded layout, padding untouched). */
-static const int64_t varlen_q[5] = {5, 0, 1, 9, 3}, varlen_k[5] = {7, 3, 0, 12, 1};
+LLM_FAMILY_TEST(test_varlen_forward, llm_varlen_forward_spec, 100)
 
-START_TEST(test_varlen_forward)
-{
-    const sdpa_mask_kind_t masks[4] = {SDPA_MASK_NONE, SDPA_MASK_CAUSAL_TOP_LEFT,
-                                       SDPA_MASK_CAUSAL_BOTTOM_RIGHT, SDPA_MASK_BUFFER};
-    llm_spec_t s = varlen(SDPA_FORWARD_TRAINING, 5, varlen_q, varlen_k, dtypes[_i % 3]);
-    s.mask_kind = masks[_i % 4];
-    s.softmax = _i % 2 ? SDPA_SOFTMAX_INF_AS_ZERO : SDPA_SOFTMAX_ACCURATE;
-    s.dropout = _i >= 6;
-    check_spec(&s, 100 + (uint64_t)_i);
-}
-END_TEST
-
-/* Varlen sequences over several query and key tiles (up to 70 queries and
- * 130 keys), with everything else on: window, softcap, ALiBi per sequence,
- * causal; and varlen decode (every sequence one query: the GQA-batched
- * rows), one of them with no keys. */
-START_TEST(test_varlen_long_and_decode)
+/* Varlen sequences over several query and key tiles or blocks (up to 70
+ * queries and 130 keys, an empty query sequence). */
+static llm_spec_t varlen_long(sdpa_prop_kind_t prop, sdpa_dtype_t dt)
 {
     static const int64_t long_q[3] = {40, 0, 70}, long_k[3] = {90, 5, 130};
+    return varlen(prop, 3, long_q, long_k, dt);
+}
+
+/* Every modifier at once: a causal window, softcap, ALiBi per sequence,
+ * dropout. */
+static void with_every_modifier(llm_spec_t *s)
+{
+    s->window = (sdpa_window_desc_t){1, 30, 0};
+    s->softcap = 5.0f;
+    s->alibi = SDPA_ALIBI_PER_BATCH_HEAD;
+    s->mask_kind = SDPA_MASK_CAUSAL_BOTTOM_RIGHT;
+    s->dropout = 1;
+}
+
+/* Long varlen sequences (varlen_long), plain and with every modifier; and
+ * varlen decode (every sequence one query: the GQA-batched rows), one of
+ * them with no keys. */
+START_TEST(test_varlen_long_and_decode)
+{
     static const int64_t one_q[4] = {1, 1, 1, 1}, dec_k[4] = {17, 0, 1, 64};
-    llm_spec_t s = _i < 2 ? varlen(SDPA_FORWARD_TRAINING, 3, long_q, long_k, SDPA_DTYPE_F16)
+    llm_spec_t s = _i < 2 ? varlen_long(SDPA_FORWARD_TRAINING, SDPA_DTYPE_F16)
                           : varlen(SDPA_FORWARD_INFERENCE, 4, one_q, dec_k, dtypes[_i % 3]);
-    if (_i == 1) {
-        s.window = (sdpa_window_desc_t){1, 30, 0};
-        s.softcap = 5.0f;
-        s.alibi = SDPA_ALIBI_PER_BATCH_HEAD;
-        s.mask_kind = SDPA_MASK_CAUSAL_BOTTOM_RIGHT;
-        s.dropout = 1;
-    }
+    if (_i == 1)
+        with_every_modifier(&s);
     s.softmax = SDPA_SOFTMAX_INF_AS_ZERO;
     check_spec(&s, 150 + (uint64_t)_i);
 }
@@ -232,7 +217,8 @@ START_TEST(test_varlen_backward)
 {
     const sdpa_mask_kind_t masks[4] = {SDPA_MASK_NONE, SDPA_MASK_CAUSAL_TOP_LEFT,
                                        SDPA_MASK_CAUSAL_BOTTOM_RIGHT, SDPA_MASK_BUFFER};
-    llm_spec_t s = varlen(SDPA_BACKWARD, 5, varlen_q, varlen_k, dtypes[_i % 3]);
+    llm_spec_t s =
+            varlen(SDPA_BACKWARD, LLM_VARLEN_BATCH, llm_varlen_q, llm_varlen_k, dtypes[_i % 3]);
     s.mask_kind = masks[_i % 4];
     s.softmax = _i % 2 ? SDPA_SOFTMAX_INF_AS_ZERO : SDPA_SOFTMAX_ACCURATE;
     s.deterministic = _i >= 4;
@@ -244,20 +230,13 @@ START_TEST(test_varlen_backward)
 }
 END_TEST
 
-/* Varlen backward over several query blocks and key blocks (up to 70
- * queries and 130 keys), plain and with every modifier (window, softcap,
- * ALiBi per sequence, causal, dropout), atomic and deterministic. */
+/* Varlen backward over several query blocks and key blocks (varlen_long),
+ * plain and with every modifier (and dS), atomic and deterministic. */
 START_TEST(test_varlen_backward_long)
 {
-    static const int64_t long_q[3] = {40, 0, 70}, long_k[3] = {90, 5, 130};
-    llm_spec_t s =
-            varlen(SDPA_BACKWARD, 3, long_q, long_k, _i % 2 ? SDPA_DTYPE_BF16 : SDPA_DTYPE_F16);
+    llm_spec_t s = varlen_long(SDPA_BACKWARD, _i % 2 ? SDPA_DTYPE_BF16 : SDPA_DTYPE_F16);
     if (_i % 2) {
-        s.window = (sdpa_window_desc_t){1, 30, 0};
-        s.softcap = 5.0f;
-        s.alibi = SDPA_ALIBI_PER_BATCH_HEAD;
-        s.mask_kind = SDPA_MASK_CAUSAL_BOTTOM_RIGHT;
-        s.dropout = 1;
+        with_every_modifier(&s);
         s.ds_dtype = SDPA_DTYPE_F32;
     }
     s.softmax = SDPA_SOFTMAX_INF_AS_ZERO;
@@ -266,34 +245,13 @@ START_TEST(test_varlen_backward_long)
 }
 END_TEST
 
-/* Paged decode and chunked prefill: cache lengths of one token, a last
- * page partly filled, pages exactly full, an empty cache; blocks shuffled
- * through the cache with spare ones; f16 and s8 caches with f16, bf16 and
- * f32 queries; GQA 8/2; block sizes 16, 32 and 64 (a cache of 300 keys
- * over several key tiles); every modifier at once. */
+/* Paged decode and chunked prefill (llm_paged_spec), the empty cache and
+ * the one of 300 keys over several key tiles included: inf-as-zero
+ * softmax, for the queries of the empty cache. */
 START_TEST(test_paged)
 {
-    const int64_t len_k[4] = {1, 33, 48, _i == 8 ? 0 : 70};
-    const int64_t sq = _i < 4 ? 1 : 4; /* decode, then chunks of 4 */
-    llm_spec_t s = padded(_i % 2 ? SDPA_FORWARD_TRAINING : SDPA_FORWARD_INFERENCE, 4, sq, 1,
-                          SDPA_DTYPE_F16);
-    s.layout = LLM_PAGED;
-    for (int b = 0; b < 4; b++)
-        s.len_k[b] = len_k[b];
-    if (_i == 9)
-        s.len_k[3] = 300;
-    s.q_heads = 8;
-    s.block_size = _i == 9 ? 64 : _i % 4 < 2 ? 16 : 32;
-    s.spare_blocks = 3;
-    s.kvdt = _i % 4 == 2 ? SDPA_DTYPE_S8 : SDPA_DTYPE_F16;
-    s.qdt = _i == 5 ? SDPA_DTYPE_BF16 : _i == 6 ? SDPA_DTYPE_F32 : SDPA_DTYPE_F16;
-    s.mask_kind = sq > 1 ? SDPA_MASK_CAUSAL_BOTTOM_RIGHT : SDPA_MASK_NONE;
+    llm_spec_t s = llm_paged_spec(_i);
     s.softmax = SDPA_SOFTMAX_INF_AS_ZERO;
-    if (_i == 7) { /* everything a paged decode may take at once */
-        s.window = (sdpa_window_desc_t){1, 20, 0};
-        s.softcap = 4.0f;
-        s.alibi = SDPA_ALIBI_PER_BATCH_HEAD;
-    }
     check_spec(&s, 300 + (uint64_t)_i);
 }
 END_TEST
@@ -307,9 +265,10 @@ START_TEST(test_quantized_kv)
 {
     static const int64_t groups[6] = {0, 4, 8, 8, 4, 8};
     static const int64_t paged_k[4] = {1, 33, 0, 70};
-    llm_spec_t s = _i < 4 ? varlen(_i == 2 ? SDPA_FORWARD_TRAINING : SDPA_FORWARD_INFERENCE, 5,
-                                   varlen_q, varlen_k, SDPA_DTYPE_F16)
-                          : padded(SDPA_FORWARD_INFERENCE, 4, _i == 4 ? 3 : 1, 37, SDPA_DTYPE_F16);
+    llm_spec_t s = _i < 4 ? varlen(_i == 2 ? SDPA_FORWARD_TRAINING : SDPA_FORWARD_INFERENCE,
+                                   LLM_VARLEN_BATCH, llm_varlen_q, llm_varlen_k, SDPA_DTYPE_F16)
+                          : llm_padded_spec(SDPA_FORWARD_INFERENCE, 4, _i == 4 ? 3 : 1, 37,
+                                            SDPA_DTYPE_F16);
     if (_i == 3) /* over several key tiles */
         s = varlen(SDPA_FORWARD_INFERENCE, 3, (const int64_t[3]){40, 1, 7},
                    (const int64_t[3]){90, 130, 0}, SDPA_DTYPE_BF16);
@@ -338,7 +297,7 @@ END_TEST
 START_TEST(test_paged_v_global)
 {
     const int64_t len_k[4] = {1, 33, 70, 300};
-    llm_spec_t s = padded(SDPA_FORWARD_INFERENCE, 4, 1, 1, SDPA_DTYPE_F16);
+    llm_spec_t s = llm_padded_spec(SDPA_FORWARD_INFERENCE, 4, 1, 1, SDPA_DTYPE_F16);
     s.layout = LLM_PAGED;
     for (int b = 0; b < 4; b++)
         s.len_k[b] = len_k[b];
@@ -402,11 +361,11 @@ int main(void)
             TEST_LOOP(test_extreme_softcap, LLM_EXTREME_SOFTCAP_CASES),
             TEST_LOOP(test_alibi, 6),
             TEST_LOOP(test_combined, 3),
-            TEST_LOOP(test_varlen_forward, 8),
+            TEST_LOOP(test_varlen_forward, LLM_VARLEN_FORWARD_CASES),
             TEST_LOOP(test_varlen_long_and_decode, 5),
             TEST_LOOP(test_varlen_backward, 8),
             TEST_LOOP(test_varlen_backward_long, 4),
-            TEST_LOOP(test_paged, 10),
+            TEST_LOOP(test_paged, LLM_PAGED_CASES),
             TEST_LOOP(test_quantized_kv, 6),
             TEST_LOOP(test_paged_v_global, 2),
             TEST_ONCE(test_features),
