@@ -168,7 +168,8 @@ static void build_problem_set(problem_set_t *set)
             for (size_t mi = 0; mi < COUNT(masks); mi++)
                 add(set, "fwd", SDPA_FORWARD_INFERENCE, dt, d, masks[mi], "")->in_ci =
                         f16 || masks[mi] == SDPA_MASK_NONE ||
-                        (dt == SDPA_DTYPE_BF16 && d == 128 && masks[mi] == SDPA_MASK_CAUSAL_TOP_LEFT);
+                        (dt == SDPA_DTYPE_BF16 && d == 128 &&
+                         masks[mi] == SDPA_MASK_CAUSAL_TOP_LEFT);
             decode(add(set, "decode", SDPA_FORWARD_INFERENCE, dt, d, SDPA_MASK_NONE, " gqa4"))
                     ->in_ci = f16;
             add(set, "train", SDPA_FORWARD_TRAINING, dt, d, SDPA_MASK_CAUSAL_TOP_LEFT, "")->in_ci =

@@ -145,8 +145,8 @@ sdpa_status_t cp_backward(sdpa_cp_t *cp, const sdpa_exec_args_t *args)
             CP_ALWAYS(cp, cp_transfer_wait(cp, &kv));
             CP_DEVICE(cp, cp_load_block(cp, 1 - slot));
             started = cp_now();
-            counts[1 - slot] =
-                    cp_step_tasks(cp->layout, cp->causal, ranks, cp->rank, step + 1, tasks[1 - slot]);
+            counts[1 - slot] = cp_step_tasks(cp->layout, cp->causal, ranks, cp->rank, step + 1,
+                                             tasks[1 - slot]);
             CP_DEVICE(cp, append_step(cp, args, step + 1, tasks[1 - slot], counts[1 - slot]));
             if (step + 2 < ranks) {
                 CP_ALWAYS(cp, cp_post_recv(cp, &kv, cp->ring[slot], block_pair, CP_TAG_KV));

@@ -111,7 +111,8 @@ static sdpa_status_t check_desc(const sdpa_cp_transport_desc_t *desc, sdpa_probl
     if (be == NULL)
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "desc->backend is NULL");
     if (SDPA_VERSION_MAJOR(be->abi_version) != 1 || SDPA_VERSION_MINOR(be->abi_version) < 1 ||
-        be->struct_size < offsetof(sdpa_backend_iface_t, merge_execute) + sizeof(be->merge_execute) ||
+        be->struct_size <
+                offsetof(sdpa_backend_iface_t, merge_execute) + sizeof(be->merge_execute) ||
         be->merge_create == NULL || be->merge_execute == NULL)
         return sdpa_fail(SDPA_ERROR_ABI_VERSION,
                          "desc->backend speaks ABI %u.%u: the ring merges partial results with "

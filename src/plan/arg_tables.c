@@ -46,10 +46,12 @@ static const sdpa_arg_row_t merge_rows[] = {
     {file, rows, sizeof(rows) / sizeof(rows[0])};                                                  \
     _Static_assert(sizeof(rows) / sizeof(rows[0]) == count, file ": one row per index")
 
-const sdpa_arg_table_t sdpa_fwd_args_table = TABLE("sdpa_fwd_args.def", fwd_rows, SDPA_FWD_ARG_COUNT);
+const sdpa_arg_table_t sdpa_fwd_args_table =
+        TABLE("sdpa_fwd_args.def", fwd_rows, SDPA_FWD_ARG_COUNT);
 const sdpa_arg_table_t sdpa_bwd_pre_args_table =
         TABLE("sdpa_bwd_pre_args.def", bwd_pre_rows, SDPA_BWD_PRE_ARG_COUNT);
-const sdpa_arg_table_t sdpa_bwd_args_table = TABLE("sdpa_bwd_args.def", bwd_rows, SDPA_BWD_ARG_COUNT);
+const sdpa_arg_table_t sdpa_bwd_args_table =
+        TABLE("sdpa_bwd_args.def", bwd_rows, SDPA_BWD_ARG_COUNT);
 const sdpa_arg_table_t sdpa_bwd_post_args_table =
         TABLE("sdpa_bwd_post_args.def", bwd_post_rows, SDPA_BWD_POST_ARG_COUNT);
 const sdpa_arg_table_t sdpa_merge_kernel_args_table =

@@ -71,8 +71,8 @@ sdpa_status_t sdpa_merge_check(const sdpa_merge_desc_t *desc, sdpa_merge_desc_t 
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "desc is NULL");
     if (out == NULL)
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "out is NULL (internal)");
-    SDPA_TRY(sdpa_struct_check("desc", desc->struct_size, desc->struct_version, SDPA_MERGE_DESC_VERSION,
-                          sizeof(*desc), sizeof(*desc)));
+    SDPA_TRY(sdpa_struct_check("desc", desc->struct_size, desc->struct_version,
+                               SDPA_MERGE_DESC_VERSION, sizeof(*desc), sizeof(*desc)));
     if (desc->num_states < 1 || desc->num_states > SDPA_MERGE_MAX_STATES)
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT,
                          "num_states = %u: must be in 1..%d (SDPA_MERGE_MAX_STATES; merge more "
@@ -144,8 +144,8 @@ sdpa_status_t sdpa_merge_args_check(const sdpa_merge_desc_t *merge, const sdpa_m
     if (merge == NULL || out == NULL)
         return sdpa_fail(SDPA_ERROR_INVALID_ARGUMENT, "%s is NULL (internal)",
                          merge == NULL ? "merge" : "out");
-    SDPA_TRY(sdpa_struct_check("args", args->struct_size, args->struct_version, SDPA_MERGE_ARGS_VERSION,
-                          sizeof(*args), sizeof(*args)));
+    SDPA_TRY(sdpa_struct_check("args", args->struct_size, args->struct_version,
+                               SDPA_MERGE_ARGS_VERSION, sizeof(*args), sizeof(*args)));
     SDPA_TRY(check_state_pointers(merge, args, 0));
     SDPA_TRY(check_state_pointers(merge, args, 1));
     SDPA_TRY(check_pointer(args->dst, "dst", merge->dst.dtype, "the merge writes O"));
