@@ -9,33 +9,68 @@
 
 #include "sdpa_common.h"
 
-/* Philox4x32-10(counter, key): ten rounds of two 32x32->64 products, the
- * key advanced by the Weyl constants between rounds. Fully unrolled: left a
- * loop, clang-15 -O2 peels its first round (the `round > 0` test) and
- * llvm-spirv-15 then emits blocks before their dominators (spirv-val
- * rejects the module). */
-static inline uint4 sdpa_philox4x32_10(uint4 c, uint2 k)
+/* The round keys of Philox4x32-10 for one key: k[2 r] and k[2 r + 1] for
+ * round r, the key advanced r times by the Weyl constants. Computed once
+ * where one key serves many blocks (the dropout seed of a work-group),
+ * they save the blocks two adds a round. */
+typedef struct sdpa_philox_keys {
+    uint k[2 * SDPA_PHILOX_ROUNDS];
+} sdpa_philox_keys;
+
+static inline sdpa_philox_keys sdpa_philox_keys_of(uint2 k)
+{
+    sdpa_philox_keys rk;
+#pragma unroll
+    for (int round = 0; round < SDPA_PHILOX_ROUNDS; round++) {
+        rk.k[2 * round] = k.x;
+        rk.k[2 * round + 1] = k.y;
+        k.x += SDPA_PHILOX_W0;
+        k.y += SDPA_PHILOX_W1;
+    }
+    return rk;
+}
+
+/* Philox4x32-10(counter, key) with the key's round keys rk: ten rounds of
+ * two 32x32->64 products. Fully unrolled: left a loop (with the key
+ * advanced in it), clang-15 -O2 peeled its first round and llvm-spirv-15
+ * then emitted blocks before their dominators (spirv-val rejected it). */
+static inline uint4 sdpa_philox4x32_10_keyed(uint4 c, const private sdpa_philox_keys *rk)
 {
 #pragma unroll
     for (int round = 0; round < SDPA_PHILOX_ROUNDS; round++) {
-        if (round > 0) {
-            k.x += SDPA_PHILOX_W0;
-            k.y += SDPA_PHILOX_W1;
-        }
         const uint lo0 = SDPA_PHILOX_M0 * c.x, hi0 = mul_hi(SDPA_PHILOX_M0, c.x);
         const uint lo1 = SDPA_PHILOX_M1 * c.z, hi1 = mul_hi(SDPA_PHILOX_M1, c.z);
-        c = (uint4)(hi1 ^ c.y ^ k.x, lo1, hi0 ^ c.w ^ k.y, lo0);
+        c = (uint4)(hi1 ^ c.y ^ rk->k[2 * round], lo1, hi0 ^ c.w ^ rk->k[2 * round + 1], lo0);
     }
     return c;
 }
 
-/* The four words of block c: Philox4x32-10 of counter {lo32(c), hi32(c),
- * 0, 0} and key {lo32(seed), hi32(seed)}. Element n uses word n % 4 of block
+/* Philox4x32-10(counter, key). */
+static inline uint4 sdpa_philox4x32_10(uint4 c, uint2 k)
+{
+    const sdpa_philox_keys rk = sdpa_philox_keys_of(k);
+    return sdpa_philox4x32_10_keyed(c, &rk);
+}
+
+/* The round keys of the dropout key {lo32(seed), hi32(seed)}. */
+static inline sdpa_philox_keys sdpa_dropout_keys(ulong seed)
+{
+    return sdpa_philox_keys_of((uint2)((uint)seed, (uint)(seed >> 32)));
+}
+
+/* The four words of block c with the seed's round keys rk: Philox4x32-10
+ * of counter {lo32(c), hi32(c), 0, 0}. Element n uses word n % 4 of block
  * offset + n / 4. */
+static inline uint4 sdpa_dropout_block_keyed(const private sdpa_philox_keys *rk, ulong c)
+{
+    return sdpa_philox4x32_10_keyed((uint4)((uint)c, (uint)(c >> 32), 0u, 0u), rk);
+}
+
+/* sdpa_dropout_block_keyed with key {lo32(seed), hi32(seed)}. */
 static inline uint4 sdpa_dropout_block(ulong seed, ulong c)
 {
-    return sdpa_philox4x32_10((uint4)((uint)c, (uint)(c >> 32), 0u, 0u),
-                              (uint2)((uint)seed, (uint)(seed >> 32)));
+    const sdpa_philox_keys rk = sdpa_dropout_keys(seed);
+    return sdpa_dropout_block_keyed(&rk, c);
 }
 
 /* Word i % 4 of w. Scalar selects on the bits of i: a chain of compares on
@@ -60,6 +95,20 @@ static inline uint sdpa_dropout_word(ulong seed, ulong offset, ulong n)
 static inline bool sdpa_dropout_keep_word(uint word, float p)
 {
     return (float)(word >> 8) * 0x1p-24f >= p;
+}
+
+/* sdpa_dropout_keep_word on the word's integer bits, for any p but NaN:
+ * (float)(word >> 8) * 2^-24 >= p, both sides exact, is (word >> 8) >=
+ * ceil(p 2^24). The threshold once per probability (0 for p <= 0: all
+ * kept; 2^24 or more for p >= 1: none), then one compare a word. */
+static inline uint sdpa_dropout_keep_threshold(float p)
+{
+    return convert_uint_sat(ceil(p * 0x1p24f));
+}
+
+static inline bool sdpa_dropout_kept(uint word, uint threshold)
+{
+    return (word >> 8) >= threshold;
 }
 
 /* Whether element n survives dropout with probability p. */

@@ -49,8 +49,7 @@ sdpa_bwd_dropout_factors3(const private sdpa_dropout_args *d, ulong n0, local fl
 {
     const uint lane = get_sub_group_local_id();
     const ulong block = d->offset + n0 / 4 + lane; /* this lane's Philox counter */
-    const uint4 w = sdpa_philox4x32_10((uint4)((uint)block, (uint)(block >> 32), 0u, 0u),
-                                       (uint2)((uint)d->seed, (uint)(d->seed >> 32)));
+    const uint4 w = sdpa_dropout_block(d->seed, block);
     const uint skew = (uint)(n0 % 4);
     for (int v = 0; v < 3 && v < nvec; v++) {
         const uint c = skew + (uint)v * SUBGROUP_SIZE + lane; /* position from block n0 / 4 */

@@ -224,52 +224,20 @@ xe_bwd_stage_queries(const private xe_bwd_tiles *t, const private sdpa_bwd_probl
 /*
  * Dropout of a score unit's 4 keys of one query (XE_RM = 4): the random
  * words of elements n0 .. n0 + 3, word i for element n0 + i, to test with
- * xe_bwd_kept. As sdpa_fwd_dropout_keep_bits, but the four words of a
- * Philox block are used at once and the test is on the word's integer bits;
- * a second block only where the run straddles two (n0 % 4 != 0: Sk not a
- * multiple of 4).
+ * sdpa_dropout_kept. As sdpa_fwd_dropout_keep_bits, but the seed's round
+ * keys rk come from the caller (sdpa_dropout_keys, once per work-group),
+ * the four words of a Philox block are used at once and the test is on the
+ * word's integer bits; a second block only where the run straddles two
+ * (n0 % 4 != 0: Sk not a multiple of 4).
  */
-typedef struct xe_bwd_philox_keys {
-    uint k[2 * SDPA_PHILOX_ROUNDS];
-} xe_bwd_philox_keys;
-
-/* The round keys of sdpa_philox4x32_10 for the dropout seed, once per
- * work-group: computed in each block, they cost an add each. */
-static inline xe_bwd_philox_keys xe_bwd_philox_keys_of(const private sdpa_dropout_args *dr)
-{
-    xe_bwd_philox_keys rk;
-    uint2 k = (uint2)((uint)dr->seed, (uint)(dr->seed >> 32));
-#pragma unroll
-    for (int round = 0; round < SDPA_PHILOX_ROUNDS; round++) {
-        rk.k[2 * round] = k.x;
-        rk.k[2 * round + 1] = k.y;
-        k.x += SDPA_PHILOX_W0;
-        k.y += SDPA_PHILOX_W1;
-    }
-    return rk;
-}
-
-/* sdpa_dropout_block with the round keys rk. */
-static inline uint4 xe_bwd_philox_block(const private xe_bwd_philox_keys *rk, ulong block)
-{
-    uint4 c = (uint4)((uint)block, (uint)(block >> 32), 0u, 0u);
-#pragma unroll
-    for (int round = 0; round < SDPA_PHILOX_ROUNDS; round++) {
-        const uint lo0 = SDPA_PHILOX_M0 * c.x, hi0 = mul_hi(SDPA_PHILOX_M0, c.x);
-        const uint lo1 = SDPA_PHILOX_M1 * c.z, hi1 = mul_hi(SDPA_PHILOX_M1, c.z);
-        c = (uint4)(hi1 ^ c.y ^ rk->k[2 * round], lo1, hi0 ^ c.w ^ rk->k[2 * round + 1], lo0);
-    }
-    return c;
-}
-
 static inline uint4 xe_bwd_dropout_words(const private sdpa_dropout_args *dr,
-                                         const private xe_bwd_philox_keys *rk, ulong n0)
+                                         const private sdpa_philox_keys *rk, ulong n0)
 {
     const ulong block = dr->offset + n0 / 4;
     const uint skip = (uint)n0 & 3u;
-    uint4 w = xe_bwd_philox_block(rk, block);
+    uint4 w = sdpa_dropout_block_keyed(rk, block);
     if (skip) {
-        const uint4 v = xe_bwd_philox_block(rk, block + 1);
+        const uint4 v = sdpa_dropout_block_keyed(rk, block + 1);
         /* Shifted by 2, then 1, on the bits of skip: comparing it with 1
          * and 2 makes LLVM narrow it to an i2, which llvm-spirv rejects. */
         const bool two = (skip & 2u) != 0, one = (skip & 1u) != 0;
@@ -279,18 +247,6 @@ static inline uint4 xe_bwd_dropout_words(const private sdpa_dropout_args *dr,
         w = (uint4)(one ? a1 : a0, one ? a2 : a1, one ? a3 : a2, one ? a4 : a3);
     }
     return w;
-}
-
-/* (float)(w >> 8) * 2^-24 >= p, both sides exact, is (w >> 8) >= ceil(p
- * 2^24): the threshold, once. */
-static inline uint xe_bwd_keep_threshold(float p)
-{
-    return convert_uint_sat(ceil(p * 0x1p24f));
-}
-
-static inline bool xe_bwd_kept(uint word, uint threshold)
-{
-    return (word >> 8) >= threshold;
 }
 
 /*
@@ -440,11 +396,11 @@ static inline __attribute__((always_inline)) void
 xe_bwd_scores(const private xe_bwd_tiles *t, int first, int step, int kr0, int qr0, int key0,
               int q0, const private sdpa_bwd_problem *x, bool lse_global,
               const global float *lse_head, const global float *di_head,
-              const private xe_bwd_philox_keys *rk, global void *ds_out, long ds_head, long dss2,
+              const private sdpa_philox_keys *rk, global void *ds_out, long ds_head, long dss2,
               long dss3)
 {
     const int d_steps = SDPA_XE_D_PAD(x->d) / SDPA_XE_D_STEP;
-    const uint keep_below = SC(WITH_DROPOUT) ? xe_bwd_keep_threshold(x->drop.p) : 0;
+    const uint keep_below = SC(WITH_DROPOUT) ? sdpa_dropout_keep_threshold(x->drop.p) : 0;
 #if XE_QB == 1
     /* One lane block of queries: its terms are the same in every unit. */
     const xe_bwd_query_terms qt =
@@ -509,7 +465,7 @@ xe_bwd_scores(const private xe_bwd_tiles *t, int first, int step, int kr0, int q
             const bool valid = key <= last_key;
             const float p = valid ? exp2(score) : 0.0f;
 #if XE_RM == 4
-            const bool kept = xe_bwd_kept(SDPA_XE_AT(words, uint, m), keep_below);
+            const bool kept = sdpa_dropout_kept(SDPA_XE_AT(words, uint, m), keep_below);
 #else
             const bool kept = (keep >> m) & 1;
 #endif
@@ -660,7 +616,7 @@ xe_bwd_query_block(const private xe_bwd_tiles *t, const private sdpa_bwd_problem
                    const private xe_bwd_place *pl, const private sdpa_bwd_all_strides *ly,
                    bool use_2d, const private xe_bwd_pair_surfaces *surf, int q0, int key0,
                    const global void *Q, const global void *dA, const global float *ws,
-                   const global float *d_i, const private xe_bwd_philox_keys *rk,
+                   const global float *d_i, const private sdpa_philox_keys *rk,
                    global void *ds_out, long ds_head, long dss2, long dss3,
                    global float *dq_head, private float8 (*dk)[XE_EB], private float8 (*dv)[XE_EB])
 {
@@ -763,7 +719,7 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_xe_bw
     xe_bwd_pair_surfaces surf;
     const bool use_2d =
             xe_bwd_pair_surfaces_of(&x, x.h, SQ, Q, &ly.q, DIFF_DST, &ly.diff_dst, &surf);
-    const xe_bwd_philox_keys rk = xe_bwd_philox_keys_of(&x.drop);
+    const sdpa_philox_keys rk = sdpa_dropout_keys(x.drop.seed);
 #define XE_BWD_WALK(two_d)                                                                         \
     for (int step = 0; step < blocks; step++)                                                      \
     xe_bwd_query_block(&t, &x, &pl, &ly, two_d, &surf,                                             \
@@ -847,7 +803,7 @@ xe_bwd_dq_key_step(const private xe_bwd_tiles *t, const private sdpa_bwd_problem
                    const private xe_bwd_place *pl, int qr0, int q0, int k0, bool use_2d,
                    const private xe_bwd_pair_surfaces *s, const global void *K,
                    const private sdpa_bwd_strides *ks, const global void *V,
-                   const private sdpa_bwd_strides *vs, const private xe_bwd_philox_keys *rk,
+                   const private sdpa_bwd_strides *vs, const private sdpa_philox_keys *rk,
                    private float8 (*dq)[XE_QB])
 {
     barrier(CLK_LOCAL_MEM_FENCE); /* queries staged; the previous keys' readers done */
@@ -899,7 +855,7 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_xe_bw
      * sdpa_xe_bwd). */
     xe_bwd_pair_surfaces kv;
     const bool kv_2d = xe_bwd_pair_surfaces_of(&x, x.hkv, SK, K, &ly.k, V, &ly.v, &kv);
-    const xe_bwd_philox_keys rk = xe_bwd_philox_keys_of(&x.drop);
+    const sdpa_philox_keys rk = sdpa_dropout_keys(x.drop.seed);
 #define XE_BWD_DQ_WALK(two_d)                                                                      \
     for (int k0 = 0; k0 < k_end; k0 += SDPA_XE_KEYS)                                               \
     xe_bwd_dq_key_step(&t, &x, &pl, qr0, q0 + qr0, k0, two_d, &kv, K, &ly.k, V, &ly.v, &rk, dq)
