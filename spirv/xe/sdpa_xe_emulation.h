@@ -38,21 +38,22 @@ static inline float sdpa_xe_emu_bf16(uint bits)
     return sdpa_bf16_to_f32((ushort)bits);
 }
 
-/* IGC's f32 to bf16 built-ins (sdpa_xe_intel.h): round to nearest even, as
- * the GPU's conversion does. */
-/* sdpa_f32_to_bf16 on 16 values at once. */
-static inline short16 __builtin_IB_ftobf_16(float16 a)
+/* IGC's f32 to bf16 built-ins (sdpa_xe_intel.h), element by element with
+ * sdpa_f32_to_bf16: round to nearest even, as the GPU's conversion does. */
+static inline short4 sdpa_xe_emu_ftobf_4(float4 a)
 {
-    const uint16 bits = as_uint16(a);
-    const uint16 nearest = (bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16;
-    const uint16 quiet_nan = (bits >> 16) | 0x40u;
-    return as_short16(convert_ushort16(select(nearest, quiet_nan, (bits & 0x7fffffffu) > 0x7f800000u)));
+    return as_short4((ushort4)(sdpa_f32_to_bf16(a.x), sdpa_f32_to_bf16(a.y),
+                               sdpa_f32_to_bf16(a.z), sdpa_f32_to_bf16(a.w)));
 }
 
 static inline short8 __builtin_IB_ftobf_8(float8 a)
 {
-    const short16 both = __builtin_IB_ftobf_16((float16)(a, a));
-    return both.lo;
+    return (short8)(sdpa_xe_emu_ftobf_4(a.lo), sdpa_xe_emu_ftobf_4(a.hi));
+}
+
+static inline short16 __builtin_IB_ftobf_16(float16 a)
+{
+    return (short16)(__builtin_IB_ftobf_8(a.lo), __builtin_IB_ftobf_8(a.hi));
 }
 
 /*
