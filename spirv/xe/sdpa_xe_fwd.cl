@@ -868,10 +868,10 @@ SDPA_XE_TILE_LOOP
                  * chunks' loads and runs out of registers. */
 #if SUBGROUP_SIZE == 8 && !defined(SDPA_XE_CONVERT_KV)
                 if (v_staged_way) {
-                    /* Unrolled (p_chunks = DSPLIT, a constant): the operands
-                     * are local block reads at constant offsets. */
+                    /* Unrolled by IGC (p_chunks = DSPLIT, a constant once
+                     * specialized): the operands are local block reads at
+                     * constant offsets. */
                     const local uint *ops = v_ops + m_sg * XE_O_BLOCKS * 8 * SUBGROUP_SIZE;
-SDPA_XE_TILE_LOOP
                     for (int kc = 0; kc < p_chunks; kc++) {
                         const int8 pb =
                                 as_int8(sdpa_xe_fwd_b_read(p_ops + kc * 8 * SUBGROUP_SIZE));

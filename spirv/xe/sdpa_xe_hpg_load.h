@@ -211,7 +211,6 @@ sdpa_xe_hpg_v_stage(local uint *v_ops, const global void *V, long v_head, long v
     const int lane = get_sub_group_local_id();
     const int ops = chunks * n_blk;
     const int per_sg = (ops + n_sg - 1) / n_sg;
-SDPA_XE_TILE_LOOP
     for (int i = 0; i < per_sg; i++) {
         const int op = sg_id + i * n_sg;
         if (ops % n_sg == 0 || op < ops) {
@@ -290,7 +289,6 @@ sdpa_xe_hpg_k_stage(local uint *k_ops, const global void *K, long k_head, long k
                                                    (long)sdpa_imin(k0 + 8 * kb + lane, sk - 1) *
                                                            ks2);
     local uint *dst = k_ops + kb * 8 * SUBGROUP_SIZE;
-SDPA_XE_TILE_LOOP
     for (int j = 0; j < max_steps; j += stride) {
         const int c = j + c0;
         if (c < d_steps)
@@ -330,7 +328,6 @@ SDPA_XE_TILE_LOOP
     /* (>=, not ==: the compiler would carry the equality into the loop
      * and count it to d_steps, a run-time value; D <= DSPLIT * DSUB.) */
     if (d_steps >= max_steps) {
-SDPA_XE_TILE_LOOP
         for (int c = 0; c < max_steps; c++)
             sdpa_xe_hpg_kq_staged_step(s, k_ops, key_blocks, q_ops, c);
     } else {

@@ -43,7 +43,10 @@ typedef int8 sdpa_xe_a8; /* A operand with 8 rows: two 16-bit elements per lane 
  * block must be a register (a block indexed at run time would live in
  * memory); left loops in the emulated variant, where memory is as good and
  * the unrolled emulation of every product would take the CPU compiler
- * minutes to build. */
+ * minutes to build. Only for trip counts clang knows: a loop whose count
+ * is a specialization constant clang cannot unroll (it warns, "loop not
+ * unrolled"); IGC unrolls those once specialized, with or without the
+ * pragma (same ISA). */
 #ifdef SDPA_XE_EMULATE
 #define SDPA_XE_TILE_LOOP
 #else
