@@ -235,8 +235,9 @@ void ref_accumulate_outer(const double *w, int64_t sk, int64_t n, const double *
  * beyond rows are zeroed. lse[r] gets the log-sum-exp (natural log, scale
  * included, the head's sink in the sum): -inf for a fully masked row
  * without a sink, whose p is NaN in an ACCURATE forward and 0 otherwise
- * (sdpa.h); with a sink such a row's p is 0 and its lse the sink. cap_grad (NULL: not wanted) gets the
- * softcap's derivative 1 - tanh^2 (1 without a softcap), laid out like p.
+ * (sdpa.h); with a sink such a row's p is 0 and its lse the sink.
+ * cap_grad (NULL: not wanted) gets the softcap's derivative 1 - tanh^2 (1
+ * without a softcap), laid out like p.
  * Returns n: every p[r][j] with j >= n is 0 (keys no row sees). */
 int64_t ref_probabilities(const ref_exec_t *x, const ref_seq_t *seq, const double *k_panels,
                           int64_t h, int64_t i0, int rows, const double *q, double *p,

@@ -33,7 +33,8 @@ struct sdpa_list_table {
 sdpa_status_t sdpa_list_table_create(ze_context_handle_t context, ze_device_handle_t device,
                                      sdpa_list_table_t **out)
 {
-    sdpa_list_table_t *table = sdpa_device_object_new(sizeof(*table), context, device, "a list table");
+    sdpa_list_table_t *table =
+            sdpa_device_object_new(sizeof(*table), context, device, "a list table");
     if (!table)
         return SDPA_ERROR_OUT_OF_HOST_MEMORY;
     for (int i = 0; i < BUCKETS; i++)
@@ -83,8 +84,8 @@ sdpa_status_t sdpa_list_lock(sdpa_list_table_t *table, ze_command_list_handle_t 
         if (!e) {
             status = sdpa_fail(SDPA_ERROR_OUT_OF_HOST_MEMORY,
                                "out of host memory for the state of a command list");
-        } else if ((status = sdpa_scratch_create(table->on.context, table->on.device, &e->scratch)) !=
-                   SDPA_SUCCESS) {
+        } else if ((status = sdpa_scratch_create(table->on.context, table->on.device,
+                                                 &e->scratch)) != SDPA_SUCCESS) {
             free(e);
             e = NULL;
         } else {

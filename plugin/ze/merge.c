@@ -96,7 +96,8 @@ static sdpa_status_t merge_launch(sdpa_primitive_t *prim, const sdpa_merge_args_
 
 sdpa_status_t sdpa_ze_merge_execute(sdpa_primitive_t *prim, const sdpa_merge_args_t *args)
 {
-    SDPA_TRY(sdpa_execute_begin(prim, prim ? prim->ctx : NULL, prim && prim->kind == SDPA_ZE_PRIM_MERGE, 1));
+    SDPA_TRY(sdpa_execute_begin(prim, prim ? prim->ctx : NULL,
+                                prim && prim->kind == SDPA_ZE_PRIM_MERGE, 1));
     sdpa_merge_args_t checked;
     sdpa_status_t status = sdpa_merge_args_check(&prim->merge, args, &checked);
     if (status != SDPA_SUCCESS)

@@ -132,7 +132,8 @@ sdpa_status_t sdpa_ze_primitive_query(sdpa_primitive_t *prim, sdpa_query_t what,
 
 sdpa_status_t sdpa_ze_primitive_execute(sdpa_primitive_t *prim, const sdpa_exec_args_t *args)
 {
-    SDPA_TRY(sdpa_execute_begin(prim, prim ? prim->ctx : NULL, prim && prim->kind == SDPA_ZE_PRIM_MERGE, 0));
+    SDPA_TRY(sdpa_execute_begin(prim, prim ? prim->ctx : NULL,
+                                prim && prim->kind == SDPA_ZE_PRIM_MERGE, 0));
     const double start = sdpa_verbose_level() >= 1 ? sdpa_verbose_now_ms() : 0.0;
     sdpa_exec_args_t checked;
     sdpa_status_t status = sdpa_exec_args_check(&prim->problem, args, &checked);

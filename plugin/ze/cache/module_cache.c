@@ -148,7 +148,8 @@ static void open_persistent(sdpa_module_cache_t *cache)
 sdpa_status_t sdpa_module_cache_create(ze_context_handle_t context, ze_device_handle_t device,
                                        sdpa_module_cache_t **out)
 {
-    sdpa_module_cache_t *cache = sdpa_device_object_new(sizeof(*cache), context, device, "a module cache");
+    sdpa_module_cache_t *cache =
+            sdpa_device_object_new(sizeof(*cache), context, device, "a module cache");
     if (!cache)
         return SDPA_ERROR_OUT_OF_HOST_MEMORY;
     pthread_mutex_init(&cache->lock, NULL);
@@ -241,9 +242,8 @@ static int load_native(sdpa_module_cache_t *cache, const sdpa_module_key_t *key,
     char why[256] = "";
     void *binary = NULL;
     size_t size = 0;
-    sdpa_disk_cache_lookup_t found =
-            sdpa_disk_cache_get(cache->disk, pkey->bytes, pkey->size, &binary, &size, why,
-                                sizeof(why));
+    sdpa_disk_cache_lookup_t found = sdpa_disk_cache_get(cache->disk, pkey->bytes, pkey->size,
+                                                         &binary, &size, why, sizeof(why));
     ze_result_t result = ZE_RESULT_SUCCESS;
     if (found == SDPA_DISK_CACHE_HIT) {
         ze_module_desc_t desc = {
@@ -265,11 +265,10 @@ static int load_native(sdpa_module_cache_t *cache, const sdpa_module_key_t *key,
                                sdpa_disk_cache_dir(cache->disk));
         else if (found == SDPA_DISK_CACHE_HIT)
             sdpa_verbose_print("module,cache_miss,%s,%.1f,the driver refused the native binary "
-                               "(%s): building from SPIR-V", name,
-                               sdpa_verbose_now_ms() - start, ze_result_name(result));
+                               "(%s): building from SPIR-V",
+                               name, sdpa_verbose_now_ms() - start, ze_result_name(result));
         else
-            sdpa_verbose_print("module,cache_miss,%s,%.1f,%s", name,
-                               sdpa_verbose_now_ms() - start,
+            sdpa_verbose_print("module,cache_miss,%s,%.1f,%s", name, sdpa_verbose_now_ms() - start,
                                found == SDPA_DISK_CACHE_ABSENT ? "absent" : why);
     }
     if (!hit)
