@@ -370,14 +370,15 @@ SDPA_XE_TILE_LOOP
 }
 
 /* O += P V over the key tile from k0, chunk by chunk (sdpa_xe_fwd_pv_chunk).
- * A tile of two chunks (32 keys: DSPLIT 1) with V by 2D loads takes them
- * unrolled, the second chunk's column surfaces 16 rows on: every load then
- * has a payload of its own that keeps all its fields but y from tile to
- * tile (Xe-HPC: the y of a surface per block, as K's), where the loop's
- * payloads are rebuilt before it at every tile (6 movs each) and updated
- * at every chunk (pvc BERT D64: 539 -> 497 instructions per tile). At most
- * 16 keys (sk <= 16) the second chunk's surfaces stay on the first rows
- * (y = k0 + 16: past the end, zeros). */
+ * A tile of two or four chunks (32 or 64 keys: DSPLIT 1 or 2) with V by 2D
+ * loads takes them unrolled, the odd chunks' column surfaces 16 rows on:
+ * each load of the first two chunks then has a payload of its own that
+ * keeps all its fields but y from tile to tile (Xe-HPC: the y of a surface
+ * per block, as K's), and the next two reuse them, y rewritten; in the loop
+ * the payloads are rebuilt before it at every tile (6 movs each) and
+ * updated at every chunk (pvc BERT D64: 539 -> 497 instructions per tile).
+ * Four distinct pairs spill at D 128. At most 16 keys (sk <= 16) the odd
+ * chunks' surfaces stay on the first rows (their y past the end: zeros). */
 static inline __attribute__((always_inline)) void
 sdpa_xe_fwd_pv_by_query(private float8 *o, const local ushort *p_rows, int chunks,
                         const private sdpa_xe_surface2d *v_surf,
@@ -386,11 +387,20 @@ sdpa_xe_fwd_pv_by_query(private float8 *o, const local ushort *p_rows, int chunk
 {
     /* (Not with a mask buffer: IGC 2.40 on pvc then spends more than it
      * saves, 38.2 -> 40.4 instructions per dpas at D 64.) */
-    if (chunks == 2 && v_2d && SC(MASK_KIND) != SDPA_MASK_KIND_BUFFER) {
+    const bool unrolled = v_2d && SC(MASK_KIND) != SDPA_MASK_KIND_BUFFER;
+    const int r16 = sdpa_imin(16, (sk - 1) & ~15);
+    if (chunks == 2 && unrolled) {
         sdpa_xe_fwd_pv_chunk(o, p_rows, 0, 0, v_surf, vb_surf, true, V, v_head, vs2, k0, o_d0,
                              sk, d);
-        sdpa_xe_fwd_pv_chunk(o, p_rows, 1, sdpa_imin(16, (sk - 1) & ~15), v_surf, vb_surf, true,
-                             V, v_head, vs2, k0, o_d0, sk, d);
+        sdpa_xe_fwd_pv_chunk(o, p_rows, 1, r16, v_surf, vb_surf, true, V, v_head, vs2, k0, o_d0,
+                             sk, d);
+        return;
+    }
+    if (chunks == 4 && unrolled) {
+SDPA_XE_TILE_LOOP
+        for (int kc = 0; kc < 4; kc++)
+            sdpa_xe_fwd_pv_chunk(o, p_rows, kc, kc & 1 ? r16 : 0, v_surf, vb_surf, true, V,
+                                 v_head, vs2, k0, o_d0, sk, d);
         return;
     }
     __attribute__((opencl_unroll_hint(1))) for (int kc = 0; kc < chunks; kc++)
