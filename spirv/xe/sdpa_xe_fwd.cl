@@ -323,49 +323,89 @@ sdpa_xe_fwd_v_cols_surface(const private sdpa_xe_surface2d *v_surf, int col)
     return b;
 }
 
-/* O (queries by this sub-group's head-dim columns from o_d0) += P V over
- * the key tile from k0: P in local memory (p_rows, [chunks][16 queries][16
- * keys]), V's B operands from 2D loads on v_surf (with XE_KV_SURF_PER_BLOCK
- * on vb_surf, a surface per 16 columns) when v_2d (a constant at each call:
- * the kernel branches once per tile, not per operand), else element by
- * element. */
+/* O (queries by this sub-group's head-dim columns from o_d0) += P V for
+ * the 16 keys of chunk kc of the key tile from k0: P in local memory
+ * (p_rows, [chunks][16 queries][16 keys]), V's B operands from 2D loads on
+ * v_surf (with XE_KV_SURF_PER_BLOCK on vb_surf, a surface per 16 columns,
+ * its base advanced by r1 rows: the chunk's loads then take y = k0 + 16 kc
+ * - r1) when v_2d (a constant at each call: the kernel branches once per
+ * tile, not per operand), else element by element. */
+static inline __attribute__((always_inline)) void
+sdpa_xe_fwd_pv_chunk(private float8 *o, const local ushort *p_rows, int kc, int r1,
+                     const private sdpa_xe_surface2d *v_surf,
+                     const private sdpa_xe_surface2d *vb_surf, bool v_2d, const global void *V,
+                     long v_head, long vs2, int k0, int o_d0, int sk, int d)
+{
+    /* P as A (lane k: key kc * 16 + k; component m: query 8h + m), a block
+     * read of 8 query rows. */
+    const local ushort *chunk = p_rows + kc * 16 * SUBGROUP_SIZE;
+    const short8 pa0 = as_short8(sdpa_xe_local_read_us8(chunk)),
+                 pa1 = as_short8(sdpa_xe_local_read_us8(chunk + 8 * SUBGROUP_SIZE));
+    /* Every V operand of the chunk loaded before the first product: the
+     * loads go to registers of their own instead of waiting, one by one,
+     * for the product before to release the same ones. */
+    int8 vb[XE_O_DCOLS];
+SDPA_XE_TILE_LOOP
+    for (int e = 0; e < XE_O_DCOLS; e++) {
+        if (!v_2d) {
+            vb[e] = sdpa_xe_fwd_v_b(V, v_head, vs2, k0 + 16 * kc, o_d0 + 16 * e, sk, d);
+        } else if (SC(XE_KV_SURF_PER_BLOCK)) {
+            sdpa_xe_surface2d sb = vb_surf[e];
+            sb.base += (long)r1 * (sb.pitch_m1 + 1);
+            sb.height_m1 -= r1;
+            vb[e] = sdpa_xe_block2d_b(&sb, k0 + 16 * kc - r1, 0);
+        } else {
+            vb[e] = sdpa_xe_block2d_b(v_surf, k0 + 16 * kc, o_d0 + 16 * e);
+        }
+    }
+SDPA_XE_TILE_LOOP
+    for (int e = 0; e < XE_O_DCOLS; e++) {
+        o[e] = sdpa_xe_mad(pa0, vb[e], o[e]);
+        o[XE_O_DCOLS + e] = sdpa_xe_mad(pa1, vb[e], o[XE_O_DCOLS + e]);
+        if (SC(VS_F16_ACC)) {
+            o[e] = sdpa_xe_round_half8(o[e]);
+            o[XE_O_DCOLS + e] = sdpa_xe_round_half8(o[XE_O_DCOLS + e]);
+        }
+    }
+}
+
+/* O += P V over the key tile from k0, chunk by chunk (sdpa_xe_fwd_pv_chunk).
+ * A tile of two or four chunks (32 or 64 keys: DSPLIT 1 or 2) with V by 2D
+ * loads takes them unrolled, the odd chunks' column surfaces 16 rows on:
+ * each load of the first two chunks then has a payload of its own that
+ * keeps all its fields but y from tile to tile (Xe-HPC: the y of a surface
+ * per block, as K's), and the next two reuse them, y rewritten; in the loop
+ * the payloads are rebuilt before it at every tile (6 movs each) and
+ * updated at every chunk (pvc BERT D64: 539 -> 497 instructions per tile).
+ * Four distinct pairs spill at D 128. At most 16 keys (sk <= 16) the odd
+ * chunks' surfaces stay on the first rows (their y past the end: zeros). */
 static inline __attribute__((always_inline)) void
 sdpa_xe_fwd_pv_by_query(private float8 *o, const local ushort *p_rows, int chunks,
                         const private sdpa_xe_surface2d *v_surf,
                         const private sdpa_xe_surface2d *vb_surf, bool v_2d, const global void *V,
                         long v_head, long vs2, int k0, int o_d0, int sk, int d)
 {
-    const int lane = get_sub_group_local_id();
-    __attribute__((opencl_unroll_hint(1))) for (int kc = 0; kc < chunks; kc++)
-    {
-        /* P as A (lane k: key kc * 16 + k; component m: query 8h + m), a
-         * block read of 8 query rows. */
-        const local ushort *chunk = p_rows + kc * 16 * SUBGROUP_SIZE;
-        const short8 pa0 = as_short8(sdpa_xe_local_read_us8(chunk)),
-                     pa1 = as_short8(sdpa_xe_local_read_us8(chunk + 8 * SUBGROUP_SIZE));
-        /* Every V operand of the chunk loaded before the first product:
-         * the loads go to registers of their own instead of waiting, one
-         * by one, for the product before to release the same ones. */
-        int8 vb[XE_O_DCOLS];
-SDPA_XE_TILE_LOOP
-        for (int e = 0; e < XE_O_DCOLS; e++) {
-            if (!v_2d)
-                vb[e] = sdpa_xe_fwd_v_b(V, v_head, vs2, k0 + 16 * kc, o_d0 + 16 * e, sk, d);
-            else if (SC(XE_KV_SURF_PER_BLOCK))
-                vb[e] = sdpa_xe_block2d_b(&vb_surf[e], k0 + 16 * kc, 0);
-            else
-                vb[e] = sdpa_xe_block2d_b(v_surf, k0 + 16 * kc, o_d0 + 16 * e);
-        }
-SDPA_XE_TILE_LOOP
-        for (int e = 0; e < XE_O_DCOLS; e++) {
-            o[e] = sdpa_xe_mad(pa0, vb[e], o[e]);
-            o[XE_O_DCOLS + e] = sdpa_xe_mad(pa1, vb[e], o[XE_O_DCOLS + e]);
-            if (SC(VS_F16_ACC)) {
-                o[e] = sdpa_xe_round_half8(o[e]);
-                o[XE_O_DCOLS + e] = sdpa_xe_round_half8(o[XE_O_DCOLS + e]);
-            }
-        }
+    /* (Not with a mask buffer: IGC 2.40 on pvc then spends more than it
+     * saves, 38.2 -> 40.4 instructions per dpas at D 64.) */
+    const bool unrolled = v_2d && SC(MASK_KIND) != SDPA_MASK_KIND_BUFFER;
+    const int r16 = sdpa_imin(16, (sk - 1) & ~15);
+    if (chunks == 2 && unrolled) {
+        sdpa_xe_fwd_pv_chunk(o, p_rows, 0, 0, v_surf, vb_surf, true, V, v_head, vs2, k0, o_d0,
+                             sk, d);
+        sdpa_xe_fwd_pv_chunk(o, p_rows, 1, r16, v_surf, vb_surf, true, V, v_head, vs2, k0, o_d0,
+                             sk, d);
+        return;
     }
+    if (chunks == 4 && unrolled) {
+SDPA_XE_TILE_LOOP
+        for (int kc = 0; kc < 4; kc++)
+            sdpa_xe_fwd_pv_chunk(o, p_rows, kc, kc & 1 ? r16 : 0, v_surf, vb_surf, true, V,
+                                 v_head, vs2, k0, o_d0, sk, d);
+        return;
+    }
+    __attribute__((opencl_unroll_hint(1))) for (int kc = 0; kc < chunks; kc++)
+        sdpa_xe_fwd_pv_chunk(o, p_rows, kc, 0, v_surf, vb_surf, v_2d, V, v_head, vs2, k0, o_d0,
+                             sk, d);
 }
 #endif
 
