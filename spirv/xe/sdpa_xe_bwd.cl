@@ -150,7 +150,9 @@ xe_bwd_stage_unit_2d(local ushort *tile, local ushort *pairs, int count,
  * Two tensors' rows of one head (Q and dO, or K and V) as 2D block-load
  * surfaces (Xe-HPC, Xe2, Xe3; sdpa_xe_tile.h), where the hardware accepts
  * both: `rows` rows of head `head`, head-dim stride 1. Decided once per
- * work-group, so that the loop of the 2D path carries no fallback code.
+ * work-group, so that the loop of the 2D path carries no fallback code. On
+ * Xe-HPG (no 2D block loads) the same answer says whether both tensors'
+ * rows suit sdpa_xe_bwd_stage_hpg.
  */
 typedef struct xe_bwd_pair_surfaces {
 #if SUBGROUP_SIZE == 16
@@ -171,14 +173,18 @@ xe_bwd_pair_surfaces_of(const private sdpa_bwd_problem *x, int head, int rows, c
     const bool b_ok = sdpa_xe_surface2d_of(B, s->b_head, x->d, rows, bs->s2, &s->b);
     return as->s3 == 1 && bs->s3 == 1 && a_ok && b_ok;
 #else
-    return false;
+    /* Xe-HPG: whether both tensors' rows can be staged by
+     * sdpa_xe_bwd_stage_hpg. */
+    return sdpa_xe_bwd_stage_hpg_ok(A, s->a_head, as->s2, as->s3, x->d) &&
+           sdpa_xe_bwd_stage_hpg_ok(B, s->b_head, bs->s2, bs->s3, x->d);
 #endif
 }
 
 /* Stages Q, dO, LSE and D_i of queries [q0, q0 + count) (rows past sq are
  * zero; D_i 0 and LSE -inf there, so that P is 0; LSE and D_i only if ws is
- * set): with 2D block loads if use_2d (sdpa_xe_bwd passes a constant on
- * each of its two loops), else row by row. */
+ * set): with 2D block loads (Xe-HPG: sdpa_xe_bwd_stage_hpg) if use_2d
+ * (sdpa_xe_bwd passes a constant on each of its two loops), else row by
+ * row. */
 static inline __attribute__((always_inline)) void
 xe_bwd_stage_queries(const private xe_bwd_tiles *t, const private sdpa_bwd_problem *x, int q0,
                      int count, bool use_2d, const private xe_bwd_pair_surfaces *s,
@@ -202,6 +208,14 @@ xe_bwd_stage_queries(const private xe_bwd_tiles *t, const private sdpa_bwd_probl
             xe_bwd_stage_unit_2d(is_q ? t->q : t->da, is_q ? t->q2 : t->da2, count,
                                  is_q ? &s->a : &s->b, q0 + 16 * rb, 16 * rb, 16 * cb);
         }
+    } else
+#else
+    if (use_2d) {
+        const int dmax = SC(WG_M_DBC) * SDPA_XE_DSUB;
+        sdpa_xe_bwd_stage_hpg(t->q, t->q2, count, Q, s->a_head + (long)q0 * qs->s2, qs->s2, rows,
+                              x->d, dmax, sg_id, n_sg);
+        sdpa_xe_bwd_stage_hpg(t->da, t->da2, count, dA, s->b_head + (long)q0 * das->s2, das->s2,
+                              rows, x->d, dmax, sg_id, n_sg);
     } else
 #endif
     {
