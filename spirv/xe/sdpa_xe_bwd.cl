@@ -484,6 +484,22 @@ xe_bwd_scores(const private xe_bwd_tiles *t, int first, int step, int kr0, int q
         xe_score_acc st = xe_bwd_score_mad(xe_bwd_score_a_at(ka), xe_bwd_b_query_at(qa), 0.0f);
         xe_score_acc dpt = xe_bwd_score_mad(xe_bwd_score_a_at(ka + kv_gap),
                                             xe_bwd_b_query_at(qa + qd_gap), 0.0f);
+#if SUBGROUP_SIZE == 8
+        /* Xe-HPG: where the head fills the variant's widest (max_steps, a
+         * constant once specialized) IGC unrolls the steps (no pragma:
+         * clang cannot see the trip count), their local addresses
+         * constant offsets of the first step's; the run-time loop took 11
+         * instructions of counter and address arithmetic per dpas. */
+        const int max_steps = SDPA_XE_D_PAD(SC(WG_M_DBC) * SDPA_XE_DSUB) / SDPA_XE_D_STEP;
+        if (d_steps >= max_steps) {
+            for (int c = 1; c < max_steps; c++) {
+                st = xe_bwd_score_mad(xe_bwd_score_a_at(ka + c * k_step),
+                                      xe_bwd_b_query_at(qa + c * q_step), st);
+                dpt = xe_bwd_score_mad(xe_bwd_score_a_at(ka + kv_gap + c * k_step),
+                                       xe_bwd_b_query_at(qa + qd_gap + c * q_step), dpt);
+            }
+        } else
+#endif
         for (int c = 1; c < d_steps; c++) {
             ka += k_step;
             qa += q_step;
