@@ -376,6 +376,25 @@ static inline __attribute__((always_inline)) xe_score_a xe_bwd_score_a_at(const 
 #endif
 }
 
+/* Whether a score unit's rows go to bf16 by xe_bwd_bf16_rows. */
+static inline bool xe_bwd_vector_bf16(void)
+{
+    return XE_RM == 4 && SC(QRY_DT) == SDPA_DT_BF16;
+}
+
+/* A unit's 4 rows of P^T Z and dS^T to bf16 by IGC's conversion of 8
+ * values at once (one instruction each), where the integer rounding of
+ * sdpa_f32_to_bf16 took 5 or 6 instructions per value. */
+static inline __attribute__((always_inline)) void
+xe_bwd_bf16_rows(const private float *pz, const private float *ds, private ushort *pz_bits,
+                 private ushort *ds_bits)
+{
+    const ushort8 b = as_ushort8(__builtin_IB_ftobf_8(
+            (float8)(pz[0], pz[1], pz[2], pz[3], ds[0], ds[1], ds[2], ds[3])));
+    pz_bits[0] = b.s0, pz_bits[1] = b.s1, pz_bits[2] = b.s2, pz_bits[3] = b.s3;
+    ds_bits[0] = b.s4, ds_bits[1] = b.s5, ds_bits[2] = b.s6, ds_bits[3] = b.s7;
+}
+
 /*
  * Stores a unit's XE_RM rows of P^T Z and dS^T (this lane's column c0 +
  * lane of key rows row0 ..) into the score tiles. Where a tile row is one
@@ -523,8 +542,11 @@ xe_bwd_scores(const private xe_bwd_tiles *t, int first, int step, int kr0, int q
                                                                         key0 + r0, 0, false, 0)
                                            : ~0u;
 #endif
-        /* The unit's rows of P^T Z and dS^T, kept for block writes. */
-        ushort pz_rows[XE_RM], ds_rows[XE_RM];
+        /* The unit's rows of P^T Z and dS^T, kept for block writes: as
+         * operand bits, or (xe_bwd_vector_bf16) as floats to convert at
+         * once. */
+        ushort pz_bits[XE_RM], ds_bits[XE_RM];
+        float pz_rows[XE_RM], ds_rows[XE_RM];
         SDPA_XE_TILE_LOOP
         for (int m = 0; m < XE_RM; m++) {
             const int key = key0 + r0 + m;
@@ -547,12 +569,18 @@ xe_bwd_scores(const private xe_bwd_tiles *t, int first, int step, int kr0, int q
             const float dp = SDPA_XE_AT(dpt, float, m);
             /* 0 outside the mask whatever dP and D_i hold. */
             const float ds = valid ? fma(pz, dp, -p * di) : 0.0f;
-            pz_rows[m] = sdpa_xe_to_operand(pz);
-            ds_rows[m] = sdpa_xe_to_operand(ds);
+            pz_rows[m] = pz;
+            ds_rows[m] = ds;
+            if (!xe_bwd_vector_bf16()) {
+                pz_bits[m] = sdpa_xe_to_operand(pz);
+                ds_bits[m] = sdpa_xe_to_operand(ds);
+            }
             if (SC(WITH_DS) && ds_out && q < x->sq && key < x->sk)
                 sdpa_store(ds_out, ds_head + (long)q * dss2 + (long)key * dss3, SC(DS_DT), ds);
         }
-        xe_bwd_put_scores(t, kr0 + r0, qr, pz_rows, ds_rows);
+        if (xe_bwd_vector_bf16())
+            xe_bwd_bf16_rows(pz_rows, ds_rows, pz_bits, ds_bits);
+        xe_bwd_put_scores(t, kr0 + r0, qr, pz_bits, ds_bits);
     }
 }
 
