@@ -395,6 +395,18 @@ xe_bwd_bf16_rows(const private float *pz, const private float *ds, private ushor
     ds_bits[0] = b.s4, ds_bits[1] = b.s5, ds_bits[2] = b.s6, ds_bits[3] = b.s7;
 }
 
+#if SUBGROUP_SIZE == 8
+/* Xe-HPG: dS^T's pairs (the B operands of dQ^T) lane by lane, so that an
+ * operand is one 32-byte load per lane where the pair rows took 8 loads:
+ * the word of keys 2p, 2p + 1 (p = row / 2) and query column c is word
+ * p % 8 of the 8 of (16-key block p / 8, column c). */
+static inline int xe_bwd_ds2_word(int queries, int row, int c)
+{
+    const uint p = (uint)row >> 1;
+    return (int)(((p >> 3) * (uint)queries + (uint)c) * 8 + (p & 7));
+}
+#endif
+
 /*
  * Stores a unit's XE_RM rows of P^T Z and dS^T (this lane's column c0 +
  * lane of key rows row0 ..) into the score tiles. Where a tile row is one
@@ -419,6 +431,21 @@ xe_bwd_put_scores(const private xe_bwd_tiles *t, int row0, int c0, const private
     }
 #endif
     const int col = c0 + lane;
+#if SUBGROUP_SIZE == 8
+    /* The rows from one address each; dS^T's pairs in the lane-by-lane
+     * layout (xe_bwd_ds2_word): this lane's XE_RM / 2 words are
+     * consecutive, one store. */
+    local ushort *pz = t->pz + row0 * t->queries + col, *ds = t->ds + row0 * t->queries + col;
+    SDPA_XE_TILE_LOOP
+    for (int m = 0; m < XE_RM; m++) {
+        pz[m * t->queries] = pz_rows[m];
+        ds[m * t->queries] = ds_rows[m];
+    }
+    local uint *pairs = (local uint *)t->ds2 + xe_bwd_ds2_word(t->queries, row0, col);
+    SDPA_XE_TILE_LOOP
+    for (int j = 0; j < XE_RM / 2; j++)
+        pairs[j] = (uint)ds_rows[2 * j] | (uint)ds_rows[2 * j + 1] << 16;
+#else
     SDPA_XE_TILE_LOOP
     for (int m = 0; m < XE_RM; m++) {
         const int row = row0 + m;
@@ -426,6 +453,7 @@ xe_bwd_put_scores(const private xe_bwd_tiles *t, int row0, int c0, const private
         t->ds[row * t->queries + col] = ds_rows[m];
         t->ds2[((row >> 1) * t->queries + col) * 2 + (row & 1)] = ds_rows[m];
     }
+#endif
 }
 
 /*
@@ -624,6 +652,10 @@ static inline __attribute__((always_inline)) sdpa_xe_a8 xe_bwd_a_kt(const privat
 static inline __attribute__((always_inline)) int8 xe_bwd_b_ds(const private xe_bwd_tiles *t,
                                                               int kr0, int c0)
 {
+#if SUBGROUP_SIZE == 8
+    return as_int8(vload8(get_sub_group_local_id(),
+                          (const local uint *)t->ds2 + xe_bwd_ds2_word(t->queries, kr0, c0)));
+#endif
     return t->queries == SUBGROUP_SIZE
                    ? as_int8(sdpa_xe_local_read8((const local uint *)t->ds2 +
                                                  (kr0 / 2) * SUBGROUP_SIZE + c0))
@@ -677,10 +709,21 @@ xe_bwd_dq_all_keys(const private xe_bwd_tiles *t, int kblocks, int c0, int d0)
  * dQ^T of the last key group reads (times zeros of K^T). */
 static inline void xe_bwd_zero_ds_pad(const private xe_bwd_tiles *t, int keys)
 {
+#if SUBGROUP_SIZE == 8
+    /* Lane by lane (xe_bwd_ds2_word): the words of the pad's 4 key pairs
+     * in every column, where a 16-key block is part-filled (else no
+     * operand reads past the keys). */
+    if (keys % 16 == 0)
+        return;
+    for (int i = get_sub_group_id() * SUBGROUP_SIZE + get_sub_group_local_id(); i < 4 * t->queries;
+         i += xe_bwd_subgroups() * SUBGROUP_SIZE)
+        ((local uint *)t->ds2)[xe_bwd_ds2_word(t->queries, keys + 2 * (i & 3), i >> 2)] = 0;
+#else
     local uint *pad = (local uint *)t->ds2 + (keys / 2) * t->queries;
     for (int i = get_sub_group_id() * SUBGROUP_SIZE + get_sub_group_local_id(); i < 4 * t->queries;
          i += xe_bwd_subgroups() * SUBGROUP_SIZE)
         pad[i] = 0;
+#endif
 }
 
 /* row[(c0 + i) * s3] += x[i] atomically for the columns c0 + i below d, if
