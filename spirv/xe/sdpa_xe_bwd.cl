@@ -798,16 +798,28 @@ xe_bwd_query_block(const private xe_bwd_tiles *t, const private sdpa_bwd_problem
      * of one per key group. */
     if (!SC(DETERMINISTIC)) {
         const int kgroups = SC(WG_N_DBC), kblocks = (SDPA_XE_KEYS * kgroups + 15) / 16;
+#if SUBGROUP_SIZE == 8
+        /* Xe-HPG: the lane blocks' rows one 64-bit multiply apart (lanes
+         * past Sq add nothing: their rows are never touched), the
+         * head-dim stride 1 where the host says so. */
+        global float *dq_lane = dq_head + (long)(q0 + lane) * ly->dq.s2;
+        const long dq_s3 = SC(BWD_UNIT_D_STRIDES) ? 1 : ly->dq.s3;
+#endif
         SDPA_XE_TILE_LOOP
         for (int qb = 0; qb < XE_QB; qb++) {
             const int q = q0 + qb * SUBGROUP_SIZE + lane;
+#if SUBGROUP_SIZE == 8
+            global float *dq_row = dq_lane + (long)(qb * SUBGROUP_SIZE) * ly->dq.s2;
+#else
             global float *dq_row = dq_head + (long)sdpa_imin(q, x->sq - 1) * ly->dq.s2;
+            const long dq_s3 = ly->dq.s3;
+#endif
             SDPA_XE_TILE_LOOP
             for (int f0 = 0; f0 < XE_DB; f0++) {
                 /* f0 += kgroups, in a loop that unrolls before specialization. */
                 const int f = f0 + pl->n, d0 = pl->d0 + 8 * f;
                 if (f0 % kgroups == 0 && f < XE_DB && d0 < x->d)
-                    xe_bwd_add8(dq_row, d0, ly->dq.s3, x->d, q < x->sq,
+                    xe_bwd_add8(dq_row, d0, dq_s3, x->d, q < x->sq,
                                 xe_bwd_dq_all_keys(t, kblocks, qb * SUBGROUP_SIZE, d0) * x->factor);
             }
         }

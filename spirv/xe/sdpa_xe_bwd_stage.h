@@ -197,11 +197,13 @@ sdpa_xe_bwd_stage_hpg(local ushort *tile, local ushort *pairs, int count, const 
         /* Unsigned: a signed division by a power of two costs a fix-up. */
         const int j = (int)((uint)u / (uint)halves), h = u - j * halves;
         if ((units % n_sg == 0 || u < units) && 64 * h < d) {
-            const int r0 = sdpa_imin(2 * j, rows_valid - 1);
-            const int r1 = sdpa_imin(2 * j + 1, rows_valid - 1);
-            const global ushort *c = base + 64 * h;
-            const ushort8 e = as_ushort8(vload4(0, (const global uint *)(c + (long)r0 * r_stride)));
-            const ushort8 o = as_ushort8(vload4(0, (const global uint *)(c + (long)r1 * r_stride)));
+            /* The odd row one stride after the even one, or the same
+             * (the last valid row) past rows_valid: one 64-bit multiply. */
+            const global ushort *even =
+                    base + 64 * h + (long)sdpa_imin(2 * j, rows_valid - 1) * r_stride;
+            const global ushort *odd = even + (2 * j + 1 < rows_valid ? r_stride : 0);
+            const ushort8 e = as_ushort8(vload4(0, (const global uint *)even));
+            const ushort8 o = as_ushort8(vload4(0, (const global uint *)odd));
             const ushort16 w = (ushort16)(e.s0, o.s0, e.s1, o.s1, e.s2, o.s2, e.s3, o.s3, e.s4,
                                           o.s4, e.s5, o.s5, e.s6, o.s6, e.s7, o.s7);
             vstore8(as_uint8(w), 0,
