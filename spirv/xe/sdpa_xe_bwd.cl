@@ -150,7 +150,9 @@ xe_bwd_stage_unit_2d(local ushort *tile, local ushort *pairs, int count,
  * Two tensors' rows of one head (Q and dO, or K and V) as 2D block-load
  * surfaces (Xe-HPC, Xe2, Xe3; sdpa_xe_tile.h), where the hardware accepts
  * both: `rows` rows of head `head`, head-dim stride 1. Decided once per
- * work-group, so that the loop of the 2D path carries no fallback code.
+ * work-group, so that the loop of the 2D path carries no fallback code. On
+ * Xe-HPG (no 2D block loads) the same answer says whether both tensors'
+ * rows suit sdpa_xe_bwd_stage_hpg.
  */
 typedef struct xe_bwd_pair_surfaces {
 #if SUBGROUP_SIZE == 16
@@ -171,14 +173,18 @@ xe_bwd_pair_surfaces_of(const private sdpa_bwd_problem *x, int head, int rows, c
     const bool b_ok = sdpa_xe_surface2d_of(B, s->b_head, x->d, rows, bs->s2, &s->b);
     return as->s3 == 1 && bs->s3 == 1 && a_ok && b_ok;
 #else
-    return false;
+    /* Xe-HPG: whether both tensors' rows can be staged by
+     * sdpa_xe_bwd_stage_hpg. */
+    return sdpa_xe_bwd_stage_hpg_ok(A, s->a_head, as->s2, as->s3, x->d) &&
+           sdpa_xe_bwd_stage_hpg_ok(B, s->b_head, bs->s2, bs->s3, x->d);
 #endif
 }
 
 /* Stages Q, dO, LSE and D_i of queries [q0, q0 + count) (rows past sq are
  * zero; D_i 0 and LSE -inf there, so that P is 0; LSE and D_i only if ws is
- * set): with 2D block loads if use_2d (sdpa_xe_bwd passes a constant on
- * each of its two loops), else row by row. */
+ * set): with 2D block loads (Xe-HPG: sdpa_xe_bwd_stage_hpg) if use_2d
+ * (sdpa_xe_bwd passes a constant on each of its two loops), else row by
+ * row. */
 static inline __attribute__((always_inline)) void
 xe_bwd_stage_queries(const private xe_bwd_tiles *t, const private sdpa_bwd_problem *x, int q0,
                      int count, bool use_2d, const private xe_bwd_pair_surfaces *s,
@@ -202,6 +208,14 @@ xe_bwd_stage_queries(const private xe_bwd_tiles *t, const private sdpa_bwd_probl
             xe_bwd_stage_unit_2d(is_q ? t->q : t->da, is_q ? t->q2 : t->da2, count,
                                  is_q ? &s->a : &s->b, q0 + 16 * rb, 16 * rb, 16 * cb);
         }
+    } else
+#else
+    if (use_2d) {
+        const int dmax = SC(WG_M_DBC) * SDPA_XE_DSUB;
+        sdpa_xe_bwd_stage_hpg(t->q, t->q2, count, Q, s->a_head + (long)q0 * qs->s2, qs->s2, rows,
+                              x->d, dmax, sg_id, n_sg);
+        sdpa_xe_bwd_stage_hpg(t->da, t->da2, count, dA, s->b_head + (long)q0 * das->s2, das->s2,
+                              rows, x->d, dmax, sg_id, n_sg);
     } else
 #endif
     {
@@ -318,6 +332,37 @@ static inline __attribute__((always_inline)) xe_score_a xe_bwd_score_a_at(const 
 #endif
 }
 
+/* Whether a score unit's rows go to bf16 by xe_bwd_bf16_rows. */
+static inline bool xe_bwd_vector_bf16(void)
+{
+    return XE_RM == 4 && SC(QRY_DT) == SDPA_DT_BF16;
+}
+
+/* A unit's 4 rows of P^T Z and dS^T to bf16 by IGC's conversion of 8
+ * values at once (one instruction each), where the integer rounding of
+ * sdpa_f32_to_bf16 took 5 or 6 instructions per value. */
+static inline __attribute__((always_inline)) void
+xe_bwd_bf16_rows(const private float *pz, const private float *ds, private ushort *pz_bits,
+                 private ushort *ds_bits)
+{
+    const ushort8 b = as_ushort8(__builtin_IB_ftobf_8(
+            (float8)(pz[0], pz[1], pz[2], pz[3], ds[0], ds[1], ds[2], ds[3])));
+    pz_bits[0] = b.s0, pz_bits[1] = b.s1, pz_bits[2] = b.s2, pz_bits[3] = b.s3;
+    ds_bits[0] = b.s4, ds_bits[1] = b.s5, ds_bits[2] = b.s6, ds_bits[3] = b.s7;
+}
+
+#if SUBGROUP_SIZE == 8
+/* Xe-HPG: dS^T's pairs (the B operands of dQ^T) lane by lane, so that an
+ * operand is one 32-byte load per lane where the pair rows took 8 loads:
+ * the word of keys 2p, 2p + 1 (p = row / 2) and query column c is word
+ * p % 8 of the 8 of (16-key block p / 8, column c). */
+static inline int xe_bwd_ds2_word(int queries, int row, int c)
+{
+    const uint p = (uint)row >> 1;
+    return (int)(((p >> 3) * (uint)queries + (uint)c) * 8 + (p & 7));
+}
+#endif
+
 /*
  * Stores a unit's XE_RM rows of P^T Z and dS^T (this lane's column c0 +
  * lane of key rows row0 ..) into the score tiles. Where a tile row is one
@@ -342,6 +387,21 @@ xe_bwd_put_scores(const private xe_bwd_tiles *t, int row0, int c0, const private
     }
 #endif
     const int col = c0 + lane;
+#if SUBGROUP_SIZE == 8
+    /* The rows from one address each; dS^T's pairs in the lane-by-lane
+     * layout (xe_bwd_ds2_word): this lane's XE_RM / 2 words are
+     * consecutive, one store. */
+    local ushort *pz = t->pz + row0 * t->queries + col, *ds = t->ds + row0 * t->queries + col;
+    SDPA_XE_TILE_LOOP
+    for (int m = 0; m < XE_RM; m++) {
+        pz[m * t->queries] = pz_rows[m];
+        ds[m * t->queries] = ds_rows[m];
+    }
+    local uint *pairs = (local uint *)t->ds2 + xe_bwd_ds2_word(t->queries, row0, col);
+    SDPA_XE_TILE_LOOP
+    for (int j = 0; j < XE_RM / 2; j++)
+        pairs[j] = (uint)ds_rows[2 * j] | (uint)ds_rows[2 * j + 1] << 16;
+#else
     SDPA_XE_TILE_LOOP
     for (int m = 0; m < XE_RM; m++) {
         const int row = row0 + m;
@@ -349,6 +409,7 @@ xe_bwd_put_scores(const private xe_bwd_tiles *t, int row0, int c0, const private
         t->ds[row * t->queries + col] = ds_rows[m];
         t->ds2[((row >> 1) * t->queries + col) * 2 + (row & 1)] = ds_rows[m];
     }
+#endif
 }
 
 /*
@@ -426,6 +487,22 @@ xe_bwd_scores(const private xe_bwd_tiles *t, int first, int step, int kr0, int q
         xe_score_acc st = xe_bwd_score_mad(xe_bwd_score_a_at(ka), xe_bwd_b_query_at(qa), 0.0f);
         xe_score_acc dpt = xe_bwd_score_mad(xe_bwd_score_a_at(ka + kv_gap),
                                             xe_bwd_b_query_at(qa + qd_gap), 0.0f);
+#if SUBGROUP_SIZE == 8
+        /* Xe-HPG: where the head fills the variant's widest (max_steps, a
+         * constant once specialized) IGC unrolls the steps (no pragma:
+         * clang cannot see the trip count), their local addresses
+         * constant offsets of the first step's; the run-time loop took 11
+         * instructions of counter and address arithmetic per dpas. */
+        const int max_steps = SDPA_XE_D_PAD(SC(WG_M_DBC) * SDPA_XE_DSUB) / SDPA_XE_D_STEP;
+        if (d_steps >= max_steps) {
+            for (int c = 1; c < max_steps; c++) {
+                st = xe_bwd_score_mad(xe_bwd_score_a_at(ka + c * k_step),
+                                      xe_bwd_b_query_at(qa + c * q_step), st);
+                dpt = xe_bwd_score_mad(xe_bwd_score_a_at(ka + kv_gap + c * k_step),
+                                       xe_bwd_b_query_at(qa + qd_gap + c * q_step), dpt);
+            }
+        } else
+#endif
         for (int c = 1; c < d_steps; c++) {
             ka += k_step;
             qa += q_step;
@@ -449,8 +526,11 @@ xe_bwd_scores(const private xe_bwd_tiles *t, int first, int step, int kr0, int q
                                                                         key0 + r0, 0, false, 0)
                                            : ~0u;
 #endif
-        /* The unit's rows of P^T Z and dS^T, kept for block writes. */
-        ushort pz_rows[XE_RM], ds_rows[XE_RM];
+        /* The unit's rows of P^T Z and dS^T, kept for block writes: as
+         * operand bits, or (xe_bwd_vector_bf16) as floats to convert at
+         * once. */
+        ushort pz_bits[XE_RM], ds_bits[XE_RM];
+        float pz_rows[XE_RM], ds_rows[XE_RM];
         SDPA_XE_TILE_LOOP
         for (int m = 0; m < XE_RM; m++) {
             const int key = key0 + r0 + m;
@@ -473,12 +553,18 @@ xe_bwd_scores(const private xe_bwd_tiles *t, int first, int step, int kr0, int q
             const float dp = SDPA_XE_AT(dpt, float, m);
             /* 0 outside the mask whatever dP and D_i hold. */
             const float ds = valid ? fma(pz, dp, -p * di) : 0.0f;
-            pz_rows[m] = sdpa_xe_to_operand(pz);
-            ds_rows[m] = sdpa_xe_to_operand(ds);
+            pz_rows[m] = pz;
+            ds_rows[m] = ds;
+            if (!xe_bwd_vector_bf16()) {
+                pz_bits[m] = sdpa_xe_to_operand(pz);
+                ds_bits[m] = sdpa_xe_to_operand(ds);
+            }
             if (SC(WITH_DS) && ds_out && q < x->sq && key < x->sk)
                 sdpa_store(ds_out, ds_head + (long)q * dss2 + (long)key * dss3, SC(DS_DT), ds);
         }
-        xe_bwd_put_scores(t, kr0 + r0, qr, pz_rows, ds_rows);
+        if (xe_bwd_vector_bf16())
+            xe_bwd_bf16_rows(pz_rows, ds_rows, pz_bits, ds_bits);
+        xe_bwd_put_scores(t, kr0 + r0, qr, pz_bits, ds_bits);
     }
 }
 
@@ -522,6 +608,10 @@ static inline __attribute__((always_inline)) sdpa_xe_a8 xe_bwd_a_kt(const privat
 static inline __attribute__((always_inline)) int8 xe_bwd_b_ds(const private xe_bwd_tiles *t,
                                                               int kr0, int c0)
 {
+#if SUBGROUP_SIZE == 8
+    return as_int8(vload8(get_sub_group_local_id(),
+                          (const local uint *)t->ds2 + xe_bwd_ds2_word(t->queries, kr0, c0)));
+#endif
     return t->queries == SUBGROUP_SIZE
                    ? as_int8(sdpa_xe_local_read8((const local uint *)t->ds2 +
                                                  (kr0 / 2) * SUBGROUP_SIZE + c0))
@@ -575,10 +665,21 @@ xe_bwd_dq_all_keys(const private xe_bwd_tiles *t, int kblocks, int c0, int d0)
  * dQ^T of the last key group reads (times zeros of K^T). */
 static inline void xe_bwd_zero_ds_pad(const private xe_bwd_tiles *t, int keys)
 {
+#if SUBGROUP_SIZE == 8
+    /* Lane by lane (xe_bwd_ds2_word): the words of the pad's 4 key pairs
+     * in every column, where a 16-key block is part-filled (else no
+     * operand reads past the keys). */
+    if (keys % 16 == 0)
+        return;
+    for (int i = get_sub_group_id() * SUBGROUP_SIZE + get_sub_group_local_id(); i < 4 * t->queries;
+         i += xe_bwd_subgroups() * SUBGROUP_SIZE)
+        ((local uint *)t->ds2)[xe_bwd_ds2_word(t->queries, keys + 2 * (i & 3), i >> 2)] = 0;
+#else
     local uint *pad = (local uint *)t->ds2 + (keys / 2) * t->queries;
     for (int i = get_sub_group_id() * SUBGROUP_SIZE + get_sub_group_local_id(); i < 4 * t->queries;
          i += xe_bwd_subgroups() * SUBGROUP_SIZE)
         pad[i] = 0;
+#endif
 }
 
 /* row[(c0 + i) * s3] += x[i] atomically for the columns c0 + i below d, if
@@ -653,16 +754,28 @@ xe_bwd_query_block(const private xe_bwd_tiles *t, const private sdpa_bwd_problem
      * of one per key group. */
     if (!SC(DETERMINISTIC)) {
         const int kgroups = SC(WG_N_DBC), kblocks = (SDPA_XE_KEYS * kgroups + 15) / 16;
+#if SUBGROUP_SIZE == 8
+        /* Xe-HPG: the lane blocks' rows one 64-bit multiply apart (lanes
+         * past Sq add nothing: their rows are never touched), the
+         * head-dim stride 1 where the host says so. */
+        global float *dq_lane = dq_head + (long)(q0 + lane) * ly->dq.s2;
+        const long dq_s3 = SC(BWD_UNIT_D_STRIDES) ? 1 : ly->dq.s3;
+#endif
         SDPA_XE_TILE_LOOP
         for (int qb = 0; qb < XE_QB; qb++) {
             const int q = q0 + qb * SUBGROUP_SIZE + lane;
+#if SUBGROUP_SIZE == 8
+            global float *dq_row = dq_lane + (long)(qb * SUBGROUP_SIZE) * ly->dq.s2;
+#else
             global float *dq_row = dq_head + (long)sdpa_imin(q, x->sq - 1) * ly->dq.s2;
+            const long dq_s3 = ly->dq.s3;
+#endif
             SDPA_XE_TILE_LOOP
             for (int f0 = 0; f0 < XE_DB; f0++) {
                 /* f0 += kgroups, in a loop that unrolls before specialization. */
                 const int f = f0 + pl->n, d0 = pl->d0 + 8 * f;
                 if (f0 % kgroups == 0 && f < XE_DB && d0 < x->d)
-                    xe_bwd_add8(dq_row, d0, ly->dq.s3, x->d, q < x->sq,
+                    xe_bwd_add8(dq_row, d0, dq_s3, x->d, q < x->sq,
                                 xe_bwd_dq_all_keys(t, kblocks, qb * SUBGROUP_SIZE, d0) * x->factor);
             }
         }

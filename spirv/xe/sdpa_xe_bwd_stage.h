@@ -161,4 +161,60 @@ sdpa_xe_bwd_stage_rows(local ushort *tile, local ushort *pairs, int ld, int cpit
     }
 }
 
+#if SUBGROUP_SIZE == 8
+/*
+ * Xe-HPG (sub-groups of 8): a query tile of `count` rows (even) into both
+ * layouts at once, in units of two rows (a pair) by 64 head-dim columns,
+ * lane i holding columns 8 i .. 8 i + 7 of both rows (a 16-byte load per
+ * lane and row). Those are 8 whole words of the pair layout (column block
+ * 8 h + i of the pair: one 32-byte store) and 4 words of each row in the
+ * blocked layout (a 16-byte store each): 5 messages per unit, where the
+ * row-by-row staging took a block read and 12 stores (the pair words as
+ * 16-bit halves) per row and 64 columns, each with its address.
+ * Usable where the rows are 4-byte aligned with head-dim stride 1 and D %
+ * 64 == 0 (sdpa_xe_bwd_stage_hpg_ok). Rows past rows_valid repeat the last
+ * valid one: the scores of those queries are 0 (their LSE is -inf, their
+ * last key -1), so that they add nothing. The units run to dmax (a
+ * constant once specialized, so that the loop unrolls), those past d
+ * skipped.
+ */
+static inline bool sdpa_xe_bwd_stage_hpg_ok(const global void *src, long off, long r_stride,
+                                            long c_stride, int d)
+{
+    return c_stride == 1 && ((off | r_stride) & 1) == 0 && ((ulong)src & 3) == 0 && d % 64 == 0;
+}
+
+static inline __attribute__((always_inline)) void
+sdpa_xe_bwd_stage_hpg(local ushort *tile, local ushort *pairs, int count, const global void *src,
+                      long off, long r_stride, int rows_valid, int d, int dmax, int sg_id,
+                      int n_sg)
+{
+    const int lane = get_sub_group_local_id();
+    const int halves = dmax / 64, units = count / 2 * halves;
+    const global ushort *base = (const global ushort *)src + off + 8 * lane;
+    for (int i = 0; i < (units + n_sg - 1) / n_sg; i++) {
+        const int u = sg_id + i * n_sg;
+        /* Unsigned: a signed division by a power of two costs a fix-up. */
+        const int j = (int)((uint)u / (uint)halves), h = u - j * halves;
+        if ((units % n_sg == 0 || u < units) && 64 * h < d) {
+            /* The odd row one stride after the even one, or the same
+             * (the last valid row) past rows_valid: one 64-bit multiply. */
+            const global ushort *even =
+                    base + 64 * h + (long)sdpa_imin(2 * j, rows_valid - 1) * r_stride;
+            const global ushort *odd = even + (2 * j + 1 < rows_valid ? r_stride : 0);
+            const ushort8 e = as_ushort8(vload4(0, (const global uint *)even));
+            const ushort8 o = as_ushort8(vload4(0, (const global uint *)odd));
+            const ushort16 w = (ushort16)(e.s0, o.s0, e.s1, o.s1, e.s2, o.s2, e.s3, o.s3, e.s4,
+                                          o.s4, e.s5, o.s5, e.s6, o.s6, e.s7, o.s7);
+            vstore8(as_uint8(w), 0,
+                    (local uint *)pairs + ((8 * h + lane) * (count / 2) + j) * 8);
+            local ushort *run =
+                    tile + sdpa_xe_bwd_tile_index(16, 16 * count, 2 * j, 64 * h + 8 * lane);
+            vstore4(as_uint4(e), 0, (local uint *)run);
+            vstore4(as_uint4(o), 0, (local uint *)(run + 16));
+        }
+    }
+}
+#endif
+
 #endif /* SDPA_SPIRV_XE_BWD_STAGE_H */
