@@ -611,11 +611,12 @@ static inline __attribute__((always_inline)) int8 xe_bwd_b_ds(const private xe_b
 #if SUBGROUP_SIZE == 8
     return as_int8(vload8(get_sub_group_local_id(),
                           (const local uint *)t->ds2 + xe_bwd_ds2_word(t->queries, kr0, c0)));
-#endif
+#else
     return t->queries == SUBGROUP_SIZE
                    ? as_int8(sdpa_xe_local_read8((const local uint *)t->ds2 +
                                                  (kr0 / 2) * SUBGROUP_SIZE + c0))
                    : sdpa_xe_b_rows(t->ds2, t->queries, kr0, c0);
+#endif
 }
 
 /* dQ^T rows d0 .. d0 + 7 of the queries at score columns c0 .. (one lane
@@ -965,9 +966,11 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_xe_bw
     if (sdpa_is_causal())
         k_end = sdpa_iclamp(q0 + queries - 1 + x.causal_offset + 1, 0, SK);
     /* Two copies of the key loop, one per way of staging K and V (see
-     * sdpa_xe_bwd). */
+     * sdpa_xe_bwd); one on Xe-HPG, whose keys are staged row by row
+     * (xe_bwd_stage_keys): there the answer is about Q and dO's staging. */
     xe_bwd_pair_surfaces kv;
-    const bool kv_2d = xe_bwd_pair_surfaces_of(&x, x.hkv, SK, K, &ly.k, V, &ly.v, &kv);
+    const bool kv_2d = xe_bwd_pair_surfaces_of(&x, x.hkv, SK, K, &ly.k, V, &ly.v, &kv) &&
+                       SUBGROUP_SIZE == 16;
     const sdpa_philox_keys rk = sdpa_dropout_keys(x.drop.seed);
 #define XE_BWD_DQ_WALK(two_d)                                                                      \
     for (int k0 = 0; k0 < k_end; k0 += SDPA_XE_KEYS)                                               \
