@@ -94,16 +94,22 @@ static const char *mask_word(sdpa_mask_kind_t mask)
     }
 }
 
-/* Appends a problem named "<what> <dtype> d<D><mask><suffix>": by default
- * B 1, 8 heads, 512 queries and keys, in CI's set. */
-static gate_problem_t *add(problem_set_t *set, const char *what, sdpa_prop_kind_t kind,
-                           sdpa_dtype_t dtype, int64_t d, sdpa_mask_kind_t mask, const char *suffix)
+/* The set's next problem, uninitialized. */
+static gate_problem_t *next_slot(problem_set_t *set)
 {
     if (set->count >= MAX_PROBLEMS) {
         fprintf(stderr, "gpu_isa_plan: more than %d problems\n", MAX_PROBLEMS);
         exit(2);
     }
-    gate_problem_t *p = &set->items[set->count++];
+    return &set->items[set->count++];
+}
+
+/* Appends a problem named "<what> <dtype> d<D><mask><suffix>": by default
+ * B 1, 8 heads, 512 queries and keys, in CI's set. */
+static gate_problem_t *add(problem_set_t *set, const char *what, sdpa_prop_kind_t kind,
+                           sdpa_dtype_t dtype, int64_t d, sdpa_mask_kind_t mask, const char *suffix)
+{
+    gate_problem_t *p = next_slot(set);
     memset(p, 0, sizeof(*p));
     snprintf(p->name, sizeof(p->name), "%s %s d%" PRId64 "%s%s", what, sdpa_dtype_name(dtype), d,
              mask_word(mask), suffix);
@@ -125,6 +131,18 @@ static gate_problem_t *decode(gate_problem_t *p)
     p->q_heads = 32;
     p->q_len = 1;
     p->k_len = 2048;
+    return p;
+}
+
+/* The backward of forward problem f: f's shape, features and place in
+ * CI's set, named as f with "bwd" for its first word and suffix appended. */
+static gate_problem_t *add_backward_of(problem_set_t *set, const gate_problem_t *f,
+                                       const char *suffix)
+{
+    gate_problem_t *p = next_slot(set);
+    *p = *f;
+    p->kind = SDPA_BACKWARD;
+    snprintf(p->name, sizeof(p->name), "bwd%s%s", strchr(f->name, ' '), suffix);
     return p;
 }
 
@@ -220,12 +238,10 @@ static void build_problem_set(problem_set_t *set)
     /* ABI 1.1 (issue 16): the score modifiers forward and backward, a paged
      * decode with f16 and s8 caches, a varlen prefill and its backward
      * (atomic and deterministic); all in CI's set. */
-    add(set, "fwd", SDPA_FORWARD_INFERENCE, SDPA_DTYPE_F16, 128, SDPA_MASK_CAUSAL_BOTTOM_RIGHT,
-        " window softcap alibi")
-            ->modifiers = 1;
-    add(set, "bwd", SDPA_BACKWARD, SDPA_DTYPE_F16, 128, SDPA_MASK_CAUSAL_BOTTOM_RIGHT,
-        " window softcap alibi atomic")
-            ->modifiers = 1;
+    gate_problem_t *modifiers = add(set, "fwd", SDPA_FORWARD_INFERENCE, SDPA_DTYPE_F16, 128,
+                                    SDPA_MASK_CAUSAL_BOTTOM_RIGHT, " window softcap alibi");
+    modifiers->modifiers = 1;
+    add_backward_of(set, modifiers, " atomic");
     decode(add(set, "decode", SDPA_FORWARD_INFERENCE, SDPA_DTYPE_F16, 128, SDPA_MASK_NONE,
                " paged gqa4"))
             ->paged = 1;
@@ -233,16 +249,11 @@ static void build_problem_set(problem_set_t *set)
                                        SDPA_MASK_NONE, " paged kv-s8 gqa4"));
     paged->paged = 1;
     paged->kv_dtype = SDPA_DTYPE_S8;
-    add(set, "fwd", SDPA_FORWARD_TRAINING, SDPA_DTYPE_F16, 128, SDPA_MASK_CAUSAL_BOTTOM_RIGHT,
-        " varlen")
-            ->varlen = 1;
-    add(set, "bwd", SDPA_BACKWARD, SDPA_DTYPE_F16, 128, SDPA_MASK_CAUSAL_BOTTOM_RIGHT,
-        " varlen atomic")
-            ->varlen = 1;
-    gate_problem_t *varlen_det = add(set, "bwd", SDPA_BACKWARD, SDPA_DTYPE_F16, 128,
-                                     SDPA_MASK_CAUSAL_BOTTOM_RIGHT, " varlen deterministic");
-    varlen_det->varlen = 1;
-    varlen_det->deterministic = 1;
+    gate_problem_t *varlen = add(set, "fwd", SDPA_FORWARD_TRAINING, SDPA_DTYPE_F16, 128,
+                                 SDPA_MASK_CAUSAL_BOTTOM_RIGHT, " varlen");
+    varlen->varlen = 1;
+    add_backward_of(set, varlen, " atomic");
+    add_backward_of(set, varlen, " deterministic")->deterministic = 1;
 
     /* Split-KV decode (the thin-Q decode kernel): f16, s8 and s4 K/V, a
      * paged cache with every modifier, MHA at head size 256. */
@@ -300,12 +311,10 @@ static void build_problem_set(problem_set_t *set)
     decode(add(set, "decode", SDPA_FORWARD_INFERENCE, SDPA_DTYPE_F16, 128, SDPA_MASK_NONE,
                " kv-f8_e5m2 gqa4"))
             ->kv_dtype = SDPA_DTYPE_F8_E5M2;
-    add(set, "train", SDPA_FORWARD_TRAINING, SDPA_DTYPE_BF16, 192, SDPA_MASK_CAUSAL_BOTTOM_RIGHT,
-        " dv128")
-            ->head_size_v = 128;
-    add(set, "bwd", SDPA_BACKWARD, SDPA_DTYPE_BF16, 192, SDPA_MASK_CAUSAL_BOTTOM_RIGHT,
-        " dv128 atomic")
-            ->head_size_v = 128;
+    gate_problem_t *dv128 = add(set, "train", SDPA_FORWARD_TRAINING, SDPA_DTYPE_BF16, 192,
+                                SDPA_MASK_CAUSAL_BOTTOM_RIGHT, " dv128");
+    dv128->head_size_v = 128;
+    add_backward_of(set, dv128, " atomic");
     gate_problem_t *mla = decode(add(set, "decode", SDPA_FORWARD_INFERENCE, SDPA_DTYPE_BF16, 576,
                                      SDPA_MASK_NONE, " dv512 mla paged"));
     mla->head_size_v = 512;
