@@ -114,6 +114,7 @@ sdpa_problem_desc_t bench_make_problem(const bench_case_t *c, sdpa_prop_kind_t k
 }
 
 /* Every USM buffer of a case, with its size for the accounting. */
+enum { CASE_BUFFERS = 16 };
 typedef struct case_memory {
     void *q, *k, *v, *dst, *workspace, *fwd_scratch;
     void *kv_scales; /* quantized K/V: f16 per group (FP8: one f32), shared by K and V */
@@ -125,35 +126,37 @@ typedef struct case_memory {
     size_t table_count, seq_count;
     size_t q_bytes, kv_bytes, kv_scales_bytes, sinks_bytes, workspace_bytes, fwd_scratch_bytes,
             bwd_scratch_bytes;
+    /* What case_alloc allocated, in order: freed with the same sizes. */
+    struct {
+        void *pointer;
+        size_t bytes;
+    } allocated[CASE_BUFFERS];
+    int allocated_count;
 } case_memory_t;
 
 static void case_memory_free(bench_device_t *d, case_memory_t *m)
 {
-    bench_free(d, m->bwd_scratch, m->bwd_scratch_bytes);
-    bench_free(d, m->cu_seqlens, m->cu_count * sizeof(int32_t));
-    bench_free(d, m->block_table, m->table_count * sizeof(int32_t));
-    bench_free(d, m->cache_seqlens, m->seq_count * sizeof(int32_t));
-    bench_free(d, m->diff_v, m->kv_bytes);
-    bench_free(d, m->diff_k, m->kv_bytes);
-    bench_free(d, m->diff_q, m->q_bytes);
-    bench_free(d, m->diff_dst, m->q_bytes);
-    bench_free(d, m->fwd_scratch, m->fwd_scratch_bytes);
-    bench_free(d, m->workspace, m->workspace_bytes);
-    bench_free(d, m->dst, m->q_bytes);
-    bench_free(d, m->sinks, m->sinks_bytes);
-    bench_free(d, m->kv_scales, m->kv_scales_bytes);
-    bench_free(d, m->v, m->kv_bytes);
-    bench_free(d, m->k, m->kv_bytes);
-    bench_free(d, m->q, m->q_bytes);
+    while (m->allocated_count > 0) {
+        m->allocated_count--;
+        bench_free(d, m->allocated[m->allocated_count].pointer,
+                   m->allocated[m->allocated_count].bytes);
+    }
 }
 
-/* Allocates *pointer (size bytes) unless size is 0. */
-static int alloc_if_needed(bench_device_t *d, void **pointer, size_t size)
+/* Allocates *pointer (size bytes) unless size is 0, for m to free. */
+static int case_alloc(bench_device_t *d, case_memory_t *m, void **pointer, size_t size)
 {
     if (size == 0)
         return 0;
+    if (m->allocated_count == CASE_BUFFERS)
+        return -1;
     *pointer = bench_alloc(d, size);
-    return *pointer ? 0 : -1;
+    if (*pointer == NULL)
+        return -1;
+    m->allocated[m->allocated_count].pointer = *pointer;
+    m->allocated[m->allocated_count].bytes = size;
+    m->allocated_count++;
+    return 0;
 }
 
 /* One timed execution: append, then wait for the event it signals. */
@@ -178,11 +181,12 @@ static double execute_once(void *context)
     return bench_run_seconds_now() - start;
 }
 
-/* Creates a primitive for problem, timing it, and allocates the scratch it
+/* Creates a primitive for problem, timing it, and allocates into m the scratch it
  * asks for (passed in args, so the accounting sees it). */
 static int create_primitive(bench_device_t *d, const bench_backend_t *b,
                             const sdpa_problem_desc_t *problem, sdpa_primitive_t **prim,
-                            void **scratch, size_t *scratch_bytes, double *create_ms)
+                            case_memory_t *m, void **scratch, size_t *scratch_bytes,
+                            double *create_ms)
 {
     double start = bench_seconds_now();
     sdpa_status_t status = b->iface->primitive_create(b->ctx, problem, prim);
@@ -197,7 +201,7 @@ static int create_primitive(bench_device_t *d, const bench_backend_t *b,
         sdpa_failed(b->iface, "primitive_query(SCRATCH_BYTES)", status);
         return -1;
     }
-    return alloc_if_needed(d, scratch, *scratch_bytes);
+    return case_alloc(d, m, scratch, *scratch_bytes);
 }
 
 /* Paged KV: the block of sequence b's t-th keys. The sequences' blocks
@@ -240,8 +244,8 @@ static int upload_paged_tables(bench_device_t *d, const bench_case_t *c, case_me
         for (int64_t t = 0; t < per_seq; t++)
             table[b * per_seq + t] = (int32_t)paged_block_of(c, b, t);
     }
-    failed = failed || alloc_if_needed(d, &m->block_table, m->table_count * sizeof(int32_t)) ||
-             alloc_if_needed(d, &m->cache_seqlens, m->seq_count * sizeof(int32_t)) ||
+    failed = failed || case_alloc(d, m, &m->block_table, m->table_count * sizeof(int32_t)) ||
+             case_alloc(d, m, &m->cache_seqlens, m->seq_count * sizeof(int32_t)) ||
              bench_copy(d, m->block_table, table, m->table_count * sizeof(int32_t)) ||
              bench_copy(d, m->cache_seqlens, lens, m->seq_count * sizeof(int32_t));
     free(lens);
@@ -276,8 +280,8 @@ int bench_run_ours(bench_device_t *d, const bench_backend_t *b, const bench_case
         host_k = paged_k;
         host_v = paged_v;
     }
-    if (alloc_if_needed(d, &m.q, m.q_bytes) || alloc_if_needed(d, &m.k, m.kv_bytes) ||
-        alloc_if_needed(d, &m.v, m.kv_bytes) || alloc_if_needed(d, &m.dst, m.q_bytes) ||
+    if (case_alloc(d, &m, &m.q, m.q_bytes) || case_alloc(d, &m, &m.k, m.kv_bytes) ||
+        case_alloc(d, &m, &m.v, m.kv_bytes) || case_alloc(d, &m, &m.dst, m.q_bytes) ||
         bench_upload(d, m.q, h->q, q_count, c->dtype))
         goto cleanup;
     if (quantized) {
@@ -291,7 +295,7 @@ int bench_run_ours(bench_device_t *d, const bench_backend_t *b, const bench_case
         for (int64_t i = 0; i < groups; i++)
             scales[i] = h->kv_scale;
         m.kv_scales_bytes = (size_t)groups * (size_t)(sdpa_dtype_bits(scales_dtype) / 8);
-        int failed = alloc_if_needed(d, &m.kv_scales, m.kv_scales_bytes) ||
+        int failed = case_alloc(d, &m, &m.kv_scales, m.kv_scales_bytes) ||
                      bench_upload(d, m.kv_scales, scales, groups, scales_dtype) ||
                      bench_upload_int(d, m.k, host_k, kv_count, c->kv_dtype, h->kv_scale) ||
                      bench_upload_int(d, m.v, host_v, kv_count, c->kv_dtype, h->kv_scale);
@@ -304,7 +308,7 @@ int bench_run_ours(bench_device_t *d, const bench_backend_t *b, const bench_case
     }
     if (c->sinks) {
         m.sinks_bytes = (size_t)c->q_heads * sizeof(float);
-        if (alloc_if_needed(d, &m.sinks, m.sinks_bytes) ||
+        if (case_alloc(d, &m, &m.sinks, m.sinks_bytes) ||
             bench_copy(d, m.sinks, h->sinks, m.sinks_bytes))
             goto cleanup;
     }
@@ -316,7 +320,7 @@ int bench_run_ours(bench_device_t *d, const bench_backend_t *b, const bench_case
         cu[0] = 0;
         for (int i = 0; i < c->varlen_count; i++)
             cu[i + 1] = cu[i] + (int32_t)c->varlen_lens[i];
-        int failed = alloc_if_needed(d, &m.cu_seqlens, m.cu_count * sizeof(int32_t)) ||
+        int failed = case_alloc(d, &m, &m.cu_seqlens, m.cu_count * sizeof(int32_t)) ||
                      bench_copy(d, m.cu_seqlens, cu, m.cu_count * sizeof(int32_t));
         free(cu);
         if (failed)
@@ -327,7 +331,7 @@ int bench_run_ours(bench_device_t *d, const bench_backend_t *b, const bench_case
     sdpa_problem_desc_t fwd_problem = bench_make_problem(
             c, c->pass == BENCH_FORWARD ? SDPA_FORWARD_INFERENCE : SDPA_FORWARD_TRAINING);
     double fwd_create_ms = 0.0;
-    if (create_primitive(d, b, &fwd_problem, &fwd, &m.fwd_scratch, &m.fwd_scratch_bytes,
+    if (create_primitive(d, b, &fwd_problem, &fwd, &m, &m.fwd_scratch, &m.fwd_scratch_bytes,
                          &fwd_create_ms) != 0)
         goto cleanup;
     sdpa_status_t status = iface->primitive_query(fwd, SDPA_QUERY_WORKSPACE_BYTES,
@@ -336,7 +340,7 @@ int bench_run_ours(bench_device_t *d, const bench_backend_t *b, const bench_case
         sdpa_failed(iface, "primitive_query(WORKSPACE_BYTES)", status);
         goto cleanup;
     }
-    if (alloc_if_needed(d, &m.workspace, m.workspace_bytes) != 0)
+    if (case_alloc(d, &m, &m.workspace, m.workspace_bytes) != 0)
         goto cleanup;
 
     timed_execution_t exec = {.device = d, .iface = iface, .prim = fwd};
@@ -369,13 +373,12 @@ int bench_run_ours(bench_device_t *d, const bench_backend_t *b, const bench_case
         /* O and the log-sum-exp, once, untimed. */
         if (execute_once(&exec) < 0)
             goto cleanup;
-        if (alloc_if_needed(d, &m.diff_dst, m.q_bytes) ||
-            alloc_if_needed(d, &m.diff_q, m.q_bytes) || alloc_if_needed(d, &m.diff_k, m.kv_bytes) ||
-            alloc_if_needed(d, &m.diff_v, m.kv_bytes) ||
+        if (case_alloc(d, &m, &m.diff_dst, m.q_bytes) || case_alloc(d, &m, &m.diff_q, m.q_bytes) ||
+            case_alloc(d, &m, &m.diff_k, m.kv_bytes) || case_alloc(d, &m, &m.diff_v, m.kv_bytes) ||
             bench_upload(d, m.diff_dst, h->diff_dst, q_count, c->dtype))
             goto cleanup;
         sdpa_problem_desc_t bwd_problem = bench_make_problem(c, SDPA_BACKWARD);
-        if (create_primitive(d, b, &bwd_problem, &bwd, &m.bwd_scratch, &m.bwd_scratch_bytes,
+        if (create_primitive(d, b, &bwd_problem, &bwd, &m, &m.bwd_scratch, &m.bwd_scratch_bytes,
                              &result->create_ms) != 0)
             goto cleanup;
         exec.prim = timed = bwd;
