@@ -376,6 +376,25 @@ END_TEST
 
 /* --- block reads ----------------------------------------------------------------- */
 
+/* Sets element i of the n elements of elem bytes at buf to first + i *
+ * step (its low bytes: little-endian). */
+static void fill_elements(unsigned char *buf, size_t elem, int n, uint32_t first, uint32_t step)
+{
+    for (int i = 0; i < n; i++) {
+        const uint32_t v = first + (uint32_t)i * step;
+        memcpy(buf + elem * (size_t)i, &v, elem);
+    }
+}
+
+/* Runs the block read or write probe `name` of p, whose arguments are the
+ * source, an offset in elements and the destination, on one sub-group. */
+static void launch_block_probe(probe_t *p, const char *name, const void *src, int offset, void *dst)
+{
+    const void *args[3] = {&src, &offset, &dst};
+    const size_t sizes[3] = {sizeof(src), sizeof(offset), sizeof(dst)};
+    launch(p, name, 1, 3, args, sizes);
+}
+
 START_TEST(block_reads)
 {
     const uint32_t sg = _i ? 16 : 8;
@@ -387,15 +406,10 @@ START_TEST(block_reads)
         for (int offset = 0; offset <= 6; offset += 2) {
             unsigned char *src = test_alloc(&suite_env, elem * (size_t)total);
             unsigned char *dst = test_alloc(&suite_env, elem * 8 * sg);
-            for (int i = 0; i < total; i++) {
-                uint32_t v = 0x1000u * (uint32_t)n + (uint32_t)i * 7u + 3u;
-                memcpy(src + elem * (size_t)i, &v, elem); /* little-endian: low bytes */
-            }
+            fill_elements(src, elem, total, 0x1000u * (uint32_t)n + 3u, 7u);
             char name[32];
             snprintf(name, sizeof(name), "xe_block_read_%d", n);
-            const void *args[3] = {&src, &offset, &dst};
-            const size_t sizes[3] = {sizeof(src), sizeof(offset), sizeof(dst)};
-            launch(p, name, 1, 3, args, sizes);
+            launch_block_probe(p, name, src, offset, dst);
             for (int j = 0; j < n; j++)
                 for (int lane = 0; lane < (int)sg; lane++) {
                     const int i = j * (int)sg + lane;
@@ -411,39 +425,109 @@ START_TEST(block_reads)
 }
 END_TEST
 
+/* One run of a local-memory block probe at one offset: src's total
+ * elements (the pattern of fill_elements), dst as the probe left it, and
+ * want, room for total elements to build an expectation in. */
+typedef struct local_block_run {
+    uint32_t sg;
+    size_t elem; /* 16-bit elements with 16 lanes, 32-bit with 8 */
+    int total;
+    int offset;
+    int misaligned;    /* the address is not on 4 bytes (16-bit elements, odd offsets) */
+    int write_refused; /* the address is not on 16 bytes */
+    const unsigned char *src, *dst;
+    unsigned char *want;
+} local_block_run_t;
+
+/* Runs probe `name` with sub-group sg at each offset 0 to 7 over total
+ * elements first + i * step, into dst_elements elements, and checks the
+ * run with check. */
+static void run_local_block_probe(uint32_t sg, const char *name, int total, size_t dst_elements,
+                                  uint32_t first, uint32_t step,
+                                  void (*check)(const local_block_run_t *r))
+{
+    probe_t *p = probe_for(sg);
+    const size_t elem = sg == 16 ? 2 : 4;
+    for (int offset = 0; offset <= 7; offset++) {
+        unsigned char *src = test_alloc(&suite_env, elem * (size_t)total);
+        unsigned char *dst = test_alloc(&suite_env, elem * dst_elements);
+        unsigned char *want = malloc(elem * (size_t)total);
+        ck_assert(want != NULL);
+        fill_elements(src, elem, total, first, step);
+        launch_block_probe(p, name, src, offset, dst);
+        const local_block_run_t r = {.sg = sg,
+                                     .elem = elem,
+                                     .total = total,
+                                     .offset = offset,
+                                     .misaligned = sg == 16 && offset % 2,
+                                     .write_refused = (elem * (size_t)offset) % 16 != 0,
+                                     .src = src,
+                                     .dst = dst,
+                                     .want = want};
+        check(&r);
+        free(want);
+        test_free(&suite_env, dst);
+        test_free(&suite_env, src);
+    }
+}
+
+/* A local block read of `components` at the start of r's dst: the global
+ * read's layout, component j of lane l element offset + j sg + l of src;
+ * 0xdead (0xdeaddead) in every element where the address is misaligned,
+ * where the hardware refuses the read. */
+static void assert_local_block_read(const local_block_run_t *r, int components, const char *what)
+{
+    const uint32_t poison = 0xdeaddeadu;
+    for (int i = 0; i < components * (int)r->sg; i++)
+        ck_assert_msg(memcmp(r->dst + r->elem * (size_t)i,
+                             r->misaligned
+                                     ? (const void *)&poison
+                                     : (const void *)(r->src + r->elem * (size_t)(r->offset + i)),
+                             r->elem) == 0,
+                      "sg%u %s, offset %d: component %d of lane %d is wrong", r->sg, what,
+                      r->offset, i / (int)r->sg, i % (int)r->sg);
+}
+
+/* The total elements a block write left in r's dst from element `at` are
+ * those of r's want. */
+static void assert_block_written(const local_block_run_t *r, size_t at, const char *what)
+{
+    for (int i = 0; i < r->total; i++)
+        ck_assert_msg(memcmp(r->dst + r->elem * (at + (size_t)i), r->want + r->elem * (size_t)i,
+                             r->elem) == 0,
+                      "sg%u local %s block write at %d: element %d is wrong", r->sg, what,
+                      r->offset, i);
+}
+
+/* r's want: src as a 32-bit block write of `words` words at the offset
+ * leaves it: word j sg + lane is base + j * step + lane, 0xdeaddead where
+ * the write is refused, src untouched where the address is misaligned. */
+static void expect_words_written(const local_block_run_t *r, uint32_t words, uint32_t base,
+                                 uint32_t step)
+{
+    memcpy(r->want, r->src, r->elem * (size_t)r->total);
+    if (r->misaligned)
+        return;
+    for (uint32_t w = 0; w < words; w++) {
+        const uint32_t v = r->write_refused ? 0xdeaddeadu : base + step * (w / r->sg) + w % r->sg;
+        memcpy(r->want + r->elem * (size_t)r->offset + 4 * (size_t)w, &v, 4);
+    }
+}
+
 /* The emulated block read from local memory (sdpa_xe_local_block.h): the
  * layout of the global one at 4-byte aligned addresses, and 0xdead in every
  * element at a misaligned one (16-bit elements at an odd offset), where the
  * hardware refuses the read. */
+static void check_local_block_read(const local_block_run_t *r)
+{
+    assert_local_block_read(r, 8, "local block read");
+}
+
 START_TEST(local_block_reads)
 {
     const uint32_t sg = _i ? 16 : 8;
-    probe_t *p = probe_for(sg);
-    const size_t elem = sg == 16 ? 2 : 4;
-    const int total = 8 * (int)sg + 64;
-    for (int offset = 0; offset <= 7; offset++) {
-        const int misaligned = sg == 16 && offset % 2;
-        unsigned char *src = test_alloc(&suite_env, elem * (size_t)total);
-        unsigned char *dst = test_alloc(&suite_env, elem * 8 * sg);
-        for (int i = 0; i < total; i++) {
-            uint32_t v = 0x5000u + (uint32_t)i * 11u + 1u;
-            memcpy(src + elem * (size_t)i, &v, elem);
-        }
-        const void *args[3] = {&src, &offset, &dst};
-        const size_t sizes[3] = {sizeof(src), sizeof(offset), sizeof(dst)};
-        launch(p, "xe_local_block_read_8", 1, 3, args, sizes);
-        for (int i = 0; i < 8 * (int)sg; i++) {
-            const uint32_t refused = 0xdeaddeadu;
-            ck_assert_msg(memcmp(dst + elem * (size_t)i,
-                                 misaligned ? (const void *)&refused
-                                            : (const void *)(src + elem * (size_t)(offset + i)),
-                                 elem) == 0,
-                          "sg%u local block read, offset %d: component %d of lane %d is wrong", sg,
-                          offset, i / (int)sg, i % (int)sg);
-        }
-        test_free(&suite_env, dst);
-        test_free(&suite_env, src);
-    }
+    run_local_block_probe(sg, "xe_local_block_read_8", 8 * (int)sg + 64, 8 * sg, 0x5001u, 11u,
+                          check_local_block_read);
 }
 END_TEST
 
@@ -453,68 +537,31 @@ END_TEST
  * aligned addresses (0xdead elsewhere), the writes 16-byte aligned ones: a
  * refused write stores 0xdead (0xdeaddead) in its elements, nothing where
  * the address is not on 4 bytes. */
+static void check_local_block_4(const local_block_run_t *r)
+{
+    assert_local_block_read(r, 4, "local 4-component block read");
+    /* The 16-bit write: elements offset .. offset + 4 sg - 1 plus 1. */
+    memcpy(r->want, r->src, r->elem * (size_t)r->total);
+    if (r->sg == 16)
+        for (int i = r->offset; i < r->offset + 4 * (int)r->sg; i++) {
+            uint16_t v;
+            memcpy(&v, r->want + 2 * (size_t)i, 2);
+            v = r->write_refused ? (uint16_t)0xdead : (uint16_t)(v + 1u);
+            memcpy(r->want + 2 * (size_t)i, &v, 2);
+        }
+    assert_block_written(r, 4 * r->sg, "16-bit 4-component");
+    /* The 32-bit pair write: word j sg + lane at the offset's byte is
+     * 0xa000 + lane (j = 0) or 0xb000 + lane (j = 1). */
+    expect_words_written(r, 2 * r->sg, 0xa000u, 0x1000u);
+    assert_block_written(r, 4 * r->sg + (size_t)r->total, "32-bit 2-component");
+}
+
 START_TEST(local_block_4)
 {
     const uint32_t sg = _i ? 16 : 8;
-    probe_t *p = probe_for(sg);
-    const size_t elem = sg == 16 ? 2 : 4;
     const int total = 8 * (int)sg + 64; /* PROBE_LOCAL_ELEMENTS */
-    for (int offset = 0; offset <= 7; offset++) {
-        const int misaligned = sg == 16 && offset % 2;
-        unsigned char *src = test_alloc(&suite_env, elem * (size_t)total);
-        unsigned char *dst = test_alloc(&suite_env, elem * (4 * sg + 2 * (size_t)total));
-        unsigned char *want = malloc(elem * (size_t)total);
-        ck_assert(want != NULL);
-        for (int i = 0; i < total; i++) {
-            uint32_t v = 0x5000u + (uint32_t)i * 11u + 1u;
-            memcpy(src + elem * (size_t)i, &v, elem);
-        }
-        const void *args[3] = {&src, &offset, &dst};
-        const size_t sizes[3] = {sizeof(src), sizeof(offset), sizeof(dst)};
-        launch(p, "xe_local_block_4", 1, 3, args, sizes);
-        for (int i = 0; i < 4 * (int)sg; i++) {
-            const uint32_t refused = 0xdeaddeadu;
-            ck_assert_msg(memcmp(dst + elem * (size_t)i,
-                                 misaligned ? (const void *)&refused
-                                            : (const void *)(src + elem * (size_t)(offset + i)),
-                                 elem) == 0,
-                          "sg%u local 4-component block read, offset %d: component %d of lane %d "
-                          "is wrong",
-                          sg, offset, i / (int)sg, i % (int)sg);
-        }
-        /* The 16-bit write: elements offset .. offset + 4 sg - 1 plus 1. */
-        memcpy(want, src, elem * (size_t)total);
-        const int write_refused = (elem * (size_t)offset) % 16 != 0;
-        if (sg == 16)
-            for (int i = offset; i < offset + 4 * (int)sg; i++) {
-                uint16_t v;
-                memcpy(&v, want + 2 * (size_t)i, 2);
-                v = write_refused ? (uint16_t)0xdead : (uint16_t)(v + 1u);
-                memcpy(want + 2 * (size_t)i, &v, 2);
-            }
-        for (int i = 0; i < total; i++)
-            ck_assert_msg(memcmp(dst + elem * (4 * sg + (size_t)i), want + elem * (size_t)i,
-                                 elem) == 0,
-                          "sg%u local 16-bit 4-component block write at %d: element %d is wrong",
-                          sg, offset, i);
-        /* The 32-bit pair write: word j sg + lane at the offset's byte is
-         * 0xa000 + lane (j = 0) or 0xb000 + lane (j = 1). */
-        memcpy(want, src, elem * (size_t)total);
-        if (!misaligned)
-            for (uint32_t w = 0; w < 2 * sg; w++) {
-                const uint32_t v =
-                        write_refused ? 0xdeaddeadu : (w < sg ? 0xa000u : 0xb000u) + w % sg;
-                memcpy(want + elem * (size_t)offset + 4 * (size_t)w, &v, 4);
-            }
-        for (int i = 0; i < total; i++)
-            ck_assert_msg(memcmp(dst + elem * (4 * sg + (size_t)total + (size_t)i),
-                                 want + elem * (size_t)i, elem) == 0,
-                          "sg%u local 32-bit 2-component block write at %d: element %d is wrong",
-                          sg, offset, i);
-        free(want);
-        test_free(&suite_env, dst);
-        test_free(&suite_env, src);
-    }
+    run_local_block_probe(sg, "xe_local_block_4", total, 4 * sg + 2 * (size_t)total, 0x5001u, 11u,
+                          check_local_block_4);
 }
 END_TEST
 
@@ -523,52 +570,27 @@ END_TEST
  * lanes) or word j * sg + l of the offset, at 16-byte aligned addresses;
  * 0xdead (0xdeaddead) in those elements at other ones, nothing where the
  * address is not on 4 bytes (16-bit elements, odd offsets). */
+static void check_local_block_write_8(const local_block_run_t *r)
+{
+    memcpy(r->want, r->src, r->elem * (size_t)r->total);
+    if (r->sg == 16)
+        for (uint32_t i = 0; i < 8 * r->sg; i++) {
+            const uint16_t v = r->write_refused
+                                       ? (uint16_t)0xdead
+                                       : (uint16_t)(0x7000u + 16u * (i / r->sg) + i % r->sg);
+            memcpy(r->want + 2 * ((size_t)r->offset + i), &v, 2);
+        }
+    assert_block_written(r, 0, "16-bit 8-component");
+    expect_words_written(r, 8 * r->sg, 0xc0000u, 16u);
+    assert_block_written(r, (size_t)r->total, "32-bit 8-component");
+}
+
 START_TEST(local_block_write_8)
 {
     const uint32_t sg = _i ? 16 : 8;
-    probe_t *p = probe_for(sg);
-    const size_t elem = sg == 16 ? 2 : 4;
     const int total = 2 * (8 * (int)sg + 64); /* PROBE_WRITE_ELEMENTS */
-    for (int offset = 0; offset <= 7; offset++) {
-        const int misaligned = sg == 16 && offset % 2;
-        unsigned char *src = test_alloc(&suite_env, elem * (size_t)total);
-        unsigned char *dst = test_alloc(&suite_env, elem * 2 * (size_t)total);
-        unsigned char *want = malloc(elem * (size_t)total);
-        ck_assert(want != NULL);
-        for (int i = 0; i < total; i++) {
-            uint32_t v = 0x3000u + (uint32_t)i * 7u + 3u;
-            memcpy(src + elem * (size_t)i, &v, elem);
-        }
-        const void *args[3] = {&src, &offset, &dst};
-        const size_t sizes[3] = {sizeof(src), sizeof(offset), sizeof(dst)};
-        launch(p, "xe_local_block_write_8", 1, 3, args, sizes);
-        const int write_refused = (elem * (size_t)offset) % 16 != 0;
-        memcpy(want, src, elem * (size_t)total);
-        if (sg == 16)
-            for (uint32_t i = 0; i < 8 * sg; i++) {
-                const uint16_t v = write_refused ? (uint16_t)0xdead
-                                                 : (uint16_t)(0x7000u + 16u * (i / sg) + i % sg);
-                memcpy(want + 2 * ((size_t)offset + i), &v, 2);
-            }
-        for (int i = 0; i < total; i++)
-            ck_assert_msg(memcmp(dst + elem * (size_t)i, want + elem * (size_t)i, elem) == 0,
-                          "sg%u local 16-bit 8-component block write at %d: element %d is wrong",
-                          sg, offset, i);
-        memcpy(want, src, elem * (size_t)total);
-        if (!misaligned)
-            for (uint32_t w = 0; w < 8 * sg; w++) {
-                const uint32_t v = write_refused ? 0xdeaddeadu : 0xc0000u + 16u * (w / sg) + w % sg;
-                memcpy(want + elem * (size_t)offset + 4 * (size_t)w, &v, 4);
-            }
-        for (int i = 0; i < total; i++)
-            ck_assert_msg(memcmp(dst + elem * ((size_t)total + (size_t)i), want + elem * (size_t)i,
-                                 elem) == 0,
-                          "sg%u local 32-bit 8-component block write at %d: element %d is wrong",
-                          sg, offset, i);
-        free(want);
-        test_free(&suite_env, dst);
-        test_free(&suite_env, src);
-    }
+    run_local_block_probe(sg, "xe_local_block_write_8", total, 2 * (size_t)total, 0x3003u, 7u,
+                          check_local_block_write_8);
 }
 END_TEST
 
@@ -589,9 +611,7 @@ START_TEST(local_block_rw)
         uint32_t *dst = test_alloc(&suite_env, sizeof(uint32_t) * 3 * 8 * sg);
         for (int i = 0; i < total; i++)
             src[i] = 0x10000u * (uint32_t)offset + (uint32_t)i * 13u + 5u;
-        const void *args[3] = {&src, &offset, &dst};
-        const size_t sizes[3] = {sizeof(src), sizeof(offset), sizeof(dst)};
-        launch(p, "xe_local_block_rw_8", 1, 3, args, sizes);
+        launch_block_probe(p, "xe_local_block_rw_8", src, offset, dst);
         for (int i = 0; i < 8 * (int)sg; i++) {
             ck_assert_msg(dst[i] == src[offset + i],
                           "sg%u local block read at %d: component %d of lane %d is 0x%x, not "
