@@ -107,8 +107,7 @@
 
 /* The A operand of S^T = K Q^T: keys kb .. kb + 7 (rows, clamped to the last
  * key: the scores of keys past the end are masked) by head-dim elements
- * c0 .. c0 + 15 (zero past the head size d). k_block: K's rows may be block
- * read (4-byte aligned, 16-bit elements in Q's type). */
+ * c0 .. c0 + 15 (zero past the head size). */
 static inline __attribute__((always_inline)) sdpa_xe_a8
 sdpa_xe_fwd_k_operand(const global void *K, long k_head, long ks2, long ks3, int kb, int c0, int sk,
                       int d, const private sdpa_fwd_kv_format *f, long token0, bool k_block)
@@ -225,7 +224,38 @@ SDPA_XE_TILE_LOOP
             s[b] = sdpa_xe_round_half8(s[b]);
     }
 }
+
 #endif
+
+/* 1, row by row: head-dim step c of S^T += K Q^T for the sub-group's keys
+ * from key0. K's operands are element by element (any layout and format)
+ * or block reads of its rows; with SDPA_XE_CONVERT_KV, from rows r0 on of
+ * the converted tile in local memory (rows of ld elements). */
+#ifdef SDPA_XE_CONVERT_KV
+static inline __attribute__((always_inline)) void
+sdpa_xe_fwd_kq_step(private float8 *s, const local ushort *k_tile, int ld, int r0, int c,
+                    const local uint *q_ops)
+#else
+static inline __attribute__((always_inline)) void
+sdpa_xe_fwd_kq_step(private float8 *s, const global void *K, long k_head, long ks2, long ks3,
+                    int sk, int d, const private sdpa_fwd_kv_format *f, long token0, bool k_block,
+                    int key0, int c, const local uint *q_ops)
+#endif
+{
+    const int8 qb = as_int8(sdpa_xe_fwd_b_read(q_ops + c * 8 * SUBGROUP_SIZE));
+SDPA_XE_TILE_LOOP
+    for (int b = 0; b < XE_S_BLOCKS; b++) {
+#ifdef SDPA_XE_CONVERT_KV
+        const sdpa_xe_a8 ka = sdpa_xe_a_rows(k_tile, ld, r0 + 8 * b, c * SDPA_XE_D_STEP);
+#else
+        const sdpa_xe_a8 ka = sdpa_xe_fwd_k_operand(K, k_head, ks2, ks3, key0 + 8 * b,
+                                                    c * SDPA_XE_D_STEP, sk, d, f, token0, k_block);
+#endif
+        s[b] = sdpa_xe_mad(ka, qb, s[b]);
+        if (SC(KQ_F16_ACC))
+            s[b] = sdpa_xe_round_half8(s[b]);
+    }
+}
 
 /* O^T (this sub-group's rows from o_d0) += V^T P for keys kbase .. kbase +
  * 15, P given as the B operand pb. The usual case (V in the operand type,
@@ -453,6 +483,214 @@ static inline __attribute__((always_inline)) void sdpa_xe_fwd_store8(global void
             sdpa_store(A, row + c0 + i, dt, SDPA_XE_AT(x, float, i));
 }
 
+/* How scores are scaled, in log2 units. Without a mask buffer (fold) the
+ * factor is applied once per tile maximum and inside exp2's argument (fma)
+ * instead of to every score: the maximum commutes with a factor >= 0, and a
+ * negative one flips Q's sign bits at staging instead (exact in f16 and
+ * bf16), so s_scale = |log2_scale|. */
+typedef struct sdpa_xe_fwd_scale {
+    float log2_scale, s_scale;
+    bool fold;
+} sdpa_xe_fwd_scale;
+
+static inline __attribute__((always_inline)) sdpa_xe_fwd_scale
+sdpa_xe_fwd_scale_of(float log2_scale)
+{
+    sdpa_xe_fwd_scale sc;
+    sc.log2_scale = log2_scale;
+    sc.fold = SC(MASK_KIND) != SDPA_MASK_KIND_BUFFER;
+    sc.s_scale = sc.fold ? fabs(log2_scale) : log2_scale;
+    return sc;
+}
+
+/* 2. The maximum of this lane's query over the unscaled S of the tile's
+ * keys key0 .. (keys past `last` left out where the tile is masked), times
+ * the score factor s_scale >= 0. */
+static inline __attribute__((always_inline)) float
+sdpa_xe_fwd_tile_max(const private float8 *s, float s_scale, int key0, int last, bool tile_masked)
+{
+    float mx = -INFINITY;
+    if (tile_masked) {
+SDPA_XE_TILE_LOOP
+        for (int b = 0; b < XE_S_BLOCKS; b++)
+SDPA_XE_TILE_LOOP
+            for (int m = 0; m < 8; m++)
+                mx = key0 + 8 * b + m > last ? mx : fmax(mx, SDPA_XE_AT(s[b], float, m));
+    } else {
+SDPA_XE_TILE_LOOP
+        for (int b = 0; b < XE_S_BLOCKS; b++)
+SDPA_XE_TILE_LOOP
+            for (int m = 0; m < 8; m++)
+                mx = fmax(mx, SDPA_XE_AT(s[b], float, m));
+    }
+    return mx == -INFINITY ? mx : mx * s_scale;
+}
+
+/* The maximum, or the sum, of x over the block's dsplit sub-groups: each
+ * writes its own to red[m_sg * bq + row] and reads the others'. */
+static inline __attribute__((always_inline)) float
+sdpa_xe_fwd_block_max(float x, local float *red, int row, int bq, int m_sg, int dsplit)
+{
+    red[m_sg * bq + row] = x;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int mm = 0; mm < dsplit; mm++)
+        x = fmax(x, red[mm * bq + row]);
+    return x;
+}
+
+static inline __attribute__((always_inline)) float
+sdpa_xe_fwd_block_sum(float x, local float *red, int row, int bq, int m_sg, int dsplit)
+{
+    red[m_sg * bq + row] = x;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    float sum = 0.0f;
+    for (int mm = 0; mm < dsplit; mm++)
+        sum += red[mm * bq + row];
+    return sum;
+}
+
+/* 3. P = exp2(S - shift) in place, S as sdpa_xe_fwd_tile_max left it (keys
+ * past `last` 0 where the tile is masked); returns P's sum over the tile. */
+static inline __attribute__((always_inline)) float
+sdpa_xe_fwd_exp_tile(private float8 *s, const private sdpa_xe_fwd_scale *sc, float shift, int key0,
+                     int last, bool tile_masked)
+{
+    float sum = 0.0f;
+    if (sc->fold && tile_masked) {
+SDPA_XE_TILE_LOOP
+        for (int b = 0; b < XE_S_BLOCKS; b++)
+SDPA_XE_TILE_LOOP
+            for (int m = 0; m < 8; m++) {
+                const float x = fma(SDPA_XE_AT(s[b], float, m), sc->s_scale, -shift);
+                const float p = key0 + 8 * b + m > last ? 0.0f : sdpa_fwd_exp2(x);
+                SDPA_XE_AT(s[b], float, m) = p;
+                sum += p;
+            }
+    } else if (sc->fold) {
+SDPA_XE_TILE_LOOP
+        for (int b = 0; b < XE_S_BLOCKS; b++)
+SDPA_XE_TILE_LOOP
+            for (int m = 0; m < 8; m++) {
+                const float p = sdpa_fwd_exp2(fma(SDPA_XE_AT(s[b], float, m), sc->s_scale, -shift));
+                SDPA_XE_AT(s[b], float, m) = p;
+                sum += p;
+            }
+    } else {
+SDPA_XE_TILE_LOOP
+        for (int b = 0; b < XE_S_BLOCKS; b++)
+SDPA_XE_TILE_LOOP
+            for (int m = 0; m < 8; m++) {
+                const float p = sdpa_fwd_exp2(SDPA_XE_AT(s[b], float, m) - shift);
+                SDPA_XE_AT(s[b], float, m) = p;
+                sum += p;
+            }
+    }
+    return sum;
+}
+
+/* Dropout: P's key 8b + m of the tile zeroed where bit 8b + m of keep is 0. */
+static inline __attribute__((always_inline)) void sdpa_xe_fwd_drop_tile(private float8 *s,
+                                                                        uint keep)
+{
+SDPA_XE_TILE_LOOP
+    for (int b = 0; b < XE_S_BLOCKS; b++)
+SDPA_XE_TILE_LOOP
+        for (int m = 0; m < 8; m++)
+            SDPA_XE_AT(s[b], float, m) =
+                    (keep >> (8 * b + m)) & 1 ? SDPA_XE_AT(s[b], float, m) : 0.0f;
+}
+
+#if XE_O_BY_QUERY
+/* 3, O rescaled: query 8h + m's row (component m of o[h * XE_O_DCOLS + e])
+ * by its lane's alpha. */
+static inline __attribute__((always_inline)) void sdpa_xe_fwd_rescale_by_query(private float8 *o,
+                                                                                float alpha)
+{
+SDPA_XE_TILE_LOOP
+    for (int h = 0; h < 2; h++) {
+        float8 alpha_h;
+#pragma unroll
+        for (int m = 0; m < 8; m++)
+            SDPA_XE_AT(alpha_h, float, m) = sub_group_broadcast(alpha, 8 * h + m);
+SDPA_XE_TILE_LOOP
+        for (int e = 0; e < XE_O_DCOLS; e++) {
+            o[h * XE_O_DCOLS + e] *= alpha_h;
+            if (SC(VS_F16_ACC))
+                o[h * XE_O_DCOLS + e] = sdpa_xe_round_half8(o[h * XE_O_DCOLS + e]);
+        }
+    }
+}
+#endif
+
+#if XE_O_BY_QUERY
+/* The end: O times inv (1 / sum, with dropout's 1 / (1 - p)) to dst, at
+ * element a_row of each query's row. Query 8h + m's row of O is component m
+ * of o[h * XE_O_DCOLS + e]; its inv, row and validity come from its lane. */
+static inline __attribute__((always_inline)) void
+sdpa_xe_fwd_store_o(const private float8 *o, global void *dst, long a_row, float inv,
+                    bool row_valid, int o_d0, int d)
+{
+    const int lane = get_sub_group_local_id();
+SDPA_XE_TILE_LOOP
+    for (int h = 0; h < 2; h++)
+SDPA_XE_TILE_LOOP
+        for (int m = 0; m < 8; m++) {
+            const int q = 8 * h + m;
+            const float inv_q = sub_group_broadcast(inv, q);
+            const long row_q = sub_group_broadcast(a_row, q);
+            if (!sub_group_broadcast((int)row_valid, q))
+                continue;
+SDPA_XE_TILE_LOOP
+            for (int e = 0; e < XE_O_DCOLS; e++) {
+                const int dcol = o_d0 + 16 * e + lane;
+                if (dcol < d)
+                    sdpa_store(dst, row_q + dcol, SC(DST_DT),
+                               SDPA_XE_AT(o[h * XE_O_DCOLS + e], float, m) * inv_q);
+            }
+        }
+}
+#else
+/* The end: this lane's query's row of O (its head-dim rows from o_d0 of O^T)
+ * times inv to dst, from element a_row. Lanes past the block's rows do not
+ * come here (row_valid is for the other layout's signature): the kernel
+ * returns first, which IGC schedules better than a test in here (-cvt,
+ * pvc D64: 90.2 instructions per dpas against 91.1). */
+static inline __attribute__((always_inline)) void
+sdpa_xe_fwd_store_o(const private float8 *o, global void *dst, long a_row, float inv,
+                    bool row_valid, int o_d0, int d)
+{
+SDPA_XE_TILE_LOOP
+    for (int e = 0; e < XE_O_BLOCKS; e++) {
+        const int d0 = o_d0 + 8 * e;
+        if (d0 < d)
+            sdpa_xe_fwd_store8(dst, a_row, d0, d, o[e] * inv);
+    }
+}
+#endif
+
+/* Q^T of the query block as B operands in local memory: each lane stores
+ * the words of its query's row (from element q_row of Q; zeros past the
+ * block's rows), its sign bits flipped by q_sign; the block's DSPLIT
+ * sub-groups share the head-dim steps. */
+static inline __attribute__((always_inline)) void
+sdpa_xe_fwd_stage_q(local uint *q_ops, local uint *q_block, const global void *Q, long q_row,
+                    int d, bool row_valid, uint q_sign, int m_sg, int dsplit, int d_steps)
+{
+    const global ushort *q = (const global ushort *)Q + q_row;
+    for (int c = m_sg; c < d_steps; c += dsplit) {
+        const int c0 = c * SDPA_XE_D_STEP;
+        const uint8 words = row_valid ? sdpa_xe_b_from_row(q + c0, d - c0) ^ q_sign : (uint8)0;
+#if SUBGROUP_SIZE == 8
+        sdpa_xe_fwd_b_write(q_ops + c * 8 * SUBGROUP_SIZE, words);
+#else
+        local uint *dst = q_block + c * 8 * SUBGROUP_SIZE;
+#pragma unroll
+        for (int j = 0; j < 8; j++)
+            dst[j * SUBGROUP_SIZE] = SDPA_XE_AT(words, uint, j);
+#endif
+    }
+}
+
 __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_xe_fwd(
 #include "sdpa_fwd_args.def"
 )
@@ -515,29 +753,13 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_xe_fw
      * once per tile maximum and inside exp2's argument (fma) instead of to
      * every score: the maximum commutes with a factor >= 0, and a negative
      * one flips Q's sign bits at staging instead (exact in f16 and bf16). */
-    const float log2_scale = sdpa_score_factor(SDPA_LOG2E, SCALE_PTR, SCALE, INV_SCALE);
-    const bool fold_scale = SC(MASK_KIND) != SDPA_MASK_KIND_BUFFER;
-    const float s_scale = fold_scale ? fabs(log2_scale) : log2_scale;
-    const uint q_sign = fold_scale && log2_scale < 0.0f ? 0x80008000u : 0u;
+    const sdpa_xe_fwd_scale sc =
+            sdpa_xe_fwd_scale_of(sdpa_score_factor(SDPA_LOG2E, SCALE_PTR, SCALE, INV_SCALE));
+    const uint q_sign = sc.fold && sc.log2_scale < 0.0f ? 0x80008000u : 0u;
 
-    /* 1a. Q^T of the query block as B operands: each lane stores the words
-     *     of its query's row; the block's sub-groups share the steps. */
-    {
-        const long q_row = w.b * Q_S0 + (long)head * Q_S1 + (long)query * Q_S2;
-        const global ushort *q = (const global ushort *)Q + q_row;
-        for (int c = m_sg; c < d_steps; c += dsplit) {
-            const int c0 = c * SDPA_XE_D_STEP;
-            const uint8 words = row_valid ? sdpa_xe_b_from_row(q + c0, D - c0) ^ q_sign : (uint8)0;
-#if SUBGROUP_SIZE == 8
-            sdpa_xe_fwd_b_write(q_ops + c * 8 * SUBGROUP_SIZE, words);
-#else
-            local uint *dst = q_block + c * 8 * SUBGROUP_SIZE;
-#pragma unroll
-            for (int j = 0; j < 8; j++)
-                dst[j * SUBGROUP_SIZE] = SDPA_XE_AT(words, uint, j);
-#endif
-        }
-    }
+    /* 1a. Q^T of the query block as B operands. */
+    sdpa_xe_fwd_stage_q(q_ops, q_block, Q, w.b * Q_S0 + (long)head * Q_S1 + (long)query * Q_S2,
+                        D, row_valid, q_sign, m_sg, dsplit, d_steps);
     barrier(CLK_LOCAL_MEM_FENCE);
 
     /* Keys the work-group sees: all, or up to the causal band of its last
@@ -697,54 +919,28 @@ SDPA_XE_TILE_LOOP
 SDPA_XE_TILE_LOOP
                 for (int b = 0; b < XE_S_BLOCKS; b++)
                     s[b] = 0.0f;
-                for (int c = 0; c < d_steps; c++) {
-                    const int8 qb =
-                            as_int8(sdpa_xe_fwd_b_read(q_ops + c * 8 * SUBGROUP_SIZE));
-SDPA_XE_TILE_LOOP
-                    for (int b = 0; b < XE_S_BLOCKS; b++) {
+                for (int c = 0; c < d_steps; c++)
 #ifdef SDPA_XE_CONVERT_KV
-                        const sdpa_xe_a8 ka = sdpa_xe_a_rows(k_tile, kv_ld, key0 - k0 + 8 * b,
-                                                             c * SDPA_XE_D_STEP);
+                    sdpa_xe_fwd_kq_step(s, k_tile, kv_ld, key0 - k0, c, q_ops);
 #else
-                        const sdpa_xe_a8 ka = sdpa_xe_fwd_k_operand(
-                                K, k_head, K_S2, K_S3, key0 + 8 * b, c * SDPA_XE_D_STEP, SK, D,
-                                &k_fmt, token0, k_block);
+                    sdpa_xe_fwd_kq_step(s, K, k_head, K_S2, K_S3, SK, D, &k_fmt, token0,
+                                        k_block, key0, c, q_ops);
 #endif
-                        s[b] = sdpa_xe_mad(ka, qb, s[b]);
-                        if (SC(KQ_F16_ACC))
-                            s[b] = sdpa_xe_round_half8(s[b]);
-                    }
-                }
             }
 
             /* 2. Scale and mask (log2 units); the tile maximum of this lane's
              *    query, agreed between the sub-groups of the block. */
-            float mx = -INFINITY;
             const bool tile_masked = key0 + SDPA_XE_KEYS - 1 > last_min;
-            if (fold_scale) {
-                /* The maximum of the unscaled scores (keys past `last` left out). */
-                if (tile_masked) {
-SDPA_XE_TILE_LOOP
-                    for (int b = 0; b < XE_S_BLOCKS; b++)
-SDPA_XE_TILE_LOOP
-                        for (int m = 0; m < 8; m++)
-                            mx = key0 + 8 * b + m > last ? mx
-                                                         : fmax(mx, SDPA_XE_AT(s[b], float, m));
-                } else {
-SDPA_XE_TILE_LOOP
-                    for (int b = 0; b < XE_S_BLOCKS; b++)
-SDPA_XE_TILE_LOOP
-                        for (int m = 0; m < 8; m++)
-                            mx = fmax(mx, SDPA_XE_AT(s[b], float, m));
-                }
-                mx = mx == -INFINITY ? mx : mx * s_scale;
+            float mx = -INFINITY;
+            if (sc.fold) {
+                mx = sdpa_xe_fwd_tile_max(s, sc.s_scale, key0, last, tile_masked);
             } else {
 SDPA_XE_TILE_LOOP
             for (int b = 0; b < XE_S_BLOCKS; b++)
 SDPA_XE_TILE_LOOP
                 for (int m = 0; m < 8; m++) {
                     const int key = key0 + 8 * b + m;
-                    float x = SDPA_XE_AT(s[b], float, m) * log2_scale;
+                    float x = SDPA_XE_AT(s[b], float, m) * sc.log2_scale;
                     if (SC(MASK_KIND) == SDPA_MASK_KIND_BUFFER)
                         x = fma(sdpa_load(MSK, m_off + (long)sdpa_imin(key, k_read_max) * MSK_S3,
                                               SC(MSK_DT)),
@@ -754,12 +950,8 @@ SDPA_XE_TILE_LOOP
                     mx = fmax(mx, x);
                 }
             }
-            if (dsplit > 1) {
-                red_slm[m_sg * bq + row] = mx;
-                barrier(CLK_LOCAL_MEM_FENCE);
-                for (int mm = 0; mm < dsplit; mm++)
-                    mx = fmax(mx, red_slm[mm * bq + row]);
-            }
+            if (dsplit > 1)
+                mx = sdpa_xe_fwd_block_max(mx, red_slm, row, bq, m_sg, dsplit);
 #if SUBGROUP_SIZE == 8 && !defined(SDPA_XE_CONVERT_KV)
             /* V^T's operands of this tile and K's of the next to local memory:
              * after the exchange of maxima, which every sub-group reaches only
@@ -779,66 +971,18 @@ SDPA_XE_TILE_LOOP
             /* 3. Online softmax; O rescaled. */
             float shift;
             const float alpha = sdpa_fwd_update_max(&st, mx, &shift);
-            float sum = 0.0f;
-            if (fold_scale && tile_masked) {
-SDPA_XE_TILE_LOOP
-                for (int b = 0; b < XE_S_BLOCKS; b++)
-SDPA_XE_TILE_LOOP
-                    for (int m = 0; m < 8; m++) {
-                        const float x = fma(SDPA_XE_AT(s[b], float, m), s_scale, -shift);
-                        const float p = key0 + 8 * b + m > last ? 0.0f : sdpa_fwd_exp2(x);
-                        SDPA_XE_AT(s[b], float, m) = p;
-                        sum += p;
-                    }
-            } else if (fold_scale) {
-SDPA_XE_TILE_LOOP
-                for (int b = 0; b < XE_S_BLOCKS; b++)
-SDPA_XE_TILE_LOOP
-                    for (int m = 0; m < 8; m++) {
-                        const float p =
-                                sdpa_fwd_exp2(fma(SDPA_XE_AT(s[b], float, m), s_scale, -shift));
-                        SDPA_XE_AT(s[b], float, m) = p;
-                        sum += p;
-                    }
-            } else {
-SDPA_XE_TILE_LOOP
-            for (int b = 0; b < XE_S_BLOCKS; b++)
-SDPA_XE_TILE_LOOP
-                for (int m = 0; m < 8; m++) {
-                    const float p = sdpa_fwd_exp2(SDPA_XE_AT(s[b], float, m) - shift);
-                    SDPA_XE_AT(s[b], float, m) = p;
-                    sum += p;
-                }
-            }
-            st.sum = fma(st.sum, alpha, sum);
+            st.sum = fma(st.sum, alpha,
+                         sdpa_xe_fwd_exp_tile(s, &sc, shift, key0, last, tile_masked));
             /* Dropout after the sum: the denominator is over the undropped
              * probabilities (the keep mask of keys from k_end on is written
              * after the loop). */
-            if (SC(WITH_DROPOUT)) {
-                const uint keep = sdpa_fwd_dropout_keep_bits(
-                        &drop, sdpa_fwd_dropout_index(&w, row_read, SQ, SK, key0), SDPA_XE_KEYS,
-                        key0, k_end, row_valid, DROPOUT_MASK);
-                SDPA_XE_TILE_LOOP
-                for (int b = 0; b < XE_S_BLOCKS; b++)
-                    SDPA_XE_TILE_LOOP
-                    for (int m = 0; m < 8; m++)
-                        SDPA_XE_AT(s[b], float, m) =
-                                (keep >> (8 * b + m)) & 1 ? SDPA_XE_AT(s[b], float, m) : 0.0f;
-            }
+            if (SC(WITH_DROPOUT))
+                sdpa_xe_fwd_drop_tile(
+                        s, sdpa_fwd_dropout_keep_bits(
+                                   &drop, sdpa_fwd_dropout_index(&w, row_read, SQ, SK, key0),
+                                   SDPA_XE_KEYS, key0, k_end, row_valid, DROPOUT_MASK));
 #if XE_O_BY_QUERY
-SDPA_XE_TILE_LOOP
-            for (int h = 0; h < 2; h++) {
-                float8 alpha_h;
-#pragma unroll
-                for (int m = 0; m < 8; m++)
-                    SDPA_XE_AT(alpha_h, float, m) = sub_group_broadcast(alpha, 8 * h + m);
-SDPA_XE_TILE_LOOP
-                for (int e = 0; e < XE_O_DCOLS; e++) {
-                    o[h * XE_O_DCOLS + e] *= alpha_h;
-                    if (SC(VS_F16_ACC))
-                        o[h * XE_O_DCOLS + e] = sdpa_xe_round_half8(o[h * XE_O_DCOLS + e]);
-                }
-            }
+            sdpa_xe_fwd_rescale_by_query(o, alpha);
 
             /* 4. O += P V over the key tile: P to local memory, each lane its
              *    query's row of each 16-key chunk (32 bytes, in operand bits). */
@@ -957,50 +1101,14 @@ SDPA_XE_TILE_LOOP
 
     /* Finish: the sum over all keys (each sub-group of the block holds the
      * part of its keys), the log-sum-exp, O / sum. */
-    float l = st.sum;
-    if (dsplit > 1) {
-        red_slm[m_sg * bq + row] = st.sum;
-        barrier(CLK_LOCAL_MEM_FENCE);
-        l = 0.0f;
-        for (int mm = 0; mm < dsplit; mm++)
-            l += red_slm[mm * bq + row];
-    }
+    const float l = dsplit > 1 ? sdpa_xe_fwd_block_sum(st.sum, red_slm, row, bq, m_sg, dsplit)
+                               : st.sum;
     if (SC(IS_TRAINING) && m_sg == 0 && row_valid)
         WS[(w.b * w.hq + head) * SQ + query] = sdpa_fwd_lse(st.max, l);
-#if XE_O_BY_QUERY
-    /* Query 8h + m's row of O is component m of o[h * XE_O_DCOLS + e]; its
-     * 1 / sum, output row and validity come from its lane. */
-    {
-        const float inv = sdpa_fwd_inv_sum(l) * drop.keep_scale;
-        const long a_row = w.b * DST_S0 + (long)head * DST_S1 + (long)query * DST_S2;
-SDPA_XE_TILE_LOOP
-        for (int h = 0; h < 2; h++)
-SDPA_XE_TILE_LOOP
-            for (int m = 0; m < 8; m++) {
-                const int q = 8 * h + m;
-                const float inv_q = sub_group_broadcast(inv, q);
-                const long row_q = sub_group_broadcast(a_row, q);
-                if (!sub_group_broadcast((int)row_valid, q))
-                    continue;
-SDPA_XE_TILE_LOOP
-                for (int e = 0; e < XE_O_DCOLS; e++) {
-                    const int dcol = o_d0 + 16 * e + lane;
-                    if (dcol < D)
-                        sdpa_store(DST, row_q + dcol, SC(DST_DT),
-                                   SDPA_XE_AT(o[h * XE_O_DCOLS + e], float, m) * inv_q);
-                }
-            }
-    }
-#else
+#if !XE_O_BY_QUERY
     if (!row_valid)
-        return;
-    const float inv = sdpa_fwd_inv_sum(l) * drop.keep_scale;
-    const long a_row = w.b * DST_S0 + (long)head * DST_S1 + (long)query * DST_S2;
-SDPA_XE_TILE_LOOP
-    for (int e = 0; e < XE_O_BLOCKS; e++) {
-        const int d0 = o_d0 + 8 * e;
-        if (d0 < D)
-            sdpa_xe_fwd_store8(DST, a_row, d0, D, o[e] * inv);
-    }
+        return; /* (O^T's rows are this lane's: nothing to store) */
 #endif
+    sdpa_xe_fwd_store_o(o, DST, w.b * DST_S0 + (long)head * DST_S1 + (long)query * DST_S2,
+                        sdpa_fwd_inv_sum(l) * drop.keep_scale, row_valid, o_d0, D);
 }
