@@ -183,6 +183,16 @@ sdpa_xe_fwd_k_block_surface(const private sdpa_xe_surface2d *k_surf, int r, int 
     return b;
 }
 
+/* The surfaces of the sub-group's XE_S_BLOCKS 8-key blocks from key r0. */
+static inline __attribute__((always_inline)) void
+sdpa_xe_fwd_k_block_surfaces(private sdpa_xe_surface2d *kb_surf,
+                             const private sdpa_xe_surface2d *k_surf, int r0, int sk)
+{
+SDPA_XE_TILE_LOOP
+    for (int b = 0; b < XE_S_BLOCKS; b++)
+        kb_surf[b] = sdpa_xe_fwd_k_block_surface(k_surf, r0 + 8 * b, (sk - 1) & ~7);
+}
+
 /*
  * Head-dim step c of S^T = K Q^T (from zero if `first`) for the sub-group's
  * keys from key0: K's operands by 2D loads on k_surf (or, with
@@ -668,6 +678,24 @@ SDPA_XE_TILE_LOOP
 }
 #endif
 
+/* The keys a work-group sees: all, or up to the causal band of its last
+ * row (end); `last`: the last key this lane's query sees. */
+typedef struct sdpa_xe_fwd_keys {
+    int end, last;
+} sdpa_xe_fwd_keys;
+
+static inline __attribute__((always_inline)) sdpa_xe_fwd_keys
+sdpa_xe_fwd_keys_of(const private sdpa_fwd_rows *w, int query, int sq, int sk)
+{
+    sdpa_xe_fwd_keys k = {sk, sk - 1};
+    if (sdpa_is_causal()) {
+        const int causal_offset = sdpa_causal_offset(sk, sq);
+        k.end = sdpa_iclamp(sdpa_fwd_row_query(w, w->rows - 1) + causal_offset + 1, 0, sk);
+        k.last = sdpa_imin(k.end - 1, query + causal_offset);
+    }
+    return k;
+}
+
 /* Q^T of the query block as B operands in local memory: each lane stores
  * the words of its query's row (from element q_row of Q; zeros past the
  * block's rows), its sign bits flipped by q_sign; the block's DSPLIT
@@ -749,10 +777,8 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_xe_fw
      * writes (one message per operand, not one per component). */
     local uint *q_ops = q_block - lane, *p_ops = p_block - lane;
 
-    /* The score factor (log2 units). Without a mask buffer it is applied
-     * once per tile maximum and inside exp2's argument (fma) instead of to
-     * every score: the maximum commutes with a factor >= 0, and a negative
-     * one flips Q's sign bits at staging instead (exact in f16 and bf16). */
+    /* The score factor, and Q's sign bits flipped where it is negative and
+     * folded (sdpa_xe_fwd_scale). */
     const sdpa_xe_fwd_scale sc =
             sdpa_xe_fwd_scale_of(sdpa_score_factor(SDPA_LOG2E, SCALE_PTR, SCALE, INV_SCALE));
     const uint q_sign = sc.fold && sc.log2_scale < 0.0f ? 0x80008000u : 0u;
@@ -762,14 +788,8 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_xe_fw
                         D, row_valid, q_sign, m_sg, dsplit, d_steps);
     barrier(CLK_LOCAL_MEM_FENCE);
 
-    /* Keys the work-group sees: all, or up to the causal band of its last
-     * row; `last`: the last key this lane's query sees. */
-    const int causal_offset = sdpa_causal_offset(SK, SQ);
-    int k_end = SK, last = SK - 1;
-    if (sdpa_is_causal()) {
-        k_end = sdpa_iclamp(sdpa_fwd_row_query(&w, w.rows - 1) + causal_offset + 1, 0, SK);
-        last = sdpa_imin(k_end - 1, query + causal_offset);
-    }
+    const sdpa_xe_fwd_keys keys = sdpa_xe_fwd_keys_of(&w, query, SQ, SK);
+    const int k_end = keys.end, last = keys.last;
     /* A key tile of the sub-group up to here needs no mask: every lane sees
      * all its keys (the tiles before the end and the causal band). */
     const int last_min = sub_group_reduce_min(last);
@@ -813,12 +833,8 @@ __attribute__((intel_reqd_sub_group_size(SUBGROUP_SIZE))) kernel void sdpa_xe_fw
                       sdpa_xe_surface2d_of(K, k_head, D, SK, K_S2, &k_surf);
     /* Or one per 8-key block of the sub-group (XE_KV_SURF_PER_BLOCK). */
     sdpa_xe_surface2d kb_surf[XE_S_BLOCKS];
-    if (SC(XE_KV_SURF_PER_BLOCK)) {
-SDPA_XE_TILE_LOOP
-        for (int b = 0; b < XE_S_BLOCKS; b++)
-            kb_surf[b] = sdpa_xe_fwd_k_block_surface(&k_surf, m_sg * SDPA_XE_KEYS + 8 * b,
-                                                     (SK - 1) & ~7);
-    }
+    if (SC(XE_KV_SURF_PER_BLOCK))
+        sdpa_xe_fwd_k_block_surfaces(kb_surf, &k_surf, m_sg * SDPA_XE_KEYS, SK);
 #endif
 #if XE_O_BY_QUERY
     /* V's rows of this head likewise, for the B operand of O = P V; other V
