@@ -313,6 +313,11 @@ static void close_env(void)
     test_env_close(&suite_env);
 }
 
+/* One loop test per path, not one table of paths run by one or two loop
+ * tests: run that way (tried twice), LeakSanitizer's tracer crashes with
+ * signal 11 at the exit of some of the runs, every time, in the sanitizer
+ * build (make check-sanitize), though each run is its own process. */
+
 /* Varlen forward, training (the log-sum-exp too), f32, portable. */
 START_TEST(test_varlen_forward)
 {
